@@ -1,0 +1,3 @@
+module github.com/pruneguard/pruneguard
+
+go 1.24
