@@ -1,0 +1,297 @@
+package pruneguard
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Errors of the three gates. A refused [Context.Prune] returns a
+// [*PruneError] whose violations each match one of these with [errors.Is].
+//
+// The text of every error of this package is lower case and starts with
+// "pruneguard: ". Do not depend on the text; use the fields.
+var (
+	// ErrBoundary: the plan would cut a unit, touch a streaming message or
+	// a unit with a pending call, or evict a pinned message.
+	ErrBoundary = errors.New("pruneguard: commit boundary")
+	// ErrSchema: the plan would withdraw a tool's schema while arguments of
+	// earlier calls to it stay in the prompt, and no tombstone can be used.
+	ErrSchema = errors.New("pruneguard: evict-or-tombstone")
+	// ErrRegen: the plan would evict content that cannot be obtained again.
+	ErrRegen = errors.New("pruneguard: regenerability")
+)
+
+// States that are not violations of a plan.
+var (
+	// ErrDeferred: the Context is not at a commit boundary (a call is
+	// pending or a message is streaming), so no prune may happen now. This
+	// is a state of its own, distinct from being over budget; see
+	// [*DeferredError].
+	ErrDeferred = errors.New("pruneguard: prune deferred")
+	// ErrCeiling: the Context is above the hard ceiling and cannot be
+	// brought under it safely; see [*CeilingError].
+	ErrCeiling = errors.New("pruneguard: hard ceiling exceeded")
+	// ErrStaleDecision: [Context.Apply] was given a decision that events
+	// since [Context.Prune] have invalidated; see [*StaleError].
+	ErrStaleDecision = errors.New("pruneguard: stale decision")
+)
+
+// Input errors. Each is wrapped in an [*InputError] naming the operation
+// and the offending id, and every one of them also matches ErrInvalidInput.
+var (
+	ErrInvalidInput     = errors.New("pruneguard: invalid input")
+	ErrEmptyID          = errors.New("pruneguard: empty id")
+	ErrDuplicateMessage = errors.New("pruneguard: duplicate message id")
+	ErrUnknownMessage   = errors.New("pruneguard: unknown message")
+	ErrNegativeTokens   = errors.New("pruneguard: negative token count")
+	ErrUnknownCall      = errors.New("pruneguard: result for a call the context never saw")
+	ErrPrunedCall       = errors.New("pruneguard: result for a call that was pruned")
+	ErrDuplicateCall    = errors.New("pruneguard: call id already pending")
+	ErrDuplicateResult  = errors.New("pruneguard: second result for one call")
+	ErrClosedMessage    = errors.New("pruneguard: message is not open")
+	ErrUnknownTool      = errors.New("pruneguard: unknown tool")
+	ErrUnknownStep      = errors.New("pruneguard: unknown step")
+	ErrBadSchema        = errors.New("pruneguard: schema is not valid JSON")
+	ErrNotResult        = errors.New("pruneguard: only tool results can be stubbed")
+	ErrForeignDecision  = errors.New("pruneguard: decision belongs to another context or was already applied")
+)
+
+// InputError reports an event or plan that the Context refused as
+// malformed. The Context is unchanged.
+type InputError struct {
+	Op  string // the method or plan field, e.g. "append", "plan.evict"
+	ID  string // the offending message, call, tool or step id
+	Err error  // one of the input sentinels, e.g. ErrDuplicateResult
+}
+
+func inputErr(op, id string, err error) *InputError { return &InputError{Op: op, ID: id, Err: err} }
+
+func (e *InputError) Error() string {
+	what := strings.TrimPrefix(e.Err.Error(), "pruneguard: ")
+	if e.ID == "" {
+		return fmt.Sprintf("pruneguard: %s: %s", e.Op, what)
+	}
+	return fmt.Sprintf("pruneguard: %s %q: %s", e.Op, e.ID, what)
+}
+
+// Unwrap returns the specific sentinel.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrInvalidInput]; the specific sentinel is
+// matched through Unwrap.
+func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
+
+// Gate names one of the three gates.
+type Gate int
+
+// The gates, in the order Prune reports them.
+const (
+	GateBoundary Gate = iota + 1 // commit boundary
+	GateSchema                   // evict-or-tombstone
+	GateRegen                    // regenerability oracle
+)
+
+func (g Gate) String() string {
+	switch g {
+	case GateBoundary:
+		return "boundary"
+	case GateSchema:
+		return "schema"
+	case GateRegen:
+		return "regen"
+	}
+	return fmt.Sprintf("gate(%d)", int(g))
+}
+
+func (g Gate) sentinel() error {
+	switch g {
+	case GateBoundary:
+		return ErrBoundary
+	case GateSchema:
+		return ErrSchema
+	}
+	return ErrRegen
+}
+
+// Code says why a gate objected. The set is closed; new codes may be added.
+type Code string
+
+// Reasons of the commit-boundary gate.
+const (
+	CodeOpen    Code = "open-message"   // a message of the unit is still streaming
+	CodePending Code = "pending-call"   // a call of the unit has no complete result
+	CodeSplit   Code = "split-unit"     // the plan names only part of a unit
+	CodePinned  Code = "pinned"         // the unit holds a pinned message
+	CodeInStub  Code = "stub-in-flight" // a stub target's unit is in flight
+)
+
+// Reasons of the evict-or-tombstone gate.
+const (
+	// CodeGhostTool: a mutation tool's schema would leave while arguments of
+	// its earlier calls stay, and no tombstone may be inserted for it.
+	CodeGhostTool Code = "ghost-tool"
+)
+
+// Reasons of the regenerability gate.
+const (
+	CodeNegative       Code = "negative-result"      // records that a check came out negative
+	CodeTransient      Code = "transient-state"      // an observation of state that no longer exists
+	CodeSecret         Code = "one-time-secret"      // a credential, nonce or token seen once
+	CodeUserConstraint Code = "sole-user-constraint" // the only record of a user's constraint
+	CodeReferenced     Code = "referenced"           // a planned step names the message as input
+	CodeIrreducible    Code = "irreducible"          // its class is irreducible (tool or oracle)
+	CodePointerLost    Code = "pointer-unresolvable" // durable class without a resolvable pointer
+)
+
+// Violation is one objection of one gate to a plan. It matches the gate's
+// sentinel ([ErrBoundary], [ErrSchema] or [ErrRegen]) with [errors.Is].
+type Violation struct {
+	Gate     Gate
+	Code     Code
+	Units    []UnitID
+	Messages []MessageID
+	Tools    []string
+	Calls    []CallID
+	pos      uint64 // transcript position of the first message, for ordering
+}
+
+func (v *Violation) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pruneguard: %s gate: %s", v.Gate, v.Code)
+	if len(v.Units) > 0 {
+		fmt.Fprintf(&b, " unit %s", joinIDs(v.Units))
+	}
+	if len(v.Messages) > 0 {
+		fmt.Fprintf(&b, " messages %s", joinIDs(v.Messages))
+	}
+	if len(v.Calls) > 0 {
+		fmt.Fprintf(&b, " calls %s", joinIDs(v.Calls))
+	}
+	if len(v.Tools) > 0 {
+		fmt.Fprintf(&b, " tools %s", joinIDs(v.Tools))
+	}
+	return b.String()
+}
+
+// Unwrap returns the gate's sentinel.
+func (v *Violation) Unwrap() error { return v.Gate.sentinel() }
+
+func joinIDs[T ~string](ids []T) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, ",")
+}
+
+// PruneError is what [Context.Prune] returns when any gate refuses the
+// plan. It holds every violation of the plan, ordered by gate, then by
+// position in the transcript, then by code. errors.Is and errors.As see
+// each violation, so errors.Is(err, ErrRegen) reports whether the
+// regenerability gate was among those that refused.
+type PruneError struct {
+	Violations []*Violation
+}
+
+func (e *PruneError) Error() string {
+	parts := make([]string, len(e.Violations))
+	for i, v := range e.Violations {
+		parts[i] = strings.TrimPrefix(v.Error(), "pruneguard: ")
+	}
+	return fmt.Sprintf("pruneguard: prune refused (%d violations): %s", len(e.Violations), strings.Join(parts, "; "))
+}
+
+// Unwrap returns the violations.
+func (e *PruneError) Unwrap() []error {
+	out := make([]error, len(e.Violations))
+	for i, v := range e.Violations {
+		out[i] = v
+	}
+	return out
+}
+
+func sortViolations(vs []*Violation) {
+	slices.SortStableFunc(vs, func(a, b *Violation) int {
+		if a.Gate != b.Gate {
+			return int(a.Gate) - int(b.Gate)
+		}
+		if d := cmpSeq(a.pos, b.pos); d != 0 {
+			return d
+		}
+		return strings.Compare(string(a.Code), string(b.Code))
+	})
+}
+
+// DeferredError reports that the Context is not at a commit boundary.
+// It matches [ErrDeferred].
+type DeferredError struct {
+	Pending []CallID    // calls waiting for a complete result
+	Open    []MessageID // messages still streaming
+	Units   []UnitID    // units the plan named that are in flight (relaxed mode)
+}
+
+func (e *DeferredError) Error() string {
+	var b strings.Builder
+	b.WriteString("pruneguard: prune deferred:")
+	if len(e.Pending) > 0 {
+		fmt.Fprintf(&b, " pending calls %s", joinIDs(e.Pending))
+	}
+	if len(e.Open) > 0 {
+		fmt.Fprintf(&b, " open messages %s", joinIDs(e.Open))
+	}
+	if len(e.Units) > 0 {
+		fmt.Fprintf(&b, " units in flight %s", joinIDs(e.Units))
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrDeferred].
+func (e *DeferredError) Unwrap() error { return ErrDeferred }
+
+// CeilingError reports that the Context holds more tokens than the hard
+// ceiling allows and no safe prune brings it under. It matches
+// [ErrCeiling], and [ErrDeferred] too when deferral was the cause.
+type CeilingError struct {
+	Tokens  int // tokens held after the furthest safe prune
+	Ceiling int
+	// Cause is the *DeferredError or *PruneError that stood in the way,
+	// or nil when the policy proposed nothing more.
+	Cause error
+}
+
+func (e *CeilingError) Error() string {
+	s := fmt.Sprintf("pruneguard: hard ceiling exceeded: %d tokens, ceiling %d", e.Tokens, e.Ceiling)
+	if e.Cause != nil {
+		s += ": " + strings.TrimPrefix(e.Cause.Error(), "pruneguard: ")
+	}
+	return s
+}
+
+// Unwrap returns [ErrCeiling] and the cause.
+func (e *CeilingError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{ErrCeiling}
+	}
+	return []error{ErrCeiling, e.Cause}
+}
+
+// StaleError reports why [Context.Apply] refused a decision: events since
+// [Context.Prune] changed units it names (a stream kept writing, a result
+// arrived, units were coupled) or the tools and steps it consulted. It
+// matches [ErrStaleDecision].
+type StaleError struct {
+	Units  []UnitID
+	Reason string
+}
+
+func (e *StaleError) Error() string {
+	if len(e.Units) == 0 {
+		return "pruneguard: stale decision: " + e.Reason
+	}
+	return fmt.Sprintf("pruneguard: stale decision: %s: units %s", e.Reason, joinIDs(e.Units))
+}
+
+// Unwrap returns [ErrStaleDecision].
+func (e *StaleError) Unwrap() error { return ErrStaleDecision }

@@ -1,0 +1,803 @@
+package pruneguard
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"sort"
+
+	"github.com/pruneguard/pruneguard/internal/schemadiff"
+)
+
+// Config sets how a [Context]'s gates decide. The zero Config is the
+// strictest reading of each gate: any pending call or streaming message
+// defers every prune, split units grow to whole units, any unsafe
+// candidate refuses the whole plan, tombstones are available, and
+// messages with no tool origin are reconstructible.
+type Config struct {
+	// Boundary chooses the strict (default) or relaxed commit boundary.
+	Boundary BoundaryMode
+	// Regen chooses whether one unsafe candidate refuses the whole plan
+	// (RegenRefuse, the default) or only its own unit (RegenDropUnsafe).
+	Regen RegenMode
+	// Oracle, if set, classifies messages that carry no explicit Class.
+	Oracle Oracle
+	// Resolver, if set, decides whether spill pointers still resolve.
+	// Without one no pointer counts.
+	Resolver Resolver
+	// TextClass is the class of messages that answer no call and carry no
+	// explicit class (user, assistant and system text). Zero means
+	// Reconstructible: mark what must stay with Facts, Class or Pin.
+	TextClass Class
+	// NoTombstones says the runtime cannot insert tombstones at all.
+	NoTombstones bool
+	// HoardTokens, when positive, makes every decision list in
+	// [Decision.Hoarded] the reconstructible messages of at least this
+	// many tokens that it leaves in the prompt.
+	HoardTokens int
+	// StubText replaces a stubbed result's content. Empty means
+	// DefaultStubText. StubTokens is its token count (default 8).
+	StubText   string
+	StubTokens int
+}
+
+// RegenMode chooses what the regenerability gate does with an unsafe
+// candidate.
+type RegenMode uint8
+
+const (
+	// RegenRefuse, the default, refuses the whole plan.
+	RegenRefuse RegenMode = iota
+	// RegenDropUnsafe leaves out the unsafe candidates' units and reports
+	// them in [Decision.Refused].
+	RegenDropUnsafe
+)
+
+// DefaultStubText is the placeholder a stubbed tool result carries.
+const DefaultStubText = "[tool result removed to save context; call the tool again if you need it]"
+
+func (cfg Config) stub() ([]byte, int) {
+	text, n := cfg.StubText, cfg.StubTokens
+	if text == "" {
+		text = DefaultStubText
+	}
+	if n <= 0 {
+		n = 8
+	}
+	return []byte(text), n
+}
+
+// Plan is what a salience policy proposes: messages to evict, results to
+// stub, schemas to withdraw or compress. The guard disposes.
+type Plan struct {
+	// Evict names messages to remove from the prompt.
+	Evict []MessageID
+	// Stub names tool results whose content should be replaced by a short
+	// placeholder while the call, the result and their ids stay. The
+	// content is gone either way, so the regenerability gate applies.
+	Stub []MessageID
+	// DropSchemas names tools whose schema should leave the prompt.
+	DropSchemas []string
+	// CompressSchemas proposes smaller schemas. One that drops required
+	// fields, enum members or types counts as withdrawing the schema.
+	CompressSchemas map[string]json.RawMessage
+	// Split says how to treat units the plan names only in part.
+	Split SplitMode
+}
+
+// Empty reports whether the plan proposes nothing.
+func (p Plan) Empty() bool {
+	return len(p.Evict) == 0 && len(p.Stub) == 0 && len(p.DropSchemas) == 0 && len(p.CompressSchemas) == 0
+}
+
+// Decision is the outcome of a successful [Context.Prune]: the closed
+// prune set and what must accompany it. It is applied with
+// [Context.Apply]. Fields may be added; do not compare Decisions whole.
+type Decision struct {
+	// Evict is the closed prune set, in transcript order: whole units only.
+	Evict []MessageID
+	// Units are the units evicted whole, in transcript order.
+	Units []UnitID
+	// Stub are the results whose content will be replaced by a stub.
+	Stub []MessageID
+	// Freed is the number of tokens the decision frees.
+	Freed int
+	// DropSchemas are the tools whose schema may leave the prompt.
+	DropSchemas []string
+	// Compress are the accepted schema compressions (lossless, or lossy
+	// with a tombstone).
+	Compress []CompressedSchema
+	// Lossy reports proposed compressions that lose constraints.
+	Lossy []LossyCompression
+	// Tombstones must be inserted by the runtime, one line per tool, when
+	// it applies the decision.
+	Tombstones []Tombstone
+	// Retire names tombstoned tools whose last arguments leave with this
+	// decision: their tombstones may go too.
+	Retire []string
+	// Pointers lists evicted or stubbed messages that were spilled: keep
+	// their pointers where the model can follow them.
+	Pointers []SpillNote
+	// Refused lists what the plan named that the gates left out (SplitGrow
+	// and SplitShrink, RegenDropUnsafe), with the reason.
+	Refused []*Violation
+	// Hoarded lists large reconstructible messages the decision leaves in
+	// (see Config.HoardTokens).
+	Hoarded []MessageID
+
+	c        *Context
+	evict    []*msg
+	evictSet map[*msg]bool
+	units    []*unit
+	stubs    []*msg
+	stamps   []stamp
+	epoch    uint64
+	applied  bool
+}
+
+// SpillNote pairs an evicted message with the pointer to its content.
+type SpillNote struct {
+	Message MessageID
+	Pointer Pointer
+}
+
+type stamp struct {
+	u   *unit
+	ver uint64
+}
+
+// Empty reports whether the decision changes nothing.
+func (d *Decision) Empty() bool {
+	return len(d.Evict) == 0 && len(d.Stub) == 0 && len(d.DropSchemas) == 0 && len(d.Compress) == 0 && len(d.Retire) == 0
+}
+
+func (d *Decision) stubbed(x *msg) bool { return slices.Contains(d.stubs, x) }
+
+func (d *Decision) add(tool string, compressed json.RawMessage, ts *Tombstone) {
+	if compressed != nil {
+		d.Compress = append(d.Compress, CompressedSchema{Tool: tool, Schema: compressed})
+	} else {
+		d.DropSchemas = append(d.DropSchemas, tool)
+	}
+	if ts != nil {
+		d.Tombstones = append(d.Tombstones, *ts)
+	}
+}
+
+// Prune decides whether plan p may be carried out, and what it really
+// takes. It changes nothing; pass the decision to [Context.Apply].
+//
+// The gates run in this order, and every violation of every gate is
+// reported at once:
+//
+//  1. Commit boundary. In the strict mode (the default) a pending call or
+//     a streaming message anywhere defers the prune ([*DeferredError]). A
+//     unit named in part is grown, shrunk or refused as p.Split says; a
+//     unit with a pinned message, and in the relaxed mode a unit in
+//     flight, is never pruned. The result is a union of whole units.
+//  2. Regenerability. Every evicted or stubbed message must be
+//     reconstructible, or spilled behind a resolvable pointer, or outside
+//     every step of a sealed plan; no message a pending planned step names
+//     may go. Facts make a message irreducible whatever else is said.
+//  3. Evict-or-tombstone, over what survives the first two: a schema may
+//     leave when no arguments of calls to its tool survive, or behind a
+//     tombstone; a mutation tool that cannot be tombstoned keeps it.
+//
+// A plan naming a message, tool or schema the Context does not hold is an
+// [*InputError]. A refused plan yields a [*PruneError]. Equal Contexts and
+// plans give equal decisions. The cost is proportional to the plan and
+// the units it touches, not to the length of the Context.
+func (c *Context) Prune(p Plan) (*Decision, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	c.init()
+	if err := c.checkPlan(p); err != nil {
+		return nil, err
+	}
+	d := &Decision{c: c, evictSet: make(map[*msg]bool, len(p.Evict)), epoch: c.epoch}
+
+	vs, deferred := c.boundaryGate(p, d)
+	if deferred != nil {
+		return nil, deferred
+	}
+
+	// Regenerability, over the closed set and the stub targets.
+	var unsafeUnits []*unit
+	for _, u := range d.unitsOf() {
+		var uv []*Violation
+		for _, x := range u.members {
+			if d.evictSet[x] {
+				uv = append(uv, c.regenCheck(x)...)
+			}
+		}
+		if len(uv) > 0 {
+			unsafeUnits = append(unsafeUnits, u)
+			if c.cfg.Regen == RegenDropUnsafe {
+				d.Refused = append(d.Refused, uv...)
+			} else {
+				vs = append(vs, uv...)
+			}
+		}
+	}
+	var okStubs []*msg
+	for _, x := range d.stubs {
+		if sv := c.regenCheck(x); len(sv) > 0 {
+			if c.cfg.Regen == RegenDropUnsafe {
+				d.Refused = append(d.Refused, sv...)
+			} else {
+				vs = append(vs, sv...)
+			}
+			continue
+		}
+		okStubs = append(okStubs, x)
+	}
+	if c.cfg.Regen == RegenDropUnsafe {
+		d.stubs = okStubs
+		for _, u := range unsafeUnits {
+			d.dropUnit(u)
+		}
+	}
+
+	// Evict-or-tombstone, after message eviction is settled.
+	evicted := make(map[string]int)
+	for _, x := range d.evict {
+		for _, r := range x.calls {
+			evicted[r.tool]++
+		}
+	}
+	vs = append(vs, c.schemaGate(p, evicted, d)...)
+
+	if len(vs) > 0 {
+		sortViolations(vs)
+		return nil, &PruneError{Violations: vs}
+	}
+	if len(d.Refused) > 0 {
+		sortViolations(d.Refused)
+	}
+	d.finish(c)
+	return d, nil
+}
+
+// checkPlan rejects a plan that names what the Context does not hold.
+func (c *Context) checkPlan(p Plan) error {
+	for _, id := range p.Evict {
+		if _, ok := c.byID[id]; !ok {
+			return inputErr("plan.evict", string(id), ErrUnknownMessage)
+		}
+	}
+	for _, id := range p.Stub {
+		x, ok := c.byID[id]
+		if !ok {
+			return inputErr("plan.stub", string(id), ErrUnknownMessage)
+		}
+		if len(x.results) == 0 {
+			return inputErr("plan.stub", string(id), ErrNotResult)
+		}
+	}
+	for _, name := range p.DropSchemas {
+		if r, ok := c.tools[name]; !ok || !r.registered {
+			return inputErr("plan.drop_schemas", name, ErrUnknownTool)
+		}
+	}
+	for name, s := range p.CompressSchemas {
+		r, ok := c.tools[name]
+		if !ok || !r.registered {
+			return inputErr("plan.compress_schemas", name, ErrUnknownTool)
+		}
+		if _, err := schemadiff.Compare(r.t.Schema, s); err != nil {
+			return inputErr("plan.compress_schemas", name, ErrBadSchema)
+		}
+	}
+	return nil
+}
+
+// unitsOf returns the distinct units of the eviction set, in order.
+func (d *Decision) unitsOf() []*unit {
+	var us []*unit
+	var last *unit
+	seen := make(map[*unit]bool)
+	for _, x := range d.evict {
+		if x.unit != last && !seen[x.unit] {
+			seen[x.unit] = true
+			us = append(us, x.unit)
+		}
+		last = x.unit
+	}
+	return us
+}
+
+func (d *Decision) dropUnit(u *unit) {
+	d.evict = slices.DeleteFunc(d.evict, func(x *msg) bool {
+		if x.unit == u {
+			delete(d.evictSet, x)
+			return true
+		}
+		return false
+	})
+	d.units = slices.DeleteFunc(d.units, func(v *unit) bool { return v == u })
+}
+
+// finish fills the exported fields from the internal sets.
+func (d *Decision) finish(c *Context) {
+	slices.SortFunc(d.evict, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
+	slices.SortFunc(d.stubs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
+	seenUnit := make(map[*unit]bool)
+	_, stubTokens := c.cfg.stub()
+	for _, x := range d.evict {
+		d.Evict = append(d.Evict, x.m.ID)
+		d.Freed += x.m.Tokens
+		if !x.m.Pointer.IsZero() {
+			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
+		}
+		if !seenUnit[x.unit] {
+			seenUnit[x.unit] = true
+			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
+			if c.disabled&disableBoundary == 0 {
+				d.Units = append(d.Units, x.unit.id())
+			}
+		}
+	}
+	for _, x := range d.stubs {
+		d.Stub = append(d.Stub, x.m.ID)
+		if x.m.Tokens > stubTokens {
+			d.Freed += x.m.Tokens - stubTokens
+		}
+		if !x.m.Pointer.IsZero() {
+			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
+		}
+		if !seenUnit[x.unit] {
+			seenUnit[x.unit] = true
+			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
+		}
+	}
+	d.Hoarded = c.hoarded(d.evictSet)
+}
+
+// Apply carries out a decision of [Context.Prune] atomically: it removes
+// the evicted messages, stubs the results, and records withdrawn,
+// compressed and tombstoned schemas. It refuses with a [*StaleError],
+// changing nothing, when events since Prune invalidated the decision: a
+// unit it names changed (a chunk, a result, a coupling, a pin, a spill, a
+// new step reference), the tool registry or the task plan changed, or, in
+// the strict mode, the Context left the commit boundary. A decision can
+// be applied once, to the Context that made it.
+func (c *Context) Apply(d *Decision) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	if d == nil || d.c != c || d.applied {
+		return inputErr("apply", "", ErrForeignDecision)
+	}
+	if c.disabled&disableBoundary == 0 && c.cfg.Boundary == BoundaryStrict && (c.nPending > 0 || c.nOpen > 0) && !d.Empty() {
+		return &StaleError{Reason: "the context is no longer at a commit boundary"}
+	}
+	var changed []UnitID
+	for _, s := range d.stamps {
+		if s.u.dead || s.u.version != s.ver {
+			if len(s.u.members) > 0 {
+				changed = append(changed, s.u.id())
+			} else {
+				changed = append(changed, UnitID(""))
+			}
+		}
+	}
+	if len(changed) > 0 {
+		return &StaleError{Units: changed, Reason: "units changed since the decision"}
+	}
+	if d.epoch != c.epoch {
+		return &StaleError{Reason: "tools, steps or earlier decisions changed the context"}
+	}
+
+	for _, x := range d.evict {
+		c.remove(x)
+	}
+	text, n := c.cfg.stub()
+	for _, x := range d.stubs {
+		delta := n - x.m.Tokens
+		x.m.Content = slices.Clone(text)
+		x.m.Tokens = n
+		x.stubbed = true
+		x.unit.tokens += delta
+		x.unit.version++
+		c.tokens += delta
+		c.trackLarge(x)
+	}
+	tomb := make(map[string]bool, len(d.Tombstones))
+	for _, t := range d.Tombstones {
+		tomb[t.Tool] = true
+	}
+	for _, name := range d.DropSchemas {
+		r := c.tools[name]
+		r.resident, r.compressed = false, nil
+		r.tombstoned = tomb[name]
+	}
+	for _, cs := range d.Compress {
+		r := c.tools[cs.Tool]
+		r.compressed = slices.Clone(cs.Schema)
+		r.tombstoned = tomb[cs.Tool]
+	}
+	for _, name := range d.Retire {
+		c.tools[name].tombstoned = false
+	}
+	d.applied = true
+	c.epoch++
+	c.gen++
+	return nil
+}
+
+// remove takes x out of the transcript and its unit.
+func (c *Context) remove(x *msg) {
+	if x.prev != nil {
+		x.prev.next = x.next
+	} else {
+		c.head = x.next
+	}
+	if x.next != nil {
+		x.next.prev = x.prev
+	} else {
+		c.tail = x.prev
+	}
+	x.prev, x.next = nil, nil
+	delete(c.byID, x.m.ID)
+	delete(c.large, x)
+	c.tokens -= x.m.Tokens
+
+	u := x.unit
+	u.members = slices.DeleteFunc(u.members, func(m *msg) bool { return m == x })
+	u.tokens -= x.m.Tokens
+	if x.m.Pinned {
+		u.pinned--
+	}
+	if x.open {
+		u.open--
+		c.nOpen--
+	}
+	for _, r := range x.calls {
+		if r.pendingN {
+			r.pendingN = false
+			u.pending--
+			c.nPending--
+		}
+		if c.pending[r.id] == r {
+			delete(c.pending, r.id)
+		}
+		if c.answered[r.id] == r {
+			delete(c.answered, r.id)
+		}
+		c.gone[r.id] = struct{}{}
+		if t := c.tools[r.tool]; t != nil {
+			t.args--
+		}
+	}
+	for _, r := range x.results {
+		if r.result == x {
+			r.result = nil
+		}
+	}
+	u.version++
+	if len(u.members) == 0 {
+		u.dead = true
+	}
+}
+
+// Policy proposes what to prune. It sees a snapshot of the Context and
+// the number of tokens to free, and returns a [Plan]; the guard then
+// decides what of it is safe. Implementations must be safe for the
+// concurrency their callers use; the built-in ones are stateless values.
+type Policy interface {
+	Propose(entries []Entry, need int) Plan
+}
+
+// PolicyFunc adapts a function to a [Policy].
+type PolicyFunc func(entries []Entry, need int) Plan
+
+// Propose calls f.
+func (f PolicyFunc) Propose(entries []Entry, need int) Plan { return f(entries, need) }
+
+// unitsInOrder groups entries by unit, in order of each unit's first entry.
+func unitsInOrder(entries []Entry) (order []UnitID, members map[UnitID][]Entry) {
+	members = make(map[UnitID][]Entry)
+	for _, e := range entries {
+		if _, ok := members[e.Unit]; !ok {
+			order = append(order, e.Unit)
+		}
+		members[e.Unit] = append(members[e.Unit], e)
+	}
+	return order, members
+}
+
+func prunable(es []Entry) bool {
+	for _, e := range es {
+		if e.Pinned || e.Open || e.Pending {
+			return false
+		}
+	}
+	return true
+}
+
+// OldestFirst proposes whole units, oldest first, until enough tokens
+// would be freed. It skips units that are pinned or in flight, and keeps
+// the last Keep messages of the transcript out of its proposals.
+type OldestFirst struct {
+	Keep int
+}
+
+// Propose implements [Policy].
+func (o OldestFirst) Propose(entries []Entry, need int) Plan {
+	if o.Keep > 0 {
+		entries = entries[:max(0, len(entries)-o.Keep)]
+	}
+	order, members := unitsInOrder(entries)
+	var p Plan
+	freed := 0
+	for _, u := range order {
+		if freed >= need {
+			break
+		}
+		es := members[u]
+		if !prunable(es) {
+			continue
+		}
+		for _, e := range es {
+			p.Evict = append(p.Evict, e.ID)
+			freed += e.Tokens
+		}
+	}
+	return p
+}
+
+// LargestResultsFirst proposes the largest tool results first until
+// enough tokens would be freed: their whole units, or with Stub set, the
+// results alone replaced by stubs.
+type LargestResultsFirst struct {
+	Stub bool
+}
+
+// Propose implements [Policy].
+func (l LargestResultsFirst) Propose(entries []Entry, need int) Plan {
+	_, members := unitsInOrder(entries)
+	var results []Entry
+	for _, e := range entries {
+		if e.Result && !e.Stubbed {
+			results = append(results, e)
+		}
+	}
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Tokens > results[j].Tokens })
+	var p Plan
+	freed := 0
+	taken := make(map[UnitID]bool)
+	for _, e := range results {
+		if freed >= need {
+			break
+		}
+		if !prunable(members[e.Unit]) || taken[e.Unit] {
+			continue
+		}
+		if l.Stub {
+			p.Stub = append(p.Stub, e.ID)
+			freed += e.Tokens
+			continue
+		}
+		taken[e.Unit] = true
+		for _, m := range members[e.Unit] {
+			p.Evict = append(p.Evict, m.ID)
+			freed += m.Tokens
+		}
+	}
+	return p
+}
+
+// KeepLastToolUses clears every tool use but the last Keep (default 3),
+// oldest first, as Anthropic's clear_tool_uses context edit does. Tools
+// named in Exclude are never cleared. With Stub set the results are
+// replaced by placeholders and the calls stay, as that edit does;
+// otherwise the whole units go. It ignores need: once the guard asks, it
+// clears everything older than the kept tool uses.
+type KeepLastToolUses struct {
+	Keep    int
+	Exclude []string
+	Stub    bool
+}
+
+// Propose implements [Policy].
+func (k KeepLastToolUses) Propose(entries []Entry, need int) Plan {
+	keep := k.Keep
+	if keep <= 0 {
+		keep = 3
+	}
+	excluded := func(e Entry) bool {
+		return slices.ContainsFunc(e.Tools, func(t string) bool { return slices.Contains(k.Exclude, t) })
+	}
+	// Tool uses are results; the last keep of them stay.
+	var uses []Entry
+	protect := make(map[UnitID]bool)
+	for _, e := range entries {
+		if !e.Result {
+			continue
+		}
+		if excluded(e) {
+			protect[e.Unit] = true
+			continue
+		}
+		uses = append(uses, e)
+	}
+	if len(uses) <= keep {
+		return Plan{}
+	}
+	for _, e := range uses[len(uses)-keep:] {
+		protect[e.Unit] = true
+	}
+	_, members := unitsInOrder(entries)
+	var p Plan
+	taken := make(map[UnitID]bool)
+	for _, e := range uses[:len(uses)-keep] {
+		if !prunable(members[e.Unit]) {
+			continue
+		}
+		if k.Stub {
+			if !e.Stubbed {
+				p.Stub = append(p.Stub, e.ID)
+			}
+			continue
+		}
+		if taken[e.Unit] || protect[e.Unit] {
+			continue
+		}
+		taken[e.Unit] = true
+		for _, m := range members[e.Unit] {
+			p.Evict = append(p.Evict, m.ID)
+		}
+	}
+	return p
+}
+
+// Outcome is the answer of [Guard.Check].
+type Outcome uint8
+
+const (
+	// UnderBudget: nothing needed doing.
+	UnderBudget Outcome = iota
+	// Pruned: decisions were applied. Result.After may still exceed the
+	// budget when the guard refused the rest; it is under the ceiling.
+	Pruned
+	// Deferred: the Context could not be pruned safely now (a call
+	// pending, a message streaming, or every proposal refused) and is
+	// still under its hard ceiling. Retry at the next budget check.
+	Deferred
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case UnderBudget:
+		return "under_budget"
+	case Pruned:
+		return "pruned"
+	case Deferred:
+		return "deferred"
+	}
+	return "outcome(?)"
+}
+
+// Guard is the helper a runtime calls before each model invocation: it
+// checks the budget and, when over it, lets Policy propose and the gates
+// dispose until the Context fits or nothing more can safely go.
+//
+// A Guard is a plain value; it may be shared by goroutines as long as its
+// Policy may.
+type Guard struct {
+	// Budget is the token count to prune down to.
+	Budget int
+	// Ceiling, when positive, is the hard limit: above it a Context that
+	// cannot be pruned safely makes Check fail with a [*CeilingError].
+	Ceiling int
+	// Policy proposes what to prune; nil means OldestFirst{}.
+	Policy Policy
+	// Split is passed on in every plan that leaves it unset.
+	Split SplitMode
+	// Rounds bounds the propose-refuse cycles of one Check (default 8).
+	Rounds int
+}
+
+// Result reports what [Guard.Check] did.
+type Result struct {
+	Outcome Outcome
+	Before  int // tokens before the check
+	After   int // tokens after it
+	// Decisions are the applied decisions, in order.
+	Decisions []*Decision
+	// Reason is the last refusal met (a *DeferredError or *PruneError),
+	// if any; it explains a Deferred outcome or a Pruned one still over
+	// budget.
+	Reason error
+}
+
+// Check brings c under g.Budget if it safely can. Under budget it returns
+// at once, in constant time and without allocating. Otherwise it asks
+// the policy for a plan, prunes and applies it; units and tools the gates
+// refuse are hidden from the policy and it is asked again, up to Rounds
+// times. It fails with a [*CeilingError] only when c ends above a
+// positive Ceiling.
+func (g Guard) Check(c *Context) (Result, error) {
+	before := c.Tokens()
+	if before <= g.Budget {
+		return Result{Outcome: UnderBudget, Before: before, After: before}, nil
+	}
+	pol := g.Policy
+	if pol == nil {
+		pol = OldestFirst{}
+	}
+	rounds := g.Rounds
+	if rounds <= 0 {
+		rounds = 8
+	}
+	res := Result{Before: before}
+	excludeUnits := make(map[UnitID]bool)
+	excludeTools := make(map[string]bool)
+	for i := 0; i < rounds; i++ {
+		now := c.Tokens()
+		if now <= g.Budget {
+			break
+		}
+		entries := slices.DeleteFunc(c.Snapshot(), func(e Entry) bool { return excludeUnits[e.Unit] })
+		p := pol.Propose(entries, now-g.Budget)
+		p.DropSchemas = slices.DeleteFunc(p.DropSchemas, func(t string) bool { return excludeTools[t] })
+		for t := range excludeTools {
+			delete(p.CompressSchemas, t)
+		}
+		if p.Split == SplitGrow {
+			p.Split = g.Split
+		}
+		if p.Empty() {
+			break
+		}
+		d, err := c.Prune(p)
+		if err != nil {
+			res.Reason = err
+			var pe *PruneError
+			if !errors.As(err, &pe) {
+				break // deferred, or a policy naming unknown ids
+			}
+			for _, v := range pe.Violations {
+				for _, u := range v.Units {
+					excludeUnits[u] = true
+				}
+				for _, t := range v.Tools {
+					excludeTools[t] = true
+				}
+			}
+			continue
+		}
+		for _, v := range d.Refused {
+			for _, u := range v.Units {
+				excludeUnits[u] = true
+			}
+		}
+		if len(d.Refused) > 0 {
+			res.Reason = &PruneError{Violations: d.Refused}
+		}
+		if d.Empty() {
+			continue
+		}
+		if err := c.Apply(d); err != nil {
+			res.Reason = err
+			continue
+		}
+		res.Decisions = append(res.Decisions, d)
+	}
+	res.After = c.Tokens()
+	switch {
+	case res.After <= g.Budget:
+		res.Outcome = Pruned
+	case g.Ceiling > 0 && res.After > g.Ceiling:
+		res.Outcome = Deferred
+		if len(res.Decisions) > 0 {
+			res.Outcome = Pruned
+		}
+		return res, &CeilingError{Tokens: res.After, Ceiling: g.Ceiling, Cause: res.Reason}
+	case len(res.Decisions) > 0:
+		res.Outcome = Pruned
+	default:
+		res.Outcome = Deferred
+	}
+	return res, nil
+}

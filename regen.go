@@ -1,0 +1,325 @@
+package pruneguard
+
+import "slices"
+
+// Class is the regenerability class of a message: whether its content can
+// be obtained again once it leaves the prompt.
+type Class uint8
+
+// The classes. The zero Class means "not set": the guard derives one.
+const (
+	ClassUnset Class = iota
+	// Reconstructible content can be produced again byte for byte: the
+	// output of a pure, closed-world tool, a file the agent can re-read.
+	Reconstructible
+	// Durable content was written to a store the agent can read back; it
+	// may go only while its [Pointer] resolves.
+	Durable
+	// Irreducible content cannot be obtained again. It is never evicted
+	// unless it was spilled behind a resolvable pointer, or the runtime's
+	// closed plan proves no remaining step needs it.
+	Irreducible
+)
+
+func (k Class) String() string {
+	switch k {
+	case ClassUnset:
+		return "unset"
+	case Reconstructible:
+		return "reconstructible"
+	case Durable:
+		return "durable"
+	case Irreducible:
+		return "irreducible"
+	}
+	return "class(?)"
+}
+
+// Facts marks what a message records that no re-run can give back. Any
+// fact makes the message irreducible, whatever its [Class] says and
+// whatever an [Oracle] answers.
+type Facts uint8
+
+// The facts the regenerability gate knows.
+const (
+	// NegativeResult: the message records that a check came out negative
+	// ("ulimit is unlimited, so the shell is not the cause"). Re-running
+	// the check later may answer otherwise.
+	NegativeResult Facts = 1 << iota
+	// TransientState: an observation of state that cannot be observed
+	// again (a PID, a timestamp, a memory reading, a race's outcome).
+	TransientState
+	// OneTimeSecret: a credential, nonce or token that is shown once.
+	OneTimeSecret
+	// UserConstraint: the sole record of a constraint, credential or
+	// preference the user gave once.
+	UserConstraint
+)
+
+// code returns the violation code for the first fact set in f.
+func (f Facts) codes() []Code {
+	var out []Code
+	if f&NegativeResult != 0 {
+		out = append(out, CodeNegative)
+	}
+	if f&TransientState != 0 {
+		out = append(out, CodeTransient)
+	}
+	if f&OneTimeSecret != 0 {
+		out = append(out, CodeSecret)
+	}
+	if f&UserConstraint != 0 {
+		out = append(out, CodeUserConstraint)
+	}
+	return out
+}
+
+// Pointer says where a message's content was spilled. The zero Pointer
+// means "not spilled".
+type Pointer struct {
+	Store string // which store, e.g. "scratch" or "s3"
+	Key   string // the key within it
+}
+
+// IsZero reports whether p is the zero Pointer.
+func (p Pointer) IsZero() bool { return p == Pointer{} }
+
+// Resolver tells whether a pointer still leads to the spilled content. The
+// guard calls it during [Context.Prune] for each candidate that carries a
+// pointer, so it should answer from memory (an index the runtime keeps),
+// not by doing I/O; it must not call back into the Context. A pointer
+// counts only when a Resolver is configured and answers true.
+type Resolver interface {
+	Resolvable(p Pointer) bool
+}
+
+// ResolverFunc adapts a function to a [Resolver].
+type ResolverFunc func(Pointer) bool
+
+// Resolvable calls f(p).
+func (f ResolverFunc) Resolvable(p Pointer) bool { return f(p) }
+
+// Oracle classifies a message for the regenerability gate, in place of the
+// guard's derivation from tool annotations. It is consulted only for
+// messages with no explicit [Message.Class]; answering [ClassUnset] falls
+// back to the derivation. An Oracle cannot make an unsafe eviction safe:
+// [Facts] and planned-step references are checked whatever it answers.
+// The message passed is a copy whose slices must not be modified. It must
+// not call back into the Context.
+type Oracle interface {
+	Classify(m Message) Class
+}
+
+// OracleFunc adapts a function to an [Oracle].
+type OracleFunc func(Message) Class
+
+// Classify calls f(m).
+func (f OracleFunc) Classify(m Message) Class { return f(m) }
+
+type step struct {
+	refs []*msg
+}
+
+// PlanStep registers a planned step that will read the given messages.
+// Until [Context.CompleteStep] resolves it, none of them may be evicted or
+// stubbed, whatever their class. Registering an existing step adds to its
+// references.
+func (c *Context) PlanStep(id StepID, needs ...MessageID) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	if id == "" {
+		return inputErr("plan step", "", ErrEmptyID)
+	}
+	xs := make([]*msg, 0, len(needs))
+	for _, n := range needs {
+		x, ok := c.byID[n]
+		if !ok {
+			return inputErr("plan step", string(n), ErrUnknownMessage)
+		}
+		xs = append(xs, x)
+	}
+	s := c.steps[id]
+	if s == nil {
+		s = &step{}
+		c.steps[id] = s
+	}
+	for _, x := range xs {
+		s.refs = append(s.refs, x)
+		x.refs++
+		x.unit.version++
+	}
+	c.epoch++
+	c.gen++
+	return nil
+}
+
+// CompleteStep resolves a planned step: its references no longer hold
+// messages in the prompt.
+func (c *Context) CompleteStep(id StepID) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	s, ok := c.steps[id]
+	if !ok {
+		return inputErr("complete step", string(id), ErrUnknownStep)
+	}
+	for _, x := range s.refs {
+		x.refs--
+	}
+	delete(c.steps, id)
+	c.epoch++
+	c.gen++
+	return nil
+}
+
+// SealSteps declares that the steps registered with [Context.PlanStep] are
+// the complete set of steps that remain (a closed dependency set). While
+// sealed, a message no remaining step references counts as safe to evict
+// even when irreducible: the plan proves nobody will read it. Seal only
+// when the plan really is closed, typically for its terminal step.
+func (c *Context) SealSteps(sealed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	if c.sealed != sealed {
+		c.sealed = sealed
+		c.epoch++
+		c.gen++
+	}
+}
+
+// Spill records that message id's content was written to a durable store
+// at p. The message may then be evicted, whatever its class, while the
+// configured [Resolver] resolves p (planned-step references still hold
+// it). A zero p removes the pointer.
+func (c *Context) Spill(id MessageID, p Pointer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	x, ok := c.byID[id]
+	if !ok {
+		return inputErr("spill", string(id), ErrUnknownMessage)
+	}
+	x.m.Pointer = p
+	x.unit.version++
+	c.gen++
+	return nil
+}
+
+// Mark adds facts to a message, for example when a later step learns that
+// an earlier observation was a negative result.
+func (c *Context) Mark(id MessageID, f Facts) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	x, ok := c.byID[id]
+	if !ok {
+		return inputErr("mark", string(id), ErrUnknownMessage)
+	}
+	x.m.Facts |= f
+	x.unit.version++
+	c.gen++
+	return nil
+}
+
+// ClassOf reports the regenerability class the guard gives message id
+// now: its explicit class, the oracle's answer or the derived one, raised
+// to [Irreducible] by any [Facts].
+func (c *Context) ClassOf(id MessageID) (Class, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	x, ok := c.byID[id]
+	if !ok {
+		return ClassUnset, false
+	}
+	return c.classify(x), true
+}
+
+// classify returns the effective class of x.
+func (c *Context) classify(x *msg) Class {
+	if x.m.Facts != 0 {
+		return Irreducible
+	}
+	if x.m.Class != ClassUnset {
+		return x.m.Class
+	}
+	if c.cfg.Oracle != nil {
+		if k := c.cfg.Oracle.Classify(x.copy()); k != ClassUnset {
+			return k
+		}
+	}
+	if len(x.results) == 0 {
+		if c.cfg.TextClass != ClassUnset {
+			return c.cfg.TextClass
+		}
+		return Reconstructible
+	}
+	k := Reconstructible
+	for _, r := range x.results {
+		k = max(k, c.toolOutputClass(r.tool))
+	}
+	return k
+}
+
+// regenCheck returns the violations of the regenerability gate for one
+// message, or nil when it may leave the prompt.
+func (c *Context) regenCheck(x *msg) []*Violation {
+	if c.disabled&disableRegen != 0 {
+		return nil
+	}
+	v := func(code Code) *Violation {
+		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{x.unit.id()}, Messages: []MessageID{x.m.ID}, pos: x.seq}
+	}
+	// A planned step that names the message holds it, whatever else.
+	if x.refs > 0 {
+		return []*Violation{v(CodeReferenced)}
+	}
+	if c.sealed {
+		return nil // condition 3: closed plan, and no remaining step needs it
+	}
+	k := c.classify(x)
+	if k == Reconstructible {
+		return nil
+	}
+	if c.resolvable(x.m.Pointer) {
+		return nil // condition 2: durable spill with a live pointer
+	}
+	if codes := x.m.Facts.codes(); len(codes) > 0 {
+		out := make([]*Violation, len(codes))
+		for i, code := range codes {
+			out[i] = v(code)
+		}
+		return out
+	}
+	if k == Durable {
+		return []*Violation{v(CodePointerLost)}
+	}
+	return []*Violation{v(CodeIrreducible)}
+}
+
+func (c *Context) resolvable(p Pointer) bool {
+	return !p.IsZero() && c.cfg.Resolver != nil && c.cfg.Resolver.Resolvable(p)
+}
+
+// hoarded lists the large reconstructible messages a decision leaves in.
+func (c *Context) hoarded(out map[*msg]bool) []MessageID {
+	if len(c.large) == 0 {
+		return nil
+	}
+	var xs []*msg
+	for x := range c.large {
+		if out[x] || x.open || x.m.Pinned || x.unit.pending > 0 || x.unit.pinned > 0 || x.refs > 0 {
+			continue
+		}
+		if c.classify(x) == Reconstructible {
+			xs = append(xs, x)
+		}
+	}
+	slices.SortFunc(xs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
+	ids := make([]MessageID, len(xs))
+	for i, x := range xs {
+		ids[i] = x.m.ID
+	}
+	return ids
+}

@@ -1,0 +1,398 @@
+package pruneguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/schemadiff"
+)
+
+// Annotations are the MCP tool annotations (spec 2025-03-26 and later).
+// A nil field takes the spec's default: not read-only, destructive, not
+// idempotent, open world. Those defaults are pessimistic on purpose: a
+// tool nobody described counts as mutating, and its outputs as
+// irreducible. MCP calls annotations hints that must not be trusted from
+// untrusted servers; pass them on only from servers you trust.
+type Annotations struct {
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+// ReadOnly reports readOnlyHint with its default (false).
+func (a Annotations) ReadOnly() bool { return hint(a.ReadOnlyHint, false) }
+
+// Destructive reports destructiveHint with its default (true). A read-only
+// tool is never destructive.
+func (a Annotations) Destructive() bool { return !a.ReadOnly() && hint(a.DestructiveHint, true) }
+
+// Idempotent reports idempotentHint with its default (false). A read-only
+// tool is always idempotent.
+func (a Annotations) Idempotent() bool { return a.ReadOnly() || hint(a.IdempotentHint, false) }
+
+// OpenWorld reports openWorldHint with its default (true).
+func (a Annotations) OpenWorld() bool { return hint(a.OpenWorldHint, true) }
+
+func hint(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// Bool returns a pointer to b, for filling [Annotations].
+func Bool(b bool) *bool { return &b }
+
+// Tool describes one tool the model may call: its schema, whether calling
+// it changes the world, and whether its outputs can be obtained again.
+type Tool struct {
+	// Name is the tool's name as calls give it. Required.
+	Name string
+	// Schema is the tool's input JSON Schema as the prompt carries it.
+	Schema json.RawMessage
+	// Version names the schema's version. Registering the tool again with
+	// another version (or, when both versions are empty, another schema)
+	// is a migration: arguments of calls made before it are stale.
+	Version string
+	// Annotations decide mutation and, with Output unset, the class of the
+	// tool's results.
+	Annotations Annotations
+	// Output, when set, is the regenerability class of the tool's results,
+	// overriding the one derived from Annotations.
+	Output Class
+	// NoTombstone says the runtime cannot insert a tombstone for this tool.
+	// Withdrawing a mutation tool's schema while its arguments stay is then
+	// refused.
+	NoTombstone bool
+}
+
+// Mutating reports whether calling the tool may change its environment
+// (MCP: not read-only).
+func (t Tool) Mutating() bool { return !t.Annotations.ReadOnly() }
+
+// OutputClass returns the regenerability class of the tool's results:
+// Output when set; otherwise a read-only, closed-world tool's results are
+// [Reconstructible], and so are an idempotent, non-destructive,
+// closed-world tool's; everything else (non-idempotent, destructive or
+// open-world) is [Irreducible].
+func (t Tool) OutputClass() Class {
+	if t.Output != ClassUnset {
+		return t.Output
+	}
+	a := t.Annotations
+	if !a.OpenWorld() && a.Idempotent() && !a.Destructive() {
+		return Reconstructible
+	}
+	return Irreducible
+}
+
+// Tombstone is the one-line note a runtime inserts in the prompt when a
+// tool's schema leaves while arguments of earlier calls to it stay: it
+// tells the model the tool exists and must be asked for before use.
+type Tombstone struct {
+	Tool     string
+	Mutating bool
+	// Stale lists surviving calls made under an older schema version.
+	Stale []CallID
+	Text  string
+}
+
+// ToolState is the guard's record of one tool.
+type ToolState struct {
+	Tool Tool
+	// Registered is false for tools known only from calls.
+	Registered bool
+	// Resident reports whether the schema is in the prompt.
+	Resident bool
+	// Tombstoned reports whether a tombstone stands in for the schema.
+	Tombstoned bool
+	// Compressed holds the compressed schema in the prompt, if any.
+	Compressed json.RawMessage
+	// Args counts calls to the tool whose arguments are in the Context.
+	Args int
+	// Stale counts those made under an older schema version.
+	Stale int
+	// Reexpansions counts [Context.RequestTool] calls for the tool while it
+	// was tombstoned: how often the model asked for a withdrawn schema.
+	Reexpansions int
+	// GhostCalls counts calls the model made to the tool while its schema
+	// was not in the prompt.
+	GhostCalls int
+}
+
+type toolRec struct {
+	t          Tool
+	registered bool
+	resident   bool
+	tombstoned bool
+	compressed json.RawMessage
+	ver        uint32
+	args       int
+	reexpand   int
+	ghostCalls int
+}
+
+// tool returns the record of name, creating an unregistered one.
+func (c *Context) tool(name string) *toolRec {
+	t := c.tools[name]
+	if t == nil {
+		t = &toolRec{t: Tool{Name: name}, resident: true}
+		c.tools[name] = t
+	}
+	return t
+}
+
+func (c *Context) toolOutputClass(name string) Class {
+	t := c.tools[name]
+	if t == nil {
+		return Tool{Name: name}.OutputClass()
+	}
+	return t.t.OutputClass()
+}
+
+// RegisterTool adds a tool to the registry with its schema resident, or
+// updates it. A changed Version (or schema, when no versions are given)
+// is a migration: calls already in the Context become stale.
+func (c *Context) RegisterTool(t Tool) error {
+	if t.Name == "" {
+		return inputErr("register tool", "", ErrEmptyID)
+	}
+	if len(t.Schema) > 0 && !json.Valid(t.Schema) {
+		return inputErr("register tool", t.Name, ErrBadSchema)
+	}
+	t.Schema = slices.Clone(t.Schema)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	r := c.tools[t.Name]
+	if r == nil {
+		c.tools[t.Name] = &toolRec{t: t, registered: true, resident: true}
+	} else {
+		if r.registered && migrated(r.t, t) {
+			r.ver++
+		}
+		r.t = t
+		r.registered = true
+	}
+	c.epoch++
+	c.gen++
+	return nil
+}
+
+func migrated(old, new Tool) bool {
+	if old.Version != "" || new.Version != "" {
+		return old.Version != new.Version
+	}
+	return !bytes.Equal(old.Schema, new.Schema)
+}
+
+// Tool returns the guard's record of a tool.
+func (c *Context) Tool(name string) (ToolState, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r, ok := c.tools[name]
+	if !ok {
+		return ToolState{}, false
+	}
+	return c.toolState(r), true
+}
+
+// Tools returns the records of every tool, sorted by name.
+func (c *Context) Tools() []ToolState {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]ToolState, 0, len(c.tools))
+	for _, r := range c.tools {
+		out = append(out, c.toolState(r))
+	}
+	slices.SortFunc(out, func(a, b ToolState) int {
+		switch {
+		case a.Tool.Name < b.Tool.Name:
+			return -1
+		case a.Tool.Name > b.Tool.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (c *Context) toolState(r *toolRec) ToolState {
+	s := ToolState{
+		Tool: r.t, Registered: r.registered, Resident: r.resident, Tombstoned: r.tombstoned,
+		Compressed: r.compressed, Args: r.args, Reexpansions: r.reexpand, GhostCalls: r.ghostCalls,
+	}
+	if r.ver > 0 {
+		s.Stale = len(c.staleCalls(r))
+	}
+	return s
+}
+
+// StaleCalls returns the calls to a tool, still in the Context, that were
+// made under an older version of its schema. Their arguments may not fit
+// the current schema; a model copying them would send stale values.
+func (c *Context) StaleCalls(tool string) []CallID {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r, ok := c.tools[tool]
+	if !ok {
+		return nil
+	}
+	return c.staleCalls(r)
+}
+
+func (c *Context) staleCalls(r *toolRec) []CallID {
+	if r.ver == 0 || r.args == 0 {
+		return nil
+	}
+	var out []CallID
+	for x := c.head; x != nil; x = x.next {
+		for _, k := range x.calls {
+			if k.tool == r.t.Name && k.ver < r.ver {
+				out = append(out, k.id)
+			}
+		}
+	}
+	return out
+}
+
+// RequestTool records that the model asked for a tool's schema back and
+// makes the schema resident again. It reports whether the tool was
+// tombstoned: a true answer is the diagnostic signal that pruning took a
+// schema the model still needed.
+func (c *Context) RequestTool(name string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	r, ok := c.tools[name]
+	if !ok {
+		return false, inputErr("request tool", name, ErrUnknownTool)
+	}
+	was := r.tombstoned
+	if was {
+		r.reexpand++
+	}
+	r.resident, r.tombstoned, r.compressed = true, false, nil
+	c.epoch++
+	c.gen++
+	return was, nil
+}
+
+func tombstoneText(name string, mutating bool) string {
+	if mutating {
+		return fmt.Sprintf("[pruneguard] tool %q is still available but its schema was withdrawn; it changes state: ask for its schema before calling it, do not rebuild a call from earlier arguments.", name)
+	}
+	return fmt.Sprintf("[pruneguard] tool %q is still available but its schema was withdrawn; ask for its schema before calling it.", name)
+}
+
+// schemaGate decides, after message eviction is settled, which schemas may
+// go and which need tombstones. evicted counts, per tool, the calls whose
+// arguments leave with the decision.
+func (c *Context) schemaGate(p Plan, evicted map[string]int, d *Decision) []*Violation {
+	var vs []*Violation
+	consider := func(name string, lossy []schemadiff.Loss, compressed json.RawMessage) {
+		r := c.tools[name]
+		surviving := r.args - evicted[name]
+		if !r.resident && !r.tombstoned && surviving == 0 {
+			return
+		}
+		if compressed != nil && len(lossy) == 0 {
+			d.Compress = append(d.Compress, CompressedSchema{Tool: name, Schema: compressed})
+			return
+		}
+		if compressed != nil {
+			d.Lossy = append(d.Lossy, LossyCompression{Tool: name, Losses: lossStrings(lossy)})
+		}
+		if surviving <= 0 || c.disabled&disableSchema != 0 {
+			d.add(name, compressed, nil)
+			return
+		}
+		mut := r.t.Mutating()
+		noTomb := c.cfg.NoTombstones || r.t.NoTombstone
+		switch {
+		case noTomb && mut:
+			vs = append(vs, &Violation{Gate: GateSchema, Code: CodeGhostTool, Tools: []string{name}, Calls: c.survivingCalls(r, d)})
+		case noTomb:
+			// A read-only tool fails closed: the model asks for it back.
+			d.add(name, compressed, nil)
+		default:
+			ts := &Tombstone{Tool: name, Mutating: mut, Text: tombstoneText(name, mut)}
+			if r.ver > 0 {
+				ts.Stale = c.staleCalls(r)
+			}
+			d.add(name, compressed, ts)
+		}
+	}
+	seen := make(map[string]bool, len(p.DropSchemas)+len(p.CompressSchemas))
+	for _, name := range p.DropSchemas {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		consider(name, nil, nil)
+	}
+	names := make([]string, 0, len(p.CompressSchemas))
+	for name := range p.CompressSchemas {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		r := c.tools[name]
+		lossy, _ := schemadiff.Compare(r.t.Schema, p.CompressSchemas[name]) // validated in checkPlan
+		consider(name, lossy, slices.Clone(p.CompressSchemas[name]))
+	}
+	// Tombstones whose tool loses its last arguments can go too.
+	for name, n := range evicted {
+		if r := c.tools[name]; r != nil && r.tombstoned && r.args-n <= 0 && !seen[name] {
+			d.Retire = append(d.Retire, name)
+		}
+	}
+	slices.Sort(d.Retire)
+	return vs
+}
+
+func lossStrings(ls []schemadiff.Loss) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.String()
+	}
+	return out
+}
+
+// survivingCalls lists the calls to r that stay after decision d.
+func (c *Context) survivingCalls(r *toolRec, d *Decision) []CallID {
+	var out []CallID
+	for x := c.head; x != nil; x = x.next {
+		if d.evictSet[x] {
+			continue
+		}
+		for _, k := range x.calls {
+			if k.tool == r.t.Name {
+				out = append(out, k.id)
+			}
+		}
+	}
+	return out
+}
+
+// CompressedSchema is a schema a decision replaces with a compressed form
+// that keeps every structural constraint.
+type CompressedSchema struct {
+	Tool   string
+	Schema json.RawMessage
+}
+
+// LossyCompression reports a proposed compression that drops required
+// fields, enum members or types; the gate treats it as withdrawing the
+// schema.
+type LossyCompression struct {
+	Tool   string
+	Losses []string
+}
