@@ -1,0 +1,345 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// PartKind classifies one content part (block) of a message.
+type PartKind int
+
+// The kinds of content parts the package tells apart.
+const (
+	// PartOther is any part the package does not model (images, documents,
+	// cache points, ...). It is kept but carries no structural meaning.
+	PartOther PartKind = iota
+	// PartText is a plain text part.
+	PartText
+	// PartCall is a client tool call (tool_use, tool_calls entry,
+	// function_call item, functionCall part, toolUse block).
+	PartCall
+	// PartResult is a client tool result answering a call.
+	PartResult
+	// PartReasoning is reasoning or thinking content.
+	PartReasoning
+	// PartServerCall is a tool call the provider runs itself (Anthropic
+	// server_tool_use, Responses web_search_call and similar).
+	PartServerCall
+	// PartServerResult is the result of a server-side tool call.
+	PartServerResult
+)
+
+// Part is the structural summary of one content part, in content order.
+type Part struct {
+	// Kind is the classification of the part.
+	Kind PartKind
+	// Type is the wire name of the part, such as "tool_use", "text",
+	// "functionCall" or "toolResult".
+	Type string
+	// ID is the call id for calls and server calls, and the id of the
+	// answered call for results. It may be empty for Gemini parts.
+	ID string
+	// Name is the tool name of calls, and of results when the wire format
+	// carries it.
+	Name string
+	// Text is the text of text and reasoning parts (Anthropic thinking,
+	// Gemini thought text) when present.
+	Text string
+	// Signed reports a reasoning signature or encrypted reasoning content on
+	// the part (Anthropic thinking signature, Gemini thoughtSignature,
+	// Responses encrypted_content, Bedrock reasoning signature).
+	Signed bool
+}
+
+// Call is a client tool call emitted by a message.
+type Call struct {
+	// ID is the call id (tool_call id, tool_use id, call_id, toolUseId). It
+	// is empty for Gemini calls sent without an id.
+	ID string
+	// Name is the tool name.
+	Name string
+	// Args is the call's arguments as JSON. Chat and Responses send
+	// arguments as a JSON string; when it holds valid JSON it is unwrapped.
+	Args json.RawMessage
+	// Signed reports a thought signature on the call part (Gemini).
+	Signed bool
+}
+
+// Message is one entry of the conversation: a message for Chat, Anthropic
+// and Bedrock, an input item for Responses, a content turn for Gemini.
+type Message struct {
+	// Raw is the message exactly as it appears in the body.
+	Raw json.RawMessage
+	// Role is the message role ("user", "assistant", "tool", "model", ...).
+	// It is empty for Responses items that are not messages.
+	Role string
+	// Type is the Responses item type ("message", "function_call",
+	// "function_call_output", "reasoning", ...); empty in other dialects.
+	Type string
+	// ID is the Responses item id, if any.
+	ID string
+	// Name is the chat message name field (tool and legacy function
+	// messages), if any.
+	Name string
+	// Parts lists the content parts in order.
+	Parts []Part
+	// Calls lists the client tool calls this message emits, in order.
+	Calls []Call
+	// Results lists the call ids answered by the tool results this message
+	// carries, in order (Gemini responses without an id give "").
+	Results []string
+	// Reasoning reports reasoning or thinking content in the message.
+	Reasoning bool
+	// ServerToolUse reports provider-run tool calls or results in the
+	// message (Anthropic server_tool_use and *_tool_result, Responses
+	// web_search_call and similar). They pair within the same turn and need
+	// no client result.
+	ServerToolUse bool
+	// Texts lists the text parts in order.
+	Texts []string
+	// Empty reports missing, null, "" or [] content.
+	Empty bool
+}
+
+func (m *Message) add(p Part) {
+	m.Parts = append(m.Parts, p)
+	switch p.Kind {
+	case PartText:
+		m.Texts = append(m.Texts, p.Text)
+	case PartResult:
+		m.Results = append(m.Results, p.ID)
+	case PartReasoning:
+		m.Reasoning = true
+	case PartServerCall, PartServerResult:
+		m.ServerToolUse = true
+	}
+}
+
+// Body is a parsed provider request body.
+type Body struct {
+	// Dialect is the wire dialect the body was read as.
+	Dialect Dialect
+	// Messages is the conversation, in order. Edit it only through Remove
+	// and Stub so that Marshal knows what changed.
+	Messages []Message
+
+	top         *topLevel
+	key         string // "messages", "input" or "contents"
+	dirty       bool
+	inputString bool // responses: input was a plain string
+
+	// Top-level facts the validator needs.
+	thinking      string // anthropic: thinking.type
+	hasToolConfig bool   // bedrock
+	storeFalse    bool   // responses
+}
+
+// Read parses a request body of dialect d. An empty d means Detect is
+// used. The error names what is wrong and where, for example
+// "wire: anthropic: messages[3].content[1]: tool_result without tool_use_id".
+func Read(body []byte, d Dialect) (*Body, error) {
+	if d == "" {
+		var err error
+		if d, err = Detect(body); err != nil {
+			return nil, err
+		}
+	}
+	key, ok := d.messagesKey()
+	if !ok {
+		return nil, fmt.Errorf("wire: unknown dialect %q", string(d))
+	}
+	top, err := parseTop(body)
+	if err != nil {
+		return nil, fmt.Errorf("wire: %s: %v", d, err)
+	}
+	b := &Body{Dialect: d, top: top, key: key}
+	raw, ok := top.fields[key]
+	if !ok || isNull(raw) {
+		return nil, fmt.Errorf("wire: %s: body has no %q", d, key)
+	}
+	var items []json.RawMessage
+	if d == OpenAIResponses && kindOf(raw) == '"' {
+		b.inputString = true
+		items = []json.RawMessage{raw}
+	} else if items, ok = asArray(raw); !ok {
+		return nil, fmt.Errorf("wire: %s: %s is %s, not an array", d, key, kindName(raw))
+	}
+	b.Messages = make([]Message, len(items))
+	for i, it := range items {
+		m, err := parseMessage(d, it, b.inputString)
+		if err != nil {
+			return nil, fmt.Errorf("wire: %s: %s[%d]%s", d, key, i, err)
+		}
+		b.Messages[i] = m
+	}
+	if err := b.readTopFacts(); err != nil {
+		return nil, fmt.Errorf("wire: %s: %v", d, err)
+	}
+	return b, nil
+}
+
+// pathErr builds an error whose text continues a path such as "messages[3]".
+// The text starts with ".field" or ": what".
+type pathErr struct{ path, msg string }
+
+func (e *pathErr) Error() string {
+	if e.path == "" {
+		return ": " + e.msg
+	}
+	return e.path + ": " + e.msg
+}
+
+func errAt(path, format string, args ...any) error {
+	return &pathErr{path: path, msg: fmt.Sprintf(format, args...)}
+}
+
+func parseMessage(d Dialect, raw json.RawMessage, inputString bool) (Message, error) {
+	m := Message{Raw: raw}
+	if inputString {
+		s, _ := asString(raw)
+		m.Role, m.Type = "user", "message"
+		m.add(Part{Kind: PartText, Type: "input_text", Text: s})
+		m.Empty = s == ""
+		return m, nil
+	}
+	obj, ok := asObject(raw)
+	if !ok {
+		return m, errAt("", "%s is %s, not an object", d.entryName(), kindName(raw))
+	}
+	var err error
+	switch d {
+	case OpenAIChat:
+		err = parseChat(&m, obj)
+	case OpenAIResponses:
+		err = parseResponsesItem(&m, obj)
+	case Anthropic:
+		err = parseAnthropic(&m, obj)
+	case Gemini:
+		err = parseGemini(&m, obj)
+	case Bedrock:
+		err = parseBedrock(&m, obj)
+	}
+	return m, err
+}
+
+func (b *Body) readTopFacts() error {
+	f := b.top.fields
+	switch b.Dialect {
+	case Anthropic:
+		if raw, ok := f["thinking"]; ok && !isNull(raw) {
+			obj, ok := asObject(raw)
+			if !ok {
+				return fmt.Errorf("thinking is %s, not an object", kindName(raw))
+			}
+			t, err := optString(obj, "type")
+			if err != nil {
+				return fmt.Errorf("thinking.%v", err)
+			}
+			b.thinking = t
+		}
+	case Bedrock:
+		raw, ok := f["toolConfig"]
+		b.hasToolConfig = ok && !isNull(raw)
+	case OpenAIResponses:
+		b.storeFalse = strings.TrimSpace(string(f["store"])) == "false"
+	}
+	return nil
+}
+
+// Marshal writes the body back. When nothing was removed or stubbed the
+// original bytes are returned unchanged; otherwise only the message array
+// is rewritten and every other top-level field is kept as it was.
+func (b *Body) Marshal() ([]byte, error) {
+	if b == nil || b.top == nil {
+		return nil, errors.New("wire: marshal of a body that was not read")
+	}
+	if !b.dirty {
+		return append([]byte(nil), b.top.src...), nil
+	}
+	var val []byte
+	if b.inputString && len(b.Messages) == 1 {
+		val = b.Messages[0].Raw
+	} else {
+		raws := make([]json.RawMessage, len(b.Messages))
+		for i := range b.Messages {
+			raws[i] = b.Messages[i].Raw
+		}
+		val = joinArray(raws)
+	}
+	out := b.top.replace(b.key, val)
+	if out == nil {
+		return nil, fmt.Errorf("wire: %s: body has no %q", b.Dialect, b.key)
+	}
+	return out, nil
+}
+
+// Remove deletes whole messages (items, turns) by index. Indexes refer to
+// the current Messages and may come in any order; duplicates are ignored.
+// Nothing is removed when an index is out of range.
+func (b *Body) Remove(indexes []int) error {
+	if len(indexes) == 0 {
+		return nil
+	}
+	drop := make(map[int]bool, len(indexes))
+	for _, i := range indexes {
+		if i < 0 || i >= len(b.Messages) {
+			return fmt.Errorf("wire: remove: index %d out of range [0,%d)", i, len(b.Messages))
+		}
+		drop[i] = true
+	}
+	kept := b.Messages[:0:0]
+	for i, m := range b.Messages {
+		if !drop[i] {
+			kept = append(kept, m)
+		}
+	}
+	b.Messages = kept
+	if b.inputString && len(kept) == 0 {
+		b.inputString = false
+	}
+	b.dirty = true
+	return nil
+}
+
+// Stub replaces the content of every tool result carried by message index
+// with the placeholder text, keeping the result block, its ids and the
+// call. Anthropic tool_result content, chat tool message content, Responses
+// function_call_output output, Gemini functionResponse response (as
+// {"result": text}) and Bedrock toolResult content (as [{"text": text}]) are
+// replaced. text must not be blank, since providers reject empty results.
+func (b *Body) Stub(index int, text string) error {
+	if index < 0 || index >= len(b.Messages) {
+		return fmt.Errorf("wire: stub: index %d out of range [0,%d)", index, len(b.Messages))
+	}
+	if strings.TrimSpace(text) == "" {
+		return errors.New("wire: stub: placeholder text is blank")
+	}
+	m := &b.Messages[index]
+	if len(m.Results) == 0 {
+		return fmt.Errorf("wire: stub: %s[%d] carries no tool result", b.key, index)
+	}
+	raw, err := stubMessage(b.Dialect, m.Raw, text)
+	if err != nil {
+		return fmt.Errorf("wire: stub: %s[%d]: %v", b.key, index, err)
+	}
+	nm, err := parseMessage(b.Dialect, raw, false)
+	if err != nil {
+		return fmt.Errorf("wire: stub: %s[%d]%v", b.key, index, err)
+	}
+	*m = nm
+	b.dirty = true
+	return nil
+}
+
+// sortViolations orders violations by index, then rule.
+func sortViolations(v []Violation) {
+	sort.SliceStable(v, func(i, j int) bool {
+		if v[i].Index != v[j].Index {
+			return v[i].Index < v[j].Index
+		}
+		return v[i].Rule < v[j].Rule
+	})
+}

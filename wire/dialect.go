@@ -1,0 +1,160 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Dialect names a provider request format.
+type Dialect string
+
+// The supported dialects.
+const (
+	// OpenAIChat is the OpenAI Chat Completions request format
+	// ({"messages": [...], "tools": [...]}), also spoken by many
+	// OpenAI-compatible servers.
+	OpenAIChat Dialect = "openai-chat"
+	// OpenAIResponses is the OpenAI Responses request format
+	// ({"input": [...items] or "text", "tools": [...]}).
+	OpenAIResponses Dialect = "openai-responses"
+	// Anthropic is the Anthropic Messages request format
+	// ({"system": ..., "messages": [...], "tools": [...]}).
+	Anthropic Dialect = "anthropic"
+	// Gemini is the Google Gemini generateContent request format
+	// ({"contents": [...], "tools": [{"functionDeclarations": [...]}]}).
+	Gemini Dialect = "gemini"
+	// Bedrock is the AWS Bedrock Converse request format
+	// ({"messages": [...], "system": [...], "toolConfig": {...}}).
+	Bedrock Dialect = "bedrock"
+)
+
+// Dialects lists every supported dialect.
+var Dialects = []Dialect{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Bedrock}
+
+func (d Dialect) messagesKey() (string, bool) {
+	switch d {
+	case OpenAIChat, Anthropic, Bedrock:
+		return "messages", true
+	case OpenAIResponses:
+		return "input", true
+	case Gemini:
+		return "contents", true
+	}
+	return "", false
+}
+
+func (d Dialect) entryName() string {
+	switch d {
+	case OpenAIResponses:
+		return "item"
+	case Gemini:
+		return "content"
+	}
+	return "message"
+}
+
+// Detect guesses the dialect of a request body from its shape:
+// "contents" means Gemini, "input" means Responses, "toolConfig" or
+// camelCase toolUse/toolResult blocks mean Bedrock, tool_calls or tool
+// messages mean Chat, tool_use/tool_result/thinking blocks mean Anthropic.
+// A plain "messages" body falls back on the other top-level keys
+// ("max_tokens" with "system" for Anthropic, "inferenceConfig" for
+// Bedrock) and then on OpenAI Chat, the most widely spoken format.
+func Detect(body []byte) (Dialect, error) {
+	top, err := parseTop(body)
+	if err != nil {
+		return "", fmt.Errorf("wire: detect: %v", err)
+	}
+	f := top.fields
+	if raw, ok := f["contents"]; ok && kindOf(raw) == '[' {
+		return Gemini, nil
+	}
+	if raw, ok := f["input"]; ok && (kindOf(raw) == '[' || kindOf(raw) == '"') {
+		return OpenAIResponses, nil
+	}
+	if raw, ok := f["toolConfig"]; ok && !isNull(raw) {
+		return Bedrock, nil
+	}
+	raw, ok := f["messages"]
+	if !ok {
+		return "", errors.New("wire: detect: body has none of \"messages\", \"input\" or \"contents\"")
+	}
+	msgs, ok := asArray(raw)
+	if !ok {
+		return "", fmt.Errorf("wire: detect: messages is %s, not an array", kindName(raw))
+	}
+	if d := detectMessages(msgs); d != "" {
+		return d, nil
+	}
+	if _, ok := f["inferenceConfig"]; ok {
+		return Bedrock, nil
+	}
+	if sys, ok := f["system"]; ok {
+		if items, ok := asArray(sys); ok && len(items) > 0 {
+			if obj, ok := asObject(items[0]); ok {
+				if _, typed := obj["type"]; !typed {
+					return Bedrock, nil
+				}
+			}
+		}
+		if _, ok := f["max_tokens"]; ok {
+			return Anthropic, nil
+		}
+	}
+	if _, ok := f["max_tokens"]; ok {
+		if _, ok := f["anthropic_version"]; ok {
+			return Anthropic, nil
+		}
+	}
+	return OpenAIChat, nil
+}
+
+// detectMessages looks at message roles and content blocks for a dialect
+// marker. It returns "" when the messages fit every messages-based dialect.
+func detectMessages(msgs []json.RawMessage) Dialect {
+	for _, raw := range msgs {
+		obj, ok := asObject(raw)
+		if !ok {
+			continue
+		}
+		role, _ := optString(obj, "role")
+		switch role {
+		case "tool", "function", "system", "developer":
+			return OpenAIChat
+		}
+		if tc, ok := obj["tool_calls"]; ok && !isNull(tc) {
+			return OpenAIChat
+		}
+		if _, ok := obj["tool_call_id"]; ok {
+			return OpenAIChat
+		}
+		blocks, ok := asArray(obj["content"])
+		if !ok {
+			continue
+		}
+		for _, br := range blocks {
+			blk, ok := asObject(br)
+			if !ok {
+				continue
+			}
+			for _, k := range []string{"toolUse", "toolResult", "reasoningContent", "cachePoint", "guardContent"} {
+				if _, ok := blk[k]; ok {
+					return Bedrock
+				}
+			}
+			typ, _ := optString(blk, "type")
+			switch typ {
+			case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document":
+				return Anthropic
+			case "image_url", "input_audio", "refusal":
+				return OpenAIChat
+			case "":
+				if _, ok := blk["text"]; ok {
+					return Bedrock
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,544 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ---- OpenAI Chat ----------------------------------------------------------
+
+func parseChat(m *Message, obj map[string]json.RawMessage) error {
+	var err error
+	if m.Role, err = optString(obj, "role"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.Role == "" {
+		return errAt("", "message without role")
+	}
+	if m.Name, err = optString(obj, "name"); err != nil {
+		return errAt("", "%v", err)
+	}
+	content := obj["content"]
+	switch kindOf(content) {
+	case 0, 'n':
+		m.Empty = true
+	case '"':
+		s, _ := asString(content)
+		m.Empty = s == ""
+		if s != "" {
+			m.add(Part{Kind: PartText, Type: "text", Text: s})
+		}
+	case '[':
+		parts, _ := asArray(content)
+		m.Empty = len(parts) == 0
+		for k, pr := range parts {
+			p, ok := asObject(pr)
+			if !ok {
+				return errAt(fmt.Sprintf(".content[%d]", k), "content part is %s, not an object", kindName(pr))
+			}
+			typ, err := optString(p, "type")
+			if err != nil {
+				return errAt(fmt.Sprintf(".content[%d]", k), "%v", err)
+			}
+			if typ == "text" || (typ == "" && p["text"] != nil) {
+				t, err := optString(p, "text")
+				if err != nil {
+					return errAt(fmt.Sprintf(".content[%d]", k), "%v", err)
+				}
+				m.add(Part{Kind: PartText, Type: "text", Text: t})
+				continue
+			}
+			m.add(Part{Kind: PartOther, Type: typ})
+		}
+	default:
+		return errAt(".content", "content is %s, not a string or an array", kindName(content))
+	}
+	for _, k := range []string{"reasoning_content", "reasoning", "thinking"} {
+		raw, ok := obj[k]
+		if !ok || isNull(raw) {
+			continue
+		}
+		if s, ok := asString(raw); ok && s == "" {
+			continue
+		}
+		t, _ := asString(raw)
+		m.add(Part{Kind: PartReasoning, Type: k, Text: t})
+	}
+	if tc, ok := obj["tool_calls"]; ok && !isNull(tc) {
+		calls, ok := asArray(tc)
+		if !ok {
+			return errAt(".tool_calls", "tool_calls is %s, not an array", kindName(tc))
+		}
+		for k, cr := range calls {
+			path := fmt.Sprintf(".tool_calls[%d]", k)
+			c, ok := asObject(cr)
+			if !ok {
+				return errAt(path, "tool call is %s, not an object", kindName(cr))
+			}
+			id, err := optString(c, "id")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			if id == "" {
+				return errAt(path, "tool call without id")
+			}
+			call := Call{ID: id}
+			fn := c["function"]
+			if isNull(fn) {
+				fn = c["custom"]
+			}
+			if !isNull(fn) {
+				f, ok := asObject(fn)
+				if !ok {
+					return errAt(path+".function", "function is %s, not an object", kindName(fn))
+				}
+				if call.Name, err = optString(f, "name"); err != nil {
+					return errAt(path+".function", "%v", err)
+				}
+				if a, ok := f["arguments"]; ok {
+					call.Args = argsJSON(a)
+				} else {
+					call.Args = argsJSON(f["input"])
+				}
+			}
+			m.Calls = append(m.Calls, call)
+			m.add(Part{Kind: PartCall, Type: "tool_call", ID: id, Name: call.Name})
+		}
+	}
+	if m.Role == "tool" {
+		id, err := optString(obj, "tool_call_id")
+		if err != nil {
+			return errAt(".tool_call_id", "%v", err)
+		}
+		var ids []string
+		if id != "" {
+			ids = append(ids, id)
+		} else if raw, ok := obj["tool_call_ids"]; ok && !isNull(raw) {
+			// SWE-agent variant: a list of the ids answered.
+			list, ok := asArray(raw)
+			if !ok {
+				return errAt(".tool_call_ids", "tool_call_ids is %s, not an array", kindName(raw))
+			}
+			for k, r := range list {
+				s, ok := asString(r)
+				if !ok || s == "" {
+					return errAt(fmt.Sprintf(".tool_call_ids[%d]", k), "tool call id is not a non-empty string")
+				}
+				ids = append(ids, s)
+			}
+		}
+		if len(ids) == 0 {
+			return errAt("", "tool message without tool_call_id")
+		}
+		for _, id := range ids {
+			m.add(Part{Kind: PartResult, Type: "tool", ID: id, Name: m.Name})
+		}
+	}
+	return nil
+}
+
+// ---- OpenAI Responses -----------------------------------------------------
+
+// Client-executed call item types and their output item types.
+var responsesCallTypes = map[string]bool{
+	"function_call": true, "custom_tool_call": true, "computer_call": true,
+}
+
+var responsesOutputTypes = map[string]bool{
+	"function_call_output": true, "custom_tool_call_output": true, "computer_call_output": true,
+}
+
+// Items run by the provider itself.
+var responsesServerTypes = map[string]bool{
+	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true,
+	"image_generation_call": true, "mcp_call": true, "mcp_list_tools": true,
+}
+
+func parseResponsesItem(m *Message, obj map[string]json.RawMessage) error {
+	var err error
+	if m.Type, err = optString(obj, "type"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.Role, err = optString(obj, "role"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.ID, err = optString(obj, "id"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.Type == "" {
+		if m.Role == "" {
+			return errAt("", "item without type or role")
+		}
+		m.Type = "message"
+	}
+	switch {
+	case m.Type == "message":
+		if m.Role == "" {
+			return errAt("", "message item without role")
+		}
+		return parseResponsesContent(m, obj["content"])
+	case responsesCallTypes[m.Type]:
+		id, err := optString(obj, "call_id")
+		if err != nil {
+			return errAt("", "%v", err)
+		}
+		if id == "" {
+			return errAt("", "%s without call_id", m.Type)
+		}
+		call := Call{ID: id}
+		if call.Name, err = optString(obj, "name"); err != nil {
+			return errAt("", "%v", err)
+		}
+		if a, ok := obj["arguments"]; ok {
+			call.Args = argsJSON(a)
+		} else if a, ok := obj["input"]; ok {
+			call.Args = argsJSON(a)
+		} else {
+			call.Args = argsJSON(obj["action"])
+		}
+		m.Calls = append(m.Calls, call)
+		m.add(Part{Kind: PartCall, Type: m.Type, ID: id, Name: call.Name})
+	case responsesOutputTypes[m.Type]:
+		id, err := optString(obj, "call_id")
+		if err != nil {
+			return errAt("", "%v", err)
+		}
+		if id == "" {
+			return errAt("", "%s without call_id", m.Type)
+		}
+		m.add(Part{Kind: PartResult, Type: m.Type, ID: id})
+	case m.Type == "reasoning":
+		enc := obj["encrypted_content"]
+		signed := !isNull(enc)
+		if s, ok := asString(enc); ok && s == "" {
+			signed = false
+		}
+		m.add(Part{Kind: PartReasoning, Type: m.Type, ID: m.ID, Signed: signed})
+	case responsesServerTypes[m.Type]:
+		m.add(Part{Kind: PartServerCall, Type: m.Type, ID: m.ID})
+	default:
+		m.add(Part{Kind: PartOther, Type: m.Type, ID: m.ID})
+	}
+	return nil
+}
+
+func parseResponsesContent(m *Message, content json.RawMessage) error {
+	switch kindOf(content) {
+	case 0, 'n':
+		m.Empty = true
+	case '"':
+		s, _ := asString(content)
+		m.Empty = s == ""
+		if s != "" {
+			m.add(Part{Kind: PartText, Type: "input_text", Text: s})
+		}
+	case '[':
+		parts, _ := asArray(content)
+		m.Empty = len(parts) == 0
+		for k, pr := range parts {
+			path := fmt.Sprintf(".content[%d]", k)
+			p, ok := asObject(pr)
+			if !ok {
+				return errAt(path, "content part is %s, not an object", kindName(pr))
+			}
+			typ, err := optString(p, "type")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			switch typ {
+			case "input_text", "output_text", "text", "summary_text", "reasoning_text":
+				t, err := optString(p, "text")
+				if err != nil {
+					return errAt(path, "%v", err)
+				}
+				m.add(Part{Kind: PartText, Type: typ, Text: t})
+			default:
+				m.add(Part{Kind: PartOther, Type: typ})
+			}
+		}
+	default:
+		return errAt(".content", "content is %s, not a string or an array", kindName(content))
+	}
+	return nil
+}
+
+// ---- Anthropic ------------------------------------------------------------
+
+func isAnthropicServerResult(typ string) bool {
+	return typ != "tool_result" && strings.HasSuffix(typ, "_tool_result")
+}
+
+func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
+	var err error
+	if m.Role, err = optString(obj, "role"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.Role == "" {
+		return errAt("", "message without role")
+	}
+	content := obj["content"]
+	switch kindOf(content) {
+	case 0, 'n':
+		m.Empty = true
+		return nil
+	case '"':
+		s, _ := asString(content)
+		m.Empty = s == ""
+		if s != "" {
+			m.add(Part{Kind: PartText, Type: "text", Text: s})
+		}
+		return nil
+	case '[':
+	default:
+		return errAt(".content", "content is %s, not a string or an array", kindName(content))
+	}
+	blocks, _ := asArray(content)
+	m.Empty = len(blocks) == 0
+	for k, br := range blocks {
+		path := fmt.Sprintf(".content[%d]", k)
+		blk, ok := asObject(br)
+		if !ok {
+			return errAt(path, "content block is %s, not an object", kindName(br))
+		}
+		typ, err := optString(blk, "type")
+		if err != nil {
+			return errAt(path, "%v", err)
+		}
+		if typ == "" {
+			return errAt(path, "content block without type")
+		}
+		switch {
+		case typ == "text":
+			t, err := optString(blk, "text")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			m.add(Part{Kind: PartText, Type: typ, Text: t})
+		case typ == "tool_use":
+			id, name, err := idAndName(blk, "id")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			if id == "" {
+				return errAt(path, "tool_use without id")
+			}
+			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(blk["input"])})
+			m.add(Part{Kind: PartCall, Type: typ, ID: id, Name: name})
+		case typ == "tool_result":
+			id, err := optString(blk, "tool_use_id")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			if id == "" {
+				return errAt(path, "tool_result without tool_use_id")
+			}
+			m.add(Part{Kind: PartResult, Type: typ, ID: id})
+		case typ == "thinking" || typ == "redacted_thinking":
+			sig, _ := optString(blk, "signature")
+			text, _ := optString(blk, "thinking")
+			m.add(Part{Kind: PartReasoning, Type: typ, Text: text, Signed: sig != "" || typ == "redacted_thinking"})
+		case typ == "server_tool_use" || typ == "mcp_tool_use":
+			id, name, err := idAndName(blk, "id")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			if id == "" {
+				return errAt(path, "%s without id", typ)
+			}
+			m.add(Part{Kind: PartServerCall, Type: typ, ID: id, Name: name})
+		case isAnthropicServerResult(typ):
+			id, err := optString(blk, "tool_use_id")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			if id == "" {
+				return errAt(path, "%s without tool_use_id", typ)
+			}
+			m.add(Part{Kind: PartServerResult, Type: typ, ID: id})
+		default:
+			m.add(Part{Kind: PartOther, Type: typ})
+		}
+	}
+	return nil
+}
+
+func idAndName(obj map[string]json.RawMessage, idKey string) (id, name string, err error) {
+	if id, err = optString(obj, idKey); err != nil {
+		return "", "", err
+	}
+	name, err = optString(obj, "name")
+	return id, name, err
+}
+
+// ---- Gemini ---------------------------------------------------------------
+
+func parseGemini(m *Message, obj map[string]json.RawMessage) error {
+	var err error
+	if m.Role, err = optString(obj, "role"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.Role == "" {
+		m.Role = "user" // the API's default for a content without role
+	}
+	raw := obj["parts"]
+	if isNull(raw) {
+		m.Empty = true
+		return nil
+	}
+	parts, ok := asArray(raw)
+	if !ok {
+		return errAt(".parts", "parts is %s, not an array", kindName(raw))
+	}
+	m.Empty = len(parts) == 0
+	for k, pr := range parts {
+		path := fmt.Sprintf(".parts[%d]", k)
+		p, ok := asObject(pr)
+		if !ok {
+			return errAt(path, "part is %s, not an object", kindName(pr))
+		}
+		sig := !isNull(p["thoughtSignature"]) || !isNull(p["thought_signature"])
+		switch {
+		case !isNull(p["functionCall"]):
+			fc, ok := asObject(p["functionCall"])
+			if !ok {
+				return errAt(path+".functionCall", "functionCall is %s, not an object", kindName(p["functionCall"]))
+			}
+			id, name, err := idAndName(fc, "id")
+			if err != nil {
+				return errAt(path+".functionCall", "%v", err)
+			}
+			if name == "" {
+				return errAt(path, "functionCall without name")
+			}
+			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(fc["args"]), Signed: sig})
+			m.add(Part{Kind: PartCall, Type: "functionCall", ID: id, Name: name, Signed: sig})
+		case !isNull(p["functionResponse"]):
+			fr, ok := asObject(p["functionResponse"])
+			if !ok {
+				return errAt(path+".functionResponse", "functionResponse is %s, not an object", kindName(p["functionResponse"]))
+			}
+			id, name, err := idAndName(fr, "id")
+			if err != nil {
+				return errAt(path+".functionResponse", "%v", err)
+			}
+			if name == "" && id == "" {
+				return errAt(path, "functionResponse without name or id")
+			}
+			m.add(Part{Kind: PartResult, Type: "functionResponse", ID: id, Name: name})
+		case p["text"] != nil:
+			t, err := optString(p, "text")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			if thought := strings.TrimSpace(string(p["thought"])); thought == "true" {
+				m.add(Part{Kind: PartReasoning, Type: "thought", Text: t, Signed: sig})
+			} else {
+				m.add(Part{Kind: PartText, Type: "text", Text: t, Signed: sig})
+			}
+		default:
+			typ := firstKey(p, "thoughtSignature", "thought_signature", "thought")
+			m.add(Part{Kind: PartOther, Type: typ, Signed: sig})
+		}
+	}
+	return nil
+}
+
+// ---- Bedrock Converse -----------------------------------------------------
+
+func parseBedrock(m *Message, obj map[string]json.RawMessage) error {
+	var err error
+	if m.Role, err = optString(obj, "role"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.Role == "" {
+		return errAt("", "message without role")
+	}
+	raw := obj["content"]
+	if isNull(raw) {
+		m.Empty = true
+		return nil
+	}
+	blocks, ok := asArray(raw)
+	if !ok {
+		return errAt(".content", "content is %s, not an array", kindName(raw))
+	}
+	m.Empty = len(blocks) == 0
+	for k, br := range blocks {
+		path := fmt.Sprintf(".content[%d]", k)
+		blk, ok := asObject(br)
+		if !ok {
+			return errAt(path, "content block is %s, not an object", kindName(br))
+		}
+		switch {
+		case !isNull(blk["toolUse"]):
+			tu, ok := asObject(blk["toolUse"])
+			if !ok {
+				return errAt(path+".toolUse", "toolUse is %s, not an object", kindName(blk["toolUse"]))
+			}
+			id, name, err := idAndName(tu, "toolUseId")
+			if err != nil {
+				return errAt(path+".toolUse", "%v", err)
+			}
+			if id == "" {
+				return errAt(path, "toolUse without toolUseId")
+			}
+			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(tu["input"])})
+			m.add(Part{Kind: PartCall, Type: "toolUse", ID: id, Name: name})
+		case !isNull(blk["toolResult"]):
+			tr, ok := asObject(blk["toolResult"])
+			if !ok {
+				return errAt(path+".toolResult", "toolResult is %s, not an object", kindName(blk["toolResult"]))
+			}
+			id, err := optString(tr, "toolUseId")
+			if err != nil {
+				return errAt(path+".toolResult", "%v", err)
+			}
+			if id == "" {
+				return errAt(path, "toolResult without toolUseId")
+			}
+			m.add(Part{Kind: PartResult, Type: "toolResult", ID: id})
+		case !isNull(blk["reasoningContent"]):
+			rc, _ := asObject(blk["reasoningContent"])
+			signed := !isNull(rc["redactedContent"])
+			text := ""
+			if rt, ok := asObject(rc["reasoningText"]); ok {
+				sig, _ := optString(rt, "signature")
+				text, _ = optString(rt, "text")
+				signed = signed || sig != ""
+			}
+			m.add(Part{Kind: PartReasoning, Type: "reasoningContent", Text: text, Signed: signed})
+		case blk["text"] != nil:
+			t, err := optString(blk, "text")
+			if err != nil {
+				return errAt(path, "%v", err)
+			}
+			m.add(Part{Kind: PartText, Type: "text", Text: t})
+		default:
+			typ := firstKey(blk)
+			m.add(Part{Kind: PartOther, Type: typ})
+		}
+	}
+	return nil
+}
+
+// firstKey returns the alphabetically first key of obj not in skip, or
+// "other"; used to name parts that are recognised only by their key.
+func firstKey(obj map[string]json.RawMessage, skip ...string) string {
+	best := ""
+outer:
+	for k := range obj {
+		for _, s := range skip {
+			if k == s {
+				continue outer
+			}
+		}
+		if best == "" || k < best {
+			best = k
+		}
+	}
+	if best == "" {
+		return "other"
+	}
+	return best
+}

@@ -1,0 +1,122 @@
+package wire
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const transcriptDir = "../testdata/transcripts"
+
+// transcriptFiles lists the recorded transcripts (every file except
+// SOURCES.md), relative to transcriptDir.
+func transcriptFiles(t testing.TB) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(transcriptDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() == "SOURCES.md" {
+			return nil
+		}
+		rel, err := filepath.Rel(transcriptDir, path)
+		files = append(files, rel)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	if len(files) != 33 {
+		t.Fatalf("found %d transcripts, want 33", len(files))
+	}
+	return files
+}
+
+// wantPending lists the transcripts that end on calls still waiting for
+// results, with the indexes reported under the pending-calls rule.
+var wantPending = map[string][]int{
+	"openai_chat/openhands-sdk__llm-log-claude-sonnet-4-1757015046.707.json": {12},
+	"responses/nemo-gym__mini_swe_agent_2__line0.json":                       {21},
+	"responses/nemo-gym__mini_swe_agent_2__line2.json":                       {54, 55, 56},
+}
+
+// wantDialect gives each transcript directory's dialect.
+var wantDialect = map[string]Dialect{
+	"openai_chat": OpenAIChat,
+	"responses":   OpenAIResponses,
+	"anthropic":   Anthropic,
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("unmarshal a: %v", err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("unmarshal b: %v", err)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func TestTranscripts(t *testing.T) {
+	for _, name := range transcriptFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			file, err := os.ReadFile(filepath.Join(transcriptDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, d, err := Unwrap(file, name)
+			if err != nil {
+				t.Fatalf("Unwrap: %v", err)
+			}
+			if want := wantDialect[filepath.Dir(name)]; d != want {
+				t.Errorf("Unwrap dialect = %s, want %s", d, want)
+			}
+			if got, err := Detect(body); err != nil || got != d {
+				t.Errorf("Detect = %s, %v; want %s", got, err, d)
+			}
+			b, err := Read(body, d)
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			out, err := b.Marshal()
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			if !jsonEqual(t, body, out) {
+				t.Errorf("round trip changed the body")
+			}
+			var pending []int
+			for _, v := range b.Validate() {
+				if strings.HasSuffix(v.Rule, "/pending-calls") {
+					pending = append(pending, v.Index)
+					continue
+				}
+				t.Errorf("violation: %v", v)
+			}
+			if !reflect.DeepEqual(pending, wantPending[name]) {
+				t.Errorf("pending calls at %v, want %v", pending, wantPending[name])
+			}
+			// Editing path: dropping nothing but marking dirty still gives
+			// an equal body.
+			if err := b.Remove(nil); err != nil {
+				t.Fatal(err)
+			}
+			b.dirty = true
+			out, err = b.Marshal()
+			if err != nil {
+				t.Fatalf("Marshal (rewritten): %v", err)
+			}
+			if !jsonEqual(t, body, out) {
+				t.Errorf("rewritten body differs from the input")
+			}
+		})
+	}
+}
