@@ -81,9 +81,9 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 
 	// Count how many members of each unit the plan names, keeping the
 	// order in which units are first named.
-	named := make(map[*unit]int, len(p.Evict))
+	named := d.sc.named
 	var order []*unit
-	seen := make(map[*msg]bool, len(p.Evict))
+	seen := d.sc.seen
 	for _, id := range p.Evict {
 		x := c.byID[id]
 		if seen[x] {
@@ -151,6 +151,9 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.
 func (c *Context) heldBack(u *unit) *Violation {
+	if u.open == 0 && u.pending == 0 && u.pinned == 0 {
+		return nil
+	}
 	v := &Violation{Gate: GateBoundary, Units: []UnitID{u.id()}, pos: u.members[0].seq}
 	switch {
 	case u.open > 0:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/pruneguard/pruneguard/internal/schemadiff"
 )
@@ -133,6 +134,7 @@ type Decision struct {
 	stamps   []stamp
 	epoch    uint64
 	applied  bool
+	sc       *scratch
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -194,7 +196,10 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 	if err := c.checkPlan(p); err != nil {
 		return nil, err
 	}
-	d := &Decision{c: c, evictSet: make(map[*msg]bool, len(p.Evict)), epoch: c.epoch}
+	sc := getScratch()
+	defer sc.release()
+	d := &Decision{c: c, evictSet: sc.evictSet, epoch: c.epoch, sc: sc}
+	d.evict = make([]*msg, 0, len(p.Evict))
 
 	vs, deferred := c.boundaryGate(p, d)
 	if deferred != nil {
@@ -239,7 +244,7 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 	}
 
 	// Evict-or-tombstone, after message eviction is settled.
-	evicted := make(map[string]int)
+	evicted := sc.evicted
 	for _, x := range d.evict {
 		for _, r := range x.calls {
 			evicted[r.tool]++
@@ -255,7 +260,43 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 		sortViolations(d.Refused)
 	}
 	d.finish(c)
+	d.evictSet, d.sc = nil, nil
 	return d, nil
+}
+
+// scratch holds the working sets of one Prune, reused across calls so that
+// a prune allocates in proportion to what it returns.
+type scratch struct {
+	evictSet map[*msg]bool
+	seen     map[*msg]bool
+	named    map[*unit]int
+	units    map[*unit]bool
+	evicted  map[string]int
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{
+		evictSet: make(map[*msg]bool),
+		seen:     make(map[*msg]bool),
+		named:    make(map[*unit]int),
+		units:    make(map[*unit]bool),
+		evicted:  make(map[string]int),
+	}
+}}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func (s *scratch) release() {
+	// A map grown by a huge plan is dropped rather than cleared for ever.
+	if len(s.evictSet) > 1<<12 || len(s.seen) > 1<<12 {
+		return
+	}
+	clear(s.evictSet)
+	clear(s.seen)
+	clear(s.named)
+	clear(s.units)
+	clear(s.evicted)
+	scratchPool.Put(s)
 }
 
 // checkPlan rejects a plan that names what the Context does not hold.
@@ -295,7 +336,8 @@ func (c *Context) checkPlan(p Plan) error {
 func (d *Decision) unitsOf() []*unit {
 	var us []*unit
 	var last *unit
-	seen := make(map[*unit]bool)
+	seen := d.sc.units
+	clear(seen)
 	for _, x := range d.evict {
 		if x.unit != last && !seen[x.unit] {
 			seen[x.unit] = true
@@ -321,8 +363,12 @@ func (d *Decision) dropUnit(u *unit) {
 func (d *Decision) finish(c *Context) {
 	slices.SortFunc(d.evict, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
 	slices.SortFunc(d.stubs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
-	seenUnit := make(map[*unit]bool)
+	seenUnit := d.sc.units
+	clear(seenUnit)
 	_, stubTokens := c.cfg.stub()
+	d.Evict = make([]MessageID, 0, len(d.evict))
+	d.stamps = make([]stamp, 0, len(d.units)+len(d.stubs))
+	d.Units = make([]UnitID, 0, len(d.units))
 	for _, x := range d.evict {
 		d.Evict = append(d.Evict, x.m.ID)
 		d.Freed += x.m.Tokens
