@@ -1,0 +1,90 @@
+// Package pruneguard guards an LLM agent runtime's context window against
+// unsafe pruning. A salience policy proposes what to evict; the guard
+// disposes: it returns either the closed set that may safely go, or a
+// typed error saying which gate refused and why.
+//
+// The package does no I/O, reads no clock and draws no random numbers.
+// Stores, loggers and provider wire formats live at the edges, behind the
+// small [Resolver] and [Oracle] interfaces or in other packages (see
+// package wire for provider request bodies).
+//
+// # Tour
+//
+// A [Context] is the live transcript of one session. The runtime feeds it
+// the events that really happen:
+//
+//	c := pruneguard.NewContext(pruneguard.Config{})
+//	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
+//	c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: closed})
+//	c.RegisterTool(pruneguard.Tool{Name: "grep", Annotations: closed})
+//	c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 900, Pinned: true})
+//	c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 60,
+//		Calls: []pruneguard.Call{{ID: "c1", Tool: "read_file"}, {ID: "c2", Tool: "grep"}}})
+//	c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 4000, Answers: []pruneguard.CallID{"c1"}})
+//	c.Open(pruneguard.Message{ID: "r2", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c2"}})
+//	c.Write("r2", chunk, 120) // results stream in, from any goroutine
+//	c.Close("r2")
+//
+// Messages are grouped into units without being told: a call and its
+// results are one unit, and every call of one assistant message, with all
+// their results, is one unit. [Context.Couple] adds other ties (a
+// reasoning item and the calls after it). Before each model call the
+// runtime asks whether to prune:
+//
+//	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
+//	if err == nil {
+//		err = c.Apply(d) // d.Evict is {"a1", "r1", "r2"}: the whole unit
+//	}
+//
+// [Context.Prune] changes nothing; [Context.Apply] carries a decision out
+// atomically, and refuses one that events since have made stale. The
+// [Guard] helper wraps the loop: check the budget in constant time, ask a
+// [Policy], prune, apply, and answer under budget, pruned, deferred, or a
+// [*CeilingError].
+//
+// # The gates
+//
+// Commit boundary ([ErrBoundary], [ErrDeferred]). Nothing is pruned while a
+// call is pending or a message is streaming ([BoundaryStrict], the
+// default), or, in [BoundaryRelaxed], no unit that is in flight is pruned.
+// A plan naming part of a unit grows to the whole unit, shrinks to leave
+// it out, or is refused, as [Plan.Split] says. Pinned messages stay.
+// Deferral is a state of its own, reported as a [*DeferredError]; past a
+// [Guard]'s hard ceiling it becomes a [*CeilingError].
+//
+// Evict-or-tombstone ([ErrSchema]). A tool's schema may leave the prompt
+// only when no arguments of earlier calls to the tool stay, or behind a
+// one-line [Tombstone] that tells the model to ask for the schema back.
+// The gate runs after message eviction is settled, so a plan that evicts
+// a tool's last arguments may drop its schema in the same plan. A
+// compression that loses required fields, enum members or types counts as
+// dropping the schema. A mutation tool that cannot be tombstoned keeps its
+// schema. [Context.RequestTool] records the model asking for a tombstoned
+// tool, the signal that pruning is too aggressive.
+//
+// Regenerability ([ErrRegen]). Only reconstructible content may go, or
+// content spilled to a durable store behind a pointer the configured
+// [Resolver] resolves, or content no step of a sealed plan needs. Results
+// of non-idempotent, destructive or open-world tools are irreducible by
+// default (from MCP [Annotations]); [Facts] (negative results, transient
+// observations, one-time secrets, the sole record of a user's constraint)
+// make any message irreducible; a message a pending planned step names
+// ([Context.PlanStep]) never goes. A custom [Oracle] may classify
+// messages but cannot lift these rules.
+//
+// # Errors
+//
+// A refused plan returns a [*PruneError] holding every [*Violation], in a
+// stable order (gate, then transcript position, then code). Each
+// violation matches its gate's sentinel with errors.Is and carries the
+// unit, message, call and tool ids. Malformed events and plans return an
+// [*InputError] matching [ErrInvalidInput] and a specific sentinel, and
+// leave the Context unchanged.
+//
+// # Concurrency
+//
+// A [Context] is safe for concurrent use. [Context.Tokens] and
+// [Guard.Check] under budget take constant time and do not allocate.
+// [Context.Prune] costs time in proportion to the plan and the units it
+// touches, not to the length of the Context.
+package pruneguard
