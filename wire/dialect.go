@@ -149,6 +149,11 @@ func detectMessages(msgs []json.RawMessage) Dialect {
 				return Anthropic
 			case "image_url", "input_audio", "refusal":
 				return OpenAIChat
+			}
+			if isAnthropicServerResult(typ) || typ == "mcp_tool_use" {
+				return Anthropic
+			}
+			switch typ {
 			case "":
 				if _, ok := blk["text"]; ok {
 					return Bedrock
