@@ -49,14 +49,14 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 		// Unguarded: evict exactly what the plan names.
 		for _, id := range p.Evict {
 			x := c.byID[id]
-			if !d.evictSet[x] {
-				d.evictSet[x] = true
+			if !d.inEvict(x) {
+				d.markEvict(x)
 				d.evict = append(d.evict, x)
 			}
 		}
 		for _, id := range p.Stub {
 			x := c.byID[id]
-			if !d.evictSet[x] && !d.stubbed(x) {
+			if !d.inEvict(x) && !d.stubbed(x) {
 				d.stubs = append(d.stubs, x)
 			}
 		}
@@ -81,35 +81,34 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 
 	// Count how many members of each unit the plan names, keeping the
 	// order in which units are first named.
-	named := d.sc.named
 	var order []*unit
-	seen := d.sc.seen
 	for _, id := range p.Evict {
 		x := c.byID[id]
-		if seen[x] {
+		if x.planMark == d.gen {
 			continue
 		}
-		seen[x] = true
-		if named[x.unit] == 0 {
-			order = append(order, x.unit)
+		x.planMark = d.gen
+		u := x.unit
+		if u.namedMark != d.gen {
+			u.namedMark, u.named = d.gen, 0
+			order = append(order, u)
 		}
-		named[x.unit]++
+		u.named++
 	}
 	for _, u := range order {
 		if v := c.heldBack(u); v != nil {
-			for x := range seen {
-				if x.unit == u {
-					v.Messages = append(v.Messages, x.m.ID)
+			for _, x := range u.members {
+				if x.planMark == d.gen {
+					v.Messages = append(v.Messages, x.m.ID) // the members named
 				}
 			}
-			sortIDs(v.Messages, c)
 			refuse(v)
 			continue
 		}
-		if named[u] < len(u.members) && p.Split != SplitGrow {
+		if u.named < len(u.members) && p.Split != SplitGrow {
 			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{u.id()}, pos: u.members[0].seq}
 			for _, x := range u.members {
-				if !seen[x] {
+				if x.planMark != d.gen {
 					v.Messages = append(v.Messages, x.m.ID) // the members left out
 				}
 			}
@@ -117,7 +116,7 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 			continue
 		}
 		for _, x := range u.members {
-			d.evictSet[x] = true
+			d.markEvict(x)
 			d.evict = append(d.evict, x)
 		}
 		d.units = append(d.units, u)
@@ -125,7 +124,7 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 
 	for _, id := range p.Stub {
 		x := c.byID[id]
-		if d.evictSet[x] || d.stubbed(x) {
+		if d.inEvict(x) || d.stubbed(x) {
 			continue
 		}
 		if v := c.heldBack(x.unit); v != nil {
@@ -173,16 +172,4 @@ func (c *Context) heldBack(u *unit) *Violation {
 		return nil
 	}
 	return v
-}
-
-func sortIDs(ids []MessageID, c *Context) {
-	if len(ids) < 2 {
-		return
-	}
-	// Small slices: insertion sort by transcript position.
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && c.byID[ids[j]].seq < c.byID[ids[j-1]].seq; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"sort"
-	"sync"
 
 	"github.com/pruneguard/pruneguard/internal/schemadiff"
 )
@@ -126,15 +125,16 @@ type Decision struct {
 	// (see Config.HoardTokens).
 	Hoarded []MessageID
 
-	c        *Context
-	evict    []*msg
-	evictSet map[*msg]bool
-	units    []*unit
-	stubs    []*msg
-	stamps   []stamp
-	epoch    uint64
-	applied  bool
-	sc       *scratch
+	c       *Context
+	gen     uint64 // the Prune's mark generation
+	list    uint64 // sub-generation for unit listings
+	tools   map[string]int
+	evict   []*msg
+	units   []*unit
+	stubs   []*msg
+	stamps  []stamp
+	epoch   uint64
+	applied bool
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -154,6 +154,10 @@ func (d *Decision) Empty() bool {
 }
 
 func (d *Decision) stubbed(x *msg) bool { return slices.Contains(d.stubs, x) }
+
+func (d *Decision) inEvict(x *msg) bool { return x.evictMark == d.gen }
+
+func (d *Decision) markEvict(x *msg) { x.evictMark = d.gen }
 
 func (d *Decision) add(tool string, compressed json.RawMessage, ts *Tombstone) {
 	if compressed != nil {
@@ -192,13 +196,14 @@ func (d *Decision) add(tool string, compressed json.RawMessage, ts *Tombstone) {
 func (c *Context) Prune(p Plan) (*Decision, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	c.init()
+	// A zero Context's nil maps read as empty: only an empty plan is valid.
 	if err := c.checkPlan(p); err != nil {
 		return nil, err
 	}
-	sc := getScratch()
-	defer sc.release()
-	d := &Decision{c: c, evictSet: sc.evictSet, epoch: c.epoch, sc: sc}
+	c.pruneMu.Lock()
+	defer c.pruneMu.Unlock()
+	c.pruneGen++
+	d := &Decision{c: c, epoch: c.epoch, gen: c.pruneGen, tools: map[string]int{}}
 	d.evict = make([]*msg, 0, len(p.Evict))
 
 	vs, deferred := c.boundaryGate(p, d)
@@ -211,7 +216,7 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 	for _, u := range d.unitsOf() {
 		var uv []*Violation
 		for _, x := range u.members {
-			if d.evictSet[x] {
+			if d.inEvict(x) {
 				uv = append(uv, c.regenCheck(x)...)
 			}
 		}
@@ -244,7 +249,7 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 	}
 
 	// Evict-or-tombstone, after message eviction is settled.
-	evicted := sc.evicted
+	evicted := d.tools
 	for _, x := range d.evict {
 		for _, r := range x.calls {
 			evicted[r.tool]++
@@ -260,43 +265,8 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 		sortViolations(d.Refused)
 	}
 	d.finish(c)
-	d.evictSet, d.sc = nil, nil
+	d.tools = nil
 	return d, nil
-}
-
-// scratch holds the working sets of one Prune, reused across calls so that
-// a prune allocates in proportion to what it returns.
-type scratch struct {
-	evictSet map[*msg]bool
-	seen     map[*msg]bool
-	named    map[*unit]int
-	units    map[*unit]bool
-	evicted  map[string]int
-}
-
-var scratchPool = sync.Pool{New: func() any {
-	return &scratch{
-		evictSet: make(map[*msg]bool),
-		seen:     make(map[*msg]bool),
-		named:    make(map[*unit]int),
-		units:    make(map[*unit]bool),
-		evicted:  make(map[string]int),
-	}
-}}
-
-func getScratch() *scratch { return scratchPool.Get().(*scratch) }
-
-func (s *scratch) release() {
-	// A map grown by a huge plan is dropped rather than cleared for ever.
-	if len(s.evictSet) > 1<<12 || len(s.seen) > 1<<12 {
-		return
-	}
-	clear(s.evictSet)
-	clear(s.seen)
-	clear(s.named)
-	clear(s.units)
-	clear(s.evicted)
-	scratchPool.Put(s)
 }
 
 // checkPlan rejects a plan that names what the Context does not hold.
@@ -335,15 +305,12 @@ func (c *Context) checkPlan(p Plan) error {
 // unitsOf returns the distinct units of the eviction set, in order.
 func (d *Decision) unitsOf() []*unit {
 	var us []*unit
-	var last *unit
-	seen := d.sc.units
-	clear(seen)
+	d.list++
 	for _, x := range d.evict {
-		if x.unit != last && !seen[x.unit] {
-			seen[x.unit] = true
+		if x.unit.listMark != d.gen+d.list<<48 {
+			x.unit.listMark = d.gen + d.list<<48
 			us = append(us, x.unit)
 		}
-		last = x.unit
 	}
 	return us
 }
@@ -351,7 +318,7 @@ func (d *Decision) unitsOf() []*unit {
 func (d *Decision) dropUnit(u *unit) {
 	d.evict = slices.DeleteFunc(d.evict, func(x *msg) bool {
 		if x.unit == u {
-			delete(d.evictSet, x)
+			x.evictMark = 0
 			return true
 		}
 		return false
@@ -363,8 +330,8 @@ func (d *Decision) dropUnit(u *unit) {
 func (d *Decision) finish(c *Context) {
 	slices.SortFunc(d.evict, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
 	slices.SortFunc(d.stubs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
-	seenUnit := d.sc.units
-	clear(seenUnit)
+	d.list++
+	mark := d.gen + d.list<<48
 	_, stubTokens := c.cfg.stub()
 	d.Evict = make([]MessageID, 0, len(d.evict))
 	d.stamps = make([]stamp, 0, len(d.units)+len(d.stubs))
@@ -375,8 +342,8 @@ func (d *Decision) finish(c *Context) {
 		if !x.m.Pointer.IsZero() {
 			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
 		}
-		if !seenUnit[x.unit] {
-			seenUnit[x.unit] = true
+		if x.unit.listMark != mark {
+			x.unit.listMark = mark
 			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
 			if c.disabled&disableBoundary == 0 {
 				d.Units = append(d.Units, x.unit.id())
@@ -391,12 +358,12 @@ func (d *Decision) finish(c *Context) {
 		if !x.m.Pointer.IsZero() {
 			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
 		}
-		if !seenUnit[x.unit] {
-			seenUnit[x.unit] = true
+		if x.unit.listMark != mark {
+			x.unit.listMark = mark
 			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
 		}
 	}
-	d.Hoarded = c.hoarded(d.evictSet)
+	d.Hoarded = c.hoarded(d)
 }
 
 // Apply carries out a decision of [Context.Prune] atomically: it removes

@@ -303,13 +303,13 @@ func (c *Context) resolvable(p Pointer) bool {
 }
 
 // hoarded lists the large reconstructible messages a decision leaves in.
-func (c *Context) hoarded(out map[*msg]bool) []MessageID {
+func (c *Context) hoarded(d *Decision) []MessageID {
 	if len(c.large) == 0 {
 		return nil
 	}
 	var xs []*msg
 	for x := range c.large {
-		if out[x] || x.open || x.m.Pinned || x.unit.pending > 0 || x.unit.pinned > 0 || x.refs > 0 {
+		if d.inEvict(x) || x.open || x.m.Pinned || x.unit.pending > 0 || x.unit.pinned > 0 || x.refs > 0 {
 			continue
 		}
 		if c.classify(x) == Reconstructible {

@@ -370,7 +370,7 @@ func lossStrings(ls []schemadiff.Loss) []string {
 func (c *Context) survivingCalls(r *toolRec, d *Decision) []CallID {
 	var out []CallID
 	for x := c.head; x != nil; x = x.next {
-		if d.evictSet[x] {
+		if d.inEvict(x) {
 			continue
 		}
 		for _, k := range x.calls {

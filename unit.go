@@ -120,6 +120,11 @@ type Context struct {
 	mu  sync.RWMutex
 	cfg Config
 
+	// pruneMu serializes Prune calls, which share the read lock with each
+	// other but write the marks of messages and units.
+	pruneMu  sync.Mutex
+	pruneGen uint64
+
 	head, tail *msg
 	byID       map[MessageID]*msg
 	seq        uint64
@@ -156,6 +161,11 @@ type msg struct {
 	calls   []*callRec // records of m.Calls, same order
 	results []*callRec // calls this message answers
 	refs    int        // planned steps that reference the message
+
+	// Marks of the Prune in progress (see Context.pruneGen); guarded by
+	// Context.pruneMu.
+	planMark  uint64
+	evictMark uint64
 }
 
 type callRec struct {
@@ -176,6 +186,11 @@ type unit struct {
 	tokens  int
 	version uint64
 	dead    bool
+
+	// Marks of the Prune in progress; guarded by Context.pruneMu.
+	namedMark uint64
+	named     int
+	listMark  uint64
 }
 
 func (u *unit) id() UnitID { return UnitID(u.members[0].m.ID) }
