@@ -18,6 +18,55 @@
 // separate "<dialect>/pending-calls" rule, because live agent histories
 // legitimately end that way.
 //
+// # What Validate checks
+//
+// Pairing follows each provider's own adjacency rules, never a global id
+// map, because real agents reuse call ids (tau-bench's gpt-4o does):
+//
+//   - OpenAI Chat: after an assistant message with tool_calls only tool
+//     messages may follow until every id is answered; a tool message must
+//     sit in such a block and answer one of its ids; a legacy function
+//     message needs a name.
+//   - OpenAI Responses: every call item (function_call, custom_tool_call,
+//     computer_call) needs a later output with its call_id and every output
+//     an earlier call; a reasoning item must be followed by an item that is
+//     neither reasoning nor a user message; item ids are unique; with
+//     "store": false reasoning items need encrypted_content.
+//   - Anthropic: consecutive same-role messages are merged first, as the
+//     API does. The turn after an assistant turn with tool_use must be a
+//     user turn starting with a tool_result for every id; each tool_result
+//     answers a tool_use of the previous turn, once; tool_use ids are unique
+//     within a turn; tool_result only in user turns; no empty message
+//     except a final assistant one; no blank text; the first message is a
+//     user message; thinking blocks come first in their turn; with thinking
+//     enabled the assistant turn of an active tool loop starts with
+//     thinking (checked only when the body carries thinking at all); with
+//     thinking off the final assistant message holds none; server tool
+//     results follow their server_tool_use in the same turn.
+//   - Gemini: a functionCall turn follows a user or functionResponse turn
+//     and is never first; a functionResponse turn directly follows its call
+//     turn with as many response parts as call parts (and the same ids when
+//     both sides carry ids); the first content is a user turn. Thought
+//     signatures: when any functionCall in the body carries a
+//     thoughtSignature (a thinking model), every call step after the last
+//     real user turn must carry one on its first functionCall part. Earlier
+//     steps are not checked, as the API does not check them.
+//   - Bedrock: strict alternation starting with a user message (nothing is
+//     merged); the message after toolUse blocks holds a toolResult for each
+//     id and no more results than there were uses; toolConfig is present
+//     when tool blocks are; no blank text.
+//
+// Not checked, because they depend on the model or on server-side state
+// that a request body does not show: Anthropic assistant prefill on newer
+// models, signature validity and unchanged thinking (T2-T4), Responses
+// links between a server-id item and its reasoning item (R4),
+// encrypted-content validity and previous_response_id chains, Bedrock's
+// per-model ban on text beside tool results (B5) and the Anthropic rules
+// Claude applies on Bedrock (B7), and DeepSeek-style reasoning_content
+// round trips in Chat. Wording not seen verbatim in provider errors: the
+// Gemini first-not-user message and the Bedrock unexpected-tool-result
+// message.
+//
 // [Body.Remove] and [Body.Stub] are the two editing operations a pruner
 // needs: drop whole messages, or replace tool-result content with a short
 // placeholder while keeping the result block, its ids and the call.

@@ -117,6 +117,86 @@ func TestTranscripts(t *testing.T) {
 			if !jsonEqual(t, body, out) {
 				t.Errorf("rewritten body differs from the input")
 			}
+			// Stubbing every tool result keeps the body as valid as it was.
+			stubbed := 0
+			for i := range b.Messages {
+				if len(b.Messages[i].Results) > 0 {
+					if err := b.Stub(i, "[result pruned]"); err != nil {
+						t.Fatalf("Stub(%d): %v", i, err)
+					}
+					stubbed++
+				}
+			}
+			out, err = b.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs, err := Validate(out, d)
+			if err != nil {
+				t.Fatalf("stubbed body: %v", err)
+			}
+			for _, v := range vs {
+				if !strings.HasSuffix(v.Rule, "/pending-calls") {
+					t.Errorf("stubbed body: %v", v)
+				}
+			}
+			if len(pending) > 0 {
+				t.Logf("pending calls at %v; %d result messages stubbed", pending, stubbed)
+			}
 		})
+	}
+}
+
+// TestTranscriptBrokenPrunes removes, in every transcript, the first
+// message that emits calls and, separately, the first message that carries
+// results, and expects Validate to catch each broken history.
+func TestTranscriptBrokenPrunes(t *testing.T) {
+	for _, name := range transcriptFiles(t) {
+		file, err := os.ReadFile(filepath.Join(transcriptDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, d, err := Unwrap(file, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, what := range []string{"calls", "results"} {
+			b, err := Read(body, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := -1
+			for i := range b.Messages {
+				m := &b.Messages[i]
+				if (what == "calls" && len(m.Calls) > 0) || (what == "results" && len(m.Results) > 0) {
+					at = i
+					break
+				}
+			}
+			if at < 0 {
+				continue
+			}
+			// Dropping the final result message turns its batch into a
+			// pending one, which is reported as such.
+			last := at == len(b.Messages)-1 && what == "results"
+			if err := b.Remove([]int{at}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := b.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs, err := Validate(out, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caught := false
+			for _, v := range vs {
+				caught = caught || last == strings.HasSuffix(v.Rule, "/pending-calls")
+			}
+			if !caught {
+				t.Errorf("%s: removing the first message with %s (index %d) went unnoticed: %v", name, what, at, vs)
+			}
+		}
 	}
 }

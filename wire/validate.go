@@ -17,6 +17,7 @@ type Violation struct {
 	Message string
 }
 
+// String formats the violation as "rule at index: message".
 func (v Violation) String() string {
 	return fmt.Sprintf("%s at %d: %s", v.Rule, v.Index, v.Message)
 }
