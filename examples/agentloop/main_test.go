@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParallelBatch(t *testing.T) {
+	t.Run("unguarded", func(t *testing.T) {
+		o := parallelBatch(false)
+		var pe *providerError
+		require.True(t, errors.As(o.Provider, &pe), "the provider must reject the request")
+		assert.Equal(t, []pruneguard.CallID{"c1", "c2", "c3"}, o.Orphans)
+		assert.Contains(t, pe.Error(), "unexpected `tool_use_id` found in `tool_result` blocks")
+		assert.Contains(t, pe.OpenAI(), "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'")
+		assert.Equal(t, 2, o.ReadFileRuns, "the retry re-runs the side-effectful read")
+		assert.NotEmpty(t, o.Failure())
+	})
+	t.Run("guarded", func(t *testing.T) {
+		o := parallelBatch(true)
+		assert.NoError(t, o.Provider)
+		assert.Empty(t, o.Orphans)
+		assert.Equal(t, 1, o.ReadFileRuns)
+		assert.Equal(t, [][]pruneguard.CallID{{"c2", "c3"}, {"c3"}}, o.Deferred, "deferred after r1 and r2 with the pending calls")
+		assert.Equal(t, []pruneguard.MessageID{"u1", "a1", "r1", "r2", "r3"}, o.Evicted, "the batch went as one unit once settled")
+		assert.Empty(t, o.Failure())
+	})
+}
+
+func TestStreamingResult(t *testing.T) {
+	t.Run("unguarded", func(t *testing.T) {
+		o := streamingResult(false)
+		assert.Equal(t, 130, o.Streamed)
+		assert.Equal(t, 50, o.Kept, "the first chunk's 80 tokens are lost")
+		assert.True(t, o.Valid, "what is left still parses")
+		assert.Zero(t, o.Failing, "and hides the failing check")
+		assert.NotEmpty(t, o.Failure())
+	})
+	t.Run("guarded", func(t *testing.T) {
+		o := streamingResult(true)
+		assert.Equal(t, o.Streamed, o.Kept)
+		assert.Equal(t, 1, o.Failing)
+		assert.Len(t, o.Deferred, 3, "one deferral per chunk while the result streams")
+		assert.Empty(t, o.Failure())
+	})
+}
+
+func TestGhostTool(t *testing.T) {
+	t.Run("unguarded", func(t *testing.T) {
+		o := ghostTool(false)
+		assert.True(t, o.Ghost, "schema gone, arguments resident, no tombstone")
+		assert.NotContains(t, o.Sent, "notify")
+		assert.Contains(t, o.Invalid, `missing required property "notify"`)
+		assert.Contains(t, o.Invalid, "assignee_id: want object, got string")
+		assert.Equal(t, []string{"INC-42", "INC-43"}, o.Incidents, "the duplicate incident")
+		assert.False(t, o.Reexpanded)
+		assert.NotEmpty(t, o.Failure())
+	})
+	t.Run("guarded", func(t *testing.T) {
+		o := ghostTool(true)
+		assert.False(t, o.Ghost)
+		assert.True(t, o.Reexpanded, "the model asked for the tombstoned schema")
+		assert.Empty(t, o.Invalid)
+		assert.Contains(t, o.Sent, `"notify":true`)
+		assert.Equal(t, []string{"INC-42"}, o.Incidents)
+		assert.Empty(t, o.Failure())
+	})
+}
+
+func TestNegativeResult(t *testing.T) {
+	t.Run("unguarded", func(t *testing.T) {
+		o := negativeResult(false)
+		assert.True(t, o.Evicted)
+		assert.True(t, o.Reran)
+		assert.Equal(t, "shell", o.Patched)
+		assert.NotEmpty(t, o.Failure())
+	})
+	t.Run("guarded", func(t *testing.T) {
+		o := negativeResult(true)
+		assert.False(t, o.Evicted)
+		assert.False(t, o.Reran)
+		assert.Equal(t, "cgroup", o.Patched)
+		require.Len(t, o.Refusals, 1)
+		v := o.Refusals[0]
+		assert.ErrorIs(t, v, pruneguard.ErrRegen)
+		assert.Equal(t, pruneguard.CodeNegative, v.Code)
+		assert.Equal(t, []pruneguard.MessageID{"think"}, v.Messages)
+		assert.Empty(t, o.Failure())
+	})
+}
+
+func TestOneTimeNonce(t *testing.T) {
+	t.Run("unguarded", func(t *testing.T) {
+		o := oneTimeNonce(false)
+		assert.True(t, o.Evicted)
+		assert.Equal(t, 2, o.Charges, "double submission")
+		assert.NotEmpty(t, o.Failure())
+	})
+	t.Run("guarded", func(t *testing.T) {
+		o := oneTimeNonce(true)
+		assert.False(t, o.Evicted)
+		assert.Equal(t, 1, o.Charges)
+		require.Len(t, o.Refusals, 1)
+		v := o.Refusals[0]
+		assert.ErrorIs(t, v, pruneguard.ErrRegen)
+		assert.Equal(t, pruneguard.CodeReferenced, v.Code)
+		assert.Equal(t, []pruneguard.MessageID{"r1"}, v.Messages)
+		assert.Empty(t, o.Failure())
+	})
+}
+
+func TestRun(t *testing.T) {
+	var a, b bytes.Buffer
+	require.Equal(t, 0, run(&a), a.String())
+	require.Equal(t, 0, run(&b))
+	assert.Equal(t, a.String(), b.String(), "the output is deterministic")
+	assert.True(t, strings.HasSuffix(a.String(), "5/5 incidents prevented (5/5 reproduced without the guard)\n"))
+	assert.Equal(t, len(incidents), strings.Count(a.String(), "=> INCIDENT:"))
+	assert.Equal(t, len(incidents), strings.Count(a.String(), "=> prevented"))
+}
+
+func TestProviderCheck(t *testing.T) {
+	ok := prompt{Messages: []pruneguard.Message{
+		{ID: "a", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "c"}}},
+		{ID: "r", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c"}},
+	}}
+	assert.NoError(t, invoke(ok))
+	var pe *providerError
+	require.ErrorAs(t, invoke(prompt{Messages: ok.Messages[:1]}), &pe)
+	assert.Equal(t, []pruneguard.CallID{"c"}, pe.Unanswered)
+	require.ErrorAs(t, invoke(prompt{Messages: ok.Messages[1:]}), &pe)
+	assert.Equal(t, []pruneguard.CallID{"c"}, pe.Orphans)
+}
