@@ -138,7 +138,8 @@ type Body struct {
 }
 
 // Read parses a request body of dialect d. An empty d means Detect is
-// used. The error names what is wrong and where, for example
+// used. A Responses input given as a plain string reads as one user
+// message whose Raw is that JSON string. The error names what is wrong and where, for example
 // "wire: anthropic: messages[3].content[1]: tool_result without tool_use_id".
 func Read(body []byte, d Dialect) (*Body, error) {
 	if d == "" {

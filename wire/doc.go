@@ -63,7 +63,8 @@
 // encrypted-content validity and previous_response_id chains, Bedrock's
 // per-model ban on text beside tool results (B5) and the Anthropic rules
 // Claude applies on Bedrock (B7), and DeepSeek-style reasoning_content
-// round trips in Chat. Wording not seen verbatim in provider errors: the
+// round trips in Chat, and repeated ids inside one Chat tool_calls block
+// (no provider error for it is on record). Wording not seen verbatim in provider errors: the
 // Gemini first-not-user message and the Bedrock unexpected-tool-result
 // message.
 //

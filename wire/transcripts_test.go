@@ -46,6 +46,15 @@ var wantPending = map[string][]int{
 	"responses/nemo-gym__mini_swe_agent_2__line2.json":                       {54, 55, 56},
 }
 
+// wantClaudeCode gives, for the Claude Code logs, the main-thread
+// assistant messages after merging lines that share message.id, and the
+// main-thread tool calls (sidechain lines are dropped).
+var wantClaudeCode = map[string][2]int{
+	"anthropic/claude-code-viewer__1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": {7, 12},
+	"anthropic/claude-code-viewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": {10, 13},
+	"anthropic/claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": {9, 11},
+}
+
 // wantDialect gives each transcript directory's dialect.
 var wantDialect = map[string]Dialect{
 	"openai_chat": OpenAIChat,
@@ -85,6 +94,18 @@ func TestTranscripts(t *testing.T) {
 			b, err := Read(body, d)
 			if err != nil {
 				t.Fatalf("Read: %v", err)
+			}
+			if want, ok := wantClaudeCode[name]; ok {
+				var got [2]int
+				for _, m := range b.Messages {
+					if m.Role == "assistant" {
+						got[0]++
+					}
+					got[1] += len(m.Calls)
+				}
+				if got != want {
+					t.Errorf("assistant messages and calls = %v, want %v", got, want)
+				}
 			}
 			out, err := b.Marshal()
 			if err != nil {
