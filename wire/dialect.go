@@ -153,11 +153,8 @@ func detectMessages(msgs []json.RawMessage) Dialect {
 			if isAnthropicServerResult(typ) || typ == "mcp_tool_use" {
 				return Anthropic
 			}
-			switch typ {
-			case "":
-				if _, ok := blk["text"]; ok {
-					return Bedrock
-				}
+			if _, ok := blk["text"]; ok && typ == "" {
+				return Bedrock // Converse text blocks carry no type
 			}
 		}
 	}
