@@ -1,0 +1,70 @@
+package pruneguard_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// A custom salience policy behind a Guard. It scores messages by size and
+// proposes the largest first, but never what the user wrote. It knows
+// nothing of calls in flight: the guard does. Check answers under_budget,
+// then deferred while a call is pending, then pruned once it is answered.
+func ExampleGuard_Check() {
+	largestFirst := pruneguard.PolicyFunc(func(entries []pruneguard.Entry, need int) pruneguard.Plan {
+		var p pruneguard.Plan
+		cands := slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool {
+			return e.Pinned || e.Role == pruneguard.RoleUser
+		})
+		slices.SortStableFunc(cands, func(a, b pruneguard.Entry) int { return b.Tokens - a.Tokens })
+		for _, e := range cands {
+			if need <= 0 {
+				break
+			}
+			p.Evict = append(p.Evict, e.ID)
+			need -= e.Tokens
+		}
+		fmt.Println("  policy proposes", p.Evict)
+		return p
+	})
+	g := pruneguard.Guard{Budget: 1000, Ceiling: 5000, Policy: largestFirst}
+	check := func(c *pruneguard.Context, when string) {
+		res, err := g.Check(c)
+		fmt.Printf("%s: %s, %d -> %d tokens\n", when, res.Outcome, res.Before, res.After)
+		var de *pruneguard.DeferredError
+		if errors.As(res.Reason, &de) {
+			fmt.Println("  pending calls:", de.Pending)
+		}
+		for _, d := range res.Decisions {
+			fmt.Println("  evicted:", d.Evict, "units:", d.Units)
+		}
+		if err != nil {
+			fmt.Println("  error:", err)
+		}
+	}
+
+	c := pruneguard.NewContext(pruneguard.Config{})
+	c.RegisterTool(pruneguard.Tool{Name: "fetch", Annotations: pruneguard.Annotations{
+		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false),
+	}})
+	c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 500, Pinned: true})
+	c.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 200})
+	check(c, "start")
+
+	c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 100, Calls: []pruneguard.Call{{ID: "f1", Tool: "fetch"}}})
+	c.Append(pruneguard.Message{ID: "u2", Role: pruneguard.RoleUser, Tokens: 300})
+	check(c, "f1 running")
+
+	c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 700, Answers: []pruneguard.CallID{"f1"}})
+	check(c, "f1 answered")
+	// Output:
+	// start: under_budget, 700 -> 700 tokens
+	//   policy proposes [a1]
+	// f1 running: deferred, 1100 -> 1100 tokens
+	//   pending calls: [f1]
+	//   policy proposes [r1 a1]
+	// f1 answered: pruned, 1800 -> 1000 tokens
+	//   evicted: [a1 r1] units: [a1]
+}
