@@ -135,6 +135,9 @@ type Decision struct {
 	stamps  []stamp
 	epoch   uint64
 	applied bool
+	// argStamps: argument counts of the tools whose schema the decision
+	// withdraws, compresses or un-tombstones, as Prune saw them.
+	argStamps []argStamp
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -364,6 +367,7 @@ func (d *Decision) finish(c *Context) {
 		}
 	}
 	d.Hoarded = c.hoarded(d)
+	d.stampArgs(c)
 }
 
 // Apply carries out a decision of [Context.Prune] atomically: it removes
@@ -399,6 +403,9 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	if d.epoch != c.epoch {
 		return &StaleError{Reason: "tools, steps or earlier decisions changed the context"}
+	}
+	if d.argsChanged() {
+		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
 	}
 
 	for _, x := range d.evict {
@@ -728,8 +735,9 @@ type Result struct {
 // at once, in constant time and without allocating. Otherwise it asks
 // the policy for a plan, prunes and applies it; units and tools the gates
 // refuse are hidden from the policy and it is asked again, up to Rounds
-// times. It fails with a [*CeilingError] only when c ends above a
-// positive Ceiling.
+// times. It fails with a [*CeilingError] when c ends above a positive
+// Ceiling, and with the [*InputError] when the policy proposes ids or
+// tools the Context does not hold.
 func (g Guard) Check(c *Context) (Result, error) {
 	before := c.Tokens()
 	if before <= g.Budget {
@@ -766,9 +774,18 @@ func (g Guard) Check(c *Context) (Result, error) {
 		d, err := c.Prune(p)
 		if err != nil {
 			res.Reason = err
+			if errors.Is(err, ErrInvalidInput) {
+				// The policy named what the Context does not hold.
+				res.After = c.Tokens()
+				res.Outcome = Deferred
+				if len(res.Decisions) > 0 {
+					res.Outcome = Pruned
+				}
+				return res, err
+			}
 			var pe *PruneError
 			if !errors.As(err, &pe) {
-				break // deferred, or a policy naming unknown ids
+				break // deferred
 			}
 			for _, v := range pe.Violations {
 				for _, u := range v.Units {

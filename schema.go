@@ -296,8 +296,8 @@ func (c *Context) schemaGate(p Plan, evicted map[string]int, d *Decision) []*Vio
 	consider := func(name string, lossy []schemadiff.Loss, compressed json.RawMessage) {
 		r := c.tools[name]
 		surviving := r.args - evicted[name]
-		if !r.resident && !r.tombstoned && surviving == 0 {
-			return
+		if !r.resident {
+			return // already withdrawn
 		}
 		if compressed != nil && len(lossy) == 0 {
 			d.Compress = append(d.Compress, CompressedSchema{Tool: name, Schema: compressed})
@@ -395,4 +395,44 @@ type CompressedSchema struct {
 type LossyCompression struct {
 	Tool   string
 	Losses []string
+}
+
+// argStamp records how many calls to a tool had their arguments in the
+// Context when a decision about its schema was made.
+type argStamp struct {
+	r    *toolRec
+	args int
+}
+
+// stampArgs records the argument counts of the tools whose schema d
+// changes. A call arriving between Prune and Apply (in the relaxed mode,
+// or completed before Apply in the strict one) would otherwise leave
+// arguments behind a schema the decision withdrew without a tombstone.
+func (d *Decision) stampArgs(c *Context) {
+	d.argStamps = d.argStamps[:0]
+	add := func(name string) {
+		if r := c.tools[name]; r != nil {
+			d.argStamps = append(d.argStamps, argStamp{r, r.args})
+		}
+	}
+	for _, name := range d.DropSchemas {
+		add(name)
+	}
+	for _, cs := range d.Compress {
+		add(cs.Tool)
+	}
+	for _, name := range d.Retire {
+		add(name)
+	}
+}
+
+// argsChanged reports whether calls to a tool stamped by stampArgs were
+// added since.
+func (d *Decision) argsChanged() bool {
+	for _, s := range d.argStamps {
+		if s.r.args != s.args {
+			return true
+		}
+	}
+	return false
 }

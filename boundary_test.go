@@ -1,0 +1,271 @@
+package pruneguard
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// closedTools registers read-only, closed-world tools so that the
+// regenerability gate lets their results go and boundary tests see only
+// the boundary gate.
+func closedTools(t *testing.T, c *Context, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		require.NoError(t, c.RegisterTool(Tool{Name: n, Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
+	}
+}
+
+// batchContext: u1 | a1(c1,c2) r1 r2 | u2 | a2(c3) [r3 pending unless done]
+func batchContext(t *testing.T, cfg Config, pending bool) *Context {
+	t.Helper()
+	c := NewContext(cfg)
+	closedTools(t, c, "x")
+	mustAppend(t, c,
+		Message{ID: "u1", Role: RoleUser, Tokens: 10},
+		Message{ID: "a1", Role: RoleAssistant, Tokens: 20, Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
+		Message{ID: "r1", Role: RoleTool, Tokens: 100, Answers: []CallID{"c1"}},
+		Message{ID: "r2", Role: RoleTool, Tokens: 200, Answers: []CallID{"c2"}},
+		Message{ID: "u2", Role: RoleUser, Tokens: 10},
+		Message{ID: "a2", Role: RoleAssistant, Tokens: 20, Calls: []Call{{ID: "c3", Tool: "x"}}},
+	)
+	if !pending {
+		mustAppend(t, c, Message{ID: "r3", Role: RoleTool, Tokens: 50, Answers: []CallID{"c3"}})
+	}
+	return c
+}
+
+func TestStrictBoundaryDefers(t *testing.T) {
+	c := batchContext(t, Config{}, true)
+	require.NoError(t, c.Open(Message{ID: "s", Role: RoleAssistant}))
+	_, err := c.Prune(Plan{Evict: []MessageID{"u1"}})
+	var de *DeferredError
+	require.ErrorAs(t, err, &de)
+	assert.ErrorIs(t, err, ErrDeferred)
+	assert.NotErrorIs(t, err, ErrBoundary, "deferral is a state of its own")
+	assert.Equal(t, []CallID{"c3"}, de.Pending)
+	assert.Equal(t, []MessageID{"s"}, de.Open)
+	assert.Contains(t, err.Error(), "c3")
+
+	// A schema-only plan defers too: nothing is pruned mid-flight.
+	_, err = c.Prune(Plan{})
+	assert.ErrorIs(t, err, ErrDeferred)
+}
+
+func TestRelaxedBoundaryPrunesClosedUnits(t *testing.T) {
+	c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
+	d, err := c.Prune(Plan{Evict: []MessageID{"r1", "a2"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"a1", "r1", "r2"}, d.Evict, "grown to the whole batch")
+	assert.Equal(t, []UnitID{"a1"}, d.Units)
+	assert.Equal(t, 320, d.Freed)
+	require.Len(t, d.Refused, 1)
+	assert.Equal(t, CodePending, d.Refused[0].Code)
+	assert.Equal(t, []UnitID{"a2"}, d.Refused[0].Units)
+	assert.Equal(t, []CallID{"c3"}, d.Refused[0].Calls)
+	assert.Equal(t, []MessageID{"a2"}, d.Refused[0].Messages)
+	require.NoError(t, c.Apply(d))
+	assert.Equal(t, 40, c.Tokens())
+
+	// Only in-flight units named: the relaxed reading defers too.
+	_, err = c.Prune(Plan{Evict: []MessageID{"a2"}})
+	var de *DeferredError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, []UnitID{"a2"}, de.Units)
+
+	// With the strict split mode, naming an in-flight unit is a violation.
+	_, err = c.Prune(Plan{Evict: []MessageID{"a2"}, Split: SplitStrict})
+	var v *Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, CodePending, v.Code)
+	assert.ErrorIs(t, err, ErrBoundary)
+}
+
+func TestRelaxedBoundaryHoldsOpenUnits(t *testing.T) {
+	c := NewContext(Config{Boundary: BoundaryRelaxed})
+	mustAppend(t, c, Message{ID: "u1", Tokens: 1})
+	require.NoError(t, c.Open(Message{ID: "s", Tokens: 1}))
+	d, err := c.Prune(Plan{Evict: []MessageID{"u1", "s"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"u1"}, d.Evict)
+	require.Len(t, d.Refused, 1)
+	assert.Equal(t, CodeOpen, d.Refused[0].Code)
+	assert.Equal(t, []MessageID{"s"}, d.Refused[0].Messages)
+}
+
+func TestSplitModes(t *testing.T) {
+	plan := func(s SplitMode) Plan { return Plan{Evict: []MessageID{"u1", "r1"}, Split: s} }
+	t.Run("grow", func(t *testing.T) {
+		c := batchContext(t, Config{}, false)
+		d, err := c.Prune(plan(SplitGrow))
+		require.NoError(t, err)
+		assert.Equal(t, []MessageID{"u1", "a1", "r1", "r2"}, d.Evict)
+		assert.Empty(t, d.Refused)
+	})
+	t.Run("shrink", func(t *testing.T) {
+		c := batchContext(t, Config{}, false)
+		d, err := c.Prune(plan(SplitShrink))
+		require.NoError(t, err)
+		assert.Equal(t, []MessageID{"u1"}, d.Evict)
+		require.Len(t, d.Refused, 1)
+		assert.Equal(t, CodeSplit, d.Refused[0].Code)
+		assert.Equal(t, []MessageID{"a1", "r2"}, d.Refused[0].Messages, "the members the plan left out")
+	})
+	t.Run("strict", func(t *testing.T) {
+		c := batchContext(t, Config{}, false)
+		_, err := c.Prune(plan(SplitStrict))
+		var pe *PruneError
+		require.ErrorAs(t, err, &pe)
+		require.Len(t, pe.Violations, 1)
+		v := pe.Violations[0]
+		assert.Equal(t, GateBoundary, v.Gate)
+		assert.Equal(t, CodeSplit, v.Code)
+		assert.Equal(t, []UnitID{"a1"}, v.Units)
+		assert.Equal(t, []MessageID{"a1", "r2"}, v.Messages)
+	})
+	t.Run("strict with whole units", func(t *testing.T) {
+		c := batchContext(t, Config{}, false)
+		d, err := c.Prune(Plan{Evict: []MessageID{"r2", "a1", "r1", "r1"}, Split: SplitStrict})
+		require.NoError(t, err)
+		assert.Equal(t, []MessageID{"a1", "r1", "r2"}, d.Evict, "transcript order, duplicates ignored")
+	})
+}
+
+func TestPinnedUnitsStay(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	require.NoError(t, c.Pin("r2"))
+	d, err := c.Prune(Plan{Evict: []MessageID{"u1", "r1"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"u1"}, d.Evict)
+	require.Len(t, d.Refused, 1)
+	assert.Equal(t, CodePinned, d.Refused[0].Code)
+
+	_, err = c.Prune(Plan{Evict: []MessageID{"a1", "r1", "r2"}, Split: SplitStrict})
+	var v *Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, CodePinned, v.Code)
+}
+
+func TestStubs(t *testing.T) {
+	c := batchContext(t, Config{StubText: "[gone]", StubTokens: 2}, false)
+	_, err := c.Prune(Plan{Stub: []MessageID{"a1"}})
+	assert.ErrorIs(t, err, ErrNotResult)
+	_, err = c.Prune(Plan{Stub: []MessageID{"nope"}})
+	assert.ErrorIs(t, err, ErrUnknownMessage)
+
+	d, err := c.Prune(Plan{Stub: []MessageID{"r2", "r1", "r2"}, Evict: []MessageID{"u2"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"r1", "r2"}, d.Stub)
+	assert.Equal(t, []MessageID{"u2"}, d.Evict)
+	assert.Equal(t, 10+98+198, d.Freed)
+	require.NoError(t, c.Apply(d))
+	m, _ := c.Message("r1")
+	assert.Equal(t, "[gone]", string(m.Content))
+	assert.Equal(t, 2, m.Tokens)
+	u, _ := c.UnitOf("r1")
+	assert.Equal(t, []MessageID{"a1", "r1", "r2"}, u.Messages, "stubbing keeps the pair")
+	e := c.Snapshot()[2]
+	assert.True(t, e.Stubbed)
+
+	// A stub of a message whose unit is evicted is dropped.
+	d, err = c.Prune(Plan{Stub: []MessageID{"r1"}, Evict: []MessageID{"a1"}})
+	require.NoError(t, err)
+	assert.Empty(t, d.Stub)
+}
+
+func TestStubInFlightIsRefused(t *testing.T) {
+	c := NewContext(Config{Boundary: BoundaryRelaxed})
+	closedTools(t, c, "x")
+	mustAppend(t, c,
+		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
+		Message{ID: "r1", Tokens: 50, Answers: []CallID{"c1"}},
+	)
+	_, err := c.Prune(Plan{Stub: []MessageID{"r1"}})
+	var de *DeferredError
+	require.ErrorAs(t, err, &de)
+	_, err = c.Prune(Plan{Stub: []MessageID{"r1"}, Split: SplitStrict})
+	var v *Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, CodePending, v.Code)
+	assert.Equal(t, []MessageID{"r1"}, v.Messages)
+}
+
+func TestApplyRefusesStaleDecisions(t *testing.T) {
+	events := map[string]func(c *Context) error{
+		"coupled":       func(c *Context) error { return c.Couple("u1", "a1") },
+		"pinned":        func(c *Context) error { return c.Pin("r1") },
+		"spilled":       func(c *Context) error { return c.Spill("r2", Pointer{Store: "s", Key: "k"}) },
+		"marked":        func(c *Context) error { return c.Mark("r2", TransientState) },
+		"step planned":  func(c *Context) error { return c.PlanStep("next", "u2") },
+		"tool migrated": func(c *Context) error { return c.RegisterTool(Tool{Name: "x", Version: "2"}) },
+		"sealed":        func(c *Context) error { c.SealSteps(true); return nil },
+		"new pending call": func(c *Context) error {
+			return c.Append(Message{ID: "a9", Calls: []Call{{ID: "c9", Tool: "x"}}})
+		},
+		"stream opened": func(c *Context) error { return c.Open(Message{ID: "s9"}) },
+	}
+	for name, ev := range events {
+		t.Run(name, func(t *testing.T) {
+			c := batchContext(t, Config{}, false)
+			d, err := c.Prune(Plan{Evict: []MessageID{"a1", "u2"}})
+			require.NoError(t, err)
+			require.NoError(t, ev(c))
+			before := observe(c)
+			err = c.Apply(d)
+			require.ErrorIs(t, err, ErrStaleDecision)
+			var se *StaleError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, before, observe(c))
+		})
+	}
+	t.Run("unrelated append in relaxed mode", func(t *testing.T) {
+		c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
+		d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
+		require.NoError(t, err)
+		mustAppend(t, c, Message{ID: "r3", Answers: []CallID{"c3"}}, Message{ID: "u9", Tokens: 1})
+		require.NoError(t, c.Apply(d))
+		_, ok := c.Message("a1")
+		assert.False(t, ok)
+	})
+	t.Run("units named", func(t *testing.T) {
+		c := batchContext(t, Config{}, false)
+		d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
+		require.NoError(t, err)
+		require.NoError(t, c.Pin("r2"))
+		var se *StaleError
+		require.ErrorAs(t, c.Apply(d), &se)
+		assert.Equal(t, []UnitID{"a1"}, se.Units)
+	})
+}
+
+func TestApplyOnceAndOnlyHere(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	other := batchContext(t, Config{}, false)
+	d, err := c.Prune(Plan{Evict: []MessageID{"u1"}})
+	require.NoError(t, err)
+	assert.ErrorIs(t, other.Apply(d), ErrForeignDecision)
+	assert.ErrorIs(t, c.Apply(nil), ErrForeignDecision)
+	require.NoError(t, c.Apply(d))
+	assert.ErrorIs(t, c.Apply(d), ErrForeignDecision)
+	assert.Equal(t, 6, c.Len())
+}
+
+func TestPruneChangesNothing(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	before := observe(c)
+	_, err := c.Prune(Plan{Evict: []MessageID{"u1", "r1"}, Stub: []MessageID{"r3"}})
+	require.NoError(t, err)
+	assert.Equal(t, before, observe(c))
+}
+
+func TestPlanNamingUnknownIDs(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	_, err := c.Prune(Plan{Evict: []MessageID{"u1", "ghost"}})
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "plan.evict", ie.Op)
+	assert.Equal(t, "ghost", ie.ID)
+	assert.True(t, errors.Is(err, ErrUnknownMessage))
+}
