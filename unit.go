@@ -498,20 +498,23 @@ func (c *Context) Couple(ids ...MessageID) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	var us []*unit
+	xs := make([]*msg, 0, len(ids))
 	for _, id := range ids {
 		x, ok := c.byID[id]
 		if !ok {
 			return inputErr("couple", string(id), ErrUnknownMessage)
 		}
-		us = append(us, x.unit)
+		xs = append(xs, x)
 	}
-	if len(us) < 2 {
+	if len(xs) < 2 {
 		return nil
 	}
-	u := us[0]
-	for _, o := range us[1:] {
-		u = c.merge(u, o)
+	// Read each message's unit when merging it, not before: an id given
+	// twice, or two ids of one unit, would otherwise merge a unit already
+	// absorbed and count its tokens, pins and pending calls twice.
+	u := xs[0].unit
+	for _, x := range xs[1:] {
+		u = c.merge(u, x.unit)
 	}
 	c.gen++
 	return nil
