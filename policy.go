@@ -3,6 +3,7 @@ package pruneguard
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 
@@ -293,12 +294,13 @@ func (c *Context) checkPlan(p Plan) error {
 			return inputErr("plan.drop_schemas", name, ErrUnknownTool)
 		}
 	}
-	for name, s := range p.CompressSchemas {
+	// In name order, so that equal plans give equal errors.
+	for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
 		r, ok := c.tools[name]
 		if !ok || !r.registered {
 			return inputErr("plan.compress_schemas", name, ErrUnknownTool)
 		}
-		if _, err := schemadiff.Compare(r.t.Schema, s); err != nil {
+		if _, err := schemadiff.Compare(r.t.Schema, p.CompressSchemas[name]); err != nil {
 			return inputErr("plan.compress_schemas", name, ErrBadSchema)
 		}
 	}
