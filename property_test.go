@@ -179,7 +179,7 @@ type propHarness struct {
 	prunes, applied, refused, deferred, stale int
 }
 
-func newHarness(src choiceSource, ops opSet, gates gateMask) *propHarness {
+func newPropHarness(src choiceSource, ops opSet, gates gateMask) *propHarness {
 	h := &propHarness{
 		src: src, ops: ops, gates: gates, invariantsOnly: gates != 0,
 		byID: map[MessageID]*smsg{}, calls: map[CallID]*scall{}, known: map[string]bool{},
@@ -1322,7 +1322,7 @@ func decisionFields(d *Decision) any {
 // rapidRun runs the propHarness under rapid for up to steps events.
 func rapidRun(t *testing.T, ops opSet, steps int) {
 	rapid.Check(t, func(rt *rapid.T) {
-		h := newHarness(rapidSource{rt}, ops, 0)
+		h := newPropHarness(rapidSource{rt}, ops, 0)
 		if err := h.run(rapid.IntRange(1, steps).Draw(rt, "steps")); err != nil {
 			rt.Fatal(err)
 		}
@@ -1351,7 +1351,7 @@ func TestPropertyBadEventsChangeNothing(t *testing.T) {
 // seedRun runs the propHarness with a fixed PRNG seed.
 func seedRun(seed uint64, gates gateMask, steps int) (*propHarness, error) {
 	src := randSource{rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))}
-	h := newHarness(src, defaultOps, gates)
+	h := newPropHarness(src, defaultOps, gates)
 	return h, h.run(steps)
 }
 
