@@ -154,7 +154,8 @@ type Violation struct {
 	Messages []MessageID
 	Tools    []string
 	Calls    []CallID
-	pos      uint64 // transcript position of the first message, for ordering
+	Steps    []StepID // planned steps holding the messages (CodeReferenced)
+	pos      uint64   // transcript position of the first message, for ordering
 }
 
 func (v *Violation) Error() string {
@@ -171,6 +172,9 @@ func (v *Violation) Error() string {
 	}
 	if len(v.Tools) > 0 {
 		fmt.Fprintf(&b, " tools %s", joinIDs(v.Tools))
+	}
+	if len(v.Steps) > 0 {
+		fmt.Fprintf(&b, " steps %s", joinIDs(v.Steps))
 	}
 	return b.String()
 }
@@ -200,7 +204,11 @@ func (e *PruneError) Error() string {
 	for i, v := range e.Violations {
 		parts[i] = strings.TrimPrefix(v.Error(), "pruneguard: ")
 	}
-	return fmt.Sprintf("pruneguard: prune refused (%d violations): %s", len(e.Violations), strings.Join(parts, "; "))
+	noun := "violations"
+	if len(e.Violations) == 1 {
+		noun = "violation"
+	}
+	return fmt.Sprintf("pruneguard: prune refused (%d %s): %s", len(e.Violations), noun, strings.Join(parts, "; "))
 }
 
 // Unwrap returns the violations.

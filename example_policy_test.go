@@ -10,8 +10,9 @@ import (
 
 // A custom salience policy behind a Guard. It scores messages by size and
 // proposes the largest first, but never what the user wrote. It knows
-// nothing of calls in flight: the guard does. Check answers under_budget,
-// then deferred while a call is pending, then pruned once it is answered.
+// nothing of calls in flight: the guard does, and does not even ask it
+// while a call is pending. Check answers under_budget, then deferred while
+// a call is pending, then pruned once it is answered.
 func ExampleGuard_Check() {
 	largestFirst := pruneguard.PolicyFunc(func(entries []pruneguard.Entry, need int) pruneguard.Plan {
 		var p pruneguard.Plan
@@ -61,7 +62,6 @@ func ExampleGuard_Check() {
 	check(c, "f1 answered")
 	// Output:
 	// start: under_budget, 700 -> 700 tokens
-	//   policy proposes [a1]
 	// f1 running: deferred, 1100 -> 1100 tokens
 	//   pending calls: [f1]
 	//   policy proposes [r1 a1]

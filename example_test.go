@@ -79,5 +79,5 @@ func ExampleContext_Prune() {
 	// Output:
 	// grow:   [u1 a1 r1] 2070
 	// shrink: [u1] 40 refused: split-unit [a1] left out: [r1]
-	// strict: pruneguard: prune refused (1 violations): boundary gate: split-unit unit a1 messages r1
+	// strict: pruneguard: prune refused (1 violation): boundary gate: split-unit unit a1 messages r1
 }

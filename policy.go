@@ -756,6 +756,14 @@ func (g Guard) Check(c *Context) (Result, error) {
 	res := Result{Before: before}
 	excludeUnits := make(map[UnitID]bool)
 	excludeTools := make(map[string]bool)
+	if c.Config().Boundary == BoundaryStrict && !c.Settled() {
+		// Nothing may go while a call is pending or a stream is open; say
+		// which, without asking the policy.
+		if _, err := c.Prune(Plan{}); err != nil {
+			res.Reason = err
+			rounds = 0
+		}
+	}
 	for i := 0; i < rounds; i++ {
 		now := c.Tokens()
 		if now <= g.Budget {
@@ -830,6 +838,9 @@ func (g Guard) Check(c *Context) (Result, error) {
 		res.Outcome = Pruned
 	default:
 		res.Outcome = Deferred
+		if res.Reason == nil && !c.Settled() {
+			res.Reason = &DeferredError{Pending: c.Pending(), Open: c.OpenMessages()}
+		}
 	}
 	return res, nil
 }

@@ -139,19 +139,39 @@ func (c *Context) PlanStep(id StepID, needs ...MessageID) error {
 		}
 		xs = append(xs, x)
 	}
+	if c.steps[id] == nil {
+		c.steps[id] = &step{}
+	}
+	for _, x := range xs {
+		c.reference(id, x)
+	}
+	c.epoch++
+	c.gen++
+	return nil
+}
+
+// reference records that step id will read x.
+func (c *Context) reference(id StepID, x *msg) {
 	s := c.steps[id]
 	if s == nil {
 		s = &step{}
 		c.steps[id] = s
 	}
-	for _, x := range xs {
-		s.refs = append(s.refs, x)
-		x.refs++
-		x.unit.version++
+	s.refs = append(s.refs, x)
+	x.refs++
+	x.unit.version++
+}
+
+// stepsOf lists the pending steps that reference x, sorted.
+func (c *Context) stepsOf(x *msg) []StepID {
+	var out []StepID
+	for id, s := range c.steps {
+		if slices.Contains(s.refs, x) {
+			out = append(out, id)
+		}
 	}
-	c.epoch++
-	c.gen++
-	return nil
+	slices.Sort(out)
+	return out
 }
 
 // CompleteStep resolves a planned step: its references no longer hold
@@ -273,7 +293,9 @@ func (c *Context) regenCheck(x *msg) []*Violation {
 	}
 	// A planned step that names the message holds it, whatever else.
 	if x.refs > 0 {
-		return []*Violation{v(CodeReferenced)}
+		r := v(CodeReferenced)
+		r.Steps = c.stepsOf(x)
+		return []*Violation{r}
 	}
 	if c.sealed {
 		return nil // condition 3: closed plan, and no remaining step needs it

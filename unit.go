@@ -73,6 +73,10 @@ type Message struct {
 	Facts Facts
 	// Pointer, when set, says where the content was spilled durably.
 	Pointer Pointer
+	// NeededBy names planned steps that will read this message, as if
+	// [Context.PlanStep] were called for each in the same event, so that
+	// no prune can slip in between.
+	NeededBy []StepID
 }
 
 // Entry describes one message of a [Context] for a salience [Policy]. It is
@@ -254,6 +258,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	m.Content = slices.Clone(m.Content)
 	m.Calls = slices.Clone(m.Calls)
 	m.Answers = slices.Clone(m.Answers)
+	m.NeededBy = slices.Clone(m.NeededBy)
 
 	c.seq++
 	x := &msg{m: m, seq: c.seq, open: open}
@@ -291,6 +296,12 @@ func (c *Context) add(op string, m Message, open bool) error {
 		u.open++
 		c.nOpen++
 	}
+	for _, sid := range m.NeededBy {
+		c.reference(sid, x)
+	}
+	if len(m.NeededBy) > 0 {
+		c.epoch++
+	}
 	c.trackLarge(x)
 	c.gen++
 	return nil
@@ -306,6 +317,9 @@ func (c *Context) checkNew(op string, m Message) error {
 	}
 	if m.Tokens < 0 {
 		return inputErr(op, string(m.ID), ErrNegativeTokens)
+	}
+	if slices.Contains(m.NeededBy, "") {
+		return inputErr(op, string(m.ID), ErrEmptyID)
 	}
 	seen := make(map[CallID]bool, len(m.Calls)+len(m.Answers))
 	for _, call := range m.Calls {
@@ -571,6 +585,7 @@ func (x *msg) copy() Message {
 	m.Content = slices.Clone(m.Content)
 	m.Calls = slices.Clone(m.Calls)
 	m.Answers = slices.Clone(m.Answers)
+	m.NeededBy = slices.Clone(m.NeededBy)
 	return m
 }
 
