@@ -129,6 +129,7 @@ type Body struct {
 	top         *topLevel
 	key         string // "messages", "input" or "contents"
 	dirty       bool
+	fields      map[string]json.RawMessage // top-level fields replaced or added
 	inputString bool // responses: input was a plain string
 
 	// Top-level facts the validator needs.
@@ -257,24 +258,30 @@ func (b *Body) Marshal() ([]byte, error) {
 	if b == nil || b.top == nil {
 		return nil, errors.New("wire: marshal of a body that was not read")
 	}
-	if !b.dirty {
+	if !b.dirty && len(b.fields) == 0 {
 		return append([]byte(nil), b.top.src...), nil
 	}
-	var val []byte
+	edits := make(map[string][]byte, len(b.fields)+1)
+	for k, v := range b.fields {
+		edits[k] = v
+	}
+	if b.dirty {
+		edits[b.key] = b.messagesJSON()
+	}
+	return b.top.with(edits), nil
+}
+
+// messagesJSON encodes the current message array (or the plain string a
+// Responses input was given as).
+func (b *Body) messagesJSON() []byte {
 	if b.inputString && len(b.Messages) == 1 {
-		val = b.Messages[0].Raw
-	} else {
-		raws := make([]json.RawMessage, len(b.Messages))
-		for i := range b.Messages {
-			raws[i] = b.Messages[i].Raw
-		}
-		val = joinArray(raws)
+		return b.Messages[0].Raw
 	}
-	out := b.top.replace(b.key, val)
-	if out == nil {
-		return nil, fmt.Errorf("wire: %s: body has no %q", b.Dialect, b.key)
+	raws := make([]json.RawMessage, len(b.Messages))
+	for i := range b.Messages {
+		raws[i] = b.Messages[i].Raw
 	}
-	return out, nil
+	return joinArray(raws)
 }
 
 // Remove deletes whole messages (items, turns) by index. Indexes refer to

@@ -76,7 +76,20 @@
 // under testdata/transcripts (tau-bench, OpenHands, SWE-agent, NeMo Gym,
 // pydantic-ai cassettes and Claude Code session logs).
 //
-// The package uses only the standard library and imports nothing of the
-// pruneguard core, so it can read and validate bodies on its own; the glue
-// to the core's context type lives elsewhere.
+// # Guarding a body
+//
+// [Body.Context] builds a pruneguard.Context from a body (one core message
+// per body message, id [ID](index), tokens from a [Tokenizer]), with
+// calls and results paired by the same adjacency rules, units shaped to
+// each dialect's atomic structure, and the tools array registered. The
+// returned [Guarded] prunes through the core's gates plus a last one of
+// its own: a decision that would leave the body breaking a provider rule
+// the input did not break is shrunk, and what it leaves out is reported
+// as a [Refusal] with gate "wire". [Guarded.Body] is the body with the
+// applied decisions carried out: evicted messages removed, stubbed results
+// replaced with the stub text, withdrawn schemas removed from the tools
+// array and tombstone lines appended to the system prompt.
+//
+// Reading and validating use only the standard library; the guarding
+// part imports the pruneguard core, which never imports this package.
 package wire

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 )
 
 // topLevel is a parsed top-level JSON object that remembers where each value
@@ -79,16 +80,47 @@ func valueStart(b []byte, off int) int {
 	return -1
 }
 
-// replace returns the document with the value of key swapped for val.
-func (t *topLevel) replace(key string, val []byte) []byte {
-	sp, ok := t.spans[key]
-	if !ok {
-		return nil
+// with returns the document with the values of the keys in edits swapped
+// for the new ones; keys the document lacks are appended at the end of the
+// object, in sorted order. Everything else is kept byte for byte.
+func (t *topLevel) with(edits map[string][]byte) []byte {
+	type span struct {
+		start, end int
+		val        []byte
 	}
-	out := make([]byte, 0, len(t.src)-(sp[1]-sp[0])+len(val))
-	out = append(out, t.src[:sp[0]]...)
-	out = append(out, val...)
-	return append(out, t.src[sp[1]:]...)
+	var spans []span
+	var added []string
+	for k, v := range edits {
+		if sp, ok := t.spans[k]; ok {
+			spans = append(spans, span{sp[0], sp[1], v})
+		} else {
+			added = append(added, k)
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	sort.Strings(added)
+	out := make([]byte, 0, len(t.src)+64)
+	at := 0
+	for _, sp := range spans {
+		out = append(out, t.src[at:sp.start]...)
+		out = append(out, sp.val...)
+		at = sp.end
+	}
+	if len(added) == 0 {
+		return append(out, t.src[at:]...)
+	}
+	closing := bytes.LastIndexByte(t.src, '}')
+	out = append(out, t.src[at:closing]...)
+	for i, k := range added {
+		if len(t.fields) > 0 || i > 0 {
+			out = append(out, ',')
+		}
+		kb, _ := json.Marshal(k)
+		out = append(out, kb...)
+		out = append(out, ':')
+		out = append(out, edits[k]...)
+	}
+	return append(out, t.src[closing:]...)
 }
 
 func isNull(raw json.RawMessage) bool {

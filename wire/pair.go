@@ -1,0 +1,315 @@
+package wire
+
+import "github.com/pruneguard/pruneguard"
+
+// pairing is how the messages of a body pair up, by index.
+type pairing struct {
+	answers  map[int][]pruneguard.CallID // results message -> calls it answers
+	drop     map[[2]int]bool             // (message, call) left out of Calls
+	unpaired []Unpaired
+}
+
+// pairBody pairs calls and results by the dialect's adjacency rules, the
+// ones Validate checks. Calls of the trailing batch without a result stay
+// in (pending); other calls without a result are dropped and reported.
+func pairBody(b *Body) *pairing {
+	p := &pairing{answers: map[int][]pruneguard.CallID{}, drop: map[[2]int]bool{}}
+	msgs := b.Messages
+	n := len(msgs)
+	// answer pairs result id of message j with the first unanswered call
+	// of message i holding that id.
+	answer := func(i int, done []bool, j int, id string) bool {
+		for k, c := range msgs[i].Calls {
+			if !done[k] && c.ID == id {
+				done[k] = true
+				p.answers[j] = append(p.answers[j], callID(i, k))
+				return true
+			}
+		}
+		return false
+	}
+	orphan := func(j int, id string) { p.unpaired = append(p.unpaired, Unpaired{Index: j, CallID: id, Result: true}) }
+	settle := func(i int, done []bool, pending bool) {
+		for k, c := range msgs[i].Calls {
+			if done[k] || pending {
+				continue
+			}
+			p.drop[[2]int{i, k}] = true
+			p.unpaired = append(p.unpaired, Unpaired{Index: i, CallID: c.ID})
+		}
+	}
+	switch b.Dialect {
+	case OpenAIChat:
+		for i := 0; i < n; {
+			m := &msgs[i]
+			if m.Role != "assistant" || len(m.Calls) == 0 {
+				for _, id := range m.Results {
+					orphan(i, id)
+				}
+				i++
+				continue
+			}
+			done := make([]bool, len(m.Calls))
+			j := i + 1
+			for ; j < n && msgs[j].Role == "tool"; j++ {
+				for _, id := range msgs[j].Results {
+					if !answer(i, done, j, id) {
+						orphan(j, id)
+					}
+				}
+			}
+			settle(i, done, j == n)
+			i = j
+		}
+	case OpenAIResponses:
+		barrier := -1
+		for i := range msgs {
+			if len(msgs[i].Results) > 0 || isUserMessage(&msgs[i]) {
+				barrier = i
+			}
+		}
+		type ref struct{ i, k int }
+		queue := map[string][]ref{}
+		var order []ref
+		answered := map[ref]bool{}
+		for i := range msgs {
+			for k, c := range msgs[i].Calls {
+				queue[c.ID] = append(queue[c.ID], ref{i, k})
+				order = append(order, ref{i, k})
+			}
+			for _, id := range msgs[i].Results {
+				q := queue[id]
+				if len(q) == 0 {
+					orphan(i, id)
+					continue
+				}
+				queue[id] = q[1:]
+				answered[q[0]] = true
+				p.answers[i] = append(p.answers[i], callID(q[0].i, q[0].k))
+			}
+		}
+		for _, r := range order {
+			if answered[r] || r.i > barrier {
+				continue
+			}
+			p.drop[[2]int{r.i, r.k}] = true
+			p.unpaired = append(p.unpaired, Unpaired{Index: r.i, CallID: msgs[r.i].Calls[r.k].ID})
+		}
+	case Anthropic:
+		turns := mergeTurns(msgs)
+		for t := range turns {
+			tn := &turns[t]
+			if tn.role != "assistant" {
+				if t > 0 && turns[t-1].role == "assistant" {
+					continue // paired below, with the assistant turn
+				}
+				for i := tn.first; i <= tn.last; i++ {
+					for _, id := range msgs[i].Results {
+						orphan(i, id)
+					}
+				}
+				continue
+			}
+			done := map[int][]bool{}
+			for i := tn.first; i <= tn.last; i++ {
+				done[i] = make([]bool, len(msgs[i].Calls))
+				for _, id := range msgs[i].Results {
+					orphan(i, id) // tool_result in an assistant turn
+				}
+			}
+			if t+1 < len(turns) && turns[t+1].role == "user" {
+				nx := &turns[t+1]
+				for j := nx.first; j <= nx.last; j++ {
+					for _, id := range msgs[j].Results {
+						ok := false
+						for i := tn.first; i <= tn.last && !ok; i++ {
+							ok = answer(i, done[i], j, id)
+						}
+						if !ok {
+							orphan(j, id)
+						}
+					}
+				}
+			}
+			for i := tn.first; i <= tn.last; i++ {
+				settle(i, done[i], t == len(turns)-1)
+			}
+		}
+	case Gemini, Bedrock:
+		paired := make([]bool, n)
+		for i := range msgs {
+			m := &msgs[i]
+			if len(m.Calls) == 0 {
+				continue
+			}
+			done := make([]bool, len(m.Calls))
+			if j := i + 1; j < n && (b.Dialect == Gemini || msgs[j].Role == "user") && len(msgs[j].Results) > 0 {
+				paired[j] = true
+				byPos := b.Dialect == Gemini && !allIDs(m.Calls, msgs[j].Results)
+				for r, id := range msgs[j].Results {
+					switch {
+					case byPos && r < len(m.Calls) && !done[r]:
+						done[r] = true
+						p.answers[j] = append(p.answers[j], callID(i, r))
+					case !byPos && answer(i, done, j, id):
+					default:
+						orphan(j, id)
+					}
+				}
+			}
+			settle(i, done, i == n-1)
+		}
+		for j := range msgs {
+			if !paired[j] {
+				for _, id := range msgs[j].Results {
+					orphan(j, id)
+				}
+			}
+		}
+	}
+	sortUnpaired(p.unpaired)
+	return p
+}
+
+func allIDs(calls []Call, results []string) bool {
+	for _, c := range calls {
+		if c.ID == "" {
+			return false
+		}
+	}
+	for _, id := range results {
+		if id == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func sortUnpaired(u []Unpaired) {
+	for i := 1; i < len(u); i++ {
+		for j := i; j > 0 && u[j].Index < u[j-1].Index; j-- {
+			u[j], u[j-1] = u[j-1], u[j]
+		}
+	}
+}
+
+// roleClass folds a message's role into "user" or "assistant" for the
+// turn structure of Anthropic, Gemini and Bedrock.
+func roleClass(d Dialect, m *Message) string {
+	if d == Gemini {
+		if isGeminiUserRole(m.Role) {
+			return "user"
+		}
+		return "assistant"
+	}
+	return m.Role
+}
+
+// coupleGroups returns the groups of message indexes that must be kept or
+// pruned together beyond the core's call/result grouping.
+func coupleGroups(b *Body) [][]int {
+	msgs := b.Messages
+	var groups [][]int
+	switch b.Dialect {
+	case OpenAIResponses:
+		for i := 0; i < len(msgs); {
+			j := i
+			for j+1 < len(msgs) && len(msgs[i].Calls) > 0 && len(msgs[j+1].Calls) > 0 {
+				j++
+			}
+			if j > i {
+				groups = append(groups, span(i, j))
+			}
+			i = j + 1
+		}
+		for i := range msgs {
+			if msgs[i].Type == "reasoning" && i+1 < len(msgs) {
+				groups = append(groups, []int{i, i + 1})
+			}
+		}
+	case Anthropic, Gemini, Bedrock:
+		// Turns: runs of one role class. Each assistant turn goes with the
+		// user turn after it.
+		type turn struct{ first, last int }
+		var turns []turn
+		var roles []string
+		for i := range msgs {
+			r := roleClass(b.Dialect, &msgs[i])
+			if k := len(turns); k > 0 && roles[k-1] == r {
+				turns[k-1].last = i
+				continue
+			}
+			turns = append(turns, turn{i, i})
+			roles = append(roles, r)
+		}
+		for t := 0; t < len(turns); t++ {
+			first, last := turns[t].first, turns[t].last
+			if roles[t] == "assistant" && t+1 < len(turns) {
+				last = turns[t+1].last
+				t++
+			}
+			if last > first {
+				groups = append(groups, span(first, last))
+			}
+		}
+	}
+	return groups
+}
+
+func span(i, j int) []int {
+	out := make([]int, 0, j-i+1)
+	for k := i; k <= j; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+// isRealUser reports a user message that is not (only) tool results.
+func isRealUser(d Dialect, m *Message) bool {
+	if len(m.Results) > 0 {
+		return false
+	}
+	switch d {
+	case OpenAIResponses:
+		return isUserMessage(m)
+	case Gemini:
+		return isGeminiUserRole(m.Role)
+	}
+	return m.Role == "user"
+}
+
+// pinned returns the indexes of the messages to pin (see Body.Context).
+func pinned(b *Body) []int {
+	msgs := b.Messages
+	var out []int
+	lastUser := -1
+	reasoning := false
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == "system" || m.Role == "developer" {
+			out = append(out, i)
+		}
+		if isRealUser(b.Dialect, m) {
+			lastUser = i
+		}
+		reasoning = reasoning || m.Reasoning
+		for _, c := range m.Calls {
+			reasoning = reasoning || c.Signed
+		}
+	}
+	switch b.Dialect {
+	case Anthropic, Gemini, Bedrock:
+		if len(msgs) > 0 && isRealUser(b.Dialect, &msgs[0]) {
+			out = append(out, 0)
+		}
+	}
+	if lastUser >= 0 {
+		out = append(out, lastUser)
+		if reasoning {
+			for i := lastUser + 1; i < len(msgs); i++ {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}

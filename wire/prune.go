@@ -1,0 +1,262 @@
+package wire
+
+import (
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// candidate is one unit of a decision's eviction set, or one stub.
+type candidate struct {
+	unit  pruneguard.UnitID
+	evict []int // body indexes to remove
+	stub  int   // body index to stub, or -1
+	first int
+}
+
+// screen checks what a decision would do to the body. It returns the
+// candidates that keep the body no worse than the input, and refusals for
+// the others. all reports that nothing was refused.
+func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Refusal, all bool) {
+	var cands []candidate
+	at := map[pruneguard.UnitID]int{}
+	for _, id := range d.Evict {
+		i, ok := g.index[id]
+		if !ok {
+			continue
+		}
+		u, _ := g.ctx.UnitOf(id)
+		k, seen := at[u.ID]
+		if !seen {
+			k = len(cands)
+			at[u.ID] = k
+			cands = append(cands, candidate{unit: u.ID, stub: -1, first: i})
+		}
+		cands[k].evict = append(cands[k].evict, i)
+	}
+	for _, id := range d.Stub {
+		i, ok := g.index[id]
+		if !ok {
+			continue
+		}
+		u, _ := g.ctx.UnitOf(id)
+		cands = append(cands, candidate{unit: u.ID, stub: i, first: i})
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
+
+	removed := slices.Clone(g.removed)
+	stubbed := slices.Clone(g.stubbed)
+	apply := func(c candidate, r, s []bool) {
+		for _, i := range c.evict {
+			r[i] = true
+		}
+		if c.stub >= 0 {
+			s[c.stub] = true
+		}
+	}
+	worse := func(r, s []bool) []Violation {
+		return NewViolations(g.inputV, g.render(r, s, false).Validate())
+	}
+	{
+		r, s := slices.Clone(removed), slices.Clone(stubbed)
+		for _, c := range cands {
+			apply(c, r, s)
+		}
+		if len(worse(r, s)) == 0 {
+			return cands, nil, true
+		}
+	}
+	// Greedy, in transcript order: take each candidate that keeps the body
+	// no worse, together with those already taken.
+	for _, c := range cands {
+		r, s := slices.Clone(removed), slices.Clone(stubbed)
+		apply(c, r, s)
+		nv := worse(r, s)
+		if len(nv) == 0 {
+			removed, stubbed = r, s
+			kept = append(kept, c)
+			continue
+		}
+		ref := Refusal{Gate: "wire", Code: nv[0].Rule, Units: []pruneguard.UnitID{c.unit}, Detail: nv[0].Message}
+		idx := c.evict
+		if c.stub >= 0 {
+			idx = []int{c.stub}
+		}
+		for _, i := range idx {
+			ref.Messages = append(ref.Messages, g.ids[i])
+			ref.Indexes = append(ref.Indexes, i)
+		}
+		refused = append(refused, ref)
+	}
+	return kept, refused, false
+}
+
+// planOf turns screened candidates back into a plan that names whole units
+// and nothing else.
+func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan) pruneguard.Plan {
+	q := pruneguard.Plan{DropSchemas: p.DropSchemas, CompressSchemas: p.CompressSchemas, Split: pruneguard.SplitShrink}
+	for _, c := range kept {
+		for _, i := range c.evict {
+			q.Evict = append(q.Evict, g.ids[i])
+		}
+		if c.stub >= 0 {
+			q.Stub = append(q.Stub, g.ids[c.stub])
+		}
+	}
+	return q
+}
+
+// Prune asks the Context's gates about plan p, then checks the decision
+// against the provider's rules: when the pruned body would break a rule
+// the input did not, the offending units (and stubs) are left out, the
+// rest is pruned again, and each one left out is reported as a refusal
+// with gate "wire". The refusals also hold those of the core gates
+// (Decision.Refused). Nothing changes until [Guarded.Apply].
+func (g *Guarded) Prune(p pruneguard.Plan) (*pruneguard.Decision, []Refusal, error) {
+	d, err := g.ctx.Prune(p)
+	if err != nil {
+		return nil, g.refusalsOf(err), err
+	}
+	refs := g.fromViolations(d.Refused)
+	for round := 0; round < 4; round++ {
+		kept, wire, all := g.screen(d)
+		if all {
+			return d, refs, nil
+		}
+		refs = append(refs, wire...)
+		q := g.planOf(kept, p)
+		if d, err = g.ctx.Prune(q); err != nil {
+			return nil, append(refs, g.refusalsOf(err)...), err
+		}
+	}
+	return d, refs, nil
+}
+
+// Check runs guard.Check on the Context with the guard's policy (nil
+// means OldestFirst) behind the same provider-rule screen as
+// [Guarded.Prune], and carries the applied decisions out on the body.
+// guard.Budget counts the Context's tokens, the messages only; subtract
+// [Guarded.Overhead] from a budget for the whole request. The refusals
+// gather everything the gates and the screen left out, without repeats.
+func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
+	inner := guard.Policy
+	if inner == nil {
+		inner = pruneguard.OldestFirst{}
+	}
+	sp := &screenPolicy{g: g, inner: inner, hidden: map[pruneguard.UnitID]bool{}}
+	guard.Policy = sp
+	res, err := guard.Check(g.ctx)
+	for _, d := range res.Decisions {
+		g.record(d)
+		sp.refs = append(sp.refs, g.fromViolations(d.Refused)...)
+	}
+	if res.Reason != nil {
+		sp.refs = append(sp.refs, g.refusalsOf(res.Reason)...)
+	}
+	return res, dedupe(sp.refs), err
+}
+
+// screenPolicy wraps a policy so that the plans it hands the guard keep
+// the body no worse than the input.
+type screenPolicy struct {
+	g      *Guarded
+	inner  pruneguard.Policy
+	hidden map[pruneguard.UnitID]bool
+	refs   []Refusal
+}
+
+func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.Plan {
+	for attempt := 0; attempt < 8; attempt++ {
+		es := entries
+		if len(s.hidden) > 0 {
+			es = slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool { return s.hidden[e.Unit] })
+		}
+		p := s.inner.Propose(es, need)
+		if p.Empty() {
+			return p
+		}
+		d, err := s.g.ctx.Prune(p)
+		if err != nil {
+			return p // the guard meets the same error and deals with it
+		}
+		kept, wire, all := s.g.screen(d)
+		if all {
+			return p
+		}
+		s.refs = append(s.refs, wire...)
+		for _, r := range wire {
+			for _, u := range r.Units {
+				s.hidden[u] = true
+			}
+		}
+		if len(kept) > 0 {
+			s.refs = append(s.refs, s.g.fromViolations(d.Refused)...)
+			return s.g.planOf(kept, p)
+		}
+	}
+	return pruneguard.Plan{}
+}
+
+// Overhead counts the tokens of the current body outside its messages.
+func (g *Guarded) Overhead() int { return Overhead(g.Body(), g.tok) }
+
+// Tokens counts the tokens of the current body, messages and the rest.
+func (g *Guarded) Tokens() int { return Tokens(g.Body(), g.tok) }
+
+func (g *Guarded) refusalsOf(err error) []Refusal {
+	var pe *pruneguard.PruneError
+	if errors.As(err, &pe) {
+		return g.fromViolations(pe.Violations)
+	}
+	var de *pruneguard.DeferredError
+	if errors.As(err, &de) {
+		r := Refusal{Gate: "boundary", Code: "deferred", Units: de.Units}
+		for _, id := range de.Open {
+			r.Messages = append(r.Messages, id)
+			if i, ok := g.index[id]; ok {
+				r.Indexes = append(r.Indexes, i)
+			}
+		}
+		return []Refusal{r}
+	}
+	return nil
+}
+
+func (g *Guarded) fromViolations(vs []*pruneguard.Violation) []Refusal {
+	out := make([]Refusal, 0, len(vs))
+	for _, v := range vs {
+		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
+		for _, id := range v.Messages {
+			if i, ok := g.index[id]; ok {
+				r.Indexes = append(r.Indexes, i)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func dedupe(rs []Refusal) []Refusal {
+	seen := map[string]bool{}
+	out := rs[:0:0]
+	for _, r := range rs {
+		k := r.Gate + "|" + r.Code + "|" + joinStrings(r.Units) + "|" + joinStrings(r.Messages) + "|" + strings.Join(r.Tools, ",")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, r)
+	}
+	return out
+}
+
+func joinStrings[T ~string](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = string(x)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,393 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// ToolDecl is one tool declared in a request body's tools array.
+type ToolDecl struct {
+	// Name is the tool's name as calls give it.
+	Name string
+	// Schema is the tool's input JSON Schema (parameters, input_schema,
+	// inputSchema.json, parametersJsonSchema), if any.
+	Schema json.RawMessage
+	// Annotations are MCP-style annotations found on the declaration
+	// ("annotations" beside the name), if any.
+	Annotations pruneguard.Annotations
+	// Annotated reports whether the declaration carried annotations.
+	Annotated bool
+}
+
+// Tools lists the tools the body declares, in order, in the shape of its
+// dialect: Chat "tools" (and legacy "functions"), Responses "tools" of
+// type function or custom, Anthropic "tools", Gemini
+// "tools[].functionDeclarations", Bedrock "toolConfig.tools[].toolSpec".
+// Provider-run tools without a name are skipped. Entries that are not
+// objects are ignored, since providers reject them before any pruning
+// matters.
+func (b *Body) Tools() []ToolDecl {
+	var out []ToolDecl
+	b.eachTool(func(name string, schema json.RawMessage, ann json.RawMessage, _ func(edit toolEdit)) {
+		t := ToolDecl{Name: name, Schema: schema}
+		t.Annotations, t.Annotated = parseAnnotations(ann)
+		out = append(out, t)
+	})
+	return out
+}
+
+// toolEdit says what to do with one tool declaration.
+type toolEdit struct {
+	drop   bool
+	schema json.RawMessage // replacement schema, when not nil
+}
+
+// schemaKeys are the keys that hold a tool's input schema, by dialect.
+func schemaKey(d Dialect, obj map[string]json.RawMessage) string {
+	switch d {
+	case Anthropic:
+		return "input_schema"
+	case Gemini:
+		if _, ok := obj["parametersJsonSchema"]; ok {
+			return "parametersJsonSchema"
+		}
+		return "parameters"
+	case Bedrock:
+		return "inputSchema"
+	}
+	if _, ok := obj["parameters"]; !ok {
+		if _, ok := obj["input_schema"]; ok {
+			return "input_schema"
+		}
+	}
+	return "parameters"
+}
+
+// eachTool calls fn for each declared tool with its name, schema and
+// annotations. When fn calls edit, the declaration is dropped or its
+// schema replaced in the body's top-level fields.
+func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit func(toolEdit))) {
+	if b == nil || b.top == nil {
+		return
+	}
+	field := func(key string) json.RawMessage {
+		if v, ok := b.fields[key]; ok {
+			return v
+		}
+		return b.top.fields[key]
+	}
+	// decl visits one declaration object; edits is where its fate goes.
+	decl := func(obj map[string]json.RawMessage, inner string, fate *toolEdit) {
+		target := obj
+		if inner != "" {
+			o, ok := asObject(obj[inner])
+			if !ok {
+				return
+			}
+			target = o
+		}
+		name, _ := optString(target, "name")
+		if name == "" {
+			return
+		}
+		ann := target["annotations"]
+		if isNull(ann) {
+			ann = obj["annotations"]
+		}
+		key := schemaKey(b.Dialect, target)
+		schema := target[key]
+		if b.Dialect == Bedrock {
+			if s, ok := asObject(schema); ok {
+				schema = s["json"]
+			}
+		}
+		if isNull(schema) {
+			schema = nil
+		}
+		fn(name, schema, ann, func(e toolEdit) { *fate = e })
+	}
+	// editArray runs decl over the objects of an array and rebuilds it
+	// when some declaration was edited.
+	editArray := func(raw json.RawMessage, inner func(map[string]json.RawMessage) string) (json.RawMessage, bool) {
+		items, ok := asArray(raw)
+		if !ok {
+			return nil, false
+		}
+		changed := false
+		var kept []json.RawMessage
+		for _, it := range items {
+			obj, ok := asObject(it)
+			if !ok {
+				kept = append(kept, it)
+				continue
+			}
+			in := inner(obj)
+			var fate toolEdit
+			decl(obj, in, &fate)
+			switch {
+			case fate.drop:
+				changed = true
+				continue
+			case fate.schema != nil:
+				changed = true
+				it = replaceSchema(b.Dialect, obj, in, fate.schema)
+			}
+			kept = append(kept, it)
+		}
+		if !changed {
+			return nil, false
+		}
+		return joinArray(kept), true
+	}
+	set := func(key string, v json.RawMessage) {
+		if b.fields == nil {
+			b.fields = map[string]json.RawMessage{}
+		}
+		b.fields[key] = v
+	}
+	switch b.Dialect {
+	case OpenAIChat:
+		for _, key := range []string{"tools", "functions"} {
+			v, ok := editArray(field(key), func(obj map[string]json.RawMessage) string {
+				if _, ok := obj["function"]; ok {
+					return "function"
+				}
+				if _, ok := obj["custom"]; ok {
+					return "custom"
+				}
+				return ""
+			})
+			if ok {
+				set(key, v)
+			}
+		}
+	case OpenAIResponses, Anthropic:
+		if v, ok := editArray(field("tools"), func(map[string]json.RawMessage) string { return "" }); ok {
+			set("tools", v)
+		}
+	case Gemini:
+		key := "tools"
+		groups, ok := asArray(field(key))
+		if !ok {
+			return
+		}
+		changed := false
+		for g, gr := range groups {
+			obj, ok := asObject(gr)
+			if !ok {
+				continue
+			}
+			for _, fk := range []string{"functionDeclarations", "function_declarations"} {
+				if v, ok := editArray(obj[fk], func(map[string]json.RawMessage) string { return "" }); ok {
+					obj[fk] = v
+					groups[g], _ = json.Marshal(obj)
+					changed = true
+				}
+			}
+		}
+		if changed {
+			set(key, joinArray(groups))
+		}
+	case Bedrock:
+		cfg, ok := asObject(field("toolConfig"))
+		if !ok {
+			return
+		}
+		if v, ok := editArray(cfg["tools"], func(map[string]json.RawMessage) string { return "toolSpec" }); ok {
+			cfg["tools"] = v
+			raw, _ := json.Marshal(cfg)
+			set("toolConfig", raw)
+		}
+	}
+}
+
+// replaceSchema returns the declaration with its schema swapped.
+func replaceSchema(d Dialect, obj map[string]json.RawMessage, inner string, schema json.RawMessage) json.RawMessage {
+	target := obj
+	if inner != "" {
+		target, _ = asObject(obj[inner])
+	}
+	key := schemaKey(d, target)
+	if d == Bedrock {
+		wrapped, _ := json.Marshal(map[string]json.RawMessage{"json": schema})
+		target[key] = wrapped
+	} else {
+		target[key] = schema
+	}
+	if inner != "" {
+		obj[inner], _ = json.Marshal(target)
+	}
+	raw, _ := json.Marshal(obj)
+	return raw
+}
+
+// editTools drops the declarations of the tools in drop and replaces the
+// schemas of those in compress.
+func (b *Body) editTools(drop map[string]bool, compress map[string]json.RawMessage) {
+	if len(drop) == 0 && len(compress) == 0 {
+		return
+	}
+	b.eachTool(func(name string, _, _ json.RawMessage, edit func(toolEdit)) {
+		switch {
+		case drop[name]:
+			edit(toolEdit{drop: true})
+		case compress[name] != nil:
+			edit(toolEdit{schema: compress[name]})
+		}
+	})
+}
+
+func parseAnnotations(raw json.RawMessage) (pruneguard.Annotations, bool) {
+	var a pruneguard.Annotations
+	if isNull(raw) || kindOf(raw) != '{' {
+		return a, false
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return pruneguard.Annotations{}, false
+	}
+	return a, a != (pruneguard.Annotations{})
+}
+
+// Manifest is an MCP tools/list result: the tools a server offers, with
+// their annotations.
+type Manifest struct {
+	Tools []ManifestTool `json:"tools"`
+}
+
+// ManifestTool is one tool of a [Manifest].
+type ManifestTool struct {
+	Name        string                  `json:"name"`
+	Description string                  `json:"description,omitempty"`
+	InputSchema json.RawMessage         `json:"inputSchema,omitempty"`
+	Annotations *pruneguard.Annotations `json:"annotations,omitempty"`
+}
+
+// ReadManifest parses an MCP tools/list result
+// ({"tools":[{"name","description","inputSchema","annotations"}]}). The
+// JSON-RPC envelope ({"result": {"tools": ...}}) is accepted too.
+func ReadManifest(data []byte) (*Manifest, error) {
+	var env struct {
+		Tools  *[]ManifestTool `json:"tools"`
+		Result *Manifest       `json:"result"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("wire: tools manifest: %v", err)
+	}
+	m := &Manifest{}
+	switch {
+	case env.Tools != nil:
+		m.Tools = *env.Tools
+	case env.Result != nil:
+		m = env.Result
+	default:
+		return nil, fmt.Errorf("wire: tools manifest: no \"tools\" array")
+	}
+	for i, t := range m.Tools {
+		if t.Name == "" {
+			return nil, fmt.Errorf("wire: tools manifest: tools[%d] has no name", i)
+		}
+	}
+	return m, nil
+}
+
+// ---- Tombstones -----------------------------------------------------------
+
+// setTombstones writes the tombstone lines into the body's system prompt:
+// Anthropic "system" (a string gets the lines appended, a block array a
+// text block), Bedrock "system" (a text block), Responses "instructions",
+// Gemini "systemInstruction" (a text part), and for Chat the leading
+// system or developer message (text appended), or a new system message at
+// the start when there is none. sys is the prompt as read; lines may be
+// empty, in which case nothing changes.
+func (b *Body) setTombstones(lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	text := strings.Join(lines, "\n")
+	str := mustString(text)
+	set := func(key string, v json.RawMessage) {
+		if b.fields == nil {
+			b.fields = map[string]json.RawMessage{}
+		}
+		b.fields[key] = v
+	}
+	orig := func(key string) json.RawMessage { return b.top.fields[key] }
+	switch b.Dialect {
+	case Anthropic:
+		switch sys := orig("system"); kindOf(sys) {
+		case '"':
+			s, _ := asString(sys)
+			set("system", mustString(s+"\n\n"+text))
+		case '[':
+			items, _ := asArray(sys)
+			set("system", joinArray(append(items, textBlock(str))))
+		default:
+			set("system", str)
+		}
+	case Bedrock:
+		blk, _ := json.Marshal(map[string]string{"text": text})
+		items, _ := asArray(orig("system"))
+		set("system", joinArray(append(items, blk)))
+	case OpenAIResponses:
+		s, _ := asString(orig("instructions"))
+		if s != "" {
+			s += "\n\n"
+		}
+		set("instructions", mustString(s+text))
+	case Gemini:
+		key := "systemInstruction"
+		if _, ok := b.top.fields["system_instruction"]; ok {
+			key = "system_instruction"
+		}
+		part, _ := json.Marshal(map[string]string{"text": text})
+		si, ok := asObject(orig(key))
+		if !ok {
+			si = map[string]json.RawMessage{}
+		}
+		parts, _ := asArray(si["parts"])
+		si["parts"] = joinArray(append(parts, part))
+		raw, _ := json.Marshal(si)
+		set(key, raw)
+	case OpenAIChat:
+		if len(b.Messages) > 0 && (b.Messages[0].Role == "system" || b.Messages[0].Role == "developer") {
+			if m, err := appendChatText(b.Messages[0].Raw, text); err == nil {
+				b.Messages[0] = m
+				b.dirty = true
+				return
+			}
+		}
+		raw, _ := json.Marshal(map[string]string{"role": "system", "content": text})
+		m, err := parseMessage(OpenAIChat, raw, false)
+		if err == nil {
+			b.Messages = append([]Message{m}, b.Messages...)
+			b.dirty = true
+		}
+	}
+}
+
+// appendChatText appends a line of text to a chat message's content.
+func appendChatText(raw json.RawMessage, text string) (Message, error) {
+	obj, ok := asObject(raw)
+	if !ok {
+		return Message{}, fmt.Errorf("not an object")
+	}
+	switch c := obj["content"]; kindOf(c) {
+	case '"':
+		s, _ := asString(c)
+		obj["content"] = mustString(s + "\n\n" + text)
+	case '[':
+		parts, _ := asArray(c)
+		part, _ := json.Marshal(map[string]string{"type": "text", "text": text})
+		obj["content"] = joinArray(append(parts, part))
+	default:
+		obj["content"] = mustString(text)
+	}
+	nraw, err := json.Marshal(obj)
+	if err != nil {
+		return Message{}, err
+	}
+	return parseMessage(OpenAIChat, nraw, false)
+}
