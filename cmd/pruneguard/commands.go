@@ -1,0 +1,474 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+func errorf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "pruneguard: "+format+"\n", args...)
+}
+
+// parse parses flags that may come before or after the positional
+// arguments, and returns the positional ones.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// readInput reads FILE, or stdin for "-", and returns the bytes and the
+// name to use in messages.
+func readInput(name string, stdin io.Reader) ([]byte, string, error) {
+	if name == "-" {
+		b, err := io.ReadAll(stdin)
+		return b, "<stdin>", err
+	}
+	b, err := os.ReadFile(name)
+	return b, name, err
+}
+
+// lineCol turns a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off < 0 {
+		off = 0
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+// jsonError reports where data fails to be JSON, as "NAME:LINE:COL: ...".
+func jsonError(name string, data []byte) error {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return nil
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off := se.Offset
+		if off > 0 {
+			off-- // the offset is just past the offending byte
+		}
+		l, c := lineCol(data, off)
+		return fmt.Errorf("%s:%d:%d: invalid JSON: %v", name, l, c, se)
+	}
+	return fmt.Errorf("%s: invalid JSON: %v", name, err)
+}
+
+// readBody reads and parses a request body.
+func readBody(file, dialect string, stdin io.Reader) (*wire.Body, []byte, string, error) {
+	data, name, err := readInput(file, stdin)
+	if err != nil {
+		return nil, nil, name, err
+	}
+	if err := jsonError(name, data); err != nil {
+		return nil, nil, name, err
+	}
+	b, err := wire.Read(data, wire.Dialect(dialect))
+	if err != nil {
+		return nil, nil, name, fmt.Errorf("%s: %v", name, err)
+	}
+	return b, data, name, nil
+}
+
+func checkDialect(d string) error {
+	if d == "" || slices.Contains(wire.Dialects, wire.Dialect(d)) {
+		return nil
+	}
+	return fmt.Errorf("unknown dialect %q (want one of openai-chat, openai-responses, anthropic, gemini, bedrock)", d)
+}
+
+// ---- check ----------------------------------------------------------------
+
+type jsonViolation struct {
+	Rule    string `json:"rule"`
+	Index   int    `json:"index"`
+	Message string `json:"message"`
+}
+
+func toJSONViolations(vs []wire.Violation) []jsonViolation {
+	out := make([]jsonViolation, len(vs))
+	for i, v := range vs {
+		out[i] = jsonViolation{v.Rule, v.Index, v.Message}
+	}
+	return out
+}
+
+func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dialect := fs.String("dialect", "", "wire dialect (detected when empty)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 2
+	}
+	if err := checkDialect(*dialect); err != nil {
+		errorf(stderr, "%v", err)
+		return 2
+	}
+	if len(pos) != 1 {
+		errorf(stderr, "check takes one FILE (or - for stdin)")
+		return 2
+	}
+	b, _, _, err := readBody(pos[0], *dialect, stdin)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return 2
+	}
+	vs := b.Validate()
+	out, _ := json.Marshal(struct {
+		Dialect    wire.Dialect    `json:"dialect"`
+		Violations []jsonViolation `json:"violations"`
+	}{b.Dialect, toJSONViolations(vs)})
+	fmt.Fprintf(stdout, "%s\n", out)
+	if len(vs) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// ---- extract --------------------------------------------------------------
+
+func runExtract(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("extract", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		errorf(stderr, "extract takes one transcript FILE (or - for stdin)")
+		return 2
+	}
+	data, name, err := readInput(pos[0], stdin)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return 2
+	}
+	body, _, err := wire.Unwrap(data, name)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return 2
+	}
+	if err := jsonError(name, body); err != nil {
+		errorf(stderr, "%v", err)
+		return 2
+	}
+	stdout.Write(body)
+	io.WriteString(stdout, "\n")
+	return 0
+}
+
+// ---- prune ----------------------------------------------------------------
+
+// pruneOpts are the prune command's settings.
+type pruneOpts struct {
+	budget      int
+	policy      string
+	keep        int
+	manifest    *wire.Manifest
+	unannotated wire.Unannotated
+	boundary    pruneguard.BoundaryMode
+}
+
+// Report is the JSON line prune writes on stderr.
+type Report struct {
+	Dialect      wire.Dialect `json:"dialect"`
+	Policy       string       `json:"policy"`
+	Boundary     string       `json:"boundary"`
+	Unannotated  string       `json:"unannotated"`
+	Budget       int          `json:"budget"`
+	InputTokens  int          `json:"input_tokens"`
+	OutputTokens int          `json:"output_tokens"`
+	Outcome      string       `json:"outcome"`
+	Evicted      []unitReport `json:"evicted"`
+	Stubbed      []msgReport  `json:"stubbed"`
+	Tombstones   []string     `json:"tombstones"`
+	Refused      []refusal    `json:"refused"`
+	Unpaired     []unpaired   `json:"unpaired,omitempty"`
+	PruneMS      float64      `json:"prune_ms"`
+}
+
+type unitReport struct {
+	Unit     string   `json:"unit"`
+	Messages []string `json:"messages"`
+	Indexes  []int    `json:"indexes"`
+}
+
+type msgReport struct {
+	Message string `json:"message"`
+	Index   int    `json:"index"`
+}
+
+type refusal struct {
+	Gate     string   `json:"gate"`
+	Code     string   `json:"code"`
+	Units    []string `json:"units,omitempty"`
+	Messages []string `json:"messages,omitempty"`
+	Indexes  []int    `json:"indexes,omitempty"`
+	Tools    []string `json:"tools,omitempty"`
+	Detail   string   `json:"detail,omitempty"`
+}
+
+type unpaired struct {
+	Index  int    `json:"index"`
+	CallID string `json:"call_id"`
+	Kind   string `json:"kind"` // "result" (no call) or "call" (no result)
+}
+
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// policyFor builds the named policy.
+func policyFor(name string, keep int) (pruneguard.Policy, error) {
+	switch name {
+	case "oldest":
+		return pruneguard.OldestFirst{}, nil
+	case "largest":
+		return pruneguard.PolicyFunc(func(es []pruneguard.Entry, need int) pruneguard.Plan {
+			p := pruneguard.LargestResultsFirst{Stub: true}.Propose(es, need)
+			if p.Empty() {
+				p = pruneguard.OldestFirst{}.Propose(es, need)
+			}
+			return p
+		}), nil
+	case "keep-last-tools":
+		return pruneguard.KeepLastToolUses{Keep: keep, Stub: true}, nil
+	}
+	return nil, fmt.Errorf("unknown policy %q (want oldest, largest or keep-last-tools)", name)
+}
+
+// prune brings body b under o.budget. It returns the output body, the
+// report and the exit code (0 or 3).
+func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
+	pol, err := policyFor(o.policy, o.keep)
+	if err != nil {
+		return nil, Report{}, 2, err
+	}
+	rep := Report{
+		Dialect: b.Dialect, Policy: o.policy, Unannotated: o.unannotated.String(), Budget: o.budget,
+		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Tombstones: []string{}, Refused: []refusal{},
+	}
+	if o.boundary == pruneguard.BoundaryStrict {
+		rep.Boundary = "strict"
+	}
+	rep.InputTokens = wire.Tokens(b, nil)
+
+	start := time.Now()
+	g, err := b.Context(wire.Options{
+		Config:      pruneguard.Config{Boundary: o.boundary, Regen: pruneguard.RegenDropUnsafe},
+		Manifest:    o.manifest,
+		Unannotated: o.unannotated,
+	})
+	if err != nil {
+		return nil, Report{}, 2, err
+	}
+	var refs []wire.Refusal
+	var decisions []*pruneguard.Decision
+	outcome := pruneguard.UnderBudget
+	if rep.InputTokens > o.budget {
+		outcome = pruneguard.Deferred
+		// The Context counts messages only: the rest of the body is a fixed
+		// cost. The Context's count of a stub is an estimate; when the body
+		// as written still exceeds the budget, ask again for the difference.
+		target := o.budget - g.Overhead()
+		for try := 0; try < 4; try++ {
+			res, rs, _ := g.Check(pruneguard.Guard{Budget: max(target, 0), Policy: pol, Rounds: 32})
+			refs = append(refs, rs...)
+			decisions = append(decisions, res.Decisions...)
+			if len(res.Decisions) > 0 {
+				outcome = pruneguard.Pruned
+			}
+			over := g.Tokens() - o.budget
+			if over <= 0 || len(res.Decisions) == 0 || target <= 0 {
+				break
+			}
+			target -= over
+		}
+	}
+	out := g.Body()
+	rep.PruneMS = float64(time.Since(start).Microseconds()) / 1000
+	rep.Outcome = outcome.String()
+
+	for _, d := range decisions {
+		for _, u := range d.Units {
+			ur := unitReport{Unit: string(u)}
+			for _, id := range d.Evict {
+				if uu, ok := unitOf(d, id, u, g); ok && uu {
+					i, _ := g.Index(id)
+					ur.Messages = append(ur.Messages, string(id))
+					ur.Indexes = append(ur.Indexes, i)
+				}
+			}
+			rep.Evicted = append(rep.Evicted, ur)
+		}
+		for _, id := range d.Stub {
+			i, _ := g.Index(id)
+			rep.Stubbed = append(rep.Stubbed, msgReport{string(id), i})
+		}
+		for _, t := range d.Tombstones {
+			rep.Tombstones = append(rep.Tombstones, t.Text)
+		}
+	}
+	for _, r := range dedupeRefusals(refs) {
+		rep.Refused = append(rep.Refused, refusal{
+			Gate: r.Gate, Code: r.Code, Units: strs(r.Units), Messages: strs(r.Messages),
+			Indexes: r.Indexes, Tools: r.Tools, Detail: r.Detail,
+		})
+	}
+	for _, u := range g.Unpaired() {
+		kind := "call"
+		if u.Result {
+			kind = "result"
+		}
+		rep.Unpaired = append(rep.Unpaired, unpaired{u.Index, u.CallID, kind})
+	}
+	data, err := out.Marshal()
+	if err != nil {
+		return nil, Report{}, 2, err
+	}
+	rep.OutputTokens = wire.Tokens(out, nil)
+	code := 0
+	if rep.OutputTokens > o.budget {
+		code = 3
+	}
+	return data, rep, code, nil
+}
+
+// unitOf reports whether evicted message id belongs to unit u of decision
+// d. Units are contiguous runs of d.Evict in transcript order starting at
+// the unit's id, so membership is read from that order.
+func unitOf(d *pruneguard.Decision, id pruneguard.MessageID, u pruneguard.UnitID, _ *wire.Guarded) (bool, bool) {
+	cur := pruneguard.UnitID("")
+	for _, e := range d.Evict {
+		if slices.Contains(d.Units, pruneguard.UnitID(e)) {
+			cur = pruneguard.UnitID(e)
+		}
+		if e == id {
+			return cur == u, true
+		}
+	}
+	return false, false
+}
+
+func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
+	seen := map[string]bool{}
+	var out []wire.Refusal
+	for _, r := range rs {
+		k := fmt.Sprint(r.Gate, r.Code, r.Units, r.Messages, r.Tools)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	budget := fs.Int("budget", -1, "token budget for the whole request body (required)")
+	dialect := fs.String("dialect", "", "wire dialect (detected when empty)")
+	policy := fs.String("policy", "oldest", "salience policy: oldest, largest or keep-last-tools")
+	keep := fs.Int("keep", 3, "tool uses keep-last-tools keeps")
+	manifest := fs.String("tools-manifest", "", "MCP tools/list JSON with tool annotations")
+	unann := fs.String("unannotated", "irreducible", "unannotated tools: irreducible or regenerable")
+	boundary := fs.String("boundary", "relaxed", "commit boundary: relaxed or strict")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 2
+	}
+	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep}
+	switch {
+	case *budget < 0:
+		err = errors.New("prune needs --budget TOKENS (0 or more)")
+	case len(pos) != 1:
+		err = errors.New("prune takes one FILE (or - for stdin)")
+	case *keep < 1:
+		err = errors.New("--keep must be at least 1")
+	}
+	if err == nil {
+		err = checkDialect(*dialect)
+	}
+	if err == nil {
+		_, err = policyFor(*policy, *keep)
+	}
+	if err == nil {
+		switch *unann {
+		case "irreducible":
+			o.unannotated = wire.UnannotatedIrreducible
+		case "regenerable":
+			o.unannotated = wire.UnannotatedRegenerable
+		default:
+			err = fmt.Errorf("unknown --unannotated %q (want irreducible or regenerable)", *unann)
+		}
+	}
+	if err == nil {
+		switch *boundary {
+		case "relaxed":
+			o.boundary = pruneguard.BoundaryRelaxed
+		case "strict":
+			o.boundary = pruneguard.BoundaryStrict
+		default:
+			err = fmt.Errorf("unknown --boundary %q (want relaxed or strict)", *boundary)
+		}
+	}
+	if err == nil && *manifest != "" {
+		var data []byte
+		if data, err = os.ReadFile(*manifest); err == nil {
+			if err = jsonError(*manifest, data); err == nil {
+				if o.manifest, err = wire.ReadManifest(data); err != nil {
+					err = fmt.Errorf("%s: %v", *manifest, err)
+				}
+			}
+		}
+	}
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return 2
+	}
+	b, _, name, err := readBody(pos[0], *dialect, stdin)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return 2
+	}
+	out, rep, code, err := prune(b, o)
+	if err != nil {
+		errorf(stderr, "%s: %v", name, err)
+		return 2
+	}
+	stdout.Write(out)
+	io.WriteString(stdout, "\n")
+	line, _ := json.Marshal(rep)
+	fmt.Fprintf(stderr, "%s\n", line)
+	return code
+}

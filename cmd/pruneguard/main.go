@@ -1,0 +1,90 @@
+// Command pruneguard checks and prunes LLM provider request bodies with the
+// pruneguard guard.
+//
+// Usage:
+//
+//	pruneguard check [--dialect D] FILE|-
+//	pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools]
+//	                 [--keep N] [--tools-manifest FILE] [--unannotated irreducible|regenerable]
+//	                 [--boundary relaxed|strict] FILE|-
+//	pruneguard extract FILE
+//
+// check validates a request body against its provider's rules and prints
+// {"dialect": D, "violations": [{"rule", "index", "message"}]}. It exits 0
+// when there is no violation, 1 when there are some (pending calls at the
+// end of the body count), and 2 when the input cannot be read or parsed.
+//
+// prune brings a request body under a token budget, counted over the whole
+// body (messages, system prompt, tools), a quarter of the compact JSON's
+// length per token. It prints the pruned body on stdout and one JSON report
+// line on stderr. It exits 0 when the output is within the budget, 3 when
+// the guard's refusals (pending calls, pinned or irreducible messages,
+// provider rules) leave no safe way there, in which case the output is the
+// furthest safe prune, and 2 on bad input, printing nothing on stdout.
+//
+// The policies: oldest evicts whole units oldest first
+// (pruneguard.OldestFirst); largest stubs the largest tool results first
+// (pruneguard.LargestResultsFirst with Stub; every dialect keeps the call
+// and the result block with a placeholder, so a stub never breaks pairing)
+// and, once no result is left to stub, evicts whole units oldest first;
+// keep-last-tools stubs every tool result but the last --keep
+// (pruneguard.KeepLastToolUses with Stub), as Anthropic's clear_tool_uses
+// edit does, and nothing else.
+//
+// Tools without MCP annotations, in the body or in the --tools-manifest (an
+// MCP tools/list result), are irreducible by default: their results are
+// never evicted or stubbed. --unannotated regenerable vouches that they can
+// be called again for the same result.
+//
+// A body at rest is not a live runtime: by default the relaxed commit
+// boundary holds back only the units still in flight (a trailing batch of
+// calls whose results have not all arrived). --boundary strict defers every
+// prune while any call is pending.
+//
+// extract prints the request body inside a recorded transcript envelope
+// (see testdata/transcripts/SOURCES.md), so that check and prune can read
+// it.
+package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the command with its arguments and streams; it returns the exit
+// code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(args[1:], stdin, stdout, stderr)
+	case "prune":
+		return runPrune(args[1:], stdin, stdout, stderr)
+	case "extract":
+		return runExtract(args[1:], stdin, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	}
+	errorf(stderr, "unknown command %q", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	io.WriteString(w, `usage:
+  pruneguard check [--dialect D] FILE|-
+  pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools] [--keep N]
+                   [--tools-manifest FILE] [--unannotated irreducible|regenerable]
+                   [--boundary relaxed|strict] FILE|-
+  pruneguard extract FILE
+dialects: openai-chat, openai-responses, anthropic, gemini, bedrock (detected when omitted)
+`)
+}
