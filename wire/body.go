@@ -130,7 +130,7 @@ type Body struct {
 	key         string // "messages", "input" or "contents"
 	dirty       bool
 	fields      map[string]json.RawMessage // top-level fields replaced or added
-	inputString bool // responses: input was a plain string
+	inputString bool                       // responses: input was a plain string
 
 	// Top-level facts the validator needs.
 	thinking      string // anthropic: thinking.type
