@@ -29,7 +29,7 @@ func FuzzPrune(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := newPropHarness(&byteSource{b: data}, pruneOps, 0)
-		if err := h.run(1 << 10); err != nil {
+		if err := h.run(256); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -42,7 +42,7 @@ func FuzzEvents(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := newPropHarness(&byteSource{b: data}, eventOps, 0)
-		if err := h.run(1 << 10); err != nil {
+		if err := h.run(256); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1401,3 +1401,54 @@ func TestGatesOffAreCaught(t *testing.T) {
 		assert.Positive(t, stats[4])
 	})
 }
+
+// --- Regressions the properties found ---
+
+// Couple given one unit twice merged an absorbed unit again and counted
+// its tokens twice.
+func TestRegressionCoupleRepeatedID(t *testing.T) {
+	c := NewContext(Config{})
+	require.NoError(t, c.Append(Message{ID: "m1", Tokens: 1}))
+	require.NoError(t, c.Append(Message{ID: "m2", Tokens: 2}))
+	require.NoError(t, c.Couple("m1", "m2", "m2"))
+	us := c.Units()
+	require.Len(t, us, 1)
+	assert.Equal(t, 3, us[0].Tokens)
+	assert.Equal(t, c.Tokens(), us[0].Tokens)
+}
+
+// A schema withdrawn while its tool had no arguments, applied after a
+// call to the tool arrived, left a ghost tool without a tombstone.
+func TestRegressionSchemaDropThenCallBeforeApply(t *testing.T) {
+	for _, mode := range []BoundaryMode{BoundaryStrict, BoundaryRelaxed} {
+		c := NewContext(Config{Boundary: mode, NoTombstones: true})
+		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: json.RawMessage(schemaV1)}))
+		require.NoError(t, c.Append(Message{ID: "u", Tokens: 1}))
+		d, err := c.Prune(Plan{DropSchemas: []string{"update_incident"}})
+		require.NoError(t, err)
+		require.NoError(t, c.Append(Message{ID: "a", Calls: []Call{{ID: "k", Tool: "update_incident"}}}))
+		require.NoError(t, c.Append(Message{ID: "r", Answers: []CallID{"k"}}))
+		require.ErrorIs(t, c.Apply(d), ErrStaleDecision, "mode %d", mode)
+		st, _ := c.Tool("update_incident")
+		assert.True(t, st.Resident)
+	}
+}
+
+// Two bad compressions in one plan gave different errors from one call
+// to the next (map order).
+func TestRegressionPlanErrorsDeterministic(t *testing.T) {
+	c := NewContext(Config{})
+	for _, name := range toolPool {
+		require.NoError(t, c.RegisterTool(Tool{Name: name, Schema: json.RawMessage(schemaV1)}))
+	}
+	p := Plan{CompressSchemas: map[string]json.RawMessage{}}
+	for _, name := range toolPool {
+		p.CompressSchemas[name] = json.RawMessage(`{"type":`)
+	}
+	_, first := c.Prune(p)
+	require.ErrorIs(t, first, ErrInvalidInput)
+	for range 20 {
+		_, err := c.Prune(p)
+		require.EqualError(t, err, first.Error())
+	}
+}
