@@ -125,6 +125,11 @@ type Decision struct {
 	// Hoarded lists large reconstructible messages the decision leaves in
 	// (see Config.HoardTokens).
 	Hoarded []MessageID
+	// Records is the audit log of the decision: one entry per evicted or
+	// stubbed message, in transcript order (evictions first), with the
+	// regenerability class it had. Log it: correlated with
+	// [ToolState.Refetches] it shows pruning that cost a re-run.
+	Records []Record
 
 	c       *Context
 	gen     uint64 // the Prune's mark generation
@@ -139,6 +144,16 @@ type Decision struct {
 	// argStamps: argument counts of the tools whose schema the decision
 	// withdraws, compresses or un-tombstones, as Prune saw them.
 	argStamps []argStamp
+}
+
+// Record is one audit entry of a [Decision].
+type Record struct {
+	Message MessageID
+	Unit    UnitID
+	Class   Class
+	Tokens  int
+	Pointer Pointer
+	Stubbed bool // the content was stubbed; the message stays
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -341,9 +356,11 @@ func (d *Decision) finish(c *Context) {
 	d.Evict = make([]MessageID, 0, len(d.evict))
 	d.stamps = make([]stamp, 0, len(d.units)+len(d.stubs))
 	d.Units = make([]UnitID, 0, len(d.units))
+	d.Records = make([]Record, 0, len(d.evict)+len(d.stubs))
 	for _, x := range d.evict {
 		d.Evict = append(d.Evict, x.m.ID)
 		d.Freed += x.m.Tokens
+		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens, Pointer: x.m.Pointer})
 		if !x.m.Pointer.IsZero() {
 			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
 		}
@@ -357,6 +374,7 @@ func (d *Decision) finish(c *Context) {
 	}
 	for _, x := range d.stubs {
 		d.Stub = append(d.Stub, x.m.ID)
+		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens, Pointer: x.m.Pointer, Stubbed: true})
 		if x.m.Tokens > stubTokens {
 			d.Freed += x.m.Tokens - stubTokens
 		}
@@ -410,11 +428,17 @@ func (c *Context) Apply(d *Decision) error {
 		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
 	}
 
-	for _, x := range d.evict {
+	for i, x := range d.evict {
+		for _, r := range x.results {
+			c.forget(r, d.Records[i].Class)
+		}
 		c.remove(x)
 	}
 	text, n := c.cfg.stub()
-	for _, x := range d.stubs {
+	for i, x := range d.stubs {
+		for _, r := range x.results {
+			c.forget(r, d.Records[len(d.evict)+i].Class)
+		}
 		delta := n - x.m.Tokens
 		x.m.Content = slices.Clone(text)
 		x.m.Tokens = n

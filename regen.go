@@ -285,6 +285,7 @@ func (c *Context) classify(x *msg) Class {
 // regenCheck returns the violations of the regenerability gate for one
 // message, or nil when it may leave the prompt.
 func (c *Context) regenCheck(x *msg) []*Violation {
+	x.pruneClass = c.classify(x)
 	if c.disabled&disableRegen != 0 {
 		return nil
 	}
@@ -300,7 +301,7 @@ func (c *Context) regenCheck(x *msg) []*Violation {
 	if c.sealed {
 		return nil // condition 3: closed plan, and no remaining step needs it
 	}
-	k := c.classify(x)
+	k := x.pruneClass
 	if k == Reconstructible {
 		return nil
 	}

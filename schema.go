@@ -121,6 +121,13 @@ type ToolState struct {
 	// GhostCalls counts calls the model made to the tool while its schema
 	// was not in the prompt.
 	GhostCalls int
+	// Refetches counts calls made with the same arguments as a call whose
+	// result had been pruned or stubbed: work pruning made the agent redo.
+	// IrreducibleRefetches counts those whose pruned result was classed
+	// irreducible, which only a gate switched off or a bad classification
+	// lets happen: alert on it.
+	Refetches            int
+	IrreducibleRefetches int
 }
 
 type toolRec struct {
@@ -133,6 +140,9 @@ type toolRec struct {
 	args       int
 	reexpand   int
 	ghostCalls int
+
+	refetches            int
+	irreducibleRefetches int
 }
 
 // tool returns the record of name, creating an unregistered one.
@@ -224,6 +234,7 @@ func (c *Context) toolState(r *toolRec) ToolState {
 	s := ToolState{
 		Tool: r.t, Registered: r.registered, Resident: r.resident, Tombstoned: r.tombstoned,
 		Compressed: r.compressed, Args: r.args, Reexpansions: r.reexpand, GhostCalls: r.ghostCalls,
+		Refetches: r.refetches, IrreducibleRefetches: r.irreducibleRefetches,
 	}
 	if r.ver > 0 {
 		s.Stale = len(c.staleCalls(r))

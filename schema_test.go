@@ -246,3 +246,33 @@ func TestToolsAreListedByName(t *testing.T) {
 	_, ok = c.Tool("nope")
 	assert.False(t, ok)
 }
+
+func TestRefetchesAreCounted(t *testing.T) {
+	c := NewContext(Config{})
+	closedTools(t, c, "read")
+	require.NoError(t, c.RegisterTool(Tool{Name: "fetch"})) // irreducible results
+	mustAppend(t, c,
+		Message{ID: "a1", Calls: []Call{{ID: "k1", Tool: "read", Args: json.RawMessage(`{"path": "a"}`)}}},
+		Message{ID: "r1", Tokens: 10, Answers: []CallID{"k1"}},
+		Message{ID: "a2", Calls: []Call{{ID: "k2", Tool: "fetch", Args: json.RawMessage(`{"url":"u"}`)}}},
+		Message{ID: "r2", Tokens: 10, Answers: []CallID{"k2"}},
+	)
+	c.disabled = disableRegen // let the irreducible result go, to see the alarm
+	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, Stub: []MessageID{"r2"}})
+	require.NoError(t, err)
+	require.Len(t, d.Records, 3)
+	assert.Equal(t, Record{Message: "a1", Unit: "a1", Class: Reconstructible}, d.Records[0])
+	assert.Equal(t, Record{Message: "r1", Unit: "a1", Class: Reconstructible, Tokens: 10}, d.Records[1])
+	assert.Equal(t, Record{Message: "r2", Unit: "a2", Class: Irreducible, Tokens: 10, Stubbed: true}, d.Records[2])
+	require.NoError(t, c.Apply(d))
+	mustAppend(t, c,
+		Message{ID: "a3", Calls: []Call{{ID: "k3", Tool: "read", Args: json.RawMessage(`{"path":"a"}`)}, {ID: "k4", Tool: "read", Args: json.RawMessage(`{"path":"b"}`)}}},
+		Message{ID: "a4", Calls: []Call{{ID: "k5", Tool: "fetch", Args: json.RawMessage(`{"url":"u"}`)}}},
+	)
+	st, _ := c.Tool("read")
+	assert.Equal(t, 1, st.Refetches, "the same read again, whitespace aside")
+	assert.Equal(t, 0, st.IrreducibleRefetches)
+	st, _ = c.Tool("fetch")
+	assert.Equal(t, 1, st.Refetches)
+	assert.Equal(t, 1, st.IrreducibleRefetches)
+}

@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -149,6 +150,10 @@ type Context struct {
 
 	large map[*msg]struct{} // messages at or above cfg.HoardTokens
 
+	// cleared maps the calls whose results were pruned or stubbed (tool
+	// and arguments) to the class the results had.
+	cleared map[string]Class
+
 	epoch    uint64 // bumped when tools, steps or sealing change
 	disabled gateMask
 	gen      uint64 // bumped on every successful mutation
@@ -168,8 +173,9 @@ type msg struct {
 
 	// Marks of the Prune in progress (see Context.pruneGen); guarded by
 	// Context.pruneMu.
-	planMark  uint64
-	evictMark uint64
+	planMark   uint64
+	evictMark  uint64
+	pruneClass Class
 }
 
 type callRec struct {
@@ -369,6 +375,43 @@ func (c *Context) addCall(x *msg, call Call) {
 	if !t.resident {
 		t.ghostCalls++
 	}
+	if len(c.cleared) > 0 {
+		if k, ok := c.cleared[callSig(call.Tool, call.Args)]; ok {
+			t.refetches++
+			if k == Irreducible {
+				t.irreducibleRefetches++
+			}
+		}
+	}
+}
+
+// callSig identifies a call by tool and arguments, whitespace aside, to
+// notice a model calling again for a result that was pruned.
+func callSig(tool string, args json.RawMessage) string {
+	var b bytes.Buffer
+	b.WriteString(tool)
+	b.WriteByte(0)
+	if json.Compact(&b, args) != nil {
+		b.Write(args)
+	}
+	return b.String()
+}
+
+// forget records that the results of x's calls left the prompt, with the
+// class they had, for refetch detection.
+func (c *Context) forget(r *callRec, k Class) {
+	if c.cleared == nil {
+		c.cleared = make(map[string]Class)
+	}
+	var args json.RawMessage
+	for _, call := range r.caller.m.Calls {
+		if call.ID == r.id {
+			args = call.Args
+			break
+		}
+	}
+	key := callSig(r.tool, args)
+	c.cleared[key] = max(c.cleared[key], k)
 }
 
 // complete marks a call's result closed.
