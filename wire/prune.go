@@ -9,6 +9,10 @@ import (
 	"github.com/pruneguard/pruneguard"
 )
 
+// CodeStubNotSmaller is the code of a "wire" refusal of a stub that would
+// not make its message smaller.
+const CodeStubNotSmaller = "stub-not-smaller"
+
 // candidate is one unit of a decision's eviction set, or one stub.
 type candidate struct {
 	unit  pruneguard.UnitID
@@ -47,6 +51,17 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 	}
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
 
+	// A stub that does not shrink its message (a short result, a long
+	// placeholder) only costs tokens.
+	cands = slices.DeleteFunc(cands, func(c candidate) bool {
+		if c.stub < 0 || g.tok.Tokens(g.stubMsg(c.stub).Raw) < g.tok.Tokens(g.src.Messages[c.stub].Raw) {
+			return false
+		}
+		refused = append(refused, Refusal{Gate: "wire", Code: CodeStubNotSmaller, Units: []pruneguard.UnitID{c.unit},
+			Messages: []pruneguard.MessageID{g.ids[c.stub]}, Indexes: []int{c.stub}})
+		return true
+	})
+
 	removed := slices.Clone(g.removed)
 	stubbed := slices.Clone(g.stubbed)
 	apply := func(c candidate, r, s []bool) {
@@ -66,7 +81,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 			apply(c, r, s)
 		}
 		if len(worse(r, s)) == 0 {
-			return cands, nil, true
+			return cands, refused, len(refused) == 0
 		}
 	}
 	// Greedy, in transcript order: take each candidate that keeps the body

@@ -360,6 +360,27 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	code := 0
 	if rep.OutputTokens > o.budget {
 		code = 3
+		// Name what the guard holds back, which policies skip silently.
+		for _, u := range g.Context().Units() {
+			r := refusal{Gate: "boundary", Units: []string{string(u.ID)}, Messages: strs(u.Messages)}
+			switch {
+			case len(u.Pending) > 0:
+				r.Code = string(pruneguard.CodePending)
+			case u.Pinned:
+				r.Code = string(pruneguard.CodePinned)
+			default:
+				continue
+			}
+			for _, id := range u.Messages {
+				i, _ := g.Index(id)
+				r.Indexes = append(r.Indexes, i)
+			}
+			if !slices.ContainsFunc(rep.Refused, func(x refusal) bool {
+				return x.Code == r.Code && slices.Equal(x.Units, r.Units)
+			}) {
+				rep.Refused = append(rep.Refused, r)
+			}
+		}
 	}
 	return data, rep, code, nil
 }
