@@ -309,10 +309,10 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 				outcome = pruneguard.Pruned
 			}
 			over := g.Tokens() - o.budget
-			if over <= 0 || len(res.Decisions) == 0 || target <= 0 {
+			if over <= 0 || len(res.Decisions) == 0 {
 				break
 			}
-			target -= over
+			target = g.Context().Tokens() - over
 		}
 	}
 	out := g.Body()
