@@ -808,6 +808,11 @@ func (g Guard) Check(c *Context) (Result, error) {
 		d, err := c.Prune(p)
 		if err != nil {
 			res.Reason = err
+			var ie *InputError
+			if errors.As(err, &ie) && slices.ContainsFunc(entries, func(e Entry) bool { return string(e.ID) == ie.ID }) {
+				// Another goroutine pruned what the snapshot showed: look again.
+				continue
+			}
 			if errors.Is(err, ErrInvalidInput) {
 				// The policy named what the Context does not hold.
 				res.After = c.Tokens()

@@ -231,3 +231,23 @@ func TestOutcomeStrings(t *testing.T) {
 		assert.Equal(t, s, k.String())
 	}
 }
+
+func TestGuardLooksAgainAfterAConcurrentPrune(t *testing.T) {
+	c := toolLoop(t, Config{}, []string{"x"}, 100, 200, 300)
+	first := true
+	pol := PolicyFunc(func(es []Entry, need int) Plan {
+		p := OldestFirst{}.Propose(es, need)
+		if first {
+			// Another goroutine prunes the same units before this plan lands.
+			first = false
+			d, err := c.Prune(p)
+			require.NoError(t, err)
+			require.NoError(t, c.Apply(d))
+		}
+		return p
+	})
+	res, err := Guard{Budget: c.Tokens() - 100, Policy: pol}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, Pruned, res.Outcome)
+	assert.ErrorIs(t, res.Reason, ErrUnknownMessage)
+}

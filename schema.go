@@ -119,7 +119,7 @@ type ToolState struct {
 	// was tombstoned: how often the model asked for a withdrawn schema.
 	Reexpansions int
 	// GhostCalls counts calls the model made to the tool while its schema
-	// was not in the prompt.
+	// was not in the prompt, or stood behind a tombstone.
 	GhostCalls int
 	// Refetches counts calls made with the same arguments as a call whose
 	// result had been pruned or stubbed: work pruning made the agent redo.
@@ -183,6 +183,8 @@ func (c *Context) RegisterTool(t Tool) error {
 	} else {
 		if r.registered && migrated(r.t, t) {
 			r.ver++
+			// A compression of the old schema says nothing of the new one.
+			r.compressed = nil
 		}
 		r.t = t
 		r.registered = true

@@ -276,3 +276,18 @@ func TestRefetchesAreCounted(t *testing.T) {
 	assert.Equal(t, 1, st.Refetches)
 	assert.Equal(t, 1, st.IrreducibleRefetches)
 }
+
+func TestGhostCallsBehindTombstonesAndMigrations(t *testing.T) {
+	lossy := json.RawMessage(`{"type":"object"}`)
+	c := schemaContext(t, Config{})
+	d, err := c.Prune(Plan{CompressSchemas: map[string]json.RawMessage{"update_incident": lossy}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	mustAppend(t, c, Message{ID: "a9", Calls: []Call{{ID: "k9", Tool: "update_incident"}}})
+	st, _ := c.Tool("update_incident")
+	assert.Equal(t, 1, st.GhostCalls, "a call behind a tombstone")
+	assert.NotNil(t, st.Compressed)
+	require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: json.RawMessage(`{"type":"object","required":["id"]}`)}))
+	st, _ = c.Tool("update_incident")
+	assert.Nil(t, st.Compressed, "a migration drops the old compression")
+}

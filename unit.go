@@ -372,7 +372,7 @@ func (c *Context) addCall(x *msg, call Call) {
 	x.unit.pending++
 	c.nPending++
 	t.args++
-	if !t.resident {
+	if !t.resident || t.tombstoned {
 		t.ghostCalls++
 	}
 	if len(c.cleared) > 0 {
