@@ -68,6 +68,7 @@ type InputError struct {
 
 func inputErr(op, id string, err error) *InputError { return &InputError{Op: op, ID: id, Err: err} }
 
+// Error returns the error's text: lower case, prefixed with the package name.
 func (e *InputError) Error() string {
 	what := strings.TrimPrefix(e.Err.Error(), "pruneguard: ")
 	if e.ID == "" {
@@ -93,6 +94,7 @@ const (
 	GateRegen                    // regenerability oracle
 )
 
+// String returns the name of the gate.
 func (g Gate) String() string {
 	switch g {
 	case GateBoundary:
@@ -120,11 +122,10 @@ type Code string
 
 // Reasons of the commit-boundary gate.
 const (
-	CodeOpen    Code = "open-message"   // a message of the unit is still streaming
-	CodePending Code = "pending-call"   // a call of the unit has no complete result
-	CodeSplit   Code = "split-unit"     // the plan names only part of a unit
-	CodePinned  Code = "pinned"         // the unit holds a pinned message
-	CodeInStub  Code = "stub-in-flight" // a stub target's unit is in flight
+	CodeOpen    Code = "open-message" // a message of the unit is still streaming
+	CodePending Code = "pending-call" // a call of the unit has no complete result
+	CodeSplit   Code = "split-unit"   // the plan names only part of a unit
+	CodePinned  Code = "pinned"       // the unit holds a pinned message
 )
 
 // Reasons of the evict-or-tombstone gate.
@@ -158,6 +159,7 @@ type Violation struct {
 	pos      uint64   // transcript position of the first message, for ordering
 }
 
+// Error returns the error's text: lower case, prefixed with the package name.
 func (v *Violation) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pruneguard: %s gate: %s", v.Gate, v.Code)
@@ -199,6 +201,7 @@ type PruneError struct {
 	Violations []*Violation
 }
 
+// Error returns the error's text: lower case, prefixed with the package name.
 func (e *PruneError) Error() string {
 	parts := make([]string, len(e.Violations))
 	for i, v := range e.Violations {
@@ -240,6 +243,7 @@ type DeferredError struct {
 	Units   []UnitID    // units the plan named that are in flight (relaxed mode)
 }
 
+// Error returns the error's text: lower case, prefixed with the package name.
 func (e *DeferredError) Error() string {
 	var b strings.Builder
 	b.WriteString("pruneguard: prune deferred:")
@@ -269,6 +273,7 @@ type CeilingError struct {
 	Cause error
 }
 
+// Error returns the error's text: lower case, prefixed with the package name.
 func (e *CeilingError) Error() string {
 	s := fmt.Sprintf("pruneguard: hard ceiling exceeded: %d tokens, ceiling %d", e.Tokens, e.Ceiling)
 	if e.Cause != nil {
@@ -294,6 +299,7 @@ type StaleError struct {
 	Reason string
 }
 
+// Error returns the error's text: lower case, prefixed with the package name.
 func (e *StaleError) Error() string {
 	if len(e.Units) == 0 {
 		return "pruneguard: stale decision: " + e.Reason

@@ -712,6 +712,7 @@ const (
 	Deferred
 )
 
+// String returns the name of the outcome.
 func (o Outcome) String() string {
 	switch o {
 	case UnderBudget:

@@ -21,6 +21,7 @@ const (
 	Irreducible
 )
 
+// String returns the name of the class.
 func (k Class) String() string {
 	switch k {
 	case ClassUnset:
@@ -56,7 +57,7 @@ const (
 	UserConstraint
 )
 
-// code returns the violation code for the first fact set in f.
+// codes returns the violation codes of the facts set in f, in a fixed order.
 func (f Facts) codes() []Code {
 	var out []Code
 	if f&NegativeResult != 0 {
