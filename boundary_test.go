@@ -269,3 +269,23 @@ func TestPlanNamingUnknownIDs(t *testing.T) {
 	assert.Equal(t, "ghost", ie.ID)
 	assert.True(t, errors.Is(err, ErrUnknownMessage))
 }
+
+func TestDefaultStub(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	d, err := c.Prune(Plan{Stub: []MessageID{"r1"}})
+	require.NoError(t, err)
+	assert.Equal(t, 100-8, d.Freed)
+	require.NoError(t, c.Apply(d))
+	m, _ := c.Message("r1")
+	assert.Equal(t, DefaultStubText, string(m.Content))
+	assert.Equal(t, 8, m.Tokens)
+
+	// A result already smaller than a stub frees nothing.
+	mustAppend(t, c,
+		Message{ID: "a5", Calls: []Call{{ID: "c5", Tool: "x"}}},
+		Message{ID: "r5", Tokens: 3, Answers: []CallID{"c5"}},
+	)
+	d, err = c.Prune(Plan{Stub: []MessageID{"r5"}})
+	require.NoError(t, err)
+	assert.Equal(t, 0, d.Freed)
+}

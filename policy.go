@@ -594,9 +594,19 @@ func (o OldestFirst) Propose(entries []Entry, need int) Plan {
 
 // LargestResultsFirst proposes the largest tool results first until
 // enough tokens would be freed: their whole units, or with Stub set, the
-// results alone replaced by stubs.
+// results alone replaced by stubs. When stubbing it skips results of
+// MinTokens or fewer (zero means 8, the default stub's size), which a
+// stub would not make smaller.
 type LargestResultsFirst struct {
-	Stub bool
+	Stub      bool
+	MinTokens int
+}
+
+func stubFloor(n int) int {
+	if n <= 0 {
+		return 8
+	}
+	return n
 }
 
 // Propose implements [Policy].
@@ -620,8 +630,10 @@ func (l LargestResultsFirst) Propose(entries []Entry, need int) Plan {
 			continue
 		}
 		if l.Stub {
-			p.Stub = append(p.Stub, e.ID)
-			freed += e.Tokens
+			if e.Tokens > stubFloor(l.MinTokens) {
+				p.Stub = append(p.Stub, e.ID)
+				freed += e.Tokens - stubFloor(l.MinTokens)
+			}
 			continue
 		}
 		taken[e.Unit] = true
@@ -637,12 +649,15 @@ func (l LargestResultsFirst) Propose(entries []Entry, need int) Plan {
 // oldest first, as Anthropic's clear_tool_uses context edit does. Tools
 // named in Exclude are never cleared. With Stub set the results are
 // replaced by placeholders and the calls stay, as that edit does;
-// otherwise the whole units go. It ignores need: once the guard asks, it
-// clears everything older than the kept tool uses.
+// otherwise the whole units go. When stubbing it skips results of
+// MinTokens or fewer (zero means 8, the default stub's size). It ignores
+// need: once the guard asks, it clears everything older than the kept
+// tool uses.
 type KeepLastToolUses struct {
-	Keep    int
-	Exclude []string
-	Stub    bool
+	Keep      int
+	Exclude   []string
+	Stub      bool
+	MinTokens int
 }
 
 // Propose implements [Policy].
@@ -681,7 +696,7 @@ func (k KeepLastToolUses) Propose(entries []Entry, need int) Plan {
 			continue
 		}
 		if k.Stub {
-			if !e.Stubbed {
+			if !e.Stubbed && e.Tokens > stubFloor(k.MinTokens) {
 				p.Stub = append(p.Stub, e.ID)
 			}
 			continue

@@ -251,3 +251,17 @@ func TestGuardLooksAgainAfterAConcurrentPrune(t *testing.T) {
 	assert.Equal(t, Pruned, res.Outcome)
 	assert.ErrorIs(t, res.Reason, ErrUnknownMessage)
 }
+
+func TestStubbingPoliciesSkipSmallResults(t *testing.T) {
+	c := toolLoop(t, Config{}, []string{"x"}, 5, 8, 9, 300, 20, 30, 40)
+	p := LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 1000)
+	assert.Equal(t, []MessageID{"r3", "r6", "r5", "r4", "r2"}, p.Stub, "results of 8 tokens or fewer are not stubbed")
+	p = LargestResultsFirst{Stub: true, MinTokens: 25}.Propose(c.Snapshot(), 1000)
+	assert.Equal(t, []MessageID{"r3", "r6", "r5"}, p.Stub)
+	p = LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 300)
+	assert.Equal(t, []MessageID{"r3", "r6"}, p.Stub, "a stub frees its result's tokens less its own")
+	p = KeepLastToolUses{Keep: 1, Stub: true}.Propose(c.Snapshot(), 1)
+	assert.Equal(t, []MessageID{"r2", "r3", "r4", "r5"}, p.Stub)
+	p = KeepLastToolUses{Keep: 1, Stub: true, MinTokens: 20}.Propose(c.Snapshot(), 1)
+	assert.Equal(t, []MessageID{"r3", "r5"}, p.Stub)
+}

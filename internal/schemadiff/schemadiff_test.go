@@ -65,3 +65,38 @@ func TestCompareBadJSON(t *testing.T) {
 	_, err = Compare([]byte(`{}`), []byte(`[`))
 	assert.ErrorContains(t, err, "compressed schema")
 }
+
+func TestCompareNested(t *testing.T) {
+	orig := `{"properties":{
+  "mode":{"const":"fast"},
+  "tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},
+  "target":{"anyOf":[{"type":"string"},{"type":"object","required":["id"]}]},
+  "note":{"description":"free text"}}}`
+	tests := []struct {
+		name       string
+		compressed string
+		want       []string
+	}{
+		{"same", orig, nil},
+		{"untyped root stays untyped", `{"properties":{"mode":{"const":"fast"},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},"target":{"anyOf":[{"type":"string"},{"type":"object","required":["id"]}]}}}`, nil},
+		{"const changed", `{"properties":{"mode":{"const":"slow"},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},"target":{"anyOf":[{"type":"string"},{"type":"object","required":["id"]}]}}}`,
+			[]string{`/properties/mode enum "fast"`}},
+		{"items enum lost", `{"properties":{"mode":{"const":"fast"},"tags":{"type":"array","items":{"type":"string"}},"target":{"anyOf":[{"type":"string"},{"type":"object","required":["id"]}]}}}`,
+			[]string{`/properties/tags/items enum "a"`, `/properties/tags/items enum "b"`}},
+		{"anyOf branch lost", `{"properties":{"mode":{"const":"fast"},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},"target":{"anyOf":[{"type":"string"}]}}}`,
+			[]string{`/properties/target/anyOf/1 required id`, `/properties/target/anyOf/1 type "object"`}},
+		{"type widened", `{"properties":{"mode":{"const":"fast"},"tags":{"type":["array","null"],"items":{"type":"string","enum":["a","b"]}},"target":{"anyOf":[{"type":"string"},{"type":"object","required":["id"]}]}}}`,
+			[]string{`/properties/tags type "array"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Compare([]byte(orig), []byte(tt.compressed))
+			require.NoError(t, err)
+			var s []string
+			for _, l := range got {
+				s = append(s, l.String())
+			}
+			assert.Equal(t, tt.want, s)
+		})
+	}
+}
