@@ -289,3 +289,14 @@ func TestDefaultStub(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, d.Freed)
 }
+
+func TestRefusalsAreSorted(t *testing.T) {
+	c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
+	require.NoError(t, c.Pin("u1"))
+	d, err := c.Prune(Plan{Evict: []MessageID{"a2", "u2", "u1"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"u2"}, d.Evict)
+	require.Len(t, d.Refused, 2)
+	assert.Equal(t, []UnitID{"u1"}, d.Refused[0].Units, "transcript order, not plan order")
+	assert.Equal(t, []UnitID{"a2"}, d.Refused[1].Units)
+}
