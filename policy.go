@@ -513,6 +513,7 @@ func (c *Context) remove(x *msg) {
 		c.gone[r.id] = struct{}{}
 		if t := c.tools[r.tool]; t != nil {
 			t.args--
+			delete(t.live, r)
 		}
 	}
 	for _, r := range x.results {

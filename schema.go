@@ -137,7 +137,8 @@ type toolRec struct {
 	tombstoned bool
 	compressed json.RawMessage
 	ver        uint32
-	args       int
+	args       int                   // len(live)
+	live       map[*callRec]struct{} // the tool's calls in the Context
 	reexpand   int
 	ghostCalls int
 
@@ -261,13 +262,28 @@ func (c *Context) staleCalls(r *toolRec) []CallID {
 	if r.ver == 0 || r.args == 0 {
 		return nil
 	}
-	var out []CallID
-	for x := c.head; x != nil; x = x.next {
-		for _, k := range x.calls {
-			if k.tool == r.t.Name && k.ver < r.ver {
-				out = append(out, k.id)
-			}
+	return r.callIDs(func(k *callRec) bool { return k.ver < r.ver })
+}
+
+// callIDs returns the ids of the tool's calls in the Context that keep
+// passes, in transcript order. It costs time in proportion to the tool's
+// calls, not to the Context.
+func (r *toolRec) callIDs(keep func(*callRec) bool) []CallID {
+	ks := make([]*callRec, 0, len(r.live))
+	for k := range r.live {
+		if keep(k) {
+			ks = append(ks, k)
 		}
+	}
+	slices.SortFunc(ks, func(a, b *callRec) int {
+		if d := cmpSeq(a.caller.seq, b.caller.seq); d != 0 {
+			return d
+		}
+		return slices.Index(a.caller.calls, a) - slices.Index(b.caller.calls, b)
+	})
+	out := make([]CallID, len(ks))
+	for i, k := range ks {
+		out[i] = k.id
 	}
 	return out
 }
@@ -381,18 +397,7 @@ func lossStrings(ls []schemadiff.Loss) []string {
 
 // survivingCalls lists the calls to r that stay after decision d.
 func (c *Context) survivingCalls(r *toolRec, d *Decision) []CallID {
-	var out []CallID
-	for x := c.head; x != nil; x = x.next {
-		if d.inEvict(x) {
-			continue
-		}
-		for _, k := range x.calls {
-			if k.tool == r.t.Name {
-				out = append(out, k.id)
-			}
-		}
-	}
-	return out
+	return r.callIDs(func(k *callRec) bool { return !d.inEvict(k.caller) })
 }
 
 // CompressedSchema is a schema a decision replaces with a compressed form

@@ -372,6 +372,10 @@ func (c *Context) addCall(x *msg, call Call) {
 	x.unit.pending++
 	c.nPending++
 	t.args++
+	if t.live == nil {
+		t.live = make(map[*callRec]struct{})
+	}
+	t.live[r] = struct{}{}
 	if !t.resident || t.tombstoned {
 		t.ghostCalls++
 	}
