@@ -713,6 +713,42 @@ func (k KeepLastToolUses) Propose(entries []Entry, need int) Plan {
 	return p
 }
 
+func excludeRefused(vs []*Violation, units map[UnitID]bool, tools map[string]bool) {
+	for _, v := range vs {
+		for _, u := range v.Units {
+			units[u] = true
+		}
+		if v.Gate == GateSchema {
+			for _, t := range v.Tools {
+				tools[t] = true
+			}
+		}
+	}
+}
+
+// without returns p less the messages of the given units (as entries
+// place them) and the given tools.
+func (p Plan) without(entries []Entry, units map[UnitID]bool, tools map[string]bool) Plan {
+	unitOf := make(map[MessageID]UnitID, len(entries))
+	for _, e := range entries {
+		unitOf[e.ID] = e.Unit
+	}
+	drop := func(id MessageID) bool { return units[unitOf[id]] }
+	q := p
+	q.Evict = slices.DeleteFunc(slices.Clone(p.Evict), drop)
+	q.Stub = slices.DeleteFunc(slices.Clone(p.Stub), drop)
+	q.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return tools[t] })
+	if len(p.CompressSchemas) > 0 {
+		q.CompressSchemas = make(map[string]json.RawMessage, len(p.CompressSchemas))
+		for t, s := range p.CompressSchemas {
+			if !tools[t] {
+				q.CompressSchemas[t] = s
+			}
+		}
+	}
+	return q
+}
+
 // Outcome is the answer of [Guard.Check].
 type Outcome uint8
 
@@ -757,7 +793,10 @@ type Guard struct {
 	Policy Policy
 	// Split is passed on in every plan that leaves it unset.
 	Split SplitMode
-	// Rounds bounds the propose-refuse cycles of one Check (default 8).
+	// Rounds bounds the propose-refuse cycles of one Check (default 64).
+	// Each round either applies a decision or hides at least one refused
+	// unit from the policy, so the bound only stops a policy that keeps
+	// proposing what changes nothing.
 	Rounds int
 }
 
@@ -792,7 +831,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 	}
 	rounds := g.Rounds
 	if rounds <= 0 {
-		rounds = 8
+		rounds = 64
 	}
 	res := Result{Before: before}
 	excludeUnits := make(map[UnitID]bool)
@@ -823,6 +862,21 @@ func (g Guard) Check(c *Context) (Result, error) {
 			break
 		}
 		d, err := c.Prune(p)
+		for retry := 0; err != nil && retry < 4; retry++ {
+			// Take the refused units and tools out of the plan and try
+			// what is left, without asking the policy again.
+			var pe *PruneError
+			if !errors.As(err, &pe) {
+				break
+			}
+			res.Reason = err
+			excludeRefused(pe.Violations, excludeUnits, excludeTools)
+			p = p.without(entries, excludeUnits, excludeTools)
+			if p.Empty() {
+				break
+			}
+			d, err = c.Prune(p)
+		}
 		if err != nil {
 			res.Reason = err
 			var ie *InputError
@@ -843,21 +897,10 @@ func (g Guard) Check(c *Context) (Result, error) {
 			if !errors.As(err, &pe) {
 				break // deferred
 			}
-			for _, v := range pe.Violations {
-				for _, u := range v.Units {
-					excludeUnits[u] = true
-				}
-				for _, t := range v.Tools {
-					excludeTools[t] = true
-				}
-			}
+			excludeRefused(pe.Violations, excludeUnits, excludeTools)
 			continue
 		}
-		for _, v := range d.Refused {
-			for _, u := range v.Units {
-				excludeUnits[u] = true
-			}
-		}
+		excludeRefused(d.Refused, excludeUnits, excludeTools)
 		if len(d.Refused) > 0 {
 			res.Reason = &PruneError{Violations: d.Refused}
 		}

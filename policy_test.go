@@ -213,7 +213,7 @@ func TestGuardHidesRefusedToolsFromPolicy(t *testing.T) {
 	res, err := Guard{Budget: 100, Policy: pol}.Check(c)
 	require.NoError(t, err)
 	assert.Equal(t, Pruned, res.Outcome)
-	assert.Equal(t, 2, rounds, "the second round drops the refused schema")
+	assert.Equal(t, 1, rounds, "the refused schema is taken out of the plan without asking again")
 	st, _ := c.Tool("upd")
 	assert.True(t, st.Resident)
 	assert.True(t, errors.Is(res.Reason, ErrSchema))
@@ -264,4 +264,19 @@ func TestStubbingPoliciesSkipSmallResults(t *testing.T) {
 	assert.Equal(t, []MessageID{"r2", "r3", "r4", "r5"}, p.Stub)
 	p = KeepLastToolUses{Keep: 1, Stub: true, MinTokens: 20}.Propose(c.Snapshot(), 1)
 	assert.Equal(t, []MessageID{"r3", "r5"}, p.Stub)
+}
+
+func TestGuardGetsPastManyRefusedUnits(t *testing.T) {
+	sizes := make([]int, 30)
+	for i := range sizes {
+		sizes[i] = 100
+	}
+	c := toolLoop(t, Config{}, []string{"x"}, sizes...)
+	for i := 0; i < 25; i++ {
+		require.NoError(t, c.Mark(MessageID(fmt.Sprint("r", i)), NegativeResult))
+	}
+	res, err := Guard{Budget: c.Tokens() - 300}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, Pruned, res.Outcome, "25 refused units do not stop the guard from reaching the safe ones")
+	assert.LessOrEqual(t, res.After, res.Before-300)
 }
