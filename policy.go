@@ -146,13 +146,13 @@ type Decision struct {
 	argStamps []argStamp
 }
 
-// Record is one audit entry of a [Decision].
+// Record is one audit entry of a [Decision]. A spilled message's pointer
+// is in [Decision.Pointers].
 type Record struct {
 	Message MessageID
 	Unit    UnitID
 	Class   Class
 	Tokens  int
-	Pointer Pointer
 	Stubbed bool // the content was stubbed; the message stays
 }
 
@@ -360,7 +360,7 @@ func (d *Decision) finish(c *Context) {
 	for _, x := range d.evict {
 		d.Evict = append(d.Evict, x.m.ID)
 		d.Freed += x.m.Tokens
-		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens, Pointer: x.m.Pointer})
+		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens})
 		if !x.m.Pointer.IsZero() {
 			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
 		}
@@ -374,7 +374,7 @@ func (d *Decision) finish(c *Context) {
 	}
 	for _, x := range d.stubs {
 		d.Stub = append(d.Stub, x.m.ID)
-		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens, Pointer: x.m.Pointer, Stubbed: true})
+		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens, Stubbed: true})
 		if x.m.Tokens > stubTokens {
 			d.Freed += x.m.Tokens - stubTokens
 		}
