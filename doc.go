@@ -72,6 +72,16 @@
 // ([Context.PlanStep]) never goes. A custom [Oracle] may classify
 // messages but cannot lift these rules.
 //
+// # Diagnostics
+//
+// Every [Decision] carries [Decision.Records], an audit line per evicted
+// or stubbed message with the class it had. [ToolState] counts what
+// pruning made the model redo: re-expansion requests for tombstoned
+// schemas, ghost calls to tools whose schema was withdrawn, and refetches
+// of results that were pruned (irreducible refetches mean a gate was
+// bypassed). Package spill provides durable stores and a [Resolver] that
+// lets irreducible content leave the prompt behind a verified pointer.
+//
 // # Errors
 //
 // A refused plan returns a [*PruneError] holding every [*Violation], in a
