@@ -179,7 +179,7 @@ func TestOpenAIChat(t *testing.T) {
 	t.Run("guard budget", func(t *testing.T) {
 		g := readUnpruned(t, body, wire.OpenAIChat)
 		before := g.Context().Tokens()
-		res, refused, err := g.Check(pruneguard.Guard{Budget: before - 1})
+		res, refused, err := g.Check(pruneguard.Guard{Budget: before - 1, Policy: pruneguard.LargestResultsFirst{}})
 		if err != nil {
 			t.Fatalf("check: %v", err)
 		}
@@ -188,6 +188,14 @@ func TestOpenAIChat(t *testing.T) {
 		}
 		if res.After >= before {
 			t.Fatalf("guard freed nothing: %d -> %d (%v)", before, res.After, res.Reason)
+		}
+		// The largest result is Berlin's weather (m4); its unit is the
+		// whole first batch.
+		if len(res.Decisions) != 1 || !slices.Equal(res.Decisions[0].Evict, ids(2, 3, 4)) {
+			for _, d := range res.Decisions {
+				t.Logf("decision evicts %v stubs %v", d.Evict, d.Stub)
+			}
+			t.Fatalf("guard made %d decisions, want one evicting %v", len(res.Decisions), ids(2, 3, 4))
 		}
 		out, err := g.Body().Marshal()
 		if err != nil {
@@ -428,10 +436,10 @@ func anthropicParams() anthropic.MessageNewParams {
 }
 
 // unmarshalAnthropic unmarshals a body into the SDK params and checks
-// that marshalling them again gives the same JSON, up to the one shorthand
-// the SDK expands: tool_result content given as a string (as a stub
-// writes it) comes back as one text block, which the API defines as the
-// same thing.
+// that marshalling them again gives the same JSON, up to the shorthand
+// the SDK expands: tool_result content or a system prompt given as a
+// string (as a stub or a tombstone writes them) comes back as one text
+// block, which the API defines as the same thing.
 func unmarshalAnthropic(t *testing.T, body []byte) anthropic.MessageNewParams {
 	t.Helper()
 	var p anthropic.MessageNewParams
@@ -442,13 +450,16 @@ func unmarshalAnthropic(t *testing.T, body []byte) anthropic.MessageNewParams {
 	return p
 }
 
-// expandResultText rewrites every tool_result whose content is a string
-// into the equivalent one-text-block array.
+// expandResultText rewrites a string system prompt, and every tool_result
+// whose content is a string, into the equivalent one-text-block array.
 func expandResultText(t *testing.T, body []byte) []byte {
 	t.Helper()
 	var top map[string]any
 	if err := json.Unmarshal(body, &top); err != nil {
 		t.Fatal(err)
+	}
+	if s, ok := top["system"].(string); ok {
+		top["system"] = []any{map[string]any{"type": "text", "text": s}}
 	}
 	msgs, _ := top["messages"].([]any)
 	for _, m := range msgs {
@@ -595,28 +606,33 @@ func TestSchemaWithdrawal(t *testing.T) {
 		tools     string
 		systemOf  func(t *testing.T, body []byte) string
 		toolNames func(t *testing.T, body []byte) []string
+		// messages checks that the conversation is untouched but for
+		// the tombstone.
+		messages func(t *testing.T, in, out []json.RawMessage)
 	}{
 		{
 			name: "openai chat", dialect: wire.OpenAIChat, params: chatParams(), tools: "tools",
-			systemOf: func(t *testing.T, body []byte) string {
-				p := unmarshalChat(t, body)
-				if p.Messages[0].OfSystem == nil {
-					t.Fatalf("first message is not the system prompt: %s", mustJSON(t, p.Messages[0]))
-				}
-				return p.Messages[0].OfSystem.Content.OfString.Value
+			systemOf: chatSystem, toolNames: chatTools,
+			messages: func(t *testing.T, in, out []json.RawMessage) {
+				// The tombstone goes into the system message.
+				survivors(t, in[1:], out[1:], []int{0, 1, 2, 3, 4, 5, 6})
 			},
-			toolNames: func(t *testing.T, body []byte) []string {
-				var names []string
-				for _, tl := range unmarshalChat(t, body).Tools {
-					names = append(names, tl.OfFunction.Function.Name)
-				}
-				return names
+		},
+		{
+			name: "openai chat without system", dialect: wire.OpenAIChat, params: chatWithoutSystem(), tools: "tools",
+			systemOf: chatSystem, toolNames: chatTools,
+			messages: func(t *testing.T, in, out []json.RawMessage) {
+				// A system message holding the tombstone comes first.
+				survivors(t, in, out[1:], []int{0, 1, 2, 3, 4, 5, 6})
 			},
 		},
 		{
 			name: "openai responses", dialect: wire.OpenAIResponses, params: responsesParams(), tools: "tools",
 			systemOf: func(t *testing.T, body []byte) string {
 				return unmarshalResponses(t, body).Instructions.Value
+			},
+			messages: func(t *testing.T, in, out []json.RawMessage) {
+				survivors(t, in, out, []int{0, 1, 2, 3, 4, 5, 6, 7})
 			},
 			toolNames: func(t *testing.T, body []byte) []string {
 				var names []string
@@ -628,20 +644,13 @@ func TestSchemaWithdrawal(t *testing.T) {
 		},
 		{
 			name: "anthropic", dialect: wire.Anthropic, params: anthropicParams(), tools: "tools",
-			systemOf: func(t *testing.T, body []byte) string {
-				var texts []string
-				for _, b := range unmarshalAnthropic(t, body).System {
-					texts = append(texts, b.Text)
-				}
-				return strings.Join(texts, "\n")
-			},
-			toolNames: func(t *testing.T, body []byte) []string {
-				var names []string
-				for _, tl := range unmarshalAnthropic(t, body).Tools {
-					names = append(names, tl.OfTool.Name)
-				}
-				return names
-			},
+			systemOf: anthropicSystem, toolNames: anthropicTools, messages: sameMessages,
+		},
+		{
+			// The tombstone becomes a string system prompt, which the
+			// SDK reads as one text block.
+			name: "anthropic without system", dialect: wire.Anthropic, params: anthropicWithoutSystem(), tools: "tools",
+			systemOf: anthropicSystem, toolNames: anthropicTools, messages: sameMessages,
 		},
 	}
 	for _, tc := range cases {
@@ -661,6 +670,19 @@ func TestSchemaWithdrawal(t *testing.T) {
 				t.Errorf("tools after withdrawal: %v, want [get_time]", names)
 			}
 			jsonEqual(t, "surviving tool", array(t, body, tc.tools)[1], array(t, out, tc.tools)[0])
+			msgKey := "messages"
+			if tc.dialect == wire.OpenAIResponses {
+				msgKey = "input"
+			}
+			tc.messages(t, array(t, body, msgKey), array(t, out, msgKey))
+			switch tc.dialect {
+			case wire.OpenAIChat:
+				sameExcept(t, body, out, "messages", "tools")
+			case wire.OpenAIResponses:
+				sameExcept(t, body, out, "instructions", "tools")
+			case wire.Anthropic:
+				sameExcept(t, body, out, "system", "tools")
+			}
 			before, after := tc.systemOf(t, body), tc.systemOf(t, out)
 			if !strings.HasPrefix(after, before) || !strings.Contains(after[len(before):], d.Tombstones[0].Text) {
 				t.Errorf("system prompt does not carry the tombstone\nbefore: %q\n after: %q\ntombstone: %q", before, after, d.Tombstones[0].Text)
@@ -671,4 +693,59 @@ func TestSchemaWithdrawal(t *testing.T) {
 			}
 		})
 	}
+}
+
+func chatWithoutSystem() openai.ChatCompletionNewParams {
+	p := chatParams()
+	p.Messages = p.Messages[1:]
+	return p
+}
+
+// chatSystem is the text of the leading system message, or "" when the
+// first message is not one.
+func chatSystem(t *testing.T, body []byte) string {
+	p := unmarshalChat(t, body)
+	if p.Messages[0].OfSystem == nil {
+		return ""
+	}
+	return p.Messages[0].OfSystem.Content.OfString.Value
+}
+
+func chatTools(t *testing.T, body []byte) []string {
+	var names []string
+	for _, tl := range unmarshalChat(t, body).Tools {
+		names = append(names, tl.OfFunction.Function.Name)
+	}
+	return names
+}
+
+func anthropicWithoutSystem() anthropic.MessageNewParams {
+	p := anthropicParams()
+	p.System = nil
+	return p
+}
+
+func anthropicSystem(t *testing.T, body []byte) string {
+	var texts []string
+	for _, b := range unmarshalAnthropic(t, body).System {
+		texts = append(texts, b.Text)
+	}
+	return strings.Join(texts, "\n")
+}
+
+func anthropicTools(t *testing.T, body []byte) []string {
+	var names []string
+	for _, tl := range unmarshalAnthropic(t, body).Tools {
+		names = append(names, tl.OfTool.Name)
+	}
+	return names
+}
+
+func sameMessages(t *testing.T, in, out []json.RawMessage) {
+	t.Helper()
+	keep := make([]int, len(in))
+	for i := range keep {
+		keep[i] = i
+	}
+	survivors(t, in, out, keep)
 }
