@@ -1,5 +1,7 @@
 module github.com/pruneguard/pruneguard/examples/sdk
 
+// openai-go v3.98.0 declares go 1.26.0, so this module needs it; the
+// library itself stays at go 1.24 and does not depend on the SDKs.
 go 1.26.0
 
 replace github.com/pruneguard/pruneguard => ../..
