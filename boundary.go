@@ -119,7 +119,6 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 			d.markEvict(x)
 			d.evict = append(d.evict, x)
 		}
-		d.units = append(d.units, u)
 	}
 
 	for _, id := range p.Stub {

@@ -343,7 +343,6 @@ func (d *Decision) dropUnit(u *unit) {
 		}
 		return false
 	})
-	d.units = slices.DeleteFunc(d.units, func(v *unit) bool { return v == u })
 }
 
 // finish fills the exported fields from the internal sets.
@@ -354,8 +353,8 @@ func (d *Decision) finish(c *Context) {
 	mark := d.gen + d.list<<48
 	_, stubTokens := c.cfg.stub()
 	d.Evict = make([]MessageID, 0, len(d.evict))
-	d.stamps = make([]stamp, 0, len(d.units)+len(d.stubs))
-	d.Units = make([]UnitID, 0, len(d.units))
+	d.stamps = make([]stamp, 0, len(d.stubs)+1)
+	d.Units = make([]UnitID, 0, 4)
 	d.Records = make([]Record, 0, len(d.evict)+len(d.stubs))
 	for _, x := range d.evict {
 		d.Evict = append(d.Evict, x.m.ID)
@@ -467,7 +466,6 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	d.applied = true
 	c.epoch++
-	c.gen++
 	return nil
 }
 

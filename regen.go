@@ -147,7 +147,6 @@ func (c *Context) PlanStep(id StepID, needs ...MessageID) error {
 		c.reference(id, x)
 	}
 	c.epoch++
-	c.gen++
 	return nil
 }
 
@@ -190,7 +189,6 @@ func (c *Context) CompleteStep(id StepID) error {
 	}
 	delete(c.steps, id)
 	c.epoch++
-	c.gen++
 	return nil
 }
 
@@ -206,7 +204,6 @@ func (c *Context) SealSteps(sealed bool) {
 	if c.sealed != sealed {
 		c.sealed = sealed
 		c.epoch++
-		c.gen++
 	}
 }
 
@@ -224,7 +221,6 @@ func (c *Context) Spill(id MessageID, p Pointer) error {
 	}
 	x.m.Pointer = p
 	x.unit.version++
-	c.gen++
 	return nil
 }
 
@@ -240,7 +236,6 @@ func (c *Context) Mark(id MessageID, f Facts) error {
 	}
 	x.m.Facts |= f
 	x.unit.version++
-	c.gen++
 	return nil
 }
 

@@ -191,7 +191,6 @@ func (c *Context) RegisterTool(t Tool) error {
 		r.registered = true
 	}
 	c.epoch++
-	c.gen++
 	return nil
 }
 
@@ -306,7 +305,6 @@ func (c *Context) RequestTool(name string) (bool, error) {
 	}
 	r.resident, r.tombstoned, r.compressed = true, false, nil
 	c.epoch++
-	c.gen++
 	return was, nil
 }
 

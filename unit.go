@@ -156,7 +156,6 @@ type Context struct {
 
 	epoch    uint64 // bumped when tools, steps or sealing change
 	disabled gateMask
-	gen      uint64 // bumped on every successful mutation
 }
 
 type msg struct {
@@ -309,7 +308,6 @@ func (c *Context) add(op string, m Message, open bool) error {
 		c.epoch++
 	}
 	c.trackLarge(x)
-	c.gen++
 	return nil
 }
 
@@ -507,7 +505,6 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 	x.unit.version++
 	c.tokens += tokens
 	c.trackLarge(x)
-	c.gen++
 	return nil
 }
 
@@ -547,7 +544,6 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 		c.complete(r)
 	}
 	x.unit.version++
-	c.gen++
 	return nil
 }
 
@@ -577,7 +573,6 @@ func (c *Context) Couple(ids ...MessageID) error {
 	for _, x := range xs[1:] {
 		u = c.merge(u, x.unit)
 	}
-	c.gen++
 	return nil
 }
 
@@ -595,7 +590,6 @@ func (c *Context) Pin(id MessageID) error {
 		x.m.Pinned = true
 		x.unit.pinned++
 		x.unit.version++
-		c.gen++
 	}
 	return nil
 }

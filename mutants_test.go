@@ -1,0 +1,139 @@
+package pruneguard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests that pin down behaviour mutation testing found unguarded.
+
+func TestStubDecisionGoesStale(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	d, err := c.Prune(Plan{Stub: []MessageID{"r3"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Mark("r3", TransientState))
+	assert.ErrorIs(t, c.Apply(d), ErrStaleDecision, "the stubbed message's unit changed")
+}
+
+func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
+	t.Run("pending caller", func(t *testing.T) {
+		c := batchContext(t, Config{}, true)
+		c.disabled = disableBoundary
+		d, err := c.Prune(Plan{Evict: []MessageID{"a2"}})
+		require.NoError(t, err)
+		require.NoError(t, c.Apply(d))
+		assert.Empty(t, c.Pending())
+		assert.True(t, c.Settled())
+	})
+	t.Run("open result", func(t *testing.T) {
+		c := NewContext(Config{})
+		c.disabled = disableBoundary
+		closedTools(t, c, "x")
+		mustAppend(t, c, Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}})
+		require.NoError(t, c.Open(Message{ID: "r1", Answers: []CallID{"c1"}}))
+		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
+		require.NoError(t, err)
+		require.NoError(t, c.Apply(d))
+		assert.Empty(t, c.OpenMessages())
+		assert.Equal(t, []CallID{"c1"}, c.Pending(), "the call lost its result")
+		u, _ := c.UnitOf("a1")
+		assert.False(t, u.Open)
+		assert.Equal(t, []CallID{"c1"}, u.Pending)
+		// The call may be answered again.
+		require.NoError(t, c.Append(Message{ID: "r1b", Answers: []CallID{"c1"}}))
+		assert.True(t, c.Settled())
+	})
+	t.Run("pinned member", func(t *testing.T) {
+		c := batchContext(t, Config{}, false)
+		c.disabled = disableBoundary
+		require.NoError(t, c.Pin("r1"))
+		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
+		require.NoError(t, err)
+		require.NoError(t, c.Apply(d))
+		u, _ := c.UnitOf("a1")
+		assert.False(t, u.Pinned)
+		assert.Equal(t, []MessageID{"a1", "r2"}, u.Messages)
+		// What is left of the cut unit can still be pruned.
+		c.disabled = 0
+		d, err = c.Prune(Plan{Evict: []MessageID{"a1"}})
+		require.NoError(t, err)
+		assert.Equal(t, []MessageID{"a1", "r2"}, d.Evict)
+		require.NoError(t, c.Apply(d))
+	})
+}
+
+func TestEvictingAReusedCallIDKeepsTheLaterCall(t *testing.T) {
+	c := NewContext(Config{})
+	closedTools(t, c, "x")
+	mustAppend(t, c,
+		Message{ID: "a1", Calls: []Call{{ID: "call_0", Tool: "x"}}},
+		Message{ID: "r1", Answers: []CallID{"call_0"}},
+		Message{ID: "a2", Calls: []Call{{ID: "call_0", Tool: "x"}}},
+		Message{ID: "r2", Answers: []CallID{"call_0"}},
+	)
+	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	err = c.Append(Message{ID: "r3", Answers: []CallID{"call_0"}})
+	assert.ErrorIs(t, err, ErrDuplicateResult, "call_0 still names a2's answered call")
+}
+
+func TestLargestResultsFirstOrder(t *testing.T) {
+	c := toolLoop(t, Config{}, []string{"x"}, 50, 70, 50, 70)
+	p := LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 1000)
+	assert.Equal(t, []MessageID{"r1", "r3", "r0", "r2"}, p.Stub, "ties keep transcript order")
+	// Exactly enough: stop there.
+	p = LargestResultsFirst{}.Propose(c.Snapshot(), 75)
+	assert.Equal(t, []MessageID{"a1", "r1"}, p.Evict)
+	p = OldestFirst{}.Propose(c.Snapshot(), 10)
+	assert.Equal(t, []MessageID{"u0"}, p.Evict, "u0 holds exactly 10 tokens")
+}
+
+func TestGuardStopsAtTheBudget(t *testing.T) {
+	c := toolLoop(t, Config{}, []string{"x"}, 100, 100, 100)
+	rounds := 0
+	pol := PolicyFunc(func(es []Entry, need int) Plan {
+		rounds++
+		return OldestFirst{}.Propose(es, need)
+	})
+	// u0, a0 and r0 hold 115 tokens: prune exactly to the budget.
+	res, err := Guard{Budget: c.Tokens() - 115, Policy: pol}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, Pruned, res.Outcome)
+	assert.Equal(t, 1, rounds)
+	assert.Equal(t, res.Before-115, res.After)
+}
+
+func TestGuardPassesItsSplitMode(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	partial := PolicyFunc(func([]Entry, int) Plan { return Plan{Evict: []MessageID{"u1", "r1"}} })
+	res, err := Guard{Budget: 1, Policy: partial, Split: SplitShrink, Rounds: 1}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, res.Decisions, 1)
+	assert.Equal(t, []MessageID{"u1"}, res.Decisions[0].Evict, "shrunk, not grown")
+
+	strict := PolicyFunc(func([]Entry, int) Plan { return Plan{Evict: []MessageID{"u2", "r1"}, Split: SplitStrict} })
+	res, err = Guard{Budget: 1, Policy: strict, Split: SplitGrow, Rounds: 1}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, res.Decisions, 1)
+	assert.Equal(t, []MessageID{"u2"}, res.Decisions[0].Evict, "the plan's own split mode wins")
+}
+
+func TestGuardSaysWhyWhenRelaxedAndIdle(t *testing.T) {
+	c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
+	nothing := PolicyFunc(func([]Entry, int) Plan { return Plan{} })
+	res, err := Guard{Budget: 1, Policy: nothing}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, Deferred, res.Outcome)
+	var de *DeferredError
+	require.ErrorAs(t, res.Reason, &de)
+	assert.Equal(t, []CallID{"c3"}, de.Pending)
+
+	settled := batchContext(t, Config{Boundary: BoundaryRelaxed}, false)
+	res, err = Guard{Budget: 1, Policy: nothing}.Check(settled)
+	require.NoError(t, err)
+	assert.Equal(t, Deferred, res.Outcome)
+	assert.NoError(t, res.Reason, "nothing in flight: the policy simply proposed nothing")
+}
