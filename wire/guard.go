@@ -152,8 +152,8 @@ func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.
 // in Anthropic, Gemini and Bedrock, each assistant (model) turn with the
 // user turn right after it, so that a cut keeps roles alternating and the
 // history starting with a user turn. Pinned: system and developer
-// messages; the first message when it is a user message (Anthropic,
-// Gemini, Bedrock); the last real user message (not tool results); and,
+// messages; the first real user message (the task, usually; and the start
+// of the history); the last real user message (not tool results); and,
 // when the body carries reasoning or signed calls, every message from the
 // last real user message on, where the thinking and signature rules
 // forbid edits.

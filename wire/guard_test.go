@@ -49,7 +49,7 @@ func TestContextUnits(t *testing.T) {
 				{"role":"tool","tool_call_id":"a","content":"ra2"}]}`,
 			units:   [][]int{{0}, {1}, {2, 3, 4}, {5}, {6, 7}},
 			pending: []pruneguard.CallID{"6.1"},
-			pinned:  []int{0, 5},
+			pinned:  []int{0, 1, 5},
 		},
 		{
 			name: "chat result with no call is unpaired, unanswered call mid-body dropped",
@@ -59,7 +59,7 @@ func TestContextUnits(t *testing.T) {
 				{"role":"user","content":"v"}]}`,
 			units:    [][]int{{0}, {1}, {2}, {3}},
 			unpaired: []Unpaired{{Index: 1, CallID: "x", Result: true}, {Index: 2, CallID: "a"}},
-			pinned:   []int{3},
+			pinned:   []int{0, 3},
 		},
 		{
 			name: "responses: consecutive calls coupled, reasoning coupled with what follows, reused id",

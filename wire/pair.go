@@ -282,7 +282,7 @@ func isRealUser(d Dialect, m *Message) bool {
 func pinned(b *Body) []int {
 	msgs := b.Messages
 	var out []int
-	lastUser := -1
+	firstUser, lastUser := -1, -1
 	reasoning := false
 	for i := range msgs {
 		m := &msgs[i]
@@ -290,6 +290,9 @@ func pinned(b *Body) []int {
 			out = append(out, i)
 		}
 		if isRealUser(b.Dialect, m) {
+			if firstUser < 0 {
+				firstUser = i
+			}
 			lastUser = i
 		}
 		reasoning = reasoning || m.Reasoning
@@ -297,11 +300,11 @@ func pinned(b *Body) []int {
 			reasoning = reasoning || c.Signed
 		}
 	}
-	switch b.Dialect {
-	case Anthropic, Gemini, Bedrock:
-		if len(msgs) > 0 && isRealUser(b.Dialect, &msgs[0]) {
-			out = append(out, 0)
-		}
+	// The first real user message usually states the task: it stays, in
+	// every dialect (and keeps Anthropic, Gemini and Bedrock histories
+	// starting with a user turn).
+	if firstUser >= 0 && firstUser != lastUser {
+		out = append(out, firstUser)
 	}
 	if lastUser >= 0 {
 		out = append(out, lastUser)
