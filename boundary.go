@@ -79,9 +79,8 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 		d.Refused = append(d.Refused, v)
 	}
 
-	// Count how many members of each unit the plan names, keeping the
-	// order in which units are first named.
-	var order []*unit
+	// Count how many members of each unit the plan names; then take the
+	// units in the order they are first named.
 	for _, id := range p.Evict {
 		x := c.byID[id]
 		if x.planMark == d.gen {
@@ -91,11 +90,16 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 		u := x.unit
 		if u.namedMark != d.gen {
 			u.namedMark, u.named = d.gen, 0
-			order = append(order, u)
 		}
 		u.named++
 	}
-	for _, u := range order {
+	done := d.gen | 1<<62
+	for _, id := range p.Evict {
+		u := c.byID[id].unit
+		if u.namedMark == done {
+			continue
+		}
+		u.namedMark = done
 		if v := c.heldBack(u); v != nil {
 			for _, x := range u.members {
 				if x.planMark == d.gen {

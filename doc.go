@@ -74,7 +74,7 @@
 //
 // # Diagnostics
 //
-// Every [Decision] carries [Decision.Records], an audit line per evicted
+// Every [Decision] keeps [Decision.Records], an audit line per evicted
 // or stubbed message with the class it had. [ToolState] counts what
 // pruning made the model redo: re-expansion requests for tombstoned
 // schemas, ghost calls to tools whose schema was withdrawn, and refetches

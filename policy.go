@@ -125,22 +125,21 @@ type Decision struct {
 	// Hoarded lists large reconstructible messages the decision leaves in
 	// (see Config.HoardTokens).
 	Hoarded []MessageID
-	// Records is the audit log of the decision: one entry per evicted or
-	// stubbed message, in transcript order (evictions first), with the
-	// regenerability class it had. Log it: correlated with
-	// [ToolState.Refetches] it shows pruning that cost a re-run.
-	Records []Record
 
-	c       *Context
-	gen     uint64 // the Prune's mark generation
-	list    uint64 // sub-generation for unit listings
-	tools   map[string]int
-	evict   []*msg
-	units   []*unit
-	stubs   []*msg
-	stamps  []stamp
-	epoch   uint64
-	applied bool
+	c      *Context
+	gen    uint64 // the Prune's mark generation
+	list   uint64 // sub-generation for unit listings
+	tools  toolCounts
+	evict  []*msg
+	stubs  []*msg
+	stamps []stamp
+	// The audit log, compactly: one rec per evicted then stubbed message,
+	// and the table of the units they belong to.
+	recs       []rec
+	unitTab    []UnitID
+	stubTokens []int // the stubbed messages' tokens before the stub
+	epoch      uint64
+	applied    bool
 	// argStamps: argument counts of the tools whose schema the decision
 	// withdraws, compresses or un-tombstones, as Prune saw them.
 	argStamps []argStamp
@@ -160,6 +159,39 @@ type Record struct {
 type SpillNote struct {
 	Message MessageID
 	Pointer Pointer
+}
+
+// toolCounts counts calls per tool; a plan touches few tools, so a slice
+// searched in order beats a map.
+type toolCounts []toolCount
+
+type toolCount struct {
+	tool string
+	n    int
+}
+
+func (t *toolCounts) add(tool string) {
+	for i := range *t {
+		if (*t)[i].tool == tool {
+			(*t)[i].n++
+			return
+		}
+	}
+	*t = append(*t, toolCount{tool, 1})
+}
+
+func (t toolCounts) get(tool string) int {
+	for _, tc := range t {
+		if tc.tool == tool {
+			return tc.n
+		}
+	}
+	return 0
+}
+
+type rec struct {
+	unit  int32 // index in unitTab
+	class Class
 }
 
 type stamp struct {
@@ -222,7 +254,7 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 	c.pruneMu.Lock()
 	defer c.pruneMu.Unlock()
 	c.pruneGen++
-	d := &Decision{c: c, epoch: c.epoch, gen: c.pruneGen, tools: map[string]int{}}
+	d := &Decision{c: c, epoch: c.epoch, gen: c.pruneGen}
 	d.evict = make([]*msg, 0, len(p.Evict))
 
 	vs, deferred := c.boundaryGate(p, d)
@@ -232,7 +264,14 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 
 	// Regenerability, over the closed set and the stub targets.
 	var unsafeUnits []*unit
-	for _, u := range d.unitsOf() {
+	d.list++
+	mark := d.gen + d.list<<48
+	for _, first := range d.evict {
+		u := first.unit
+		if u.listMark == mark {
+			continue
+		}
+		u.listMark = mark
 		var uv []*Violation
 		for _, x := range u.members {
 			if d.inEvict(x) {
@@ -268,13 +307,12 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 	}
 
 	// Evict-or-tombstone, after message eviction is settled.
-	evicted := d.tools
 	for _, x := range d.evict {
 		for _, r := range x.calls {
-			evicted[r.tool]++
+			d.tools.add(r.tool)
 		}
 	}
-	vs = append(vs, c.schemaGate(p, evicted, d)...)
+	vs = append(vs, c.schemaGate(p, d.tools, d)...)
 
 	if len(vs) > 0 {
 		sortViolations(vs)
@@ -322,19 +360,6 @@ func (c *Context) checkPlan(p Plan) error {
 	return nil
 }
 
-// unitsOf returns the distinct units of the eviction set, in order.
-func (d *Decision) unitsOf() []*unit {
-	var us []*unit
-	d.list++
-	for _, x := range d.evict {
-		if x.unit.listMark != d.gen+d.list<<48 {
-			x.unit.listMark = d.gen + d.list<<48
-			us = append(us, x.unit)
-		}
-	}
-	return us
-}
-
 func (d *Decision) dropUnit(u *unit) {
 	d.evict = slices.DeleteFunc(d.evict, func(x *msg) bool {
 		if x.unit == u {
@@ -349,44 +374,83 @@ func (d *Decision) dropUnit(u *unit) {
 func (d *Decision) finish(c *Context) {
 	slices.SortFunc(d.evict, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
 	slices.SortFunc(d.stubs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
+	_, stubTokens := c.cfg.stub()
+
+	// Count the distinct units first, so that every slice is allocated
+	// once at its size: a prune allocates in proportion to what it returns.
 	d.list++
 	mark := d.gen + d.list<<48
-	_, stubTokens := c.cfg.stub()
+	count := func(xs []*msg) (n int) {
+		for _, x := range xs {
+			if x.unit.listMark != mark {
+				x.unit.listMark = mark
+				n++
+			}
+		}
+		return n
+	}
+	nEvictUnits := count(d.evict)
+	nUnits := nEvictUnits + count(d.stubs)
+	d.unitTab = make([]UnitID, 0, nUnits)
+	d.stamps = make([]stamp, 0, nUnits)
+	d.recs = make([]rec, 0, len(d.evict)+len(d.stubs))
 	d.Evict = make([]MessageID, 0, len(d.evict))
-	d.stamps = make([]stamp, 0, len(d.stubs)+1)
-	d.Units = make([]UnitID, 0, 4)
-	d.Records = make([]Record, 0, len(d.evict)+len(d.stubs))
+	d.list++
+	mark = d.gen + d.list<<48
+	add := func(x *msg) {
+		if x.unit.listMark != mark {
+			x.unit.listMark = mark
+			x.unit.tab = int32(len(d.unitTab))
+			d.unitTab = append(d.unitTab, x.unit.id())
+			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
+		}
+		d.recs = append(d.recs, rec{unit: x.unit.tab, class: x.pruneClass})
+		if !x.m.Pointer.IsZero() {
+			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
+		}
+	}
 	for _, x := range d.evict {
 		d.Evict = append(d.Evict, x.m.ID)
 		d.Freed += x.m.Tokens
-		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens})
-		if !x.m.Pointer.IsZero() {
-			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
-		}
-		if x.unit.listMark != mark {
-			x.unit.listMark = mark
-			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
-			if c.disabled&disableBoundary == 0 {
-				d.Units = append(d.Units, x.unit.id())
-			}
-		}
+		add(x)
+	}
+	if c.disabled&disableBoundary == 0 {
+		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]
+	}
+	if len(d.stubs) > 0 {
+		d.Stub = make([]MessageID, 0, len(d.stubs))
+		d.stubTokens = make([]int, 0, len(d.stubs))
 	}
 	for _, x := range d.stubs {
 		d.Stub = append(d.Stub, x.m.ID)
-		d.Records = append(d.Records, Record{Message: x.m.ID, Unit: x.unit.id(), Class: x.pruneClass, Tokens: x.m.Tokens, Stubbed: true})
+		d.stubTokens = append(d.stubTokens, x.m.Tokens)
 		if x.m.Tokens > stubTokens {
 			d.Freed += x.m.Tokens - stubTokens
 		}
-		if !x.m.Pointer.IsZero() {
-			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
-		}
-		if x.unit.listMark != mark {
-			x.unit.listMark = mark
-			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
-		}
+		add(x)
 	}
 	d.Hoarded = c.hoarded(d)
 	d.stampArgs(c)
+}
+
+// Records returns the audit log of the decision: one entry per evicted or
+// stubbed message, evictions first, each in transcript order, with the
+// regenerability class it had when the decision was made. Log it:
+// correlated with [ToolState.Refetches] it shows pruning that cost a
+// re-run.
+func (d *Decision) Records() []Record {
+	out := make([]Record, len(d.recs))
+	for i, r := range d.recs {
+		out[i] = Record{Unit: d.unitTab[r.unit], Class: r.class}
+		if i < len(d.evict) {
+			// An evicted message is never changed again.
+			out[i].Message, out[i].Tokens = d.Evict[i], d.evict[i].m.Tokens
+		} else {
+			j := i - len(d.evict)
+			out[i].Message, out[i].Tokens, out[i].Stubbed = d.Stub[j], d.stubTokens[j], true
+		}
+	}
+	return out
 }
 
 // Apply carries out a decision of [Context.Prune] atomically: it removes
@@ -429,14 +493,14 @@ func (c *Context) Apply(d *Decision) error {
 
 	for i, x := range d.evict {
 		for _, r := range x.results {
-			c.forget(r, d.Records[i].Class)
+			c.forget(r, d.recs[i].class)
 		}
 		c.remove(x)
 	}
 	text, n := c.cfg.stub()
 	for i, x := range d.stubs {
 		for _, r := range x.results {
-			c.forget(r, d.Records[len(d.evict)+i].Class)
+			c.forget(r, d.recs[len(d.evict)+i].class)
 		}
 		delta := n - x.m.Tokens
 		x.m.Content = slices.Clone(text)

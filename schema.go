@@ -318,11 +318,11 @@ func tombstoneText(name string, mutating bool) string {
 // schemaGate decides, after message eviction is settled, which schemas may
 // go and which need tombstones. evicted counts, per tool, the calls whose
 // arguments leave with the decision.
-func (c *Context) schemaGate(p Plan, evicted map[string]int, d *Decision) []*Violation {
+func (c *Context) schemaGate(p Plan, evicted toolCounts, d *Decision) []*Violation {
 	var vs []*Violation
 	consider := func(name string, lossy []schemadiff.Loss, compressed json.RawMessage) {
 		r := c.tools[name]
-		surviving := r.args - evicted[name]
+		surviving := r.args - evicted.get(name)
 		if !r.resident {
 			return // already withdrawn
 		}
@@ -353,7 +353,10 @@ func (c *Context) schemaGate(p Plan, evicted map[string]int, d *Decision) []*Vio
 			d.add(name, compressed, ts)
 		}
 	}
-	seen := make(map[string]bool, len(p.DropSchemas)+len(p.CompressSchemas))
+	var seen map[string]bool
+	if n := len(p.DropSchemas) + len(p.CompressSchemas); n > 0 {
+		seen = make(map[string]bool, n)
+	}
 	for _, name := range p.DropSchemas {
 		if seen[name] {
 			continue
@@ -376,9 +379,9 @@ func (c *Context) schemaGate(p Plan, evicted map[string]int, d *Decision) []*Vio
 		consider(name, lossy, slices.Clone(p.CompressSchemas[name]))
 	}
 	// Tombstones whose tool loses its last arguments can go too.
-	for name, n := range evicted {
-		if r := c.tools[name]; r != nil && r.tombstoned && r.args-n <= 0 && !seen[name] {
-			d.Retire = append(d.Retire, name)
+	for _, tc := range evicted {
+		if r := c.tools[tc.tool]; r != nil && r.tombstoned && r.args-tc.n <= 0 && !seen[tc.tool] {
+			d.Retire = append(d.Retire, tc.tool)
 		}
 	}
 	slices.Sort(d.Retire)

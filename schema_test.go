@@ -260,10 +260,11 @@ func TestRefetchesAreCounted(t *testing.T) {
 	c.disabled = disableRegen // let the irreducible result go, to see the alarm
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, Stub: []MessageID{"r2"}})
 	require.NoError(t, err)
-	require.Len(t, d.Records, 3)
-	assert.Equal(t, Record{Message: "a1", Unit: "a1", Class: Reconstructible}, d.Records[0])
-	assert.Equal(t, Record{Message: "r1", Unit: "a1", Class: Reconstructible, Tokens: 10}, d.Records[1])
-	assert.Equal(t, Record{Message: "r2", Unit: "a2", Class: Irreducible, Tokens: 10, Stubbed: true}, d.Records[2])
+	recs := d.Records()
+	require.Len(t, recs, 3)
+	assert.Equal(t, Record{Message: "a1", Unit: "a1", Class: Reconstructible}, recs[0])
+	assert.Equal(t, Record{Message: "r1", Unit: "a1", Class: Reconstructible, Tokens: 10}, recs[1])
+	assert.Equal(t, Record{Message: "r2", Unit: "a2", Class: Irreducible, Tokens: 10, Stubbed: true}, recs[2])
 	require.NoError(t, c.Apply(d))
 	mustAppend(t, c,
 		Message{ID: "a3", Calls: []Call{{ID: "k3", Tool: "read", Args: json.RawMessage(`{"path":"a"}`)}, {ID: "k4", Tool: "read", Args: json.RawMessage(`{"path":"b"}`)}}},

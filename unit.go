@@ -200,6 +200,7 @@ type unit struct {
 	namedMark uint64
 	named     int
 	listMark  uint64
+	tab       int32 // the unit's index in the Decision being finished
 }
 
 func (u *unit) id() UnitID { return UnitID(u.members[0].m.ID) }
