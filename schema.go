@@ -274,17 +274,7 @@ func (r *toolRec) callIDs(keep func(*callRec) bool) []CallID {
 			ks = append(ks, k)
 		}
 	}
-	slices.SortFunc(ks, func(a, b *callRec) int {
-		if d := cmpSeq(a.caller.seq, b.caller.seq); d != 0 {
-			return d
-		}
-		return slices.Index(a.caller.calls, a) - slices.Index(b.caller.calls, b)
-	})
-	out := make([]CallID, len(ks))
-	for i, k := range ks {
-		out[i] = k.id
-	}
-	return out
+	return sortedCallIDs(ks)
 }
 
 // RequestTool records that the model asked for a tool's schema back and

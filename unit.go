@@ -732,12 +732,17 @@ func (c *Context) pendingIDs() []CallID {
 			rs = append(rs, r)
 		}
 	}
+	return sortedCallIDs(rs)
+}
+
+// sortedCallIDs sorts calls in the order they were made and returns their
+// ids.
+func sortedCallIDs(rs []*callRec) []CallID {
 	slices.SortFunc(rs, func(a, b *callRec) int {
 		if d := cmpSeq(a.caller.seq, b.caller.seq); d != 0 {
 			return d
 		}
-		return slices.IndexFunc(a.caller.calls, func(r *callRec) bool { return r == a }) -
-			slices.IndexFunc(b.caller.calls, func(r *callRec) bool { return r == b })
+		return slices.Index(a.caller.calls, a) - slices.Index(b.caller.calls, b)
 	})
 	ids := make([]CallID, len(rs))
 	for i, r := range rs {
