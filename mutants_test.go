@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,4 +137,51 @@ func TestGuardSaysWhyWhenRelaxedAndIdle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Deferred, res.Outcome)
 	assert.NoError(t, res.Reason, "nothing in flight: the policy simply proposed nothing")
+}
+
+func TestSchemaGateCountsEveryEvictedCall(t *testing.T) {
+	c := NewContext(Config{NoTombstones: true})
+	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Output: Reconstructible}))
+	mustAppend(t, c,
+		Message{ID: "a1", Calls: []Call{{ID: "k1", Tool: "upd"}, {ID: "k2", Tool: "upd"}, {ID: "k3", Tool: "upd"}}},
+		Message{ID: "r1", Answers: []CallID{"k1", "k2", "k3"}},
+	)
+	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, DropSchemas: []string{"upd"}})
+	require.NoError(t, err, "all three calls leave with the schema")
+	assert.Equal(t, []string{"upd"}, d.DropSchemas)
+}
+
+func TestGuardedCutKeepsEntriesTrue(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	mustAppend(t, c, Message{ID: "a3", Calls: []Call{{ID: "c4", Tool: "x"}, {ID: "c5", Tool: "x"}}})
+	mustAppend(t, c, Message{ID: "r4", Answers: []CallID{"c4"}})
+	c.disabled = disableBoundary
+	d, err := c.Prune(Plan{Evict: []MessageID{"a3"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	es := c.Snapshot()
+	last := es[len(es)-1]
+	assert.Equal(t, MessageID("r4"), last.ID)
+	assert.False(t, last.Pending, "the pending call left with its caller")
+}
+
+func TestGuardTakesRefusedCompressionsOutOfThePlan(t *testing.T) {
+	c := NewContext(Config{NoTombstones: true})
+	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Schema: []byte(`{"type":"object","required":["a"]}`), Output: Reconstructible}))
+	mustAppend(t, c,
+		Message{ID: "u0", Role: RoleUser, Tokens: 500},
+		Message{ID: "a0", Tokens: 5, Calls: []Call{{ID: "k0", Tool: "upd"}}},
+		Message{ID: "r0", Tokens: 5, Answers: []CallID{"k0"}},
+	)
+	rounds := 0
+	pol := PolicyFunc(func([]Entry, int) Plan {
+		rounds++
+		return Plan{Evict: []MessageID{"u0"}, CompressSchemas: map[string]json.RawMessage{"upd": json.RawMessage(`{}`)}}
+	})
+	res, err := Guard{Budget: 100, Policy: pol}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, Pruned, res.Outcome)
+	assert.Equal(t, 1, rounds)
+	st, _ := c.Tool("upd")
+	assert.Nil(t, st.Compressed)
 }
