@@ -320,17 +320,7 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	rep.Outcome = outcome.String()
 
 	for _, d := range decisions {
-		for _, u := range d.Units {
-			ur := unitReport{Unit: string(u)}
-			for _, id := range d.Evict {
-				if uu, ok := unitOf(d, id, u, g); ok && uu {
-					i, _ := g.Index(id)
-					ur.Messages = append(ur.Messages, string(id))
-					ur.Indexes = append(ur.Indexes, i)
-				}
-			}
-			rep.Evicted = append(rep.Evicted, ur)
-		}
+		rep.Evicted = append(rep.Evicted, evictedUnits(d, g)...)
 		for _, id := range d.Stub {
 			i, _ := g.Index(id)
 			rep.Stubbed = append(rep.Stubbed, msgReport{string(id), i})
@@ -385,20 +375,28 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	return data, rep, code, nil
 }
 
-// unitOf reports whether evicted message id belongs to unit u of decision
-// d. Units are contiguous runs of d.Evict in transcript order starting at
-// the unit's id, so membership is read from that order.
-func unitOf(d *pruneguard.Decision, id pruneguard.MessageID, u pruneguard.UnitID, _ *wire.Guarded) (bool, bool) {
-	cur := pruneguard.UnitID("")
-	for _, e := range d.Evict {
-		if slices.Contains(d.Units, pruneguard.UnitID(e)) {
-			cur = pruneguard.UnitID(e)
-		}
-		if e == id {
-			return cur == u, true
-		}
+// evictedUnits lists the units decision d evicts, in the order of
+// d.Units, each with its messages in transcript order. Membership comes
+// from the decision's audit records: a unit need not be a contiguous run
+// of d.Evict (in Responses a call and its output may have other items
+// between them).
+func evictedUnits(d *pruneguard.Decision, g *wire.Guarded) []unitReport {
+	out := make([]unitReport, len(d.Units))
+	at := make(map[pruneguard.UnitID]int, len(d.Units))
+	for k, u := range d.Units {
+		out[k] = unitReport{Unit: string(u), Messages: []string{}, Indexes: []int{}}
+		at[u] = k
 	}
-	return false, false
+	for _, r := range d.Records() {
+		k, ok := at[r.Unit]
+		if r.Stubbed || !ok {
+			continue
+		}
+		i, _ := g.Index(r.Message)
+		out[k].Messages = append(out[k].Messages, string(r.Message))
+		out[k].Indexes = append(out[k].Indexes, i)
+	}
+	return out
 }
 
 func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
