@@ -184,6 +184,12 @@ func (v *Violation) Error() string {
 // Unwrap returns the gate's sentinel.
 func (v *Violation) Unwrap() error { return v.Gate.sentinel() }
 
+// same reports whether v and w make the same objection.
+func (v *Violation) same(w *Violation) bool {
+	return v.Gate == w.Gate && v.Code == w.Code && slices.Equal(v.Units, w.Units) &&
+		slices.Equal(v.Messages, w.Messages) && slices.Equal(v.Tools, w.Tools)
+}
+
 func joinIDs[T ~string](ids []T) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {

@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -184,4 +185,77 @@ func TestGuardTakesRefusedCompressionsOutOfThePlan(t *testing.T) {
 	assert.Equal(t, 1, rounds)
 	st, _ := c.Tool("upd")
 	assert.Nil(t, st.Compressed)
+}
+
+// Findings of review, pinned down.
+
+func TestRecordsKeepTheTokensOfTheirDecision(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	d1, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
+	require.NoError(t, err)
+	d2, err := c.Prune(Plan{Stub: []MessageID{"r1"}})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, c.Apply(d2))
+	}()
+	recs := d1.Records()
+	<-done
+	require.Len(t, recs, 3)
+	assert.Equal(t, 100, recs[1].Tokens)
+	assert.Equal(t, 100, d1.Records()[1].Tokens, "not the stub's size")
+}
+
+func TestOldestFirstKeepsWholeUnits(t *testing.T) {
+	c := toolLoop(t, Config{}, []string{"x"}, 10, 10)
+	res, err := Guard{Budget: 0, Policy: OldestFirst{Keep: 1}}.Check(c)
+	require.NoError(t, err)
+	_, ok := c.Message("a1")
+	assert.True(t, ok, "the unit of the last message stays whole")
+	_, ok = c.Message("r1")
+	assert.True(t, ok)
+	var evicted []MessageID
+	for _, d := range res.Decisions {
+		evicted = append(evicted, d.Evict...)
+	}
+	assert.Equal(t, []MessageID{"u0", "a0", "r0"}, evicted)
+}
+
+func TestResultListsEveryRefusal(t *testing.T) {
+	for _, mode := range []RegenMode{RegenRefuse, RegenDropUnsafe} {
+		c := NewContext(Config{Regen: mode})
+		closedTools(t, c, "x")
+		require.NoError(t, c.RegisterTool(Tool{Name: "web"}))
+		for i := 0; i < 5; i++ {
+			id := fmt.Sprint(i)
+			mustAppend(t, c,
+				Message{ID: MessageID("a" + id), Tokens: 10, Calls: []Call{{ID: CallID("k" + id), Tool: "web"}}},
+				Message{ID: MessageID("r" + id), Tokens: 100, Answers: []CallID{CallID("k" + id)}},
+			)
+		}
+		mustAppend(t, c,
+			Message{ID: "a9", Tokens: 10, Calls: []Call{{ID: "k9", Tool: "x"}}},
+			Message{ID: "r9", Tokens: 100, Answers: []CallID{"k9"}},
+		)
+		res, err := Guard{Budget: c.Tokens() - 110}.Check(c)
+		require.NoError(t, err)
+		assert.Equal(t, Pruned, res.Outcome)
+		var units []UnitID
+		for _, v := range res.Refused {
+			assert.Equal(t, CodeIrreducible, v.Code)
+			units = append(units, v.Units...)
+		}
+		assert.Equal(t, []UnitID{"a0", "a1", "a2", "a3", "a4"}, units, "mode %d", mode)
+	}
+}
+
+func TestStaleErrorNamesTheUnitThatAbsorbed(t *testing.T) {
+	c := batchContext(t, Config{}, false)
+	d, err := c.Prune(Plan{Evict: []MessageID{"u2"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Couple("a1", "u2"))
+	var se *StaleError
+	require.ErrorAs(t, c.Apply(d), &se)
+	assert.Equal(t, []UnitID{"a1"}, se.Units)
 }

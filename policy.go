@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 
@@ -37,7 +38,8 @@ type Config struct {
 	// many tokens that it leaves in the prompt.
 	HoardTokens int
 	// StubText replaces a stubbed result's content. Empty means
-	// DefaultStubText. StubTokens is its token count (default 8).
+	// DefaultStubText. StubTokens is its token count (default
+	// DefaultStubTokens).
 	StubText   string
 	StubTokens int
 }
@@ -54,8 +56,12 @@ const (
 	RegenDropUnsafe
 )
 
-// DefaultStubText is the placeholder a stubbed tool result carries.
-const DefaultStubText = "[tool result removed to save context; call the tool again if you need it]"
+// DefaultStubText is the placeholder a stubbed tool result carries, and
+// DefaultStubTokens the token count the guard gives it.
+const (
+	DefaultStubText   = "[tool result removed to save context; call the tool again if you need it]"
+	DefaultStubTokens = 8
+)
 
 func (cfg Config) stub() ([]byte, int) {
 	text, n := cfg.StubText, cfg.StubTokens
@@ -63,7 +69,7 @@ func (cfg Config) stub() ([]byte, int) {
 		text = DefaultStubText
 	}
 	if n <= 0 {
-		n = 8
+		n = DefaultStubTokens
 	}
 	return []byte(text), n
 }
@@ -135,11 +141,10 @@ type Decision struct {
 	stamps []stamp
 	// The audit log, compactly: one rec per evicted then stubbed message,
 	// and the table of the units they belong to.
-	recs       []rec
-	unitTab    []UnitID
-	stubTokens []int // the stubbed messages' tokens before the stub
-	epoch      uint64
-	applied    bool
+	recs    []rec
+	unitTab []UnitID
+	epoch   uint64
+	applied bool
 	// argStamps: argument counts of the tools whose schema the decision
 	// withdraws, compresses or un-tombstones, as Prune saw them.
 	argStamps []argStamp
@@ -190,8 +195,9 @@ func (t toolCounts) get(tool string) int {
 }
 
 type rec struct {
-	unit  int32 // index in unitTab
-	class Class
+	tokens int32 // the message's tokens when the decision was made
+	unit   int32 // index in unitTab
+	class  Class
 }
 
 type stamp struct {
@@ -243,7 +249,9 @@ func (d *Decision) add(tool string, compressed json.RawMessage, ts *Tombstone) {
 // A plan naming a message, tool or schema the Context does not hold is an
 // [*InputError]. A refused plan yields a [*PruneError]. Equal Contexts and
 // plans give equal decisions. The cost is proportional to the plan and
-// the units it touches, not to the length of the Context.
+// the units it touches, not to the length of the Context; the one
+// exception is the hoarding report, when Config.HoardTokens is set, which
+// looks at every message of at least that many tokens.
 func (c *Context) Prune(p Plan) (*Decision, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -404,7 +412,7 @@ func (d *Decision) finish(c *Context) {
 			d.unitTab = append(d.unitTab, x.unit.id())
 			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
 		}
-		d.recs = append(d.recs, rec{unit: x.unit.tab, class: x.pruneClass})
+		d.recs = append(d.recs, rec{tokens: int32(min(x.m.Tokens, math.MaxInt32)), unit: x.unit.tab, class: x.pruneClass})
 		if !x.m.Pointer.IsZero() {
 			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
 		}
@@ -419,11 +427,9 @@ func (d *Decision) finish(c *Context) {
 	}
 	if len(d.stubs) > 0 {
 		d.Stub = make([]MessageID, 0, len(d.stubs))
-		d.stubTokens = make([]int, 0, len(d.stubs))
 	}
 	for _, x := range d.stubs {
 		d.Stub = append(d.Stub, x.m.ID)
-		d.stubTokens = append(d.stubTokens, x.m.Tokens)
 		if x.m.Tokens > stubTokens {
 			d.Freed += x.m.Tokens - stubTokens
 		}
@@ -441,13 +447,11 @@ func (d *Decision) finish(c *Context) {
 func (d *Decision) Records() []Record {
 	out := make([]Record, len(d.recs))
 	for i, r := range d.recs {
-		out[i] = Record{Unit: d.unitTab[r.unit], Class: r.class}
-		if i < len(d.evict) {
-			// An evicted message is never changed again.
-			out[i].Message, out[i].Tokens = d.Evict[i], d.evict[i].m.Tokens
+		out[i] = Record{Unit: d.unitTab[r.unit], Class: r.class, Tokens: int(r.tokens)}
+		if i < len(d.Evict) {
+			out[i].Message = d.Evict[i]
 		} else {
-			j := i - len(d.evict)
-			out[i].Message, out[i].Tokens, out[i].Stubbed = d.Stub[j], d.stubTokens[j], true
+			out[i].Message, out[i].Stubbed = d.Stub[i-len(d.Evict)], true
 		}
 	}
 	return out
@@ -472,16 +476,22 @@ func (c *Context) Apply(d *Decision) error {
 		return &StaleError{Reason: "the context is no longer at a commit boundary"}
 	}
 	var changed []UnitID
+	stale := false
 	for _, s := range d.stamps {
 		if s.u.dead || s.u.version != s.ver {
-			if len(s.u.members) > 0 {
-				changed = append(changed, s.u.id())
-			} else {
-				changed = append(changed, UnitID(""))
+			stale = true
+			// A unit merged into another is named by the one that holds
+			// its messages now.
+			u := s.u
+			for u.into != nil {
+				u = u.into
+			}
+			if len(u.members) > 0 && !slices.Contains(changed, u.id()) {
+				changed = append(changed, u.id())
 			}
 		}
 	}
-	if len(changed) > 0 {
+	if stale {
 		return &StaleError{Units: changed, Reason: "units changed since the decision"}
 	}
 	if d.epoch != c.epoch {
@@ -626,15 +636,20 @@ func prunable(es []Entry) bool {
 
 // OldestFirst proposes whole units, oldest first, until enough tokens
 // would be freed. It skips units that are pinned or in flight, and keeps
-// the last Keep messages of the transcript out of its proposals.
+// the last Keep messages of the transcript, with the units they belong
+// to, out of its proposals.
 type OldestFirst struct {
 	Keep int
 }
 
 // Propose implements [Policy].
 func (o OldestFirst) Propose(entries []Entry, need int) Plan {
+	kept := make(map[UnitID]bool)
 	if o.Keep > 0 {
-		entries = entries[:max(0, len(entries)-o.Keep)]
+		// A unit with a message among the last Keep stays whole.
+		for _, e := range entries[max(0, len(entries)-o.Keep):] {
+			kept[e.Unit] = true
+		}
 	}
 	order, members := unitsInOrder(entries)
 	var p Plan
@@ -644,7 +659,7 @@ func (o OldestFirst) Propose(entries []Entry, need int) Plan {
 			break
 		}
 		es := members[u]
-		if !prunable(es) {
+		if kept[u] || !prunable(es) {
 			continue
 		}
 		for _, e := range es {
@@ -667,7 +682,7 @@ type LargestResultsFirst struct {
 
 func stubFloor(n int) int {
 	if n <= 0 {
-		return 8
+		return DefaultStubTokens
 	}
 	return n
 }
@@ -695,7 +710,7 @@ func (l LargestResultsFirst) Propose(entries []Entry, need int) Plan {
 		if l.Stub {
 			if e.Tokens > stubFloor(l.MinTokens) {
 				p.Stub = append(p.Stub, e.ID)
-				freed += e.Tokens - stubFloor(l.MinTokens)
+				freed += max(0, e.Tokens-DefaultStubTokens)
 			}
 			continue
 		}
@@ -869,10 +884,23 @@ type Result struct {
 	After   int // tokens after it
 	// Decisions are the applied decisions, in order.
 	Decisions []*Decision
-	// Reason is the last refusal met (a *DeferredError or *PruneError),
-	// if any; it explains a Deferred outcome or a Pruned one still over
-	// budget.
+	// Refused lists every refusal met on the way, once each, in the order
+	// met: units held back by the boundary, irreducible content, schemas a
+	// mutation tool could not lose. It explains a Deferred outcome or a
+	// Pruned one still over budget.
+	Refused []*Violation
+	// Reason is the last error met (a *DeferredError, *PruneError or
+	// *StaleError), if any.
 	Reason error
+}
+
+// refuse records vs in r.Refused, skipping those already there.
+func (r *Result) refuse(vs []*Violation) {
+	for _, v := range vs {
+		if !slices.ContainsFunc(r.Refused, v.same) {
+			r.Refused = append(r.Refused, v)
+		}
+	}
 }
 
 // Check brings c under g.Budget if it safely can. Under budget it returns
@@ -932,6 +960,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 				break
 			}
 			res.Reason = err
+			res.refuse(pe.Violations)
 			excludeRefused(pe.Violations, excludeUnits, excludeTools)
 			p = p.without(entries, excludeUnits, excludeTools)
 			if p.Empty() {
@@ -959,9 +988,11 @@ func (g Guard) Check(c *Context) (Result, error) {
 			if !errors.As(err, &pe) {
 				break // deferred
 			}
+			res.refuse(pe.Violations)
 			excludeRefused(pe.Violations, excludeUnits, excludeTools)
 			continue
 		}
+		res.refuse(d.Refused)
 		excludeRefused(d.Refused, excludeUnits, excludeTools)
 		if len(d.Refused) > 0 {
 			res.Reason = &PruneError{Violations: d.Refused}

@@ -195,6 +195,7 @@ type unit struct {
 	tokens  int
 	version uint64
 	dead    bool
+	into    *unit // the unit that absorbed this one, when merged
 
 	// Marks of the Prune in progress; guarded by Context.pruneMu.
 	namedMark uint64
@@ -469,6 +470,7 @@ func (c *Context) merge(a, b *unit) *unit {
 	a.tokens += b.tokens
 	a.version++
 	b.dead = true
+	b.into = a
 	b.members = nil
 	return a
 }
