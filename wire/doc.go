@@ -20,6 +20,15 @@
 //
 // # What Validate checks
 //
+// In every dialect the history must not be empty: an empty messages,
+// input or contents array is reported under "<dialect>/empty-messages"
+// ("openai-responses/empty-input", "gemini/empty-contents") and nothing
+// else is checked. The OpenAI Chat, Anthropic and Gemini wording is the
+// providers' own; the Responses and Bedrock wording is this package's, as
+// no provider error for an empty history in those dialects is on record
+// (Responses may accept one that continues a previous_response_id; it is
+// reported all the same, since a pruned history should never be empty).
+//
 // Pairing follows each provider's own adjacency rules, never a global id
 // map, because real agents reuse call ids (tau-bench's gpt-4o does):
 //
@@ -65,8 +74,8 @@
 // Claude applies on Bedrock (B7), and DeepSeek-style reasoning_content
 // round trips in Chat, and repeated ids inside one Chat tool_calls block
 // (no provider error for it is on record). Wording not seen verbatim in provider errors: the
-// Gemini first-not-user message and the Bedrock unexpected-tool-result
-// message.
+// Gemini first-not-user message, the Bedrock unexpected-tool-result
+// message and the Responses and Bedrock empty-history messages.
 //
 // [Body.Remove] and [Body.Stub] are the two editing operations a pruner
 // needs: drop whole messages, or replace tool-result content with a short

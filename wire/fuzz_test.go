@@ -60,7 +60,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		for _, v := range b.Validate() {
-			if v.Rule == "" || v.Message == "" || v.Index < 0 || v.Index >= len(b.Messages) {
+			if v.Rule == "" || v.Message == "" || v.Index < 0 || v.Index >= max(len(b.Messages), 1) {
 				t.Fatalf("bad violation %+v for %d messages", v, len(b.Messages))
 			}
 		}

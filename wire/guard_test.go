@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,4 +237,38 @@ func FuzzContext(f *testing.F) {
 			t.Fatalf("Marshal: %v", err)
 		}
 	})
+}
+
+// The screen never empties a body: every provider rejects an empty
+// history, so the last unit stays and its eviction is refused.
+func TestNeverEmpty(t *testing.T) {
+	bodies := map[Dialect]string{
+		Anthropic:       `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"some output here that is long enough"}]}]}`,
+		OpenAIChat:      `{"messages":[{"role":"tool","tool_call_id":"c1","content":"some output here that is long enough"}]}`,
+		OpenAIResponses: `{"input":[{"type":"function_call_output","call_id":"c1","output":"some output here that is long enough"}]}`,
+		Gemini:          `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"r":"some output here that is long enough"}}}]}]}`,
+		Bedrock:         `{"toolConfig":{"tools":[]},"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"some output here that is long enough"}]}}]}]}`,
+	}
+	for d, body := range bodies {
+		b, err := Read([]byte(body), d)
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		g, err := b.Context(Options{Unannotated: UnannotatedRegenerable})
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		_, refs, _ := g.Check(pruneguard.Guard{Budget: 0})
+		out := g.Body()
+		if len(out.Messages) != 1 {
+			t.Errorf("%s: %d messages left", d, len(out.Messages))
+		}
+		rule := emptyHistory[d][0]
+		if !slices.ContainsFunc(refs, func(r Refusal) bool { return r.Gate == "wire" && r.Code == rule }) {
+			t.Errorf("%s: no %s refusal in %+v", d, rule, refs)
+		}
+		if nv := NewViolations(b.Validate(), out.Validate()); len(nv) > 0 {
+			t.Errorf("%s: worse: %v", d, nv)
+		}
+	}
 }

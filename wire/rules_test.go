@@ -282,6 +282,18 @@ var ruleCases = []ruleCase{
 		want: "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_a",
 		body: `{"toolConfig":{"tools":[]},"messages":[{"role":"user","content":[{"text":"a"}]},
 		{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_a","name":"f","input":{}}}]}]}`},
+
+	// ---- Empty histories ----
+	{name: "empty", d: OpenAIChat, rule: RuleChatEmptyMessages, want: "Expected an array with minimum length 1",
+		body: `{"model":"gpt-4o","messages":[]}`},
+	{name: "empty", d: OpenAIResponses, rule: RuleResponsesEmptyInput, want: "at least one item is required",
+		body: `{"model":"gpt-5","input":[]}`},
+	{name: "empty", d: Anthropic, rule: RuleAnthropicEmptyMessages, want: "messages: at least one message is required",
+		body: `{"model":"claude","max_tokens":9,"system":"s","messages":[]}`},
+	{name: "empty", d: Gemini, rule: RuleGeminiEmptyContents, want: "contents is not specified",
+		body: `{"contents":[],"systemInstruction":{"parts":[{"text":"s"}]}}`},
+	{name: "empty", d: Bedrock, rule: RuleBedrockEmptyMessages, want: "must start with a user message",
+		body: `{"inferenceConfig":{"maxTokens":9},"messages":[]}`},
 }
 
 func TestRules(t *testing.T) {
@@ -348,6 +360,8 @@ func TestRuleCoverage(t *testing.T) {
 		RuleBedrockNotAlternating, RuleBedrockFirstNotUser, RuleBedrockToolUseWithoutResult,
 		RuleBedrockTooManyResults, RuleBedrockUnexpectedToolResult, RuleBedrockMissingToolConfig,
 		RuleBedrockBlankText, RuleBedrockPendingCalls,
+		RuleChatEmptyMessages, RuleResponsesEmptyInput, RuleAnthropicEmptyMessages,
+		RuleGeminiEmptyContents, RuleBedrockEmptyMessages,
 	}
 	covered := map[string]bool{}
 	clean := map[Dialect]bool{}

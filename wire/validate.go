@@ -11,7 +11,8 @@ import (
 type Violation struct {
 	// Rule is a stable code such as "anthropic/tool-use-without-result".
 	Rule string
-	// Index is the index of the offending message, item or content turn.
+	// Index is the index of the offending message, item or content turn;
+	// 0 for an empty history.
 	Index int
 	// Message is the provider's own error wording with ids filled in.
 	Message string
@@ -40,6 +41,8 @@ const (
 	// RuleChatPendingCalls: the body ends on an assistant tool_calls message
 	// with no tool message after it.
 	RuleChatPendingCalls = "openai-chat/pending-calls"
+	// RuleChatEmptyMessages: the messages array is empty.
+	RuleChatEmptyMessages = "openai-chat/empty-messages"
 )
 
 // Rule codes for OpenAI Responses.
@@ -61,6 +64,9 @@ const (
 	// RuleResponsesPendingCalls: call items at the end of the input, after
 	// the last output item and the last user message, without outputs.
 	RuleResponsesPendingCalls = "openai-responses/pending-calls"
+	// RuleResponsesEmptyInput: the input array is empty. The wording is
+	// this package's own: no provider error for it is on record.
+	RuleResponsesEmptyInput = "openai-responses/empty-input"
 )
 
 // Rule codes for Anthropic Messages. Consecutive same-role messages are
@@ -106,6 +112,8 @@ const (
 	// RuleAnthropicPendingCalls: the body ends on an assistant turn with
 	// tool_use blocks.
 	RuleAnthropicPendingCalls = "anthropic/pending-calls"
+	// RuleAnthropicEmptyMessages: the messages array is empty.
+	RuleAnthropicEmptyMessages = "anthropic/empty-messages"
 )
 
 // Rule codes for Gemini.
@@ -130,6 +138,8 @@ const (
 	RuleGeminiFirstNotUser = "gemini/first-not-user"
 	// RuleGeminiPendingCalls: the body ends on a functionCall turn.
 	RuleGeminiPendingCalls = "gemini/pending-calls"
+	// RuleGeminiEmptyContents: the contents array is empty.
+	RuleGeminiEmptyContents = "gemini/empty-contents"
 )
 
 // Rule codes for Bedrock Converse. Bedrock merges nothing.
@@ -155,6 +165,9 @@ const (
 	// RuleBedrockPendingCalls: the body ends on an assistant message with
 	// toolUse blocks.
 	RuleBedrockPendingCalls = "bedrock/pending-calls"
+	// RuleBedrockEmptyMessages: the messages array is empty. The wording
+	// is this package's own: no provider error for it is on record.
+	RuleBedrockEmptyMessages = "bedrock/empty-messages"
 )
 
 // Validate reads body as dialect d (Detect when d is empty) and lists its
@@ -172,6 +185,11 @@ func Validate(body []byte, d Dialect) ([]Violation, error) {
 // the body are reported under the "<dialect>/pending-calls" rule; callers
 // that send a history ending on calls on purpose can skip those.
 func (b *Body) Validate() []Violation {
+	if len(b.Messages) == 0 {
+		if r, ok := emptyHistory[b.Dialect]; ok {
+			return []Violation{{Rule: r[0], Index: 0, Message: r[1]}}
+		}
+	}
 	var v []Violation
 	switch b.Dialect {
 	case OpenAIChat:
@@ -187,6 +205,16 @@ func (b *Body) Validate() []Violation {
 	}
 	sortViolations(v)
 	return v
+}
+
+// emptyHistory gives each dialect's rule and wording for an empty
+// message array: every provider needs at least one message to answer.
+var emptyHistory = map[Dialect][2]string{
+	OpenAIChat:      {RuleChatEmptyMessages, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."},
+	OpenAIResponses: {RuleResponsesEmptyInput, "input: the input array is empty; at least one item is required."},
+	Anthropic:       {RuleAnthropicEmptyMessages, "messages: at least one message is required"},
+	Gemini:          {RuleGeminiEmptyContents, "GenerateContentRequest.contents: contents is not specified"},
+	Bedrock:         {RuleBedrockEmptyMessages, "messages: the conversation is empty; it must start with a user message."},
 }
 
 func callIDs(calls []Call) []string {

@@ -13,6 +13,10 @@
 // {"dialect": D, "violations": [{"rule", "index", "message"}]}. It exits 0
 // when there is no violation, 1 when there are some (pending calls at the
 // end of the body count), and 2 when the input cannot be read or parsed.
+// Detection goes by the body's shape, and pruning can take away what it
+// goes by (an Anthropic history whose tool turns were evicted can read as
+// OpenAI Chat): check a pruned body with --dialect set to the dialect the
+// prune report names.
 //
 // prune brings a request body under a token budget, counted over the whole
 // body (messages, system prompt, tools), a quarter of the compact JSON's
@@ -21,6 +25,9 @@
 // the guard's refusals (pending calls, pinned or irreducible messages,
 // provider rules) leave no safe way there, in which case the output is the
 // furthest safe prune, and 2 on bad input, printing nothing on stdout.
+// The output is written in the dialect given or detected (the report's
+// "dialect"), and never with an empty history, which every provider
+// rejects: the last unit stays, even over the budget.
 //
 // The policies: oldest evicts whole units oldest first
 // (pruneguard.OldestFirst); largest stubs the largest tool results first
@@ -85,6 +92,7 @@ func usage(w io.Writer) {
                    [--tools-manifest FILE] [--unannotated irreducible|regenerable]
                    [--boundary relaxed|strict] FILE|-
   pruneguard extract FILE
-dialects: openai-chat, openai-responses, anthropic, gemini, bedrock (detected when omitted)
+dialects: openai-chat, openai-responses, anthropic, gemini, bedrock (detected when omitted;
+  check a pruned body with the dialect its prune report names)
 `)
 }

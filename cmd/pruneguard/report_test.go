@@ -2,7 +2,10 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/pruneguard/pruneguard/wire"
 )
 
 // In Responses a call and its output need not be adjacent: the report
@@ -28,5 +31,26 @@ func TestPruneReportUnitsInterleaved(t *testing.T) {
 	}
 	if !slices.Equal(got["m1"], []string{"m1", "m4"}) || !slices.Equal(got["m3"], []string{"m3", "m5"}) {
 		t.Errorf("evicted units %+v", r.Evicted)
+	}
+}
+
+// prune never writes an empty history, which every provider rejects: the
+// last unit stays, the run exits 3, and the output checks as the input's
+// dialect with no new violation.
+func TestPruneNeverEmpties(t *testing.T) {
+	body := `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"some output here that is long enough"}]}]}`
+	code, out, errs := runCmd(t, body, "prune", "--budget", "1", "-")
+	r := report(t, errs)
+	if code != 3 || len(r.Evicted) != 0 || !strings.Contains(out, `"tool_use_id":"t1"`) {
+		t.Fatalf("prune = %d %q %+v", code, out, r)
+	}
+	if !slices.ContainsFunc(r.Refused, func(x refusal) bool { return x.Gate == "wire" && x.Code == wire.RuleAnthropicEmptyMessages }) {
+		t.Errorf("refusals %+v", r.Refused)
+	}
+	_, in, _ := runCmd(t, body, "check", "-")
+	for _, args := range [][]string{{"check", "-"}, {"check", "--dialect", string(r.Dialect), "-"}} {
+		if _, got, _ := runCmd(t, out, args...); got != in {
+			t.Errorf("%v on the output = %q, on the input %q", args, got, in)
+		}
 	}
 }
