@@ -97,7 +97,9 @@ type Refusal struct {
 	// Code is the core's reason code, or for "wire" the provider rule.
 	Code string
 	// Units and Messages name the candidate; Indexes are the messages'
-	// indexes in the body as read.
+	// indexes in the body as read. For a boundary "deferred" refusal they
+	// name what is in flight: open messages, and the messages whose calls
+	// are pending, with their units.
 	Units    []pruneguard.UnitID
 	Messages []pruneguard.MessageID
 	Indexes  []int

@@ -272,3 +272,33 @@ func TestNeverEmpty(t *testing.T) {
 		}
 	}
 }
+
+// A deferral for pending calls names the messages that made them, their
+// indexes and units.
+func TestDeferredNamesPendingCalls(t *testing.T) {
+	body := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"go go go go go go go go go"},
+		{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`
+	b, _ := Read([]byte(body), OpenAIChat)
+	g, err := b.Context(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, refs, _ := g.Check(pruneguard.Guard{Budget: 1})
+	if res.Outcome != pruneguard.Deferred {
+		t.Fatalf("outcome %v", res.Outcome)
+	}
+	var found bool
+	for _, r := range refs {
+		if r.Code != "deferred" {
+			continue
+		}
+		found = true
+		if !reflect.DeepEqual(r.Messages, []pruneguard.MessageID{ID(2)}) || !reflect.DeepEqual(r.Indexes, []int{2}) ||
+			!reflect.DeepEqual(r.Units, []pruneguard.UnitID{"m2"}) {
+			t.Errorf("deferred refusal %+v", r)
+		}
+	}
+	if !found {
+		t.Errorf("no deferred refusal in %+v", refs)
+	}
+}

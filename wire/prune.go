@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pruneguard/pruneguard"
@@ -228,16 +229,46 @@ func (g *Guarded) refusalsOf(err error) []Refusal {
 	}
 	var de *pruneguard.DeferredError
 	if errors.As(err, &de) {
-		r := Refusal{Gate: "boundary", Code: "deferred", Units: de.Units}
-		for _, id := range de.Open {
+		r := Refusal{Gate: "boundary", Code: "deferred", Units: slices.Clone(de.Units)}
+		add := func(id pruneguard.MessageID) {
+			i, ok := g.index[id]
+			if !ok || slices.Contains(r.Messages, id) {
+				return
+			}
 			r.Messages = append(r.Messages, id)
-			if i, ok := g.index[id]; ok {
-				r.Indexes = append(r.Indexes, i)
+			r.Indexes = append(r.Indexes, i)
+			if u, ok := g.ctx.UnitOf(id); ok && !slices.Contains(r.Units, u.ID) {
+				r.Units = append(r.Units, u.ID)
+			}
+		}
+		for _, id := range de.Open {
+			add(id)
+		}
+		// Pending calls: the Context's call ids are "i.k", call k of body
+		// message i.
+		pending := de.Pending
+		if len(pending) == 0 && len(de.Open) == 0 && len(de.Units) == 0 {
+			pending = g.ctx.Pending()
+		}
+		for _, c := range pending {
+			if i, ok := callerOf(c); ok && i < len(g.ids) {
+				add(g.ids[i])
 			}
 		}
 		return []Refusal{r}
 	}
 	return nil
+}
+
+// callerOf returns the body index of the message that made call c, from
+// the id [Body.Context] gives it: "i.k" for call k of message i.
+func callerOf(c pruneguard.CallID) (int, bool) {
+	s, _, ok := strings.Cut(string(c), ".")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	return i, err == nil && i >= 0
 }
 
 func (g *Guarded) fromViolations(vs []*pruneguard.Violation) []Refusal {
