@@ -319,9 +319,20 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	rep.PruneMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Outcome = outcome.String()
 
+	// A message stubbed by one decision may leave with its unit in a
+	// later one: it is reported as evicted only.
+	evicted := map[pruneguard.MessageID]bool{}
+	for _, d := range decisions {
+		for _, id := range d.Evict {
+			evicted[id] = true
+		}
+	}
 	for _, d := range decisions {
 		rep.Evicted = append(rep.Evicted, evictedUnits(d, g)...)
 		for _, id := range d.Stub {
+			if evicted[id] {
+				continue
+			}
 			i, _ := g.Index(id)
 			rep.Stubbed = append(rep.Stubbed, msgReport{string(id), i})
 		}

@@ -54,3 +54,32 @@ func TestPruneNeverEmpties(t *testing.T) {
 		}
 	}
 }
+
+// With --policy largest a result can be stubbed by one decision and its
+// unit evicted by a later one: the report lists it as evicted only.
+func TestPruneReportStubThenEvict(t *testing.T) {
+	big := strings.Repeat("data ", 300)
+	body := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"go"},
+		{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"a","content":"` + big + `"},
+		{"role":"assistant","content":"` + strings.Repeat("ok ", 100) + `"},
+		{"role":"assistant","tool_calls":[{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"b","content":"` + big + `"},
+		{"role":"user","content":"next"}]}`
+	code, _, errs := runCmd(t, body, "prune", "--budget", "120", "--policy", "largest", "--unannotated", "regenerable", "-")
+	r := report(t, errs)
+	evicted := map[string]bool{}
+	for _, u := range r.Evicted {
+		for _, m := range u.Messages {
+			evicted[m] = true
+		}
+	}
+	if code != 0 || !evicted["m3"] || len(r.Stubbed) == 0 {
+		t.Fatalf("prune = %d %+v", code, r)
+	}
+	for _, s := range r.Stubbed {
+		if evicted[s.Message] {
+			t.Errorf("%s is both stubbed and evicted: %+v", s.Message, r)
+		}
+	}
+}
