@@ -34,7 +34,8 @@
 //
 //   - OpenAI Chat: after an assistant message with tool_calls only tool
 //     messages may follow until every id is answered; a tool message must
-//     sit in such a block and answer one of its ids; a legacy function
+//     sit in such a block and answer one of its ids, and no other tool
+//     message of the block may answer the same id; a legacy function
 //     message needs a name.
 //   - OpenAI Responses: every call item (function_call, custom_tool_call,
 //     computer_call) needs a later output with its call_id and every output

@@ -455,8 +455,8 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 
 // NewViolations returns the violations of after that before does not
 // have: compared by rule and message, as multisets, with message and
-// content indexes in the wording ("messages.3") ignored since removals
-// shift them.
+// content indexes in the wording ("messages.3", "messages[3]") ignored
+// since removals shift them.
 func NewViolations(before, after []Violation) []Violation {
 	count := map[string]int{}
 	for _, v := range before {
@@ -474,8 +474,8 @@ func NewViolations(before, after []Violation) []Violation {
 	return out
 }
 
-var indexInWording = regexp.MustCompile(`(messages|content)\.\d+`)
+var indexInWording = regexp.MustCompile(`(messages|content)([.\[])\d+`)
 
 func violationKey(v Violation) string {
-	return v.Rule + "\x00" + indexInWording.ReplaceAllString(v.Message, "$1.N")
+	return v.Rule + "\x00" + indexInWording.ReplaceAllString(v.Message, "$1${2}N")
 }

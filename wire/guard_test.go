@@ -302,3 +302,15 @@ func TestDeferredNamesPendingCalls(t *testing.T) {
 		t.Errorf("no deferred refusal in %+v", refs)
 	}
 }
+
+// NewViolations ignores message indexes in both wordings, "messages.3"
+// and "messages[3]", since removals shift them.
+func TestNewViolationsIgnoresIndexes(t *testing.T) {
+	before := []Violation{{Rule: RuleChatDuplicateToolResponse, Index: 8,
+		Message: "Invalid parameter: Duplicate value for 'tool_call_id' of 'a', in messages[7] and messages[8]."}}
+	after := []Violation{{Rule: RuleChatDuplicateToolResponse, Index: 3,
+		Message: "Invalid parameter: Duplicate value for 'tool_call_id' of 'a', in messages[2] and messages[3]."}}
+	if nv := NewViolations(before, after); len(nv) != 0 {
+		t.Errorf("new violations %v", nv)
+	}
+}

@@ -44,6 +44,12 @@ var ruleCases = []ruleCase{
 		{"role":"assistant","tool_calls":[{"id":"call_a","type":"function","function":{"name":"f","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"call_a","content":"ok"},
 		{"role":"tool","tool_call_id":"call_z","content":"ok"}]}`},
+	{name: "duplicate tool response", d: OpenAIChat, rule: RuleChatDuplicateToolResponse, index: 3,
+		want: "Duplicate value for 'tool_call_id' of 'call_a', in messages[2] and messages[3].",
+		body: `{"messages":[{"role":"user","content":"go"},
+		{"role":"assistant","tool_calls":[{"id":"call_a","type":"function","function":{"name":"f","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"call_a","content":"ok"},
+		{"role":"tool","tool_call_id":"call_a","content":"again"}]}`},
 	{name: "function without name", d: OpenAIChat, rule: RuleChatFunctionWithoutName, index: 1,
 		want: "messages with role 'function' must have a 'name'",
 		body: `{"messages":[{"role":"user","content":"go"},{"role":"function","content":"42"}]}`},
@@ -346,7 +352,7 @@ func TestRules(t *testing.T) {
 func TestRuleCoverage(t *testing.T) {
 	all := []string{
 		RuleChatToolCallsWithoutResponse, RuleChatOrphanToolMessage, RuleChatUnknownToolCallID,
-		RuleChatFunctionWithoutName, RuleChatPendingCalls,
+		RuleChatFunctionWithoutName, RuleChatPendingCalls, RuleChatDuplicateToolResponse,
 		RuleResponsesCallWithoutOutput, RuleResponsesOutputWithoutCall, RuleResponsesReasoningWithoutFollower,
 		RuleResponsesDuplicateItemID, RuleResponsesReasoningNotPersisted, RuleResponsesPendingCalls,
 		RuleAnthropicToolUseWithoutResult, RuleAnthropicUnexpectedToolResult, RuleAnthropicDuplicateToolResult,

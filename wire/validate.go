@@ -41,6 +41,9 @@ const (
 	// RuleChatPendingCalls: the body ends on an assistant tool_calls message
 	// with no tool message after it.
 	RuleChatPendingCalls = "openai-chat/pending-calls"
+	// RuleChatDuplicateToolResponse: two tool messages of one block answer
+	// the same tool_call_id.
+	RuleChatDuplicateToolResponse = "openai-chat/duplicate-tool-response"
 	// RuleChatEmptyMessages: the messages array is empty.
 	RuleChatEmptyMessages = "openai-chat/empty-messages"
 )
@@ -264,6 +267,7 @@ func validateChat(b *Body) []Violation {
 				issued[id] = true
 			}
 			answered := map[string]bool{}
+			answeredAt := map[string]int{}
 			j := i + 1
 			for ; j < len(msgs) && msgs[j].Role == "tool"; j++ {
 				for _, id := range msgs[j].Results {
@@ -272,7 +276,13 @@ func validateChat(b *Body) []Violation {
 							"Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", id)
 						continue
 					}
+					if answered[id] {
+						add(RuleChatDuplicateToolResponse, j,
+							"Invalid parameter: Duplicate value for 'tool_call_id' of '%s', in messages[%d] and messages[%d].", id, answeredAt[id], j)
+						continue
+					}
 					answered[id] = true
+					answeredAt[id] = j
 				}
 			}
 			if miss := missingIDs(ids, answered); len(miss) > 0 {

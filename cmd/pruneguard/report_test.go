@@ -83,3 +83,22 @@ func TestPruneReportStubThenEvict(t *testing.T) {
 		}
 	}
 }
+
+// check and prune agree on a second tool message for one tool_call_id:
+// check reports it, prune lists it as unpaired.
+func TestDuplicateToolResponse(t *testing.T) {
+	body := `{"messages":[{"role":"user","content":"go"},
+		{"role":"assistant","tool_calls":[{"id":"call_a","type":"function","function":{"name":"f","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"call_a","content":"ok"},
+		{"role":"tool","tool_call_id":"call_a","content":"again"},
+		{"role":"user","content":"next"}]}`
+	code, out, _ := runCmd(t, body, "check", "-")
+	if code != 1 || !strings.Contains(out, wire.RuleChatDuplicateToolResponse) {
+		t.Errorf("check = %d %s", code, out)
+	}
+	_, _, errs := runCmd(t, body, "prune", "--budget", "100000", "-")
+	r := report(t, errs)
+	if len(r.Unpaired) != 1 || r.Unpaired[0].Index != 3 || r.Unpaired[0].Kind != "result" {
+		t.Errorf("unpaired %+v", r.Unpaired)
+	}
+}
