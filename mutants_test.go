@@ -259,3 +259,20 @@ func TestStaleErrorNamesTheUnitThatAbsorbed(t *testing.T) {
 	require.ErrorAs(t, c.Apply(d), &se)
 	assert.Equal(t, []UnitID{"a1"}, se.Units)
 }
+
+func TestHoardingThreshold(t *testing.T) {
+	c := NewContext(Config{})
+	mustAppend(t, c, Message{ID: "big", Tokens: 100000})
+	d, err := c.Prune(Plan{})
+	require.NoError(t, err)
+	assert.Empty(t, d.Hoarded, "no threshold, no report")
+
+	c = NewContext(Config{HoardTokens: 50})
+	mustAppend(t, c, Message{ID: "at", Tokens: 50}, Message{ID: "under", Tokens: 49})
+	require.NoError(t, c.Open(Message{ID: "s"}))
+	require.NoError(t, c.Write("s", nil, 0))
+	require.NoError(t, c.Close("s"))
+	d, err = c.Prune(Plan{})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"at"}, d.Hoarded, "the threshold is inclusive")
+}
