@@ -193,6 +193,8 @@ type pruneOpts struct {
 	manifest    *wire.Manifest
 	unannotated wire.Unannotated
 	boundary    pruneguard.BoundaryMode
+	dropUnused  bool
+	raw         []byte // the body as read, for --drop-unused-schemas
 }
 
 // Report is the JSON line prune writes on stderr.
@@ -207,6 +209,7 @@ type Report struct {
 	Outcome      string       `json:"outcome"`
 	Evicted      []unitReport `json:"evicted"`
 	Stubbed      []msgReport  `json:"stubbed"`
+	Withdrawn    []string     `json:"withdrawn"`
 	Tombstones   []string     `json:"tombstones"`
 	Refused      []refusal    `json:"refused"`
 	Unpaired     []unpaired   `json:"unpaired,omitempty"`
@@ -267,6 +270,86 @@ func policyFor(name string, keep int) (pruneguard.Policy, error) {
 	return nil, fmt.Errorf("unknown policy %q (want oldest, largest or keep-last-tools)", name)
 }
 
+// dropUnused wraps a policy: to each plan it adds the withdrawal of the
+// schemas, declared in the body's tools array and still in the prompt, of
+// tools never called in the Context or whose every call the plan evicts.
+// The schema gate then decides: a tool whose calls all leave loses its
+// schema outright, one whose call stays after all (the gates kept its
+// unit) loses it behind a tombstone, or keeps it. It never withdraws the
+// last declared schema (providers reject an empty tools array, and
+// Anthropic and Bedrock want tools declared while tool blocks remain) nor
+// a tool named in the body's tool choice.
+type dropUnused struct {
+	inner    pruneguard.Policy
+	g        *wire.Guarded
+	declared []string
+	keep     map[string]bool
+}
+
+func (pu *dropUnused) Propose(es []pruneguard.Entry, need int) pruneguard.Plan {
+	p := pu.inner.Propose(es, need)
+	ctx := pu.g.Context()
+	evict := make(map[pruneguard.MessageID]bool, len(p.Evict))
+	for _, id := range p.Evict {
+		evict[id] = true
+	}
+	survives := map[string]bool{}
+	for _, e := range ctx.Snapshot() {
+		if e.Calls > 0 && !evict[e.ID] {
+			for _, t := range e.Tools {
+				survives[t] = true
+			}
+		}
+	}
+	resident := 0
+	var drop []string
+	for _, t := range pu.declared {
+		ts, ok := ctx.Tool(t)
+		if !ok || !ts.Resident || ts.Tombstoned {
+			continue
+		}
+		resident++
+		if !survives[t] && !pu.keep[t] && !slices.Contains(p.DropSchemas, t) {
+			drop = append(drop, t)
+		}
+	}
+	if len(drop) > 0 && len(drop) >= resident {
+		drop = drop[:resident-1]
+	}
+	p.DropSchemas = append(p.DropSchemas, drop...)
+	return p
+}
+
+// toolChoiceNames returns every string inside the body's tool choice
+// fields (tool_choice, toolConfig, tool_config): a tool named there keeps
+// its schema.
+func toolChoiceNames(data []byte) map[string]bool {
+	var top map[string]any
+	json.Unmarshal(data, &top)
+	names := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			names[x] = true
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case map[string]any:
+			for k, y := range x {
+				if k != "tools" {
+					walk(y)
+				}
+			}
+		}
+	}
+	for _, k := range []string{"tool_choice", "toolConfig", "tool_config"} {
+		walk(top[k])
+	}
+	return names
+}
+
 // prune brings body b under o.budget. It returns the output body, the
 // report and the exit code (0 or 3).
 func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
@@ -276,7 +359,7 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	}
 	rep := Report{
 		Dialect: b.Dialect, Policy: o.policy, Unannotated: o.unannotated.String(), Budget: o.budget,
-		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Tombstones: []string{}, Refused: []refusal{},
+		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Withdrawn: []string{}, Tombstones: []string{}, Refused: []refusal{},
 	}
 	if o.boundary == pruneguard.BoundaryStrict {
 		rep.Boundary = "strict"
@@ -291,6 +374,13 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	})
 	if err != nil {
 		return nil, Report{}, 2, err
+	}
+	if o.dropUnused {
+		du := &dropUnused{inner: pol, g: g, keep: toolChoiceNames(o.raw)}
+		for _, t := range b.Tools() {
+			du.declared = append(du.declared, t.Name)
+		}
+		pol = du
 	}
 	var refs []wire.Refusal
 	var decisions []*pruneguard.Decision
@@ -322,6 +412,8 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	// A message stubbed by one decision may leave with its unit in a
 	// later one: it is reported as evicted only.
 	evicted := map[pruneguard.MessageID]bool{}
+	tombs := map[string]string{}
+	var tombOrder []string
 	for _, d := range decisions {
 		for _, id := range d.Evict {
 			evicted[id] = true
@@ -336,8 +428,19 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 			i, _ := g.Index(id)
 			rep.Stubbed = append(rep.Stubbed, msgReport{string(id), i})
 		}
+		rep.Withdrawn = append(rep.Withdrawn, d.DropSchemas...)
 		for _, t := range d.Tombstones {
-			rep.Tombstones = append(rep.Tombstones, t.Text)
+			tombs[t.Tool] = t.Text
+			tombOrder = append(tombOrder, t.Tool)
+		}
+		for _, t := range d.Retire {
+			delete(tombs, t)
+		}
+	}
+	for _, t := range tombOrder {
+		if text, ok := tombs[t]; ok {
+			rep.Tombstones = append(rep.Tombstones, text)
+			delete(tombs, t)
 		}
 	}
 	for _, r := range dedupeRefusals(refs) {
@@ -433,11 +536,12 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	manifest := fs.String("tools-manifest", "", "MCP tools/list JSON with tool annotations")
 	unann := fs.String("unannotated", "irreducible", "unannotated tools: irreducible or regenerable")
 	boundary := fs.String("boundary", "relaxed", "commit boundary: relaxed or strict")
+	dropSchemas := fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (tombstoned when a call stays)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 2
 	}
-	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep}
+	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep, dropUnused: *dropSchemas}
 	switch {
 	case *budget < 0:
 		err = errors.New("prune needs --budget TOKENS (0 or more)")
@@ -486,11 +590,12 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return 2
 	}
-	b, _, name, err := readBody(pos[0], *dialect, stdin)
+	b, raw, name, err := readBody(pos[0], *dialect, stdin)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return 2
 	}
+	o.raw = raw
 	out, rep, code, err := prune(b, o)
 	if err != nil {
 		errorf(stderr, "%s: %v", name, err)

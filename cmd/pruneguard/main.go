@@ -6,7 +6,7 @@
 //	pruneguard check [--dialect D] FILE|-
 //	pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools]
 //	                 [--keep N] [--tools-manifest FILE] [--unannotated irreducible|regenerable]
-//	                 [--boundary relaxed|strict] FILE|-
+//	                 [--boundary relaxed|strict] [--drop-unused-schemas] FILE|-
 //	pruneguard extract FILE
 //
 // check validates a request body against its provider's rules and prints
@@ -42,6 +42,15 @@
 // MCP tools/list result), are irreducible by default: their results are
 // never evicted or stubbed. --unannotated regenerable vouches that they can
 // be called again for the same result.
+//
+// The budget counts the tools array, but no policy touches it: the
+// report's "withdrawn" and "tombstones" stay empty unless
+// --drop-unused-schemas is given. With it, each plan also withdraws the
+// schemas of declared tools never called or whose every call the plan
+// evicts; the schema gate removes a schema outright when no call to the
+// tool stays, and behind a tombstone line added to the system prompt when
+// one does (its unit was held back). The last declared schema and tools
+// named in the body's tool choice are kept.
 //
 // A body at rest is not a live runtime: by default the relaxed commit
 // boundary holds back only the units still in flight (a trailing batch of
@@ -90,7 +99,7 @@ func usage(w io.Writer) {
   pruneguard check [--dialect D] FILE|-
   pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools] [--keep N]
                    [--tools-manifest FILE] [--unannotated irreducible|regenerable]
-                   [--boundary relaxed|strict] FILE|-
+                   [--boundary relaxed|strict] [--drop-unused-schemas] FILE|-
   pruneguard extract FILE
 dialects: openai-chat, openai-responses, anthropic, gemini, bedrock (detected when omitted;
   check a pruned body with the dialect its prune report names)

@@ -102,3 +102,52 @@ func TestDuplicateToolResponse(t *testing.T) {
 		t.Errorf("unpaired %+v", r.Unpaired)
 	}
 }
+
+// --drop-unused-schemas withdraws the schema of a tool whose only call is
+// evicted, and of one never called; a tool whose call stays (its unit is
+// irreducible) loses its schema only behind a tombstone in the system
+// prompt; a tool named in tool_choice keeps its schema.
+func TestPruneDropUnusedSchemas(t *testing.T) {
+	big := strings.Repeat("data ", 200)
+	body := `{"model":"claude","max_tokens":99,"system":"be brief","tool_choice":{"type":"tool","name":"ask"},"tools":[
+		{"name":"unused","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}},
+		{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"readOnlyHint":true,"openWorldHint":false}},
+		{"name":"write","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}},
+		{"name":"ask","input_schema":{"type":"object"}}],
+		"messages":[{"role":"user","content":"task"},
+		{"role":"assistant","content":[{"type":"tool_use","id":"r1","name":"read","input":{"path":"a"}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"r1","content":"` + big + `"}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"w1","name":"write","input":{"path":"b"}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"w1","content":"` + big + `"}]},
+		{"role":"assistant","content":"done"},
+		{"role":"user","content":"next"}]}`
+	_, out, errs := runCmd(t, body, "prune", "--budget", "200", "--drop-unused-schemas", "-")
+	r := report(t, errs)
+	withdrawn := strings.Join(r.Withdrawn, ",")
+	if !strings.Contains(withdrawn, "read") || !strings.Contains(withdrawn, "unused") || strings.Contains(withdrawn, "ask") {
+		t.Errorf("withdrawn %v", r.Withdrawn)
+	}
+	if len(r.Tombstones) != 1 || !strings.Contains(r.Tombstones[0], `"write"`) {
+		t.Errorf("tombstones %q", r.Tombstones)
+	}
+	b, err := wire.Read([]byte(out), wire.Anthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range b.Tools() {
+		names = append(names, tl.Name)
+	}
+	if !slices.Equal(names, []string{"ask"}) || !strings.Contains(out, `\"write\" is still available`) ||
+		!strings.Contains(out, `"tool_use_id":"w1"`) || strings.Contains(out, `"tool_use_id":"r1"`) {
+		t.Errorf("tools %v, body %s", names, out)
+	}
+	if v := b.Validate(); len(v) > 0 {
+		t.Errorf("violations %v", v)
+	}
+	// Without the flag no schema leaves.
+	_, _, errs = runCmd(t, body, "prune", "--budget", "200", "-")
+	if r := report(t, errs); len(r.Withdrawn) != 0 || len(r.Tombstones) != 0 {
+		t.Errorf("without the flag: %+v", r)
+	}
+}
