@@ -54,6 +54,9 @@ const (
 	UnannotatedRegenerable
 )
 
+// String returns "irreducible" or "regenerable", the names the pruneguard
+// command's --unannotated flag takes; any other value reads as
+// "irreducible", the default.
 func (u Unannotated) String() string {
 	if u == UnannotatedRegenerable {
 		return "regenerable"
