@@ -314,3 +314,41 @@ func TestNewViolationsIgnoresIndexes(t *testing.T) {
 		t.Errorf("new violations %v", nv)
 	}
 }
+
+// Check reports every refusal the guard met, not only those of the applied
+// decisions and the last error.
+func TestCheckReportsEveryRefusal(t *testing.T) {
+	big := strings.Repeat("data ", 100)
+	body := `{"model":"m","max_tokens":9,"system":"s","tools":[{"name":"read","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}},{"name":"write","input_schema":{"type":"object"}}],
+		"messages":[{"role":"user","content":"task"},
+		{"role":"assistant","content":[{"type":"tool_use","id":"w1","name":"write","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"w1","content":"` + big + `"}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"r1","name":"read","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"r1","content":"short"}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"w2","name":"write","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"w2","content":"` + big + `"}]},
+		{"role":"assistant","content":"done"},{"role":"user","content":"next"}]}`
+	b, err := Read([]byte(body), Anthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Context(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first round proposes the first write unit alone and is refused;
+	// the second proposes the read unit with the second write unit, and
+	// only the read unit goes.
+	read, _ := g.Context().UnitOf(ID(3))
+	res, refs, _ := g.Check(pruneguard.Guard{Budget: g.Context().Tokens() - read.Tokens - 20})
+	if len(res.Refused) != 2 || len(res.Decisions) != 1 {
+		t.Fatalf("no refusal met: %+v", res)
+	}
+	for _, v := range res.Refused {
+		if !slices.ContainsFunc(refs, func(r Refusal) bool {
+			return r.Gate == v.Gate.String() && r.Code == string(v.Code) && reflect.DeepEqual(r.Units, v.Units)
+		}) {
+			t.Errorf("refusal %v (units %v) missing from %+v", v, v.Units, refs)
+		}
+	}
+}

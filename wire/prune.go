@@ -167,10 +167,14 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	res, err := guard.Check(g.ctx)
 	for _, d := range res.Decisions {
 		g.record(d)
-		sp.refs = append(sp.refs, g.fromViolations(d.Refused)...)
 	}
-	if res.Reason != nil {
-		sp.refs = append(sp.refs, g.refusalsOf(res.Reason)...)
+	// res.Refused holds every core refusal met, those of the applied
+	// decisions and of the plans refused in between; a deferral is not a
+	// refusal and comes from the last error.
+	sp.refs = append(sp.refs, g.fromViolations(res.Refused)...)
+	var de *pruneguard.DeferredError
+	if errors.As(res.Reason, &de) {
+		sp.refs = append(sp.refs, g.refusalsOf(de)...)
 	}
 	return res, dedupe(sp.refs), err
 }
