@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -333,12 +334,67 @@ func (g *Guarded) StubText() string { return g.stubText }
 // tombstone lines added to the system prompt. The body read is not
 // changed.
 func (g *Guarded) Body() *Body {
-	return g.render(g.removed, g.stubbed, true)
+	return g.render(g.removed, g.stubbed, g.schemaNow())
+}
+
+// schemaEdits is a state of the tools array and the tombstone lines.
+type schemaEdits struct {
+	dropped    map[string]bool
+	compressed map[string]json.RawMessage
+	tombs      []string // tombstone lines, in order
+}
+
+// schemaNow is the schema state of the applied decisions.
+func (g *Guarded) schemaNow() *schemaEdits {
+	se := &schemaEdits{dropped: g.dropped, compressed: g.compressed}
+	for _, t := range g.tombOrder {
+		if s, ok := g.tombstones[t]; ok {
+			se.tombs = append(se.tombs, s)
+		}
+	}
+	return se
+}
+
+// schemaWith is the schema state once decision d is applied too, leaving
+// out d's edits of the tools in skip (their schemas stay as they are).
+func (g *Guarded) schemaWith(d *pruneguard.Decision, skip map[string]bool) *schemaEdits {
+	se := &schemaEdits{dropped: maps.Clone(g.dropped), compressed: maps.Clone(g.compressed)}
+	for _, t := range d.DropSchemas {
+		if !skip[t] {
+			se.dropped[t] = true
+		}
+	}
+	for _, cs := range d.Compress {
+		if !skip[cs.Tool] {
+			se.compressed[cs.Tool] = cs.Schema
+		}
+	}
+	tombs := maps.Clone(g.tombstones)
+	order := slices.Clone(g.tombOrder)
+	for _, t := range d.Tombstones {
+		if skip[t.Tool] {
+			continue
+		}
+		if _, ok := tombs[t.Tool]; !ok {
+			order = append(order, t.Tool)
+		}
+		tombs[t.Tool] = t.Text
+	}
+	for _, t := range d.Retire {
+		delete(tombs, t)
+	}
+	for _, t := range order {
+		if s, ok := tombs[t]; ok {
+			se.tombs = append(se.tombs, s)
+		}
+	}
+	return se
 }
 
 // render builds a body from the source with the given messages removed
-// and stubbed; with tools, the schema edits and tombstones too.
-func (g *Guarded) render(removed, stubbed []bool, tools bool) *Body {
+// and stubbed and, when se is not nil, the schema edits and tombstones
+// of se.
+func (g *Guarded) render(removed, stubbed []bool, se *schemaEdits) *Body {
 	nb := *g.src
 	nb.fields = nil
 	nb.Messages = make([]Message, 0, len(g.src.Messages))
@@ -360,15 +416,9 @@ func (g *Guarded) render(removed, stubbed []bool, tools bool) *Body {
 			nb.inputString = false
 		}
 	}
-	if tools {
-		nb.editTools(g.dropped, g.compressed)
-		lines := make([]string, 0, len(g.tombOrder))
-		for _, t := range g.tombOrder {
-			if s, ok := g.tombstones[t]; ok {
-				lines = append(lines, s)
-			}
-		}
-		nb.setTombstones(lines)
+	if se != nil {
+		nb.editTools(se.dropped, se.compressed)
+		nb.setTombstones(se.tombs)
 	}
 	return &nb
 }

@@ -146,7 +146,7 @@ func TestContextUnits(t *testing.T) {
 // Applying a decision removes, stubs, withdraws schemas and writes
 // tombstones into the system prompt.
 func TestApplyDecision(t *testing.T) {
-	body := `{"system":"be brief","tools":[{"name":"read","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}},
+	body := `{"system":"be brief","tools":[{"name":"read","description":"Reads a file of the workspace and returns its lines, numbered, from the offset given, at most limit of them.","input_schema":{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the workspace root"},"offset":{"type":"integer"},"limit":{"type":"integer"}},"required":["path"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}},
 		{"name":"write","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"u"},
 		{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{"p":1}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"long long long long long long long long long long long long long long long long long long long long long long long long long"}]},
@@ -349,6 +349,53 @@ func TestCheckReportsEveryRefusal(t *testing.T) {
 			return r.Gate == v.Gate.String() && r.Code == string(v.Code) && reflect.DeepEqual(r.Units, v.Units)
 		}) {
 			t.Errorf("refusal %v (units %v) missing from %+v", v, v.Units, refs)
+		}
+	}
+}
+
+// A schema withdrawn behind a tombstone longer than the schema would grow
+// the body: the screen refuses the withdrawal (found by the generated
+// sweep: prune --drop-unused-schemas wrote more tokens than it read).
+func TestSchemaNotSmaller(t *testing.T) {
+	body := `{"system":"be brief","tools":[{"name":"edit","input_schema":{"type":"object"}},
+		{"name":"read","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"u"},
+		{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"edit","input":{"p":1}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]},
+		{"role":"assistant","content":"done"},{"role":"user","content":"thanks"}]}`
+	b, err := Read([]byte(body), Anthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, check := range []bool{false, true} {
+		g, err := b.Context(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := pruneguard.Plan{DropSchemas: []string{"edit"}}
+		var refs []Refusal
+		if check {
+			pol := pruneguard.PolicyFunc(func([]pruneguard.Entry, int) pruneguard.Plan { return plan })
+			_, refs, _ = g.Check(pruneguard.Guard{Budget: 1, Policy: pol, Rounds: 2})
+		} else {
+			d, rs, err := g.Prune(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs = rs
+			if len(d.DropSchemas) > 0 || len(d.Tombstones) > 0 {
+				t.Errorf("decision still withdraws %v behind %v", d.DropSchemas, d.Tombstones)
+			}
+			if err := g.Apply(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if Tokens(g.Body(), nil) > Tokens(b, nil) {
+			t.Errorf("check=%v: body grew from %d to %d tokens", check, Tokens(b, nil), Tokens(g.Body(), nil))
+		}
+		if !slices.ContainsFunc(refs, func(r Refusal) bool {
+			return r.Code == CodeSchemaNotSmaller && slices.Equal(r.Tools, []string{"edit"})
+		}) {
+			t.Errorf("check=%v: refusals %+v", check, refs)
 		}
 	}
 }

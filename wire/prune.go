@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,6 +15,12 @@ import (
 // not make its message smaller.
 const CodeStubNotSmaller = "stub-not-smaller"
 
+// CodeSchemaNotSmaller is the code of a "wire" refusal of a schema
+// withdrawal or compression that would not make the body smaller: a
+// tombstone line, written into the system prompt, can cost more than the
+// small schema it stands in for.
+const CodeSchemaNotSmaller = "schema-not-smaller"
+
 // candidate is one unit of a decision's eviction set, or one stub.
 type candidate struct {
 	unit  pruneguard.UnitID
@@ -22,10 +29,13 @@ type candidate struct {
 	first int
 }
 
-// screen checks what a decision would do to the body. It returns the
-// candidates that keep the body no worse than the input, and refusals for
-// the others. all reports that nothing was refused.
-func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Refusal, all bool) {
+// screen checks what a decision would do to the body, schema edits and
+// tombstones included. It returns the candidates that keep the body no
+// worse than the input, and refusals for the others; skip names the
+// tools whose schema edits (withdrawal, compression, with their
+// tombstones) are refused, because they would not shrink the body or
+// would break a rule. all reports that nothing was refused.
+func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Refusal, skip map[string]bool, all bool) {
 	var cands []candidate
 	at := map[pruneguard.UnitID]int{}
 	for _, id := range d.Evict {
@@ -63,6 +73,9 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		return true
 	})
 
+	skip, refused = g.screenSchemas(d, refused)
+	se := g.schemaWith(d, skip)
+
 	removed := slices.Clone(g.removed)
 	stubbed := slices.Clone(g.stubbed)
 	apply := func(c candidate, r, s []bool) {
@@ -74,7 +87,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		}
 	}
 	worse := func(r, s []bool) []Violation {
-		return NewViolations(g.inputV, g.render(r, s, false).Validate())
+		return NewViolations(g.inputV, g.render(r, s, se).Validate())
 	}
 	{
 		r, s := slices.Clone(removed), slices.Clone(stubbed)
@@ -82,7 +95,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 			apply(c, r, s)
 		}
 		if len(worse(r, s)) == 0 {
-			return cands, refused, len(refused) == 0
+			return cands, refused, skip, len(refused) == 0
 		}
 	}
 	// Greedy, in transcript order: take each candidate that keeps the body
@@ -107,12 +120,86 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		}
 		refused = append(refused, ref)
 	}
-	return kept, refused, false
+	return kept, refused, skip, false
+}
+
+// screenSchemas checks the schema edits of decision d, tool by tool in
+// the order the decision names them, on the messages as they stand: an
+// edit is refused when it would not make the body smaller, or when it
+// would leave the body breaking a rule the input did not break (an empty
+// tools array, a tool choice naming a tool no longer declared, tool
+// blocks without tools). It returns the tools refused and appends their
+// refusals to refused.
+func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[string]bool, []Refusal) {
+	var tools []string
+	for _, t := range d.DropSchemas {
+		if !slices.Contains(tools, t) {
+			tools = append(tools, t)
+		}
+	}
+	for _, cs := range d.Compress {
+		if !slices.Contains(tools, cs.Tool) {
+			tools = append(tools, cs.Tool)
+		}
+	}
+	skip := make(map[string]bool, len(tools))
+	if len(tools) == 0 {
+		return skip, refused
+	}
+	// Size: each edit with its tombstone must shrink what it touches.
+	for _, t := range tools {
+		with := Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok)
+		skip[t] = true
+		without := Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok)
+		if with < without {
+			delete(skip, t)
+			continue
+		}
+		refused = append(refused, Refusal{Gate: "wire", Code: CodeSchemaNotSmaller, Tools: []string{t}})
+	}
+	// Rules: all the edits left, then greedily one by one.
+	if len(NewViolations(g.inputV, g.render(g.removed, g.stubbed, g.schemaWith(d, skip)).Validate())) == 0 {
+		return skip, refused
+	}
+	var left []string
+	for _, t := range tools {
+		if !skip[t] {
+			left = append(left, t)
+			skip[t] = true
+		}
+	}
+	for _, t := range left {
+		delete(skip, t)
+		nv := NewViolations(g.inputV, g.render(g.removed, g.stubbed, g.schemaWith(d, skip)).Validate())
+		if len(nv) == 0 {
+			continue
+		}
+		skip[t] = true
+		refused = append(refused, Refusal{Gate: "wire", Code: nv[0].Rule, Tools: []string{t}, Detail: nv[0].Message})
+	}
+	return skip, refused
+}
+
+// withoutTools takes the schema edits of the tools in skip out of plan p.
+func withoutTools(p pruneguard.Plan, skip map[string]bool) pruneguard.Plan {
+	if len(skip) == 0 {
+		return p
+	}
+	p.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return skip[t] })
+	if len(p.CompressSchemas) > 0 {
+		cs := maps.Clone(p.CompressSchemas)
+		for t := range skip {
+			delete(cs, t)
+		}
+		p.CompressSchemas = cs
+	}
+	return p
 }
 
 // planOf turns screened candidates back into a plan that names whole units
 // and nothing else.
-func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan) pruneguard.Plan {
+func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan, skip map[string]bool) pruneguard.Plan {
+	p = withoutTools(p, skip)
 	q := pruneguard.Plan{DropSchemas: p.DropSchemas, CompressSchemas: p.CompressSchemas, Split: pruneguard.SplitShrink}
 	for _, c := range kept {
 		for _, i := range c.evict {
@@ -137,13 +224,15 @@ func (g *Guarded) Prune(p pruneguard.Plan) (*pruneguard.Decision, []Refusal, err
 		return nil, g.refusalsOf(err), err
 	}
 	refs := g.fromViolations(d.Refused)
+	skipped := map[string]bool{}
 	for round := 0; round < 4; round++ {
-		kept, wire, all := g.screen(d)
+		kept, wire, skip, all := g.screen(d)
 		if all {
 			return d, refs, nil
 		}
 		refs = append(refs, wire...)
-		q := g.planOf(kept, p)
+		maps.Copy(skipped, skip)
+		q := g.planOf(kept, p, skipped)
 		if d, err = g.ctx.Prune(q); err != nil {
 			return nil, append(refs, g.refusalsOf(err)...), err
 		}
@@ -162,7 +251,7 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	if inner == nil {
 		inner = pruneguard.OldestFirst{}
 	}
-	sp := &screenPolicy{g: g, inner: inner, hidden: map[pruneguard.UnitID]bool{}}
+	sp := &screenPolicy{g: g, inner: inner, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
 	guard.Policy = sp
 	res, err := guard.Check(g.ctx)
 	for _, d := range res.Decisions {
@@ -185,6 +274,7 @@ type screenPolicy struct {
 	g      *Guarded
 	inner  pruneguard.Policy
 	hidden map[pruneguard.UnitID]bool
+	tools  map[string]bool // tools whose schema edits the screen refused
 	refs   []Refusal
 }
 
@@ -194,7 +284,7 @@ func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.
 		if len(s.hidden) > 0 {
 			es = slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool { return s.hidden[e.Unit] })
 		}
-		p := s.inner.Propose(es, need)
+		p := withoutTools(s.inner.Propose(es, need), s.tools)
 		if p.Empty() {
 			return p
 		}
@@ -202,7 +292,7 @@ func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.
 		if err != nil {
 			return p // the guard meets the same error and deals with it
 		}
-		kept, wire, all := s.g.screen(d)
+		kept, wire, skip, all := s.g.screen(d)
 		if all {
 			return p
 		}
@@ -212,9 +302,10 @@ func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.
 				s.hidden[u] = true
 			}
 		}
+		maps.Copy(s.tools, skip)
 		if len(kept) > 0 {
 			s.refs = append(s.refs, s.g.fromViolations(d.Refused)...)
-			return s.g.planOf(kept, p)
+			return s.g.planOf(kept, p, s.tools)
 		}
 	}
 	return pruneguard.Plan{}

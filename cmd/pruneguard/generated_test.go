@@ -710,6 +710,14 @@ func checkGenerated(t *testing.T, gc genCase, pcts []int, combos [][]string) int
 		if !shown {
 			msg += "\ninput " + string(gc.body)
 			shown = true
+			if dir := os.Getenv("PRUNEGUARD_DUMP"); dir != "" {
+				name := strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(gc.name)
+				os.WriteFile(dir+"/"+name+".json", gc.body, 0o644)
+				if gc.manifest != "" {
+					b, _ := os.ReadFile(gc.manifest)
+					os.WriteFile(dir+"/"+name+".manifest.json", b, 0o644)
+				}
+			}
 		}
 		t.Errorf("%s: %s", gc.name, msg)
 	}
