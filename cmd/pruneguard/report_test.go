@@ -106,13 +106,14 @@ func TestDuplicateToolResponse(t *testing.T) {
 // --drop-unused-schemas withdraws the schema of a tool whose only call is
 // evicted, and of one never called; a tool whose call stays (its unit is
 // irreducible) loses its schema only behind a tombstone in the system
-// prompt; a tool named in tool_choice keeps its schema.
+// prompt, when the tombstone is the smaller; a tool named in tool_choice
+// keeps its schema.
 func TestPruneDropUnusedSchemas(t *testing.T) {
 	big := strings.Repeat("data ", 200)
 	body := `{"model":"claude","max_tokens":99,"system":"be brief","tool_choice":{"type":"tool","name":"ask"},"tools":[
 		{"name":"unused","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}},
 		{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"readOnlyHint":true,"openWorldHint":false}},
-		{"name":"write","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}},
+		{"name":"write","description":"Writes the content given to a file of the workspace, creating it and its directories when missing, replacing it otherwise.","input_schema":{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the workspace root"},"content":{"type":"string","description":"the whole new content of the file"}},"required":["path","content"]}},
 		{"name":"ask","input_schema":{"type":"object"}}],
 		"messages":[{"role":"user","content":"task"},
 		{"role":"assistant","content":[{"type":"tool_use","id":"r1","name":"read","input":{"path":"a"}}]},
@@ -144,6 +145,16 @@ func TestPruneDropUnusedSchemas(t *testing.T) {
 	}
 	if v := b.Validate(); len(v) > 0 {
 		t.Errorf("violations %v", v)
+	}
+	// A tombstone longer than the schema it stands in for is not written:
+	// the output would hold more tokens than the input.
+	small := strings.Replace(body, `"description":"Writes the content given to a file of the workspace, creating it and its directories when missing, replacing it otherwise.",`, "", 1)
+	small = strings.Replace(small, `"description":"the whole new content of the file"`, `"x":1`, 1)
+	small = strings.Replace(small, `"description":"the file's path, relative to the workspace root"`, `"x":1`, 1)
+	_, _, errs = runCmd(t, small, "prune", "--budget", "200", "--drop-unused-schemas", "-")
+	if r := report(t, errs); len(r.Tombstones) != 0 || slices.Contains(r.Withdrawn, "write") || r.OutputTokens > r.InputTokens ||
+		!slices.ContainsFunc(r.Refused, func(x refusal) bool { return x.Code == wire.CodeSchemaNotSmaller }) {
+		t.Errorf("small schema: %+v", r)
 	}
 	// Without the flag no schema leaves.
 	_, _, errs = runCmd(t, body, "prune", "--budget", "200", "-")
