@@ -68,6 +68,15 @@ func TestDetect(t *testing.T) {
 		{`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t"}]}]}`, Anthropic},
 		{`{"messages":[{"role":"system","content":"s"}]}`, OpenAIChat},
 		{`{"messages":[{"role":"user","content":"hi"}]}`, OpenAIChat},
+		// Found by the generated sweep: Anthropic bodies without a system
+		// prompt or tool blocks yet.
+		{`{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"tools":[{"name":"f","input_schema":{"type":"object"}}]}`, Anthropic},
+		{`{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, Anthropic},
+		{`{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"thinking":{"type":"enabled","budget_tokens":1024}}`, Anthropic},
+		{`{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"stop_sequences":["x"]}`, Anthropic},
+		{`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"x"}}]}]}`, Anthropic},
+		{`{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"tools":[{"type":"function","function":{"name":"f"}}]}`, OpenAIChat},
+		{`{"messages":[{"role":"user","content":"hi"}],"thinking":{"type":"enabled"}}`, OpenAIChat},
 	}
 	for _, c := range cases {
 		got, err := Detect([]byte(c.body))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 )
 
 // Dialect names a provider request format.
@@ -60,7 +61,10 @@ func (d Dialect) entryName() string {
 // messages mean Chat, tool_use/tool_result/thinking blocks mean Anthropic.
 // A plain "messages" body falls back on the other top-level keys
 // ("max_tokens" with "system" for Anthropic, "inferenceConfig" for
-// Bedrock) and then on OpenAI Chat, the most widely spoken format.
+// Bedrock), on the shape of the tools array (input_schema or a dated
+// tool type for Anthropic, a "function" object for Chat), on Anthropic's
+// thinking budget_tokens and stop_sequences, and then on OpenAI Chat, the
+// most widely spoken format.
 func Detect(body []byte) (Dialect, error) {
 	top, err := parseTop(body)
 	if err != nil {
@@ -107,8 +111,46 @@ func Detect(body []byte) (Dialect, error) {
 			return Anthropic, nil
 		}
 	}
+	if d := detectTools(f["tools"]); d != "" {
+		return d, nil
+	}
+	if th, ok := asObject(f["thinking"]); ok {
+		if _, ok := th["budget_tokens"]; ok {
+			return Anthropic, nil
+		}
+	}
+	if _, ok := f["stop_sequences"]; ok {
+		return Anthropic, nil
+	}
 	return OpenAIChat, nil
 }
+
+// detectTools tells Anthropic tool declarations (a name beside
+// input_schema, or a versioned server or client tool type such as
+// "web_search_20250305") from Chat ones ({"type": "function",
+// "function": {...}}). It returns "" when the tools array says neither.
+func detectTools(raw json.RawMessage) Dialect {
+	items, _ := asArray(raw)
+	for _, it := range items {
+		obj, ok := asObject(it)
+		if !ok {
+			continue
+		}
+		if _, ok := obj["function"]; ok {
+			return OpenAIChat
+		}
+		if _, ok := obj["input_schema"]; ok {
+			return Anthropic
+		}
+		if typ, _ := optString(obj, "type"); versionedType.MatchString(typ) {
+			return Anthropic
+		}
+	}
+	return ""
+}
+
+// versionedType matches Anthropic's dated tool types.
+var versionedType = regexp.MustCompile(`^[a-z_]+_20\d{6}$`)
 
 // detectMessages looks at message roles and content blocks for a dialect
 // marker. It returns "" when the messages fit every messages-based dialect.
@@ -149,6 +191,10 @@ func detectMessages(msgs []json.RawMessage) Dialect {
 				return Anthropic
 			case "image_url", "input_audio", "refusal":
 				return OpenAIChat
+			case "image":
+				if _, ok := blk["source"]; ok {
+					return Anthropic // Chat images are image_url parts
+				}
 			}
 			if isAnthropicServerResult(typ) || typ == "mcp_tool_use" {
 				return Anthropic
