@@ -66,6 +66,21 @@
 //     id and no more results than there were uses; toolConfig is present
 //     when tool blocks are; no blank text.
 //
+// Tools arrays and tool choices, which a prune touches when it withdraws
+// schemas: OpenAI Chat rejects an empty tools array and a tool_choice
+// without tools; a tool choice (Chat and Responses tool_choice, Anthropic
+// tool_choice of type tool, Gemini allowed function names, Bedrock
+// toolConfig.toolChoice) must name a declared tool; Bedrock rejects an
+// empty toolConfig.tools; Anthropic rejects tool_use and tool_result
+// blocks when the tools array is empty ("Requests which include
+// `tool_use` or `tool_result` blocks must define tools.", the API's
+// wording). A body with no tools field at all is not reported in
+// Anthropic, since recorded histories (Claude Code session logs) leave
+// it out. The Chat empty-tools wording follows the API's pattern for
+// empty arrays; the Chat tool-choice-without-tools wording is the API's
+// as remembered, not on record here; the unknown-tool-choice wordings of
+// every dialect and the Bedrock empty-tools wording are this package's.
+//
 // Not checked, because they depend on the model or on server-side state
 // that a request body does not show: Anthropic assistant prefill on newer
 // models, signature validity and unchanged thinking (T2-T4), Responses
@@ -95,7 +110,11 @@
 // returned [Guarded] prunes through the core's gates plus a last one of
 // its own: a decision that would leave the body breaking a provider rule
 // the input did not break is shrunk, and what it leaves out is reported
-// as a [Refusal] with gate "wire". [Guarded.Body] is the body with the
+// as a [Refusal] with gate "wire". The screen renders the decision's
+// schema edits and tombstones too: a withdrawal that would break a tool
+// rule is refused with that rule as its code, and one whose tombstone
+// would not make the body smaller with [CodeSchemaNotSmaller].
+// [Guarded.Body] is the body with the
 // applied decisions carried out: evicted messages removed, stubbed results
 // replaced with the stub text, withdrawn schemas removed from the tools
 // array and tombstone lines appended to the system prompt.

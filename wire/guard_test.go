@@ -187,7 +187,7 @@ func TestApplyDecision(t *testing.T) {
 // The wire screen leaves out a unit whose eviction would break a rule the
 // core does not know: Bedrock's first message must be a user message.
 func TestWireRefusal(t *testing.T) {
-	body := `{"toolConfig":{"tools":[]},"messages":[{"role":"user","content":[{"text":"u"}]},{"role":"assistant","content":[{"text":"a"}]},{"role":"user","content":[{"text":"v"}]}]}`
+	body := `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]},"messages":[{"role":"user","content":[{"text":"u"}]},{"role":"assistant","content":[{"text":"a"}]},{"role":"user","content":[{"text":"v"}]}]}`
 	b, _ := Read([]byte(body), Bedrock)
 	g, err := b.Context(Options{})
 	if err != nil {
@@ -247,7 +247,7 @@ func TestNeverEmpty(t *testing.T) {
 		OpenAIChat:      `{"messages":[{"role":"tool","tool_call_id":"c1","content":"some output here that is long enough"}]}`,
 		OpenAIResponses: `{"input":[{"type":"function_call_output","call_id":"c1","output":"some output here that is long enough"}]}`,
 		Gemini:          `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"r":"some output here that is long enough"}}}]}]}`,
-		Bedrock:         `{"toolConfig":{"tools":[]},"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"some output here that is long enough"}]}}]}]}`,
+		Bedrock:         `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]},"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"some output here that is long enough"}]}}]}]}`,
 	}
 	for d, body := range bodies {
 		b, err := Read([]byte(body), d)
@@ -397,5 +397,67 @@ func TestSchemaNotSmaller(t *testing.T) {
 		}) {
 			t.Errorf("check=%v: refusals %+v", check, refs)
 		}
+	}
+}
+
+// The screen checks a decision's schema edits against the tool rules: a
+// withdrawal that leaves tool_choice naming an undeclared tool, or an
+// Anthropic history with tool blocks and an empty tools array, is refused
+// with the rule as its code.
+func TestScreenToolRules(t *testing.T) {
+	desc := strings.Repeat("a long description of what the tool does ", 8)
+	cases := []struct {
+		name, body, drop, rule string
+		d                      Dialect
+	}{
+		{"tool choice", `{"tool_choice":{"type":"function","function":{"name":"g"}},"tools":[
+			{"type":"function","function":{"name":"f","description":"` + desc + `"}},
+			{"type":"function","function":{"name":"g","description":"` + desc + `"}}],
+			"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"role":"user","content":"more"}]}`,
+			"g", RuleChatUnknownToolChoice, OpenAIChat},
+		{"last anthropic tool", `{"tools":[{"name":"f","description":"` + desc + `","input_schema":{"type":"object"}}],
+			"messages":[{"role":"user","content":"go"},
+			{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]},
+			{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`,
+			"f", RuleAnthropicToolBlocksWithoutTools, Anthropic},
+		{"bedrock tool choice", `{"toolConfig":{"toolChoice":{"tool":{"name":"g"}},"tools":[
+			{"toolSpec":{"name":"f","description":"` + desc + `","inputSchema":{"json":{}}}},
+			{"toolSpec":{"name":"g","description":"` + desc + `","inputSchema":{"json":{}}}}]},
+			"messages":[{"role":"user","content":[{"text":"go"}]}]}`,
+			"g", RuleBedrockUnknownToolChoice, Bedrock},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := Read([]byte(c.body), c.d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := b.Validate(); len(v) > 0 {
+				t.Fatalf("input violations %v", v)
+			}
+			g, err := b.Context(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, refs, err := g.Prune(pruneguard.Plan{DropSchemas: []string{c.drop}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(d.DropSchemas, c.drop) {
+				t.Errorf("decision withdraws %q", c.drop)
+			}
+			if !slices.ContainsFunc(refs, func(r Refusal) bool {
+				return r.Gate == "wire" && r.Code == c.rule && slices.Equal(r.Tools, []string{c.drop})
+			}) {
+				t.Errorf("refusals %+v", refs)
+			}
+			if err := g.Apply(d); err != nil {
+				t.Fatal(err)
+			}
+			if v := g.Body().Validate(); len(v) > 0 {
+				t.Errorf("pruned body: %v", v)
+			}
+		})
 	}
 }

@@ -206,6 +206,7 @@ func (b *Body) Validate() []Violation {
 	case Bedrock:
 		v = validateBedrock(b)
 	}
+	v = append(v, validateTools(b)...)
 	sortViolations(v)
 	return v
 }

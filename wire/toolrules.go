@@ -1,0 +1,204 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Rule codes for the tools array and the tool choice. They concern the
+// request outside its history, which a prune changes when it withdraws
+// schemas; their violations carry index 0 unless a message is to blame.
+const (
+	// RuleChatEmptyTools: the tools array is empty.
+	RuleChatEmptyTools = "openai-chat/empty-tools"
+	// RuleChatToolChoiceWithoutTools: a tool_choice is set and no tools
+	// are declared.
+	RuleChatToolChoiceWithoutTools = "openai-chat/tool-choice-without-tools"
+	// RuleChatUnknownToolChoice: tool_choice names a tool the tools array
+	// does not declare.
+	RuleChatUnknownToolChoice = "openai-chat/unknown-tool-choice"
+	// RuleResponsesUnknownToolChoice: tool_choice names a function the
+	// tools array does not declare.
+	RuleResponsesUnknownToolChoice = "openai-responses/unknown-tool-choice"
+	// RuleAnthropicToolBlocksWithoutTools: the history holds tool_use or
+	// tool_result blocks and the tools array is empty. A body without a
+	// tools field is not reported: recorded histories often leave it out.
+	RuleAnthropicToolBlocksWithoutTools = "anthropic/tool-blocks-without-tools"
+	// RuleAnthropicUnknownToolChoice: tool_choice names a tool the tools
+	// array does not declare.
+	RuleAnthropicUnknownToolChoice = "anthropic/unknown-tool-choice"
+	// RuleGeminiUnknownAllowedFunction: the function calling config allows
+	// a function no functionDeclarations entry declares.
+	RuleGeminiUnknownAllowedFunction = "gemini/unknown-allowed-function"
+	// RuleBedrockEmptyTools: toolConfig.tools is empty.
+	RuleBedrockEmptyTools = "bedrock/empty-tools"
+	// RuleBedrockUnknownToolChoice: toolConfig.toolChoice names a tool
+	// toolConfig.tools does not declare.
+	RuleBedrockUnknownToolChoice = "bedrock/unknown-tool-choice"
+)
+
+// field returns a top-level field of the body, edits included.
+func (b *Body) field(key string) json.RawMessage {
+	if v, ok := b.fields[key]; ok {
+		return v
+	}
+	if b.top == nil {
+		return nil
+	}
+	return b.top.fields[key]
+}
+
+// path follows object keys from raw; any missing step gives nil.
+func path(raw json.RawMessage, keys ...string) json.RawMessage {
+	for _, k := range keys {
+		obj, ok := asObject(raw)
+		if !ok {
+			return nil
+		}
+		raw = obj[k]
+	}
+	return raw
+}
+
+// firstPath is path over several spellings of the same field.
+func firstPath(raw json.RawMessage, paths ...[]string) json.RawMessage {
+	for _, p := range paths {
+		if v := path(raw, p...); !isNull(v) {
+			return v
+		}
+	}
+	return nil
+}
+
+func str(raw json.RawMessage) string {
+	s, _ := asString(raw)
+	return s
+}
+
+// validateTools lists the violations of the tools array and the tool
+// choice.
+func validateTools(b *Body) []Violation {
+	var v []Violation
+	add := func(rule string, i int, format string, args ...any) {
+		v = append(v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
+	}
+	declared := map[string]bool{}
+	for _, t := range b.Tools() {
+		declared[t.Name] = true
+	}
+	unknown := func(names []string) []string {
+		var out []string
+		for _, n := range names {
+			if n != "" && !declared[n] {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	switch b.Dialect {
+	case OpenAIChat:
+		tools := b.field("tools")
+		items, isArr := asArray(tools)
+		choice := b.field("tool_choice")
+		if isArr && len(items) == 0 {
+			add(RuleChatEmptyTools, 0, "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+		}
+		if !isNull(choice) && len(items) == 0 && len(b.Tools()) == 0 {
+			add(RuleChatToolChoiceWithoutTools, 0, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+			break
+		}
+		for _, n := range unknown(chatChoiceNames(choice)) {
+			add(RuleChatUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
+		}
+	case OpenAIResponses:
+		for _, n := range unknown(responsesChoiceNames(b.field("tool_choice"))) {
+			add(RuleResponsesUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
+		}
+	case Anthropic:
+		// Only an empty tools array is reported: a body without one is
+		// taken as recorded without its tools (Claude Code session logs
+		// keep none), and a prune never takes the field away.
+		if items, ok := asArray(b.field("tools")); ok && len(items) == 0 {
+			for i := range b.Messages {
+				m := &b.Messages[i]
+				if len(m.Calls) > 0 || len(m.Results) > 0 {
+					add(RuleAnthropicToolBlocksWithoutTools, i, "Requests which include `tool_use` or `tool_result` blocks must define tools.")
+					break
+				}
+			}
+		}
+		choice := b.field("tool_choice")
+		if str(path(choice, "type")) == "tool" {
+			for _, n := range unknown([]string{str(path(choice, "name"))}) {
+				add(RuleAnthropicUnknownToolChoice, 0, "tool_choice: tool '%s' is not among the tools defined in the request.", n)
+			}
+		}
+	case Gemini:
+		cfg := b.field("toolConfig")
+		if isNull(cfg) {
+			cfg = b.field("tool_config")
+		}
+		fcc := firstPath(cfg, []string{"functionCallingConfig"}, []string{"function_calling_config"})
+		allowed, _ := asArray(firstPath(fcc, []string{"allowedFunctionNames"}, []string{"allowed_function_names"}))
+		var names []string
+		for _, a := range allowed {
+			names = append(names, str(a))
+		}
+		for _, n := range unknown(names) {
+			add(RuleGeminiUnknownAllowedFunction, 0, "allowed_function_names: function '%s' is not declared in tools[].function_declarations.", n)
+		}
+	case Bedrock:
+		cfg := b.field("toolConfig")
+		if isNull(cfg) {
+			break
+		}
+		if items, ok := asArray(path(cfg, "tools")); ok && len(items) == 0 {
+			add(RuleBedrockEmptyTools, 0, "1 validation error detected: Value at 'toolConfig.tools' failed to satisfy constraint: Member must have length greater than or equal to 1")
+		}
+		for _, n := range unknown([]string{str(path(cfg, "toolChoice", "tool", "name"))}) {
+			add(RuleBedrockUnknownToolChoice, 0, "toolConfig.toolChoice: tool %s is not defined in toolConfig.tools.", n)
+		}
+	}
+	return v
+}
+
+// chatChoiceNames returns the tools a Chat tool_choice names: a function
+// or custom tool, or the allowed_tools list.
+func chatChoiceNames(choice json.RawMessage) []string {
+	var names []string
+	switch str(path(choice, "type")) {
+	case "function":
+		names = append(names, str(path(choice, "function", "name")))
+	case "custom":
+		names = append(names, str(path(choice, "custom", "name")))
+	case "allowed_tools":
+		items, _ := asArray(path(choice, "allowed_tools", "tools"))
+		for _, it := range items {
+			n := str(path(it, "function", "name"))
+			if n == "" {
+				n = str(path(it, "custom", "name"))
+			}
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// responsesChoiceNames returns the functions a Responses tool_choice
+// names: a function or custom tool, or those of an allowed_tools list.
+// Hosted tools (by type) and MCP servers are not declared by name.
+func responsesChoiceNames(choice json.RawMessage) []string {
+	var names []string
+	switch str(path(choice, "type")) {
+	case "function", "custom":
+		names = append(names, str(path(choice, "name")))
+	case "allowed_tools":
+		items, _ := asArray(path(choice, "tools"))
+		for _, it := range items {
+			if t := str(path(it, "type")); t == "function" || t == "custom" {
+				names = append(names, str(path(it, "name")))
+			}
+		}
+	}
+	return names
+}
