@@ -157,6 +157,21 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		}
 		refused = append(refused, Refusal{Gate: "wire", Code: CodeSchemaNotSmaller, Tools: []string{t}})
 	}
+	// Each edit left pays on the margin; together they must pay for what
+	// they share too (the system prompt a first tombstone line creates).
+	all := maps.Clone(skip)
+	for _, t := range tools {
+		all[t] = true
+	}
+	if len(all) > len(skip) && Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok) >=
+		Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, all)), g.tok) {
+		for _, t := range tools {
+			if !skip[t] {
+				refused = append(refused, Refusal{Gate: "wire", Code: CodeSchemaNotSmaller, Tools: []string{t}})
+			}
+		}
+		skip = all
+	}
 	// Rules: all the edits left, then greedily one by one.
 	if len(NewViolations(g.inputV, g.render(g.removed, g.stubbed, g.schemaWith(d, skip)).Validate())) == 0 {
 		return skip, refused

@@ -162,3 +162,16 @@ func TestPruneDropUnusedSchemas(t *testing.T) {
 		t.Errorf("without the flag: %+v", r)
 	}
 }
+
+// Tombstone lines that each cost less than their schema can together
+// cost more, once the first one creates the system instruction: the
+// output must never hold more tokens than the input (found by the
+// generated sweep, a Gemini body without systemInstruction).
+func TestPruneTombstonesTogether(t *testing.T) {
+	code, _, errs := runCmd(t, "", "prune", "--budget", "251", "--drop-unused-schemas",
+		"--tools-manifest", "testdata/gemini-tombstones.manifest.json", "testdata/gemini-tombstones.json")
+	r := report(t, errs)
+	if code != 3 || r.OutputTokens > r.InputTokens {
+		t.Errorf("exit %d, tokens %d -> %d", code, r.InputTokens, r.OutputTokens)
+	}
+}
