@@ -49,8 +49,9 @@
 // default), or, in [BoundaryRelaxed], no unit that is in flight is pruned.
 // A plan naming part of a unit grows to the whole unit, shrinks to leave
 // it out, or is refused, as [Plan.Split] says. Pinned messages stay.
-// Deferral is a state of its own, reported as a [*DeferredError]; past a
-// [Guard]'s hard ceiling it becomes a [*CeilingError].
+// Deferral is a state of its own, reported as a [*DeferredError]; past the
+// hard ceiling ([Config.Ceiling], or a [Guard]'s) it becomes a
+// [*CeilingError].
 //
 // Evict-or-tombstone ([ErrSchema]). A tool's schema may leave the prompt
 // only when no arguments of earlier calls to the tool stay, or behind a

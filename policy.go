@@ -33,6 +33,11 @@ type Config struct {
 	TextClass Class
 	// NoTombstones says the runtime cannot insert tombstones at all.
 	NoTombstones bool
+	// Ceiling, when positive, is the hard token limit: a Prune that must
+	// defer while the Context holds more tokens than this fails loudly
+	// with a [*CeilingError] instead, and a [Guard] with no ceiling of its
+	// own uses it.
+	Ceiling int
 	// HoardTokens, when positive, makes every decision list in
 	// [Decision.Hoarded] the reconstructible messages of at least this
 	// many tokens that it leaves in the prompt.
@@ -267,6 +272,9 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 
 	vs, deferred := c.boundaryGate(p, d)
 	if deferred != nil {
+		if c.cfg.Ceiling > 0 && c.tokens > c.cfg.Ceiling {
+			return nil, &CeilingError{Tokens: c.tokens, Ceiling: c.cfg.Ceiling, Cause: deferred}
+		}
 		return nil, deferred
 	}
 
@@ -790,6 +798,16 @@ func (k KeepLastToolUses) Propose(entries []Entry, need int) Plan {
 	return p
 }
 
+// deferral returns the deferral behind a CeilingError that Prune made of
+// it (Config.Ceiling), so that Check reports the ceiling once.
+func deferral(err error) error {
+	var ce *CeilingError
+	if errors.As(err, &ce) && ce.Cause != nil {
+		return ce.Cause
+	}
+	return err
+}
+
 func excludeRefused(vs []*Violation, units map[UnitID]bool, tools map[string]bool) {
 	for _, v := range vs {
 		for _, u := range v.Units {
@@ -865,6 +883,7 @@ type Guard struct {
 	Budget int
 	// Ceiling, when positive, is the hard limit: above it a Context that
 	// cannot be pruned safely makes Check fail with a [*CeilingError].
+	// Zero means the Context's Config.Ceiling.
 	Ceiling int
 	// Policy proposes what to prune; nil means OldestFirst{}.
 	Policy Policy
@@ -919,6 +938,10 @@ func (g Guard) Check(c *Context) (Result, error) {
 	if pol == nil {
 		pol = OldestFirst{}
 	}
+	cfg := c.Config()
+	if g.Ceiling <= 0 {
+		g.Ceiling = cfg.Ceiling
+	}
 	rounds := g.Rounds
 	if rounds <= 0 {
 		rounds = 64
@@ -926,11 +949,11 @@ func (g Guard) Check(c *Context) (Result, error) {
 	res := Result{Before: before}
 	excludeUnits := make(map[UnitID]bool)
 	excludeTools := make(map[string]bool)
-	if c.Config().Boundary == BoundaryStrict && !c.Settled() {
+	if cfg.Boundary == BoundaryStrict && !c.Settled() {
 		// Nothing may go while a call is pending or a stream is open; say
 		// which, without asking the policy.
 		if _, err := c.Prune(Plan{}); err != nil {
-			res.Reason = err
+			res.Reason = deferral(err)
 			rounds = 0
 		}
 	}
@@ -969,7 +992,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 			d, err = c.Prune(p)
 		}
 		if err != nil {
-			res.Reason = err
+			res.Reason = deferral(err)
 			var ie *InputError
 			if errors.As(err, &ie) && slices.ContainsFunc(entries, func(e Entry) bool { return string(e.ID) == ie.ID }) {
 				// Another goroutine pruned what the snapshot showed: look again.

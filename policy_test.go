@@ -280,3 +280,26 @@ func TestGuardGetsPastManyRefusedUnits(t *testing.T) {
 	assert.Equal(t, Pruned, res.Outcome, "25 refused units do not stop the guard from reaching the safe ones")
 	assert.LessOrEqual(t, res.After, res.Before-300)
 }
+
+func TestConfigCeiling(t *testing.T) {
+	c := toolLoop(t, Config{Ceiling: 200}, []string{"x"}, 100, 200)
+	mustAppend(t, c, Message{ID: "a9", Calls: []Call{{ID: "k9", Tool: "x"}}})
+	_, err := c.Prune(Plan{Evict: []MessageID{"u0"}})
+	var ce *CeilingError
+	require.ErrorAs(t, err, &ce, "deferring past the ceiling fails loudly")
+	assert.ErrorIs(t, err, ErrDeferred)
+	assert.Equal(t, 200, ce.Ceiling)
+	assert.Equal(t, c.Tokens(), ce.Tokens)
+
+	res, err := Guard{Budget: 10}.Check(c)
+	require.ErrorAs(t, err, &ce, "the guard takes the context's ceiling")
+	var nested *CeilingError
+	assert.False(t, errors.As(ce.Cause, &nested), "the ceiling is reported once")
+	assert.Equal(t, Deferred, res.Outcome)
+
+	under := toolLoop(t, Config{Ceiling: 100000}, []string{"x"}, 100)
+	mustAppend(t, under, Message{ID: "a9", Calls: []Call{{ID: "k9", Tool: "x"}}})
+	_, err = under.Prune(Plan{})
+	assert.ErrorIs(t, err, ErrDeferred)
+	assert.NotErrorIs(t, err, ErrCeiling)
+}
