@@ -11,7 +11,9 @@ import (
 	"github.com/pruneguard/pruneguard/internal/schemadiff"
 )
 
-// Config sets how a [Context]'s gates decide. The zero Config is the
+// Config sets how a [Context]'s gates decide. It is a plain value, copied
+// into the Context; its Oracle and Resolver are called from whichever
+// goroutine calls Prune, so they must be safe for that. The zero Config is the
 // strictest reading of each gate: any pending call or streaming message
 // defers every prune, split units grow to whole units, any unsafe
 // candidate refuses the whole plan, tombstones are available, and
@@ -80,7 +82,8 @@ func (cfg Config) stub() ([]byte, int) {
 }
 
 // Plan is what a salience policy proposes: messages to evict, results to
-// stub, schemas to withdraw or compress. The guard disposes.
+// stub, schemas to withdraw or compress. The guard disposes. A Plan is a
+// plain value; Prune only reads it.
 type Plan struct {
 	// Evict names messages to remove from the prompt.
 	Evict []MessageID
@@ -105,6 +108,8 @@ func (p Plan) Empty() bool {
 // Decision is the outcome of a successful [Context.Prune]: the closed
 // prune set and what must accompany it. It is applied with
 // [Context.Apply]. Fields may be added; do not compare Decisions whole.
+// A Decision does not change after Prune returns, except for being marked
+// applied, so its fields and methods may be read from any goroutine.
 type Decision struct {
 	// Evict is the closed prune set, in transcript order: whole units only.
 	Evict []MessageID

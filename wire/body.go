@@ -118,7 +118,9 @@ func (m *Message) add(p Part) {
 	}
 }
 
-// Body is a parsed provider request body.
+// Body is a parsed provider request body. Reading its fields and calling
+// Marshal or Validate from several goroutines is safe; Remove and Stub
+// change it and must not run alongside anything else.
 type Body struct {
 	// Dialect is the wire dialect the body was read as.
 	Dialect Dialect
