@@ -17,7 +17,7 @@ import (
 // The generated sweep builds request bodies in all five dialects from one
 // abstract agent conversation and prunes each through the command.
 //
-//	go test ./cmd/pruneguard -run Generated                      200 bodies, a sample of the flag matrix
+//	go test ./cmd/pruneguard -run Generated                      200 bodies (30 with -race or -short), a sample of the flag matrix
 //	go test ./cmd/pruneguard -run Generated -long                 3000 bodies, the whole matrix
 //	PRUNEGUARD_GEN=500 go test ./cmd/pruneguard -run Generated    500 bodies, the whole matrix
 //
@@ -821,6 +821,9 @@ func checkGenerated(t *testing.T, gc genCase, pcts []int, combos [][]string) int
 // --drop-unused-schemas.
 func TestGeneratedSweep(t *testing.T) {
 	n, full := 200, false
+	if raceOn || testing.Short() {
+		n = 30
+	}
 	if *long {
 		n, full = 3000, true
 	}
