@@ -68,10 +68,7 @@ func chatParams() openai.ChatCompletionNewParams {
 			/* 7 */ openai.UserMessage("Thanks. Which city is better for a walk this afternoon?"),
 		},
 		Tools: []openai.ChatCompletionToolUnionParam{
-			chatFunction("get_weather", "Current weather for a city.", map[string]any{
-				"city": map[string]any{"type": "string"},
-				"unit": map[string]any{"type": "string", "enum": []string{"celsius", "fahrenheit"}},
-			}, "city"),
+			chatFunction("get_weather", weatherDoc, weatherProps(), "city"),
 			chatFunction("get_time", "Local time in an IANA time zone.", map[string]any{
 				"tz": map[string]any{"type": "string"},
 			}, "tz"),
@@ -270,9 +267,7 @@ func responsesParams() responses.ResponseNewParams {
 			/* 7 */ responsesMessage(responses.EasyInputMessageRoleUser, "Which city is better for a walk this afternoon?"),
 		}},
 		Tools: []responses.ToolUnionParam{
-			responsesFunction("get_weather", "Current weather for a city.", map[string]any{
-				"city": map[string]any{"type": "string"},
-			}, "city"),
+			responsesFunction("get_weather", weatherDoc, weatherProps(), "city"),
 			responsesFunction("get_time", "Local time in an IANA time zone.", map[string]any{
 				"tz": map[string]any{"type": "string"},
 			}, "tz"),
@@ -410,9 +405,7 @@ func anthropicParams() anthropic.MessageNewParams {
 			{Text: "You are a travel assistant. Use the tools for live data."},
 		},
 		Tools: []anthropic.ToolUnionParam{
-			anthropicTool("get_weather", "Current weather for a city.", map[string]any{
-				"city": map[string]any{"type": "string"},
-			}, "city"),
+			anthropicTool("get_weather", weatherDoc, weatherProps(), "city"),
 			anthropicTool("get_time", "Local time in an IANA time zone.", map[string]any{
 				"tz": map[string]any{"type": "string"},
 			}, "tz"),
@@ -748,4 +741,19 @@ func sameMessages(t *testing.T, in, out []json.RawMessage) {
 		keep[i] = i
 	}
 	survivors(t, in, out, keep)
+}
+
+// weatherDoc and weatherProps describe get_weather as a real tool would:
+// large enough that withdrawing it behind a one-line tombstone saves room,
+// which the wire screen requires of a schema edit.
+const weatherDoc = "Current weather and a short forecast for a city. Use it whenever the user asks " +
+	"about weather, temperature, rain or wind; call it once per city, in parallel for several cities."
+
+func weatherProps() map[string]any {
+	return map[string]any{
+		"city":    map[string]any{"type": "string", "description": "City name, optionally with the country, e.g. \"Paris, FR\"."},
+		"unit":    map[string]any{"type": "string", "enum": []string{"celsius", "fahrenheit"}, "description": "Temperature unit of the answer."},
+		"days":    map[string]any{"type": "integer", "minimum": 0, "maximum": 7, "description": "Days of forecast to include after today."},
+		"details": map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []string{"wind", "humidity", "uv", "pressure"}}, "description": "Extra readings to include."},
+	}
 }
