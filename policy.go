@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/pruneguard/pruneguard/internal/schemadiff"
 )
@@ -709,7 +708,7 @@ func (l LargestResultsFirst) Propose(entries []Entry, need int) Plan {
 			results = append(results, e)
 		}
 	}
-	sort.SliceStable(results, func(i, j int) bool { return results[i].Tokens > results[j].Tokens })
+	slices.SortStableFunc(results, func(a, b Entry) int { return b.Tokens - a.Tokens })
 	var p Plan
 	freed := 0
 	taken := make(map[UnitID]bool)
