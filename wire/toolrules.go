@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // Rule codes for the tools array and the tool choice. They concern the
 // request outside its history, which a prune changes when it withdraws
@@ -78,10 +75,7 @@ func str(raw json.RawMessage) string {
 // validateTools lists the violations of the tools array and the tool
 // choice.
 func validateTools(b *Body) []Violation {
-	var v []Violation
-	add := func(rule string, i int, format string, args ...any) {
-		v = append(v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
-	}
+	var v violations
 	declared := map[string]bool{}
 	for _, t := range b.Tools() {
 		declared[t.Name] = true
@@ -101,18 +95,18 @@ func validateTools(b *Body) []Violation {
 		items, isArr := asArray(tools)
 		choice := b.field("tool_choice")
 		if isArr && len(items) == 0 {
-			add(RuleChatEmptyTools, 0, "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+			v.add(RuleChatEmptyTools, 0, "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.")
 		}
 		if !isNull(choice) && len(items) == 0 && len(b.Tools()) == 0 {
-			add(RuleChatToolChoiceWithoutTools, 0, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+			v.add(RuleChatToolChoiceWithoutTools, 0, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
 			break
 		}
 		for _, n := range unknown(chatChoiceNames(choice)) {
-			add(RuleChatUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
+			v.add(RuleChatUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
 		}
 	case OpenAIResponses:
 		for _, n := range unknown(responsesChoiceNames(b.field("tool_choice"))) {
-			add(RuleResponsesUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
+			v.add(RuleResponsesUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
 		}
 	case Anthropic:
 		// Only an empty tools array is reported: a body without one is
@@ -122,7 +116,7 @@ func validateTools(b *Body) []Violation {
 			for i := range b.Messages {
 				m := &b.Messages[i]
 				if len(m.Calls) > 0 || len(m.Results) > 0 {
-					add(RuleAnthropicToolBlocksWithoutTools, i, "Requests which include `tool_use` or `tool_result` blocks must define tools.")
+					v.add(RuleAnthropicToolBlocksWithoutTools, i, "Requests which include `tool_use` or `tool_result` blocks must define tools.")
 					break
 				}
 			}
@@ -130,7 +124,7 @@ func validateTools(b *Body) []Violation {
 		choice := b.field("tool_choice")
 		if str(path(choice, "type")) == "tool" {
 			for _, n := range unknown([]string{str(path(choice, "name"))}) {
-				add(RuleAnthropicUnknownToolChoice, 0, "tool_choice: tool '%s' is not among the tools defined in the request.", n)
+				v.add(RuleAnthropicUnknownToolChoice, 0, "tool_choice: tool '%s' is not among the tools defined in the request.", n)
 			}
 		}
 	case Gemini:
@@ -145,7 +139,7 @@ func validateTools(b *Body) []Violation {
 			names = append(names, str(a))
 		}
 		for _, n := range unknown(names) {
-			add(RuleGeminiUnknownAllowedFunction, 0, "allowed_function_names: function '%s' is not declared in tools[].function_declarations.", n)
+			v.add(RuleGeminiUnknownAllowedFunction, 0, "allowed_function_names: function '%s' is not declared in tools[].function_declarations.", n)
 		}
 	case Bedrock:
 		cfg := b.field("toolConfig")
@@ -153,10 +147,10 @@ func validateTools(b *Body) []Violation {
 			break
 		}
 		if items, ok := asArray(path(cfg, "tools")); ok && len(items) == 0 {
-			add(RuleBedrockEmptyTools, 0, "1 validation error detected: Value at 'toolConfig.tools' failed to satisfy constraint: Member must have length greater than or equal to 1")
+			v.add(RuleBedrockEmptyTools, 0, "1 validation error detected: Value at 'toolConfig.tools' failed to satisfy constraint: Member must have length greater than or equal to 1")
 		}
 		for _, n := range unknown([]string{str(path(cfg, "toolChoice", "tool", "name"))}) {
-			add(RuleBedrockUnknownToolChoice, 0, "toolConfig.toolChoice: tool %s is not defined in toolConfig.tools.", n)
+			v.add(RuleBedrockUnknownToolChoice, 0, "toolConfig.toolChoice: tool %s is not defined in toolConfig.tools.", n)
 		}
 	}
 	return v

@@ -23,6 +23,14 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s at %d: %s", v.Rule, v.Index, v.Message)
 }
 
+// violations collects the violations a validator finds.
+type violations []Violation
+
+// add records a violation of rule at index i with the formatted wording.
+func (v *violations) add(rule string, i int, format string, args ...any) {
+	*v = append(*v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
+}
+
 // Rule codes for OpenAI Chat Completions.
 const (
 	// RuleChatToolCallsWithoutResponse: an assistant message with
@@ -245,20 +253,17 @@ func missingIDs(ids []string, have map[string]bool) []string {
 // ---- OpenAI Chat ----------------------------------------------------------
 
 func validateChat(b *Body) []Violation {
-	var v []Violation
+	var v violations
 	msgs := b.Messages
-	add := func(rule string, i int, format string, args ...any) {
-		v = append(v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
-	}
 	for i := 0; i < len(msgs); {
 		m := &msgs[i]
 		switch {
 		case m.Role == "tool":
-			add(RuleChatOrphanToolMessage, i,
+			v.add(RuleChatOrphanToolMessage, i,
 				"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
 			i++
 		case m.Role == "function" && m.Name == "":
-			add(RuleChatFunctionWithoutName, i,
+			v.add(RuleChatFunctionWithoutName, i,
 				"Missing parameter 'name': messages with role 'function' must have a 'name'.")
 			i++
 		case m.Role == "assistant" && len(m.Calls) > 0:
@@ -273,12 +278,12 @@ func validateChat(b *Body) []Violation {
 			for ; j < len(msgs) && msgs[j].Role == "tool"; j++ {
 				for _, id := range msgs[j].Results {
 					if !issued[id] {
-						add(RuleChatUnknownToolCallID, j,
+						v.add(RuleChatUnknownToolCallID, j,
 							"Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", id)
 						continue
 					}
 					if answered[id] {
-						add(RuleChatDuplicateToolResponse, j,
+						v.add(RuleChatDuplicateToolResponse, j,
 							"Invalid parameter: Duplicate value for 'tool_call_id' of '%s', in messages[%d] and messages[%d].", id, answeredAt[id], j)
 						continue
 					}
@@ -291,7 +296,7 @@ func validateChat(b *Body) []Violation {
 				if j == i+1 && j == len(msgs) {
 					rule = RuleChatPendingCalls
 				}
-				add(rule, i, "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s",
+				v.add(rule, i, "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s",
 					strings.Join(miss, ", "))
 			}
 			i = j
@@ -309,11 +314,8 @@ func isUserMessage(m *Message) bool {
 }
 
 func validateResponses(b *Body) []Violation {
-	var v []Violation
+	var v violations
 	items := b.Messages
-	add := func(rule string, i int, format string, args ...any) {
-		v = append(v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
-	}
 	// The last item that closes the model's turn: an output or a user
 	// message. Calls after it are pending.
 	barrier := -1
@@ -334,7 +336,7 @@ func validateResponses(b *Body) []Violation {
 		m := &items[i]
 		if m.ID != "" {
 			if seenIDs[m.ID] {
-				add(RuleResponsesDuplicateItemID, i, "Duplicate item found with id %s.", m.ID)
+				v.add(RuleResponsesDuplicateItemID, i, "Duplicate item found with id %s.", m.ID)
 			}
 			seenIDs[m.ID] = true
 		}
@@ -345,7 +347,7 @@ func validateResponses(b *Body) []Violation {
 		for _, id := range m.Results {
 			q := pending[id]
 			if len(q) == 0 {
-				add(RuleResponsesOutputWithoutCall, i, "No tool call found for function call output with call_id %s.", id)
+				v.add(RuleResponsesOutputWithoutCall, i, "No tool call found for function call output with call_id %s.", id)
 				continue
 			}
 			answered[q[0]] = true
@@ -354,11 +356,11 @@ func validateResponses(b *Body) []Violation {
 		if m.Type == "reasoning" {
 			next := i + 1
 			if next >= len(items) || items[next].Type == "reasoning" || isUserMessage(&items[next]) {
-				add(RuleResponsesReasoningWithoutFollower, i,
+				v.add(RuleResponsesReasoningWithoutFollower, i,
 					"Item '%s' of type 'reasoning' was provided without its required following item.", m.ID)
 			}
 			if b.storeFalse && !m.Parts[0].Signed {
-				add(RuleResponsesReasoningNotPersisted, i,
+				v.add(RuleResponsesReasoningNotPersisted, i,
 					"Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", m.ID)
 			}
 		}
@@ -371,7 +373,7 @@ func validateResponses(b *Body) []Violation {
 		if o.index > barrier {
 			rule = RuleResponsesPendingCalls
 		}
-		add(rule, o.index, "No tool output found for function call %s.", o.id)
+		v.add(rule, o.index, "No tool output found for function call %s.", o.id)
 	}
 	return v
 }
@@ -411,27 +413,24 @@ func mergeTurns(msgs []Message) []turn {
 }
 
 func validateAnthropic(b *Body) []Violation {
-	var v []Violation
+	var v violations
 	msgs := b.Messages
-	add := func(rule string, i int, format string, args ...any) {
-		v = append(v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
-	}
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Empty && !(i == len(msgs)-1 && m.Role == "assistant") {
-			add(RuleAnthropicEmptyContent, i,
+			v.add(RuleAnthropicEmptyContent, i,
 				"messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
 		}
 		for _, p := range m.Parts {
 			if p.Kind == PartText && strings.TrimSpace(p.Text) == "" {
-				add(RuleAnthropicEmptyText, i, "messages: text content blocks must be non-empty")
+				v.add(RuleAnthropicEmptyText, i, "messages: text content blocks must be non-empty")
 				break
 			}
 		}
 	}
 	turns := mergeTurns(msgs)
 	if len(turns) > 0 && turns[0].role != "user" {
-		add(RuleAnthropicFirstNotUser, 0, `messages: first message must use the "user" role`)
+		v.add(RuleAnthropicFirstNotUser, 0, `messages: first message must use the "user" role`)
 	}
 	anyThinking := false
 	for i := range msgs {
@@ -450,7 +449,7 @@ func validateAnthropic(b *Body) []Violation {
 				switch p.Kind {
 				case PartCall:
 					if seenUse[p.ID] {
-						add(RuleAnthropicDuplicateToolUseID, p.msg, "messages.%d.content.%d: `tool_use` ids must be unique", p.msg, p.blk)
+						v.add(RuleAnthropicDuplicateToolUseID, p.msg, "messages.%d.content.%d: `tool_use` ids must be unique", p.msg, p.blk)
 						continue
 					}
 					seenUse[p.ID] = true
@@ -459,12 +458,12 @@ func validateAnthropic(b *Body) []Violation {
 						useAt = p.msg
 					}
 				case PartResult:
-					add(RuleAnthropicToolResultNotInUser, p.msg, "messages.%d: `tool_result` blocks can only be in `user` messages", p.msg)
+					v.add(RuleAnthropicToolResultNotInUser, p.msg, "messages.%d: `tool_result` blocks can only be in `user` messages", p.msg)
 				case PartServerCall:
 					server[p.ID] = true
 				case PartServerResult:
 					if !server[p.ID] {
-						add(RuleAnthropicServerResultWithoutUse, p.msg,
+						v.add(RuleAnthropicServerResultWithoutUse, p.msg,
 							"messages.%d.content.%d: unexpected `tool_use_id` found in `%s` blocks: %s. Each `%s` block must have a corresponding `server_tool_use` block before it.",
 							p.msg, p.blk, p.Type, p.ID, p.Type)
 					}
@@ -473,7 +472,7 @@ func validateAnthropic(b *Body) []Violation {
 				}
 			}
 			if hasThinking && tn.parts[0].Kind != PartReasoning {
-				add(RuleAnthropicThinkingNotFirst, tn.first,
+				v.add(RuleAnthropicThinkingNotFirst, tn.first,
 					"messages.%d: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `%s`.",
 					tn.first, tn.parts[0].Type)
 			}
@@ -481,7 +480,7 @@ func validateAnthropic(b *Body) []Violation {
 				continue
 			}
 			if t == len(turns)-1 {
-				add(RuleAnthropicPendingCalls, useAt,
+				v.add(RuleAnthropicPendingCalls, useAt,
 					"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
 					useAt, strings.Join(uses, ", "))
 				continue
@@ -497,7 +496,7 @@ func validateAnthropic(b *Body) []Violation {
 				}
 			}
 			if miss := missingIDs(uses, lead); len(miss) > 0 {
-				add(RuleAnthropicToolUseWithoutResult, useAt,
+				v.add(RuleAnthropicToolUseWithoutResult, useAt,
 					"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
 					useAt, strings.Join(miss, ", "))
 			}
@@ -516,11 +515,11 @@ func validateAnthropic(b *Body) []Violation {
 					continue
 				}
 				if !issued[p.ID] {
-					add(RuleAnthropicUnexpectedToolResult, p.msg,
+					v.add(RuleAnthropicUnexpectedToolResult, p.msg,
 						"messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
 						p.msg, p.blk, p.ID)
 				} else if seen[p.ID] {
-					add(RuleAnthropicDuplicateToolResult, p.msg,
+					v.add(RuleAnthropicDuplicateToolResult, p.msg,
 						"messages.%d.content.%d: each tool_use must have a single result. Found multiple `tool_result` blocks with id: %s", p.msg, p.blk, p.ID)
 				}
 				seen[p.ID] = true
@@ -535,7 +534,7 @@ func validateAnthropic(b *Body) []Violation {
 	if !enabled && last.role == "assistant" {
 		for _, p := range last.parts {
 			if p.Kind == PartReasoning {
-				add(RuleAnthropicThinkingWhileDisabled, p.msg,
+				v.add(RuleAnthropicThinkingWhileDisabled, p.msg,
 					"messages.%d.content.%d: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`.", p.msg, p.blk)
 				break
 			}
@@ -549,7 +548,7 @@ func validateAnthropic(b *Body) []Violation {
 		len(last.parts) > 0 && last.parts[0].Kind == PartResult {
 		a := &turns[len(turns)-2]
 		if a.role == "assistant" && len(a.parts) > 0 && a.parts[0].Kind != PartReasoning {
-			add(RuleAnthropicMissingThinking, a.first,
+			v.add(RuleAnthropicMissingThinking, a.first,
 				"messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks).",
 				a.first, a.parts[0].Type)
 		}
@@ -564,11 +563,8 @@ func geminiRespParts(m *Message) int { return len(m.Results) }
 func isGeminiUserRole(r string) bool { return r == "user" || r == "function" || r == "tool" }
 
 func validateGemini(b *Body) []Violation {
-	var v []Violation
+	var v violations
 	cs := b.Messages
-	add := func(rule string, i int, format string, args ...any) {
-		v = append(v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
-	}
 	signedBody := false
 	lastUser := -1
 	for i := range cs {
@@ -583,18 +579,18 @@ func validateGemini(b *Body) []Violation {
 		c := &cs[i]
 		calls, resps := geminiCallParts(c), geminiRespParts(c)
 		if i == 0 && !isGeminiUserRole(c.Role) && calls == 0 {
-			add(RuleGeminiFirstNotUser, i, "Please ensure that multiturn requests alternate between user and model, starting with a user turn (first content should be with role 'user').")
+			v.add(RuleGeminiFirstNotUser, i, "Please ensure that multiturn requests alternate between user and model, starting with a user turn (first content should be with role 'user').")
 		}
 		if calls > 0 {
 			if i == 0 || !isGeminiUserRole(cs[i-1].Role) {
-				add(RuleGeminiCallTurnPosition, i,
+				v.add(RuleGeminiCallTurnPosition, i,
 					"Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
 			}
 			if i == len(cs)-1 {
-				add(RuleGeminiPendingCalls, i,
+				v.add(RuleGeminiPendingCalls, i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
 			} else if geminiRespParts(&cs[i+1]) == 0 {
-				add(RuleGeminiCallWithoutResponse, i,
+				v.add(RuleGeminiCallWithoutResponse, i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
 			}
 			if signedBody && i > lastUser {
@@ -603,7 +599,7 @@ func validateGemini(b *Body) []Violation {
 						continue
 					}
 					if !p.Signed {
-						add(RuleGeminiMissingThoughtSignature, i,
+						v.add(RuleGeminiMissingThoughtSignature, i,
 							"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:%s` , position %d.",
 							p.Name, k+1)
 					}
@@ -613,10 +609,10 @@ func validateGemini(b *Body) []Violation {
 		}
 		if resps > 0 {
 			if i == 0 || geminiCallParts(&cs[i-1]) == 0 {
-				add(RuleGeminiResponseTurnPosition, i,
+				v.add(RuleGeminiResponseTurnPosition, i,
 					"Please ensure that function response turn comes immediately after a function call turn.")
 			} else if !geminiResponsesMatch(&cs[i-1], c) {
-				add(RuleGeminiResponseCount, i,
+				v.add(RuleGeminiResponseCount, i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
 			}
 		}
@@ -654,11 +650,8 @@ func geminiResponsesMatch(call, resp *Message) bool {
 // ---- Bedrock --------------------------------------------------------------
 
 func validateBedrock(b *Body) []Violation {
-	var v []Violation
+	var v violations
 	msgs := b.Messages
-	add := func(rule string, i int, format string, args ...any) {
-		v = append(v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
-	}
 	toolAt := -1
 	for i := range msgs {
 		m := &msgs[i]
@@ -666,20 +659,20 @@ func validateBedrock(b *Body) []Violation {
 			toolAt = i
 		}
 		if i == 0 && m.Role != "user" {
-			add(RuleBedrockFirstNotUser, i, "A conversation must start with a user message. Try again with a conversation that starts with a user message.")
+			v.add(RuleBedrockFirstNotUser, i, "A conversation must start with a user message. Try again with a conversation that starts with a user message.")
 		}
 		if i > 0 && m.Role == msgs[i-1].Role {
-			add(RuleBedrockNotAlternating, i, "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
+			v.add(RuleBedrockNotAlternating, i, "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
 		}
 		for k, p := range m.Parts {
 			if p.Kind == PartText && strings.TrimSpace(p.Text) == "" {
-				add(RuleBedrockBlankText, i, "The text field in the ContentBlock object at messages.%d.content.%d is blank. Add text to the text field, and try again.", i, k)
+				v.add(RuleBedrockBlankText, i, "The text field in the ContentBlock object at messages.%d.content.%d is blank. Add text to the text field, and try again.", i, k)
 			}
 		}
 		if len(m.Calls) > 0 {
 			ids := callIDs(m.Calls)
 			if i == len(msgs)-1 {
-				add(RuleBedrockPendingCalls, i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", i+1, strings.Join(ids, ", "))
+				v.add(RuleBedrockPendingCalls, i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", i+1, strings.Join(ids, ", "))
 			} else {
 				have := map[string]bool{}
 				if msgs[i+1].Role == "user" {
@@ -688,7 +681,7 @@ func validateBedrock(b *Body) []Violation {
 					}
 				}
 				if miss := missingIDs(ids, have); len(miss) > 0 {
-					add(RuleBedrockToolUseWithoutResult, i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", i+1, strings.Join(miss, ", "))
+					v.add(RuleBedrockToolUseWithoutResult, i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", i+1, strings.Join(miss, ", "))
 				}
 			}
 		}
@@ -702,18 +695,18 @@ func validateBedrock(b *Body) []Violation {
 				}
 			}
 			if len(m.Results) > n {
-				add(RuleBedrockTooManyResults, i, "The number of toolResult blocks at messages.%d.content exceeds the number of toolUse blocks of previous turn.", i)
+				v.add(RuleBedrockTooManyResults, i, "The number of toolResult blocks at messages.%d.content exceeds the number of toolUse blocks of previous turn.", i)
 			} else {
 				for k, p := range m.Parts {
 					if p.Kind == PartResult && !issued[p.ID] {
-						add(RuleBedrockUnexpectedToolResult, i, "messages.%d.content.%d: toolResult block with toolUseId %s does not match a toolUse block of the previous turn.", i, k, p.ID)
+						v.add(RuleBedrockUnexpectedToolResult, i, "messages.%d.content.%d: toolResult block with toolUseId %s does not match a toolUse block of the previous turn.", i, k, p.ID)
 					}
 				}
 			}
 		}
 	}
 	if toolAt >= 0 && !b.hasToolConfig {
-		add(RuleBedrockMissingToolConfig, toolAt, "The toolConfig field must be defined when using toolUse and toolResult content blocks.")
+		v.add(RuleBedrockMissingToolConfig, toolAt, "The toolConfig field must be defined when using toolUse and toolResult content blocks.")
 	}
 	return v
 }
