@@ -37,6 +37,17 @@ func TestReadErrors(t *testing.T) {
 		{Bedrock, `{"messages":[{"role":"assistant","content":[{"toolUse":{"name":"f"}}]}]}`, "wire: bedrock: messages[0].content[0]: toolUse without toolUseId"},
 		{Bedrock, `{"messages":[{"role":"user","content":[{"toolResult":{"content":[]}}]}]}`, "wire: bedrock: messages[0].content[0]: toolResult without toolUseId"},
 		{Bedrock, `{"messages":[{"role":"user","content":"hi"}]}`, "wire: bedrock: messages[0].content: content is a string, not an array"},
+		{Gemini, `{"contents":[{"role":"model","parts":[{"functionCall":3}]}]}`, "wire: gemini: contents[0].parts[0].functionCall: functionCall is a number, not an object"},
+		{Gemini, `{"contents":[{"role":"user","parts":[{"functionResponse":[]}]}]}`, "wire: gemini: contents[0].parts[0].functionResponse: functionResponse is an array, not an object"},
+		{Gemini, `{"contents":[{"role":"user","parts":[{"text":"x"},1]}]}`, "wire: gemini: contents[0].parts[1]: part is a number, not an object"},
+		{Bedrock, `{"messages":[{"role":"user","content":[{"toolResult":"x"}]}]}`, "wire: bedrock: messages[0].content[0].toolResult: toolResult is a string, not an object"},
+		{Bedrock, `{"messages":[{"role":"assistant","content":[{"toolUse":true}]}]}`, "wire: bedrock: messages[0].content[0].toolUse: toolUse is a boolean, not an object"},
+		{Bedrock, `{"messages":[{"role":"user","content":[1]}]}`, "wire: bedrock: messages[0].content[0]: content block is a number, not an object"},
+		{Bedrock, `{"messages":[{"content":[]}]}`, "wire: bedrock: messages[0]: message without role"},
+		{Anthropic, `{"messages":[{"role":"user","content":[{"type":"text","text":"x"},"y"]}]}`, "wire: anthropic: messages[0].content[1]: content block is a string, not an object"},
+		{OpenAIChat, `{"messages":[{"role":"user","content":[1]}]}`, "wire: openai-chat: messages[0].content[0]: content part is a number, not an object"},
+		{OpenAIChat, `{"messages":[{"role":"user","content":[{"type":"text","text":1}]}]}`, "wire: openai-chat: messages[0].content[0]: text is a number, not a string"},
+		{OpenAIResponses, `{"input":[{"role":"user","content":[true]}]}`, "wire: openai-responses: input[0].content[0]: content part is a boolean, not an object"},
 		{Dialect("cohere"), `{"messages":[]}`, `wire: unknown dialect "cohere"`},
 	}
 	for _, c := range cases {

@@ -9,13 +9,10 @@ import (
 // ---- OpenAI Chat ----------------------------------------------------------
 
 func parseChat(m *Message, obj map[string]json.RawMessage) error {
+	if err := requireRole(m, obj); err != nil {
+		return err
+	}
 	var err error
-	if m.Role, err = optString(obj, "role"); err != nil {
-		return errAt("", "%v", err)
-	}
-	if m.Role == "" {
-		return errAt("", "message without role")
-	}
 	if m.Name, err = optString(obj, "name"); err != nil {
 		return errAt("", "%v", err)
 	}
@@ -32,24 +29,24 @@ func parseChat(m *Message, obj map[string]json.RawMessage) error {
 	case '[':
 		parts, _ := asArray(content)
 		m.Empty = len(parts) == 0
-		for k, pr := range parts {
-			p, ok := asObject(pr)
-			if !ok {
-				return errAt(fmt.Sprintf(".content[%d]", k), "content part is %s, not an object", kindName(pr))
-			}
+		err = eachObject(parts, "content", "content part", func(path string, p map[string]json.RawMessage) error {
 			typ, err := optString(p, "type")
 			if err != nil {
-				return errAt(fmt.Sprintf(".content[%d]", k), "%v", err)
+				return errAt(path, "%v", err)
 			}
 			if typ == "text" || (typ == "" && p["text"] != nil) {
 				t, err := optString(p, "text")
 				if err != nil {
-					return errAt(fmt.Sprintf(".content[%d]", k), "%v", err)
+					return errAt(path, "%v", err)
 				}
 				m.add(Part{Kind: PartText, Type: "text", Text: t})
-				continue
+				return nil
 			}
 			m.add(Part{Kind: PartOther, Type: typ})
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	default:
 		return errAt(".content", "content is %s, not a string or an array", kindName(content))
@@ -236,12 +233,7 @@ func parseResponsesContent(m *Message, content json.RawMessage) error {
 	case '[':
 		parts, _ := asArray(content)
 		m.Empty = len(parts) == 0
-		for k, pr := range parts {
-			path := fmt.Sprintf(".content[%d]", k)
-			p, ok := asObject(pr)
-			if !ok {
-				return errAt(path, "content part is %s, not an object", kindName(pr))
-			}
+		return eachObject(parts, "content", "content part", func(path string, p map[string]json.RawMessage) error {
 			typ, err := optString(p, "type")
 			if err != nil {
 				return errAt(path, "%v", err)
@@ -256,7 +248,8 @@ func parseResponsesContent(m *Message, content json.RawMessage) error {
 			default:
 				m.add(Part{Kind: PartOther, Type: typ})
 			}
-		}
+			return nil
+		})
 	default:
 		return errAt(".content", "content is %s, not a string or an array", kindName(content))
 	}
@@ -270,12 +263,8 @@ func isAnthropicServerResult(typ string) bool {
 }
 
 func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
-	var err error
-	if m.Role, err = optString(obj, "role"); err != nil {
-		return errAt("", "%v", err)
-	}
-	if m.Role == "" {
-		return errAt("", "message without role")
+	if err := requireRole(m, obj); err != nil {
+		return err
 	}
 	content := obj["content"]
 	switch kindOf(content) {
@@ -295,12 +284,7 @@ func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
 	}
 	blocks, _ := asArray(content)
 	m.Empty = len(blocks) == 0
-	for k, br := range blocks {
-		path := fmt.Sprintf(".content[%d]", k)
-		blk, ok := asObject(br)
-		if !ok {
-			return errAt(path, "content block is %s, not an object", kindName(br))
-		}
+	return eachObject(blocks, "content", "content block", func(path string, blk map[string]json.RawMessage) error {
 		typ, err := optString(blk, "type")
 		if err != nil {
 			return errAt(path, "%v", err)
@@ -359,8 +343,8 @@ func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
 		default:
 			m.add(Part{Kind: PartOther, Type: typ})
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func idAndName(obj map[string]json.RawMessage, idKey string) (id, name string, err error) {
@@ -381,28 +365,13 @@ func parseGemini(m *Message, obj map[string]json.RawMessage) error {
 	if m.Role == "" {
 		m.Role = "user" // the API's default for a content without role
 	}
-	raw := obj["parts"]
-	if isNull(raw) {
-		m.Empty = true
-		return nil
-	}
-	parts, ok := asArray(raw)
-	if !ok {
-		return errAt(".parts", "parts is %s, not an array", kindName(raw))
-	}
-	m.Empty = len(parts) == 0
-	for k, pr := range parts {
-		path := fmt.Sprintf(".parts[%d]", k)
-		p, ok := asObject(pr)
-		if !ok {
-			return errAt(path, "part is %s, not an object", kindName(pr))
-		}
+	return eachBlock(m, obj, "parts", "part", func(path string, p map[string]json.RawMessage) error {
 		sig := !isNull(p["thoughtSignature"]) || !isNull(p["thought_signature"])
 		switch {
 		case !isNull(p["functionCall"]):
-			fc, ok := asObject(p["functionCall"])
-			if !ok {
-				return errAt(path+".functionCall", "functionCall is %s, not an object", kindName(p["functionCall"]))
+			fc, err := objectAt(p, "functionCall", path)
+			if err != nil {
+				return err
 			}
 			id, name, err := idAndName(fc, "id")
 			if err != nil {
@@ -414,9 +383,9 @@ func parseGemini(m *Message, obj map[string]json.RawMessage) error {
 			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(fc["args"]), Signed: sig})
 			m.add(Part{Kind: PartCall, Type: "functionCall", ID: id, Name: name, Signed: sig})
 		case !isNull(p["functionResponse"]):
-			fr, ok := asObject(p["functionResponse"])
-			if !ok {
-				return errAt(path+".functionResponse", "functionResponse is %s, not an object", kindName(p["functionResponse"]))
+			fr, err := objectAt(p, "functionResponse", path)
+			if err != nil {
+				return err
 			}
 			id, name, err := idAndName(fr, "id")
 			if err != nil {
@@ -440,41 +409,22 @@ func parseGemini(m *Message, obj map[string]json.RawMessage) error {
 			typ := firstKey(p, "thoughtSignature", "thought_signature", "thought")
 			m.add(Part{Kind: PartOther, Type: typ, Signed: sig})
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // ---- Bedrock Converse -----------------------------------------------------
 
 func parseBedrock(m *Message, obj map[string]json.RawMessage) error {
-	var err error
-	if m.Role, err = optString(obj, "role"); err != nil {
-		return errAt("", "%v", err)
+	if err := requireRole(m, obj); err != nil {
+		return err
 	}
-	if m.Role == "" {
-		return errAt("", "message without role")
-	}
-	raw := obj["content"]
-	if isNull(raw) {
-		m.Empty = true
-		return nil
-	}
-	blocks, ok := asArray(raw)
-	if !ok {
-		return errAt(".content", "content is %s, not an array", kindName(raw))
-	}
-	m.Empty = len(blocks) == 0
-	for k, br := range blocks {
-		path := fmt.Sprintf(".content[%d]", k)
-		blk, ok := asObject(br)
-		if !ok {
-			return errAt(path, "content block is %s, not an object", kindName(br))
-		}
+	return eachBlock(m, obj, "content", "content block", func(path string, blk map[string]json.RawMessage) error {
 		switch {
 		case !isNull(blk["toolUse"]):
-			tu, ok := asObject(blk["toolUse"])
-			if !ok {
-				return errAt(path+".toolUse", "toolUse is %s, not an object", kindName(blk["toolUse"]))
+			tu, err := objectAt(blk, "toolUse", path)
+			if err != nil {
+				return err
 			}
 			id, name, err := idAndName(tu, "toolUseId")
 			if err != nil {
@@ -486,9 +436,9 @@ func parseBedrock(m *Message, obj map[string]json.RawMessage) error {
 			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(tu["input"])})
 			m.add(Part{Kind: PartCall, Type: "toolUse", ID: id, Name: name})
 		case !isNull(blk["toolResult"]):
-			tr, ok := asObject(blk["toolResult"])
-			if !ok {
-				return errAt(path+".toolResult", "toolResult is %s, not an object", kindName(blk["toolResult"]))
+			tr, err := objectAt(blk, "toolResult", path)
+			if err != nil {
+				return err
 			}
 			id, err := optString(tr, "toolUseId")
 			if err != nil {
@@ -518,8 +468,63 @@ func parseBedrock(m *Message, obj map[string]json.RawMessage) error {
 			typ := firstKey(blk)
 			m.add(Part{Kind: PartOther, Type: typ})
 		}
+		return nil
+	})
+}
+
+// requireRole reads the message's role, which must be a non-empty string.
+func requireRole(m *Message, obj map[string]json.RawMessage) error {
+	var err error
+	if m.Role, err = optString(obj, "role"); err != nil {
+		return errAt("", "%v", err)
+	}
+	if m.Role == "" {
+		return errAt("", "message without role")
 	}
 	return nil
+}
+
+// eachObject calls fn on each element of items, the array under key, with
+// its path (".key[k]"), in order, and stops at the first error. An element
+// that is not an object is an error naming it as what ("content block").
+func eachObject(items []json.RawMessage, key, what string, fn func(path string, obj map[string]json.RawMessage) error) error {
+	for k, raw := range items {
+		path := fmt.Sprintf(".%s[%d]", key, k)
+		obj, ok := asObject(raw)
+		if !ok {
+			return errAt(path, "%s is %s, not an object", what, kindName(raw))
+		}
+		if err := fn(path, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachBlock is eachObject over the array obj[key] of a Gemini or Bedrock
+// message, which may only be an array or missing (null); it sets m.Empty.
+func eachBlock(m *Message, obj map[string]json.RawMessage, key, what string, fn func(path string, blk map[string]json.RawMessage) error) error {
+	raw := obj[key]
+	if isNull(raw) {
+		m.Empty = true
+		return nil
+	}
+	items, ok := asArray(raw)
+	if !ok {
+		return errAt("."+key, "%s is %s, not an array", key, kindName(raw))
+	}
+	m.Empty = len(items) == 0
+	return eachObject(items, key, what, fn)
+}
+
+// objectAt returns the object obj[key]; anything else is an error at
+// path.key.
+func objectAt(obj map[string]json.RawMessage, key, path string) (map[string]json.RawMessage, error) {
+	o, ok := asObject(obj[key])
+	if !ok {
+		return nil, errAt(path+"."+key, "%s is %s, not an object", key, kindName(obj[key]))
+	}
+	return o, nil
 }
 
 // firstKey returns the alphabetically first key of obj not in skip, or
