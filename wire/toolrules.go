@@ -45,6 +45,15 @@ func (b *Body) field(key string) json.RawMessage {
 	return b.top.fields[key]
 }
 
+// setField replaces (or adds) a top-level field of the body; Marshal
+// writes it in place of the one read.
+func (b *Body) setField(key string, v json.RawMessage) {
+	if b.fields == nil {
+		b.fields = map[string]json.RawMessage{}
+	}
+	b.fields[key] = v
+}
+
 // path follows object keys from raw; any missing step gives nil.
 func path(raw json.RawMessage, keys ...string) json.RawMessage {
 	for _, k := range keys {

@@ -73,12 +73,6 @@ func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit f
 	if b == nil || b.top == nil {
 		return
 	}
-	field := func(key string) json.RawMessage {
-		if v, ok := b.fields[key]; ok {
-			return v
-		}
-		return b.top.fields[key]
-	}
 	// decl visits one declaration object; edits is where its fate goes.
 	decl := func(obj map[string]json.RawMessage, inner string, fate *toolEdit) {
 		target := obj
@@ -142,16 +136,10 @@ func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit f
 		}
 		return joinArray(kept), true
 	}
-	set := func(key string, v json.RawMessage) {
-		if b.fields == nil {
-			b.fields = map[string]json.RawMessage{}
-		}
-		b.fields[key] = v
-	}
 	switch b.Dialect {
 	case OpenAIChat:
 		for _, key := range []string{"tools", "functions"} {
-			v, ok := editArray(field(key), func(obj map[string]json.RawMessage) string {
+			v, ok := editArray(b.field(key), func(obj map[string]json.RawMessage) string {
 				if _, ok := obj["function"]; ok {
 					return "function"
 				}
@@ -161,16 +149,16 @@ func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit f
 				return ""
 			})
 			if ok {
-				set(key, v)
+				b.setField(key, v)
 			}
 		}
 	case OpenAIResponses, Anthropic:
-		if v, ok := editArray(field("tools"), func(map[string]json.RawMessage) string { return "" }); ok {
-			set("tools", v)
+		if v, ok := editArray(b.field("tools"), func(map[string]json.RawMessage) string { return "" }); ok {
+			b.setField("tools", v)
 		}
 	case Gemini:
 		key := "tools"
-		groups, ok := asArray(field(key))
+		groups, ok := asArray(b.field(key))
 		if !ok {
 			return
 		}
@@ -189,17 +177,17 @@ func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit f
 			}
 		}
 		if changed {
-			set(key, joinArray(groups))
+			b.setField(key, joinArray(groups))
 		}
 	case Bedrock:
-		cfg, ok := asObject(field("toolConfig"))
+		cfg, ok := asObject(b.field("toolConfig"))
 		if !ok {
 			return
 		}
 		if v, ok := editArray(cfg["tools"], func(map[string]json.RawMessage) string { return "toolSpec" }); ok {
 			cfg["tools"] = v
 			raw, _ := json.Marshal(cfg)
-			set("toolConfig", raw)
+			b.setField("toolConfig", raw)
 		}
 	}
 }
@@ -308,35 +296,29 @@ func (b *Body) setTombstones(lines []string) {
 	}
 	text := strings.Join(lines, "\n")
 	str := mustString(text)
-	set := func(key string, v json.RawMessage) {
-		if b.fields == nil {
-			b.fields = map[string]json.RawMessage{}
-		}
-		b.fields[key] = v
-	}
 	orig := func(key string) json.RawMessage { return b.top.fields[key] }
 	switch b.Dialect {
 	case Anthropic:
 		switch sys := orig("system"); kindOf(sys) {
 		case '"':
 			s, _ := asString(sys)
-			set("system", mustString(s+"\n\n"+text))
+			b.setField("system", mustString(s+"\n\n"+text))
 		case '[':
 			items, _ := asArray(sys)
-			set("system", joinArray(append(items, textBlock(str))))
+			b.setField("system", joinArray(append(items, textBlock(str))))
 		default:
-			set("system", str)
+			b.setField("system", str)
 		}
 	case Bedrock:
 		blk, _ := json.Marshal(map[string]string{"text": text})
 		items, _ := asArray(orig("system"))
-		set("system", joinArray(append(items, blk)))
+		b.setField("system", joinArray(append(items, blk)))
 	case OpenAIResponses:
 		s, _ := asString(orig("instructions"))
 		if s != "" {
 			s += "\n\n"
 		}
-		set("instructions", mustString(s+text))
+		b.setField("instructions", mustString(s+text))
 	case Gemini:
 		key := "systemInstruction"
 		if _, ok := b.top.fields["system_instruction"]; ok {
@@ -350,7 +332,7 @@ func (b *Body) setTombstones(lines []string) {
 		parts, _ := asArray(si["parts"])
 		si["parts"] = joinArray(append(parts, part))
 		raw, _ := json.Marshal(si)
-		set(key, raw)
+		b.setField(key, raw)
 	case OpenAIChat:
 		if len(b.Messages) > 0 && (b.Messages[0].Role == "system" || b.Messages[0].Role == "developer") {
 			if m, err := appendChatText(b.Messages[0].Raw, text); err == nil {
