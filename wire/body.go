@@ -253,9 +253,10 @@ func (b *Body) readTopFacts() error {
 	return nil
 }
 
-// Marshal writes the body back. When nothing was removed or stubbed the
-// original bytes are returned unchanged; otherwise only the message array
-// is rewritten and every other top-level field is kept as it was.
+// Marshal writes the body back. When nothing was edited the original
+// bytes are returned unchanged; otherwise only the message array and the
+// top-level fields an edit touched (the tools array and system prompt of a
+// [Guarded.Body]) are rewritten, and every other field is kept as it was.
 func (b *Body) Marshal() ([]byte, error) {
 	if b == nil || b.top == nil {
 		return nil, errors.New("wire: marshal of a body that was not read")

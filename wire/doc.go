@@ -8,8 +8,9 @@
 // structural facts extracted from it (role, tool calls, the call ids its
 // tool results answer, reasoning, server-side tool use and text). Fields the
 // package does not model are never lost: [Body.Marshal] writes the original
-// top-level object back and only replaces the message array when it was
-// edited, so an untouched body comes back byte for byte.
+// top-level object back and only replaces the message array (and the tools
+// array and system prompt of a guarded body) when it was edited, so an
+// untouched body comes back byte for byte.
 //
 // [Validate] (and [Body.Validate]) lists the structural problems a provider
 // would reject with HTTP 400, each as a [Violation] with a stable rule code,

@@ -293,6 +293,12 @@ type screenPolicy struct {
 	refs   []Refusal
 }
 
+// Propose asks the inner policy for a plan and screens its decision. A
+// plan the screen passes whole is returned as is; otherwise the refused
+// units are hidden from the inner policy and the refused tools' schema
+// edits dropped, and the plan of what the screen kept is returned, or,
+// when it kept nothing, the inner policy is asked again (eight times at
+// most, then the plan is empty).
 func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.Plan {
 	for attempt := 0; attempt < 8; attempt++ {
 		es := entries

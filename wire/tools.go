@@ -45,7 +45,8 @@ type toolEdit struct {
 	schema json.RawMessage // replacement schema, when not nil
 }
 
-// schemaKeys are the keys that hold a tool's input schema, by dialect.
+// schemaKey returns the key of the tool declaration obj that holds its
+// input schema in dialect d.
 func schemaKey(d Dialect, obj map[string]json.RawMessage) string {
 	switch d {
 	case Anthropic:
@@ -73,7 +74,8 @@ func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit f
 	if b == nil || b.top == nil {
 		return
 	}
-	// decl visits one declaration object; edits is where its fate goes.
+	// decl visits one declaration object (its inner object when inner is
+	// set) and stores in fate what fn asks to do with it.
 	decl := func(obj map[string]json.RawMessage, inner string, fate *toolEdit) {
 		target := obj
 		if inner != "" {
@@ -242,10 +244,12 @@ func parseAnnotations(raw json.RawMessage) (pruneguard.Annotations, bool) {
 // Manifest is an MCP tools/list result: the tools a server offers, with
 // their annotations.
 type Manifest struct {
+	// Tools lists the server's tools, in order.
 	Tools []ManifestTool `json:"tools"`
 }
 
-// ManifestTool is one tool of a [Manifest].
+// ManifestTool is one tool of a [Manifest]: its name, description, input
+// JSON Schema and MCP annotations, as tools/list gives them.
 type ManifestTool struct {
 	Name        string                  `json:"name"`
 	Description string                  `json:"description,omitempty"`
@@ -288,8 +292,9 @@ func ReadManifest(data []byte) (*Manifest, error) {
 // text block), Bedrock "system" (a text block), Responses "instructions",
 // Gemini "systemInstruction" (a text part), and for Chat the leading
 // system or developer message (text appended), or a new system message at
-// the start when there is none. sys is the prompt as read; lines may be
-// empty, in which case nothing changes.
+// the start when there is none. Outside Chat the lines go into the prompt
+// as read, so a second call replaces the lines of the first. With no lines
+// nothing changes.
 func (b *Body) setTombstones(lines []string) {
 	if len(lines) == 0 {
 		return

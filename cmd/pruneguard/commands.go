@@ -286,6 +286,7 @@ type dropUnused struct {
 	keep     map[string]bool
 }
 
+// Propose returns the inner policy's plan with the withdrawals added.
 func (pu *dropUnused) Propose(es []pruneguard.Entry, need int) pruneguard.Plan {
 	p := pu.inner.Propose(es, need)
 	ctx := pu.g.Context()
