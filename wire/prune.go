@@ -146,15 +146,20 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 	if len(tools) == 0 {
 		return skip, refused
 	}
-	// Size: each edit with its tombstone must shrink what it touches.
+	overhead := func(skip map[string]bool) int {
+		return Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok)
+	}
+	// Size: each edit with its tombstone must shrink what it touches. with
+	// is the overhead with the edits not skipped so far.
+	with := overhead(skip)
 	for _, t := range tools {
-		with := Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok)
 		skip[t] = true
-		without := Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok)
+		without := overhead(skip)
 		if with < without {
 			delete(skip, t)
 			continue
 		}
+		with = without
 		refused = append(refused, Refusal{Gate: "wire", Code: CodeSchemaNotSmaller, Tools: []string{t}})
 	}
 	// Each edit left pays on the margin; together they must pay for what
@@ -163,8 +168,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 	for _, t := range tools {
 		all[t] = true
 	}
-	if len(all) > len(skip) && Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok) >=
-		Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, all)), g.tok) {
+	if len(all) > len(skip) && with >= overhead(all) {
 		for _, t := range tools {
 			if !skip[t] {
 				refused = append(refused, Refusal{Gate: "wire", Code: CodeSchemaNotSmaller, Tools: []string{t}})
