@@ -264,14 +264,25 @@ func (b *Body) Marshal() ([]byte, error) {
 	if !b.dirty && len(b.fields) == 0 {
 		return append([]byte(nil), b.top.src...), nil
 	}
+	var msgs []byte
+	if b.dirty {
+		msgs = b.messagesJSON()
+	}
+	return b.top.with(b.topEdits(msgs)), nil
+}
+
+// topEdits returns the top-level values to write in place of those read:
+// the fields replaced or added and, when msgs is not nil, the message
+// array as msgs.
+func (b *Body) topEdits(msgs []byte) map[string][]byte {
 	edits := make(map[string][]byte, len(b.fields)+1)
 	for k, v := range b.fields {
 		edits[k] = v
 	}
-	if b.dirty {
-		edits[b.key] = b.messagesJSON()
+	if msgs != nil {
+		edits[b.key] = msgs
 	}
-	return b.top.with(edits), nil
+	return edits
 }
 
 // messagesJSON encodes the current message array (or the plain string a

@@ -459,12 +459,7 @@ func Overhead(b *Body, t Tokenizer) int {
 	if b == nil || b.top == nil {
 		return 0
 	}
-	edits := make(map[string][]byte, len(b.fields)+1)
-	for k, v := range b.fields {
-		edits[k] = v
-	}
-	edits[b.key] = []byte("[]")
-	return t.Tokens(b.top.with(edits))
+	return t.Tokens(b.top.with(b.topEdits([]byte("[]"))))
 }
 
 // Apply carries out a decision of [Guarded.Context]'s Prune (or of
