@@ -285,8 +285,9 @@ func (b *Body) topEdits(msgs []byte) map[string][]byte {
 	return edits
 }
 
-// messagesJSON encodes the current message array (or the plain string a
-// Responses input was given as).
+// messagesJSON encodes the current message array, or the plain string a
+// Responses input was given as while its one message stays (once removed,
+// the input is written as an empty array).
 func (b *Body) messagesJSON() []byte {
 	if b.inputString && len(b.Messages) == 1 {
 		return b.Messages[0].Raw
@@ -319,9 +320,6 @@ func (b *Body) Remove(indexes []int) error {
 		}
 	}
 	b.Messages = kept
-	if b.inputString && len(kept) == 0 {
-		b.inputString = false
-	}
 	b.dirty = true
 	return nil
 }

@@ -412,9 +412,6 @@ func (g *Guarded) render(removed, stubbed []bool, se *schemaEdits) *Body {
 	}
 	if changed {
 		nb.dirty = true
-		if nb.inputString && len(nb.Messages) == 0 {
-			nb.inputString = false
-		}
 	}
 	if se != nil {
 		nb.editTools(se.dropped, se.compressed)
