@@ -1,6 +1,11 @@
 package wire
 
-import "github.com/pruneguard/pruneguard"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/pruneguard/pruneguard"
+)
 
 // pairing is how the messages of a body pair up, by index.
 type pairing struct {
@@ -167,7 +172,8 @@ func pairBody(b *Body) *pairing {
 			}
 		}
 	}
-	sortUnpaired(p.unpaired)
+	// In body order; at one index, in the order found.
+	slices.SortStableFunc(p.unpaired, func(a, b Unpaired) int { return cmp.Compare(a.Index, b.Index) })
 	return p
 }
 
@@ -183,14 +189,6 @@ func allIDs(calls []Call, results []string) bool {
 		}
 	}
 	return true
-}
-
-func sortUnpaired(u []Unpaired) {
-	for i := 1; i < len(u); i++ {
-		for j := i; j > 0 && u[j].Index < u[j-1].Index; j-- {
-			u[j], u[j-1] = u[j-1], u[j]
-		}
-	}
 }
 
 // roleClass folds a message's role into "user" or "assistant" for the
