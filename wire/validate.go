@@ -558,8 +558,7 @@ func validateAnthropic(b *Body) []Violation {
 
 // ---- Gemini ---------------------------------------------------------------
 
-func geminiCallParts(m *Message) int { return len(m.Calls) }
-func geminiRespParts(m *Message) int { return len(m.Results) }
+// isGeminiUserRole reports a role Gemini counts as the user side.
 func isGeminiUserRole(r string) bool { return r == "user" || r == "function" || r == "tool" }
 
 func validateGemini(b *Body) []Violation {
@@ -571,13 +570,13 @@ func validateGemini(b *Body) []Violation {
 		for _, c := range cs[i].Calls {
 			signedBody = signedBody || c.Signed
 		}
-		if isGeminiUserRole(cs[i].Role) && geminiRespParts(&cs[i]) == 0 {
+		if isRealUser(Gemini, &cs[i]) {
 			lastUser = i
 		}
 	}
 	for i := range cs {
 		c := &cs[i]
-		calls, resps := geminiCallParts(c), geminiRespParts(c)
+		calls, resps := len(c.Calls), len(c.Results)
 		if i == 0 && !isGeminiUserRole(c.Role) && calls == 0 {
 			v.add(RuleGeminiFirstNotUser, i, "Please ensure that multiturn requests alternate between user and model, starting with a user turn (first content should be with role 'user').")
 		}
@@ -589,7 +588,7 @@ func validateGemini(b *Body) []Violation {
 			if i == len(cs)-1 {
 				v.add(RuleGeminiPendingCalls, i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
-			} else if geminiRespParts(&cs[i+1]) == 0 {
+			} else if len(cs[i+1].Results) == 0 {
 				v.add(RuleGeminiCallWithoutResponse, i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
 			}
@@ -608,7 +607,7 @@ func validateGemini(b *Body) []Violation {
 			}
 		}
 		if resps > 0 {
-			if i == 0 || geminiCallParts(&cs[i-1]) == 0 {
+			if i == 0 || len(cs[i-1].Calls) == 0 {
 				v.add(RuleGeminiResponseTurnPosition, i,
 					"Please ensure that function response turn comes immediately after a function call turn.")
 			} else if !geminiResponsesMatch(&cs[i-1], c) {
