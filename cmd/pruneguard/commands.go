@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pruneguard/pruneguard"
@@ -465,7 +466,13 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	code := 0
 	if rep.OutputTokens > o.budget {
 		code = 3
-		// Name what the guard holds back, which policies skip silently.
+		// Name what the guard holds back, which policies skip silently,
+		// unless a refusal with the same code and units says it already.
+		key := func(r refusal) string { return r.Code + "\x00" + strings.Join(r.Units, "\x00") }
+		named := make(map[string]bool, len(rep.Refused))
+		for _, r := range rep.Refused {
+			named[key(r)] = true
+		}
 		for _, u := range g.Context().Units() {
 			r := refusal{Gate: "boundary", Units: []string{string(u.ID)}, Messages: strs(u.Messages)}
 			switch {
@@ -480,9 +487,8 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 				i, _ := g.Index(id)
 				r.Indexes = append(r.Indexes, i)
 			}
-			if !slices.ContainsFunc(rep.Refused, func(x refusal) bool {
-				return x.Code == r.Code && slices.Equal(x.Units, r.Units)
-			}) {
+			if !named[key(r)] {
+				named[key(r)] = true
 				rep.Refused = append(rep.Refused, r)
 			}
 		}
