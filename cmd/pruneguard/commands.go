@@ -533,6 +533,22 @@ func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
 	return out
 }
 
+// readManifest reads the MCP tools/list file given to --tools-manifest.
+func readManifest(name string) (*wire.Manifest, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := jsonError(name, data); err != nil {
+		return nil, err
+	}
+	m, err := wire.ReadManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return m, nil
+}
+
 func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -584,14 +600,7 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if err == nil && *manifest != "" {
-		var data []byte
-		if data, err = os.ReadFile(*manifest); err == nil {
-			if err = jsonError(*manifest, data); err == nil {
-				if o.manifest, err = wire.ReadManifest(data); err != nil {
-					err = fmt.Errorf("%s: %v", *manifest, err)
-				}
-			}
-		}
+		o.manifest, err = readManifest(*manifest)
 	}
 	if err != nil {
 		errorf(stderr, "%v", err)
