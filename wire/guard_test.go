@@ -461,3 +461,41 @@ func TestScreenToolRules(t *testing.T) {
 		})
 	}
 }
+
+// In Chat the tombstone line goes into a system message, not the body
+// outside the messages: the size screen counts it there too (it used to
+// count only the overhead, and let the body grow from 125 to 150 tokens).
+func TestSchemaNotSmallerChat(t *testing.T) {
+	body := `{"tools":[{"type":"function","function":{"name":"edit","parameters":{"type":"object"}}},
+		{"type":"function","function":{"name":"read","parameters":{"type":"object"}}}],"messages":[{"role":"system","content":"be brief"},
+		{"role":"user","content":"u"},
+		{"role":"assistant","tool_calls":[{"id":"t1","type":"function","function":{"name":"edit","arguments":"{\"p\":1}"}}]},
+		{"role":"tool","tool_call_id":"t1","content":"ok"},
+		{"role":"assistant","content":"done"},{"role":"user","content":"thanks"}]}`
+	b, err := Read([]byte(body), OpenAIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Context(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, refs, err := g.Prune(pruneguard.Plan{DropSchemas: []string{"edit"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.DropSchemas) > 0 || len(d.Tombstones) > 0 {
+		t.Errorf("decision still withdraws %v behind %v", d.DropSchemas, d.Tombstones)
+	}
+	if err := g.Apply(d); err != nil {
+		t.Fatal(err)
+	}
+	if Tokens(g.Body(), nil) > Tokens(b, nil) {
+		t.Errorf("body grew from %d to %d tokens", Tokens(b, nil), Tokens(g.Body(), nil))
+	}
+	if !slices.ContainsFunc(refs, func(r Refusal) bool {
+		return r.Code == CodeSchemaNotSmaller && slices.Equal(r.Tools, []string{"edit"})
+	}) {
+		t.Errorf("refusals %+v", refs)
+	}
+}

@@ -146,15 +146,21 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 	if len(tools) == 0 {
 		return skip, refused
 	}
-	overhead := func(skip map[string]bool) int {
-		return Overhead(g.render(g.removed, g.stubbed, g.schemaWith(d, skip)), g.tok)
+	// The size a schema edit changes: the body outside its messages or, in
+	// Chat, where tombstone lines go into a system message, the whole body.
+	size := func(skip map[string]bool) int {
+		nb := g.render(g.removed, g.stubbed, g.schemaWith(d, skip))
+		if nb.Dialect == OpenAIChat {
+			return Tokens(nb, g.tok)
+		}
+		return Overhead(nb, g.tok)
 	}
 	// Size: each edit with its tombstone must shrink what it touches. with
-	// is the overhead with the edits not skipped so far.
-	with := overhead(skip)
+	// is the size with the edits not skipped so far.
+	with := size(skip)
 	for _, t := range tools {
 		skip[t] = true
-		without := overhead(skip)
+		without := size(skip)
 		if with < without {
 			delete(skip, t)
 			continue
@@ -168,7 +174,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 	for _, t := range tools {
 		all[t] = true
 	}
-	if len(all) > len(skip) && with >= overhead(all) {
+	if len(all) > len(skip) && with >= size(all) {
 		for _, t := range tools {
 			if !skip[t] {
 				refused = append(refused, Refusal{Gate: "wire", Code: CodeSchemaNotSmaller, Tools: []string{t}})
