@@ -62,7 +62,7 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 		}
 		return nil, nil
 	}
-	if c.cfg.Boundary == BoundaryStrict && (c.nPending > 0 || c.nOpen > 0) {
+	if c.cfg.Boundary == BoundaryStrict && (c.nPending > 0 || len(c.open) > 0) {
 		return nil, &DeferredError{Pending: c.pendingIDs(), Open: c.openIDs()}
 	}
 

@@ -484,7 +484,7 @@ func (c *Context) Apply(d *Decision) error {
 	if d == nil || d.c != c || d.applied {
 		return inputErr("apply", "", ErrForeignDecision)
 	}
-	if c.disabled&disableBoundary == 0 && c.cfg.Boundary == BoundaryStrict && (c.nPending > 0 || c.nOpen > 0) && !d.Empty() {
+	if c.disabled&disableBoundary == 0 && c.cfg.Boundary == BoundaryStrict && (c.nPending > 0 || len(c.open) > 0) && !d.Empty() {
 		return &StaleError{Reason: "the context is no longer at a commit boundary"}
 	}
 	var changed []UnitID
@@ -580,7 +580,7 @@ func (c *Context) remove(x *msg) {
 	}
 	if x.open {
 		u.open--
-		c.nOpen--
+		delete(c.open, x)
 	}
 	for _, r := range x.calls {
 		if r.pendingN {

@@ -141,7 +141,7 @@ type Context struct {
 	answered map[CallID]*callRec
 	gone     map[CallID]struct{} // ids of calls that were pruned
 	nPending int                 // calls waiting for a closed result
-	nOpen    int                 // messages still streaming
+	open     map[*msg]struct{}   // messages still streaming
 
 	tools map[string]*toolRec
 
@@ -224,6 +224,7 @@ func (c *Context) init() {
 	c.tools = make(map[string]*toolRec)
 	c.steps = make(map[StepID]*step)
 	c.large = make(map[*msg]struct{})
+	c.open = make(map[*msg]struct{})
 }
 
 // Config returns the configuration the Context was made with.
@@ -301,7 +302,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	}
 	if open {
 		u.open++
-		c.nOpen++
+		c.open[x] = struct{}{}
 	}
 	for _, sid := range m.NeededBy {
 		c.reference(sid, x)
@@ -542,7 +543,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	}
 	x.open = false
 	x.unit.open--
-	c.nOpen--
+	delete(c.open, x)
 	for _, r := range x.results {
 		c.complete(r)
 	}
@@ -761,16 +762,18 @@ func (c *Context) OpenMessages() []MessageID {
 }
 
 func (c *Context) openIDs() []MessageID {
-	if c.nOpen == 0 {
+	if len(c.open) == 0 {
 		return nil
 	}
-	var ids []MessageID
-	for x := c.tail; x != nil && len(ids) < c.nOpen; x = x.prev {
-		if x.open {
-			ids = append(ids, x.m.ID)
-		}
+	xs := make([]*msg, 0, len(c.open))
+	for x := range c.open {
+		xs = append(xs, x)
 	}
-	slices.Reverse(ids)
+	slices.SortFunc(xs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
+	ids := make([]MessageID, len(xs))
+	for i, x := range xs {
+		ids[i] = x.m.ID
+	}
 	return ids
 }
 
@@ -779,7 +782,7 @@ func (c *Context) openIDs() []MessageID {
 func (c *Context) Settled() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.nPending == 0 && c.nOpen == 0
+	return c.nPending == 0 && len(c.open) == 0
 }
 
 func (c *Context) trackLarge(x *msg) {
