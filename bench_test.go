@@ -114,3 +114,20 @@ func TestCheckUnderBudgetDoesNotAllocate(t *testing.T) {
 		t.Fatalf("under-budget check allocates %v times", allocs)
 	}
 }
+
+// A prune's allocations depend on the plan, not on the context's length.
+func TestPruneAllocationsDoNotGrowWithTheContext(t *testing.T) {
+	allocs := func(n int) float64 {
+		c := benchContext(t, n)
+		p := benchPlan(n)
+		return testing.AllocsPerRun(20, func() {
+			if _, err := c.Prune(p); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(1000), allocs(20000)
+	if small != large {
+		t.Fatalf("a 100-message prune allocates %v times over 1,000 messages, %v times over 20,000", small, large)
+	}
+}
