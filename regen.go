@@ -134,9 +134,9 @@ func (c *Context) PlanStep(id StepID, needs ...MessageID) error {
 	}
 	xs := make([]*msg, 0, len(needs))
 	for _, n := range needs {
-		x, ok := c.byID[n]
-		if !ok {
-			return inputErr("plan step", string(n), ErrUnknownMessage)
+		x, err := c.lookup("plan step", n)
+		if err != nil {
+			return err
 		}
 		xs = append(xs, x)
 	}
@@ -215,9 +215,9 @@ func (c *Context) Spill(id MessageID, p Pointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, ok := c.byID[id]
-	if !ok {
-		return inputErr("spill", string(id), ErrUnknownMessage)
+	x, err := c.lookup("spill", id)
+	if err != nil {
+		return err
 	}
 	x.m.Pointer = p
 	x.unit.version++
@@ -230,9 +230,9 @@ func (c *Context) Mark(id MessageID, f Facts) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, ok := c.byID[id]
-	if !ok {
-		return inputErr("mark", string(id), ErrUnknownMessage)
+	x, err := c.lookup("mark", id)
+	if err != nil {
+		return err
 	}
 	x.m.Facts |= f
 	x.unit.version++

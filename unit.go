@@ -174,6 +174,7 @@ type msg struct {
 	// Context.pruneMu.
 	planMark   uint64
 	evictMark  uint64
+	stubMark   uint64
 	pruneClass Class
 }
 
@@ -494,10 +495,10 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, ok := c.byID[id]
+	x, err := c.lookup("write", id)
 	switch {
-	case !ok:
-		return inputErr("write", string(id), ErrUnknownMessage)
+	case err != nil:
+		return err
 	case !x.open:
 		return inputErr("write", string(id), ErrClosedMessage)
 	case tokens < 0:
@@ -520,10 +521,10 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, ok := c.byID[id]
+	x, err := c.lookup("close", id)
 	switch {
-	case !ok:
-		return inputErr("close", string(id), ErrUnknownMessage)
+	case err != nil:
+		return err
 	case !x.open:
 		return inputErr("close", string(id), ErrClosedMessage)
 	}
@@ -561,9 +562,9 @@ func (c *Context) Couple(ids ...MessageID) error {
 	c.init()
 	xs := make([]*msg, 0, len(ids))
 	for _, id := range ids {
-		x, ok := c.byID[id]
-		if !ok {
-			return inputErr("couple", string(id), ErrUnknownMessage)
+		x, err := c.lookup("couple", id)
+		if err != nil {
+			return err
 		}
 		xs = append(xs, x)
 	}
@@ -586,9 +587,9 @@ func (c *Context) Pin(id MessageID) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, ok := c.byID[id]
-	if !ok {
-		return inputErr("pin", string(id), ErrUnknownMessage)
+	x, err := c.lookup("pin", id)
+	if err != nil {
+		return err
 	}
 	if !x.m.Pinned {
 		x.m.Pinned = true
@@ -596,6 +597,15 @@ func (c *Context) Pin(id MessageID) error {
 		x.unit.version++
 	}
 	return nil
+}
+
+// lookup returns the message with id, or the InputError of op naming it.
+func (c *Context) lookup(op string, id MessageID) (*msg, error) {
+	x, ok := c.byID[id]
+	if !ok {
+		return nil, inputErr(op, string(id), ErrUnknownMessage)
+	}
+	return x, nil
 }
 
 // Tokens reports the total token count of the messages the Context holds.
