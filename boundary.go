@@ -57,7 +57,7 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 		for _, id := range p.Stub {
 			x := c.byID[id]
 			if !d.inEvict(x) && !d.stubbed(x) {
-				d.stubs = append(d.stubs, x)
+				d.markStub(x)
 			}
 		}
 		return nil, nil
@@ -136,7 +136,7 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 			refuse(v)
 			continue
 		}
-		d.stubs = append(d.stubs, x)
+		d.markStub(x)
 	}
 
 	if len(vs) == 0 && inFlight > 0 && inFlight == len(d.Refused) && len(d.evict) == 0 && len(d.stubs) == 0 {

@@ -219,7 +219,12 @@ func (d *Decision) Empty() bool {
 	return len(d.Evict) == 0 && len(d.Stub) == 0 && len(d.DropSchemas) == 0 && len(d.Compress) == 0 && len(d.Retire) == 0
 }
 
-func (d *Decision) stubbed(x *msg) bool { return slices.Contains(d.stubs, x) }
+func (d *Decision) stubbed(x *msg) bool { return x.stubMark == d.gen }
+
+func (d *Decision) markStub(x *msg) {
+	x.stubMark = d.gen
+	d.stubs = append(d.stubs, x)
+}
 
 func (d *Decision) inEvict(x *msg) bool { return x.evictMark == d.gen }
 
