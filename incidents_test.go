@@ -128,8 +128,7 @@ func TestIncidentGhostMutationTool(t *testing.T) {
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 40}))
 		require.NoError(t, c.Append(Message{ID: "a2", Role: RoleAssistant, Tokens: 60, Calls: []Call{{ID: "t2", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-2","assignee_id":"u-17","notify":true}`)}}}))
 		require.NoError(t, c.Append(Message{ID: "r2", Role: RoleTool, Tokens: 20, Answers: []CallID{"t2"}, Class: Reconstructible}))
-		for i, id := range []string{"3", "4", "5", "6"} {
-			_ = i
+		for _, id := range []string{"3", "4", "5", "6"} {
 			require.NoError(t, c.Append(Message{ID: MessageID("a" + id), Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: CallID("t" + id), Tool: "search_logs"}}}))
 			require.NoError(t, c.Append(Message{ID: MessageID("r" + id), Role: RoleTool, Tokens: 500, Answers: []CallID{CallID("t" + id)}}))
 		}
