@@ -267,6 +267,12 @@ func (d *Decision) add(tool string, compressed json.RawMessage, ts *Tombstone) {
 // exception is the hoarding report, when Config.HoardTokens is set, which
 // looks at every message of at least that many tokens.
 func (c *Context) Prune(p Plan) (*Decision, error) {
+	return c.prune(p, true)
+}
+
+// prune is Prune; with ceiling false a deferral past Config.Ceiling stays
+// a deferral, for the Guard, which applies its own ceiling.
+func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	// A zero Context's nil maps read as empty: only an empty plan is valid.
@@ -281,7 +287,7 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 
 	vs, deferred := c.boundaryGate(p, d)
 	if deferred != nil {
-		if c.cfg.Ceiling > 0 && c.tokens > c.cfg.Ceiling {
+		if ceiling && c.cfg.Ceiling > 0 && c.tokens > c.cfg.Ceiling {
 			return nil, &CeilingError{Tokens: c.tokens, Ceiling: c.cfg.Ceiling, Cause: deferred}
 		}
 		return nil, deferred
@@ -807,16 +813,6 @@ func (k KeepLastToolUses) Propose(entries []Entry, need int) Plan {
 	return p
 }
 
-// deferral returns the deferral behind a CeilingError that Prune made of
-// it (Config.Ceiling), so that Check reports the ceiling once.
-func deferral(err error) error {
-	var ce *CeilingError
-	if errors.As(err, &ce) && ce.Cause != nil {
-		return ce.Cause
-	}
-	return err
-}
-
 func excludeRefused(vs []*Violation, units map[UnitID]bool, tools map[string]bool) {
 	for _, v := range vs {
 		for _, u := range v.Units {
@@ -961,8 +957,8 @@ func (g Guard) Check(c *Context) (Result, error) {
 	if cfg.Boundary == BoundaryStrict && !c.Settled() {
 		// Nothing may go while a call is pending or a stream is open; say
 		// which, without asking the policy.
-		if _, err := c.Prune(Plan{}); err != nil {
-			res.Reason = deferral(err)
+		if _, err := c.prune(Plan{}, false); err != nil {
+			res.Reason = err
 			rounds = 0
 		}
 	}
@@ -983,7 +979,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 		if p.Empty() {
 			break
 		}
-		d, err := c.Prune(p)
+		d, err := c.prune(p, false)
 		for retry := 0; err != nil && retry < 4; retry++ {
 			// Take the refused units and tools out of the plan and try
 			// what is left, without asking the policy again.
@@ -998,10 +994,10 @@ func (g Guard) Check(c *Context) (Result, error) {
 			if p.Empty() {
 				break
 			}
-			d, err = c.Prune(p)
+			d, err = c.prune(p, false)
 		}
 		if err != nil {
-			res.Reason = deferral(err)
+			res.Reason = err
 			var ie *InputError
 			if errors.As(err, &ie) && slices.ContainsFunc(entries, func(e Entry) bool { return string(e.ID) == ie.ID }) {
 				// Another goroutine pruned what the snapshot showed: look again.
