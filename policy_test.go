@@ -297,6 +297,17 @@ func TestConfigCeiling(t *testing.T) {
 	assert.False(t, errors.As(ce.Cause, &nested), "the ceiling is reported once")
 	assert.Equal(t, Deferred, res.Outcome)
 
+	none := toolLoop(t, Config{}, []string{"x"}, 100)
+	mustAppend(t, none, Message{ID: "a9", Calls: []Call{{ID: "k9", Tool: "x"}}})
+	_, err = none.Prune(Plan{})
+	assert.ErrorIs(t, err, ErrDeferred)
+	assert.NotErrorIs(t, err, ErrCeiling, "no ceiling unless one is set")
+
+	at := NewContext(Config{Ceiling: 10})
+	mustAppend(t, at, Message{ID: "u0", Tokens: 10}, Message{ID: "a9", Calls: []Call{{ID: "k9", Tool: "x"}}})
+	_, err = at.Prune(Plan{})
+	assert.NotErrorIs(t, err, ErrCeiling, "at the ceiling is not past it")
+
 	under := toolLoop(t, Config{Ceiling: 100000}, []string{"x"}, 100)
 	mustAppend(t, under, Message{ID: "a9", Calls: []Call{{ID: "k9", Tool: "x"}}})
 	_, err = under.Prune(Plan{})
