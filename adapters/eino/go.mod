@@ -2,7 +2,7 @@ module github.com/pruneguard/pruneguard/adapters/eino
 
 // go 1.24 is what the library (replaced below) declares; eino v0.7.36
 // declares go 1.18. eino asks for github.com/bytedance/sonic v1.14.1,
-// which does not build with Go 1.25 and later, so sonic is raised to
+// which does not build with Go 1.26, so sonic is raised to
 // v1.15.5 below.
 go 1.24
 

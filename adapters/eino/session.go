@@ -61,10 +61,24 @@ type Report struct {
 	// and Stubbed those whose content was replaced by a placeholder, as
 	// the runtime gave them, each in transcript order.
 	Evicted, Stubbed []*schema.Message
+	// Refused pairs each refusal the guard met (Result.Refused, in the
+	// same order) with the messages it named, as the runtime gave them.
+	Refused []Refusal
 	// Sent is the length of the list returned, tombstone note included.
 	Sent int
 	// Err is the error of the pass, if any (as Session.Prune returns it).
 	Err error
+}
+
+// Refusal is one refusal of the guard with the messages it kept in the
+// prompt: a unit held back by the commit boundary, content the
+// regenerability gate found irreducible, the latest user message under
+// its planned step.
+type Refusal struct {
+	Violation *pruneguard.Violation
+	// Messages are the messages the violation names that the session
+	// still holds, in the violation's order.
+	Messages []*schema.Message
 }
 
 // slot is one message of the model's view: the message as sent, the one
@@ -120,7 +134,15 @@ func (k mark) prefixOf(msgs []*schema.Message) bool {
 //
 // Every system message is pinned, and the latest user message is
 // protected by a planned step until the next user message arrives, so the
-// task the model is working on is never pruned.
+// task the model is working on is never pruned. The tombstone note is not
+// counted toward the budget.
+//
+// A pass costs the messages it takes in, the guard's check, and one copy
+// of the list it returns. A rebuild costs the whole list. eino's adk
+// agents build their state afresh on each Run from the history the caller
+// passes, and their events carry copies of tool results, so a session
+// behind an adk middleware rebuilds once at the start of each Run and then
+// follows the Run incrementally.
 //
 // A Session is safe for concurrent use; passes are serialised. One
 // session follows one conversation: to share an agent between
@@ -267,6 +289,15 @@ func (s *Session) pass(msgs []*schema.Message, r *Report) ([]*schema.Message, er
 	res, err := s.cfg.Guard.Check(s.c)
 	r.Result = res
 	s.apply(res.Decisions, r)
+	for _, v := range res.Refused {
+		rf := Refusal{Violation: v}
+		for _, id := range v.Messages {
+			if i, ok := s.find(id); ok {
+				rf.Messages = append(rf.Messages, s.live[i].orig)
+			}
+		}
+		r.Refused = append(r.Refused, rf)
+	}
 	out := s.view()
 	s.out = markOf(out)
 	return out, err

@@ -229,11 +229,11 @@ func TestLatestUserMessageStays(t *testing.T) {
 		t.Fatal("nothing was pruned")
 	}
 	refused := false
-	for _, v := range r.Result.Refused {
-		refused = refused || v.Code == pruneguard.CodeReferenced
+	for _, rf := range r.Refused {
+		refused = refused || (rf.Violation.Code == pruneguard.CodeReferenced && slices.Equal(rf.Messages, c.msgs[1:2]))
 	}
-	if !refused {
-		t.Errorf("no refusal names the protected task: %v", r.Result.Refused)
+	if !refused || len(r.Refused) != len(r.Result.Refused) {
+		t.Errorf("no refusal names the protected task: %v", r.Refused)
 	}
 	// A new question: the old task may go now, the new one stays.
 	c.say(schema.Assistant, "done").say(schema.User, strings.Repeat("next ", 100)).round("read_file", 2000)
@@ -258,6 +258,15 @@ func TestUnannotatedToolsStay(t *testing.T) {
 	_, r := prune(t, s, c.msgs)
 	if len(r.Stubbed) != 1 || r.Stubbed[0] != c.msgs[5] {
 		t.Errorf("stubbed %v, want only the first read_file result", contents(r.Stubbed))
+	}
+	var kept []*schema.Message
+	for _, rf := range r.Refused {
+		if rf.Violation.Code == pruneguard.CodeIrreducible {
+			kept = append(kept, rf.Messages...)
+		}
+	}
+	if !slices.Contains(kept, c.msgs[3]) || !slices.Contains(kept, c.msgs[7]) {
+		t.Errorf("refusals name %v, want both deploy results", contents(kept))
 	}
 }
 
