@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
 	"github.com/pruneguard/pruneguard"
 	einoguard "github.com/pruneguard/pruneguard/adapters/eino"
@@ -52,4 +54,47 @@ func ExampleSession_Modifier() {
 	// assistant calls call_2
 	// tool call_2: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
 	// tokens: 1034 history: 4000 bytes kept
+}
+
+// Wiring a session into an eino ReAct agent (for an adk ChatModelAgent,
+// pass s.Middleware() in its Middlewares instead).
+func Example() {
+	ctx := context.Background()
+	agentTools := testTools() // read_file and deploy
+	chatModel := &fakeModel{rounds: 6}
+
+	tools, err := einoguard.Tools(ctx, agentTools, map[string]pruneguard.Annotations{
+		"read_file": {ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)},
+	})
+	if err != nil {
+		panic(err)
+	}
+	s, err := einoguard.New(einoguard.Config{
+		Guard: pruneguard.Guard{Budget: 2000, Policy: pruneguard.KeepLastToolUses{Keep: 3, Stub: true}},
+		Tools: tools,
+	})
+	if err != nil {
+		panic(err)
+	}
+	agent, err := react.NewAgent(ctx, &react.AgentConfig{
+		ToolCallingModel: chatModel,
+		ToolsConfig:      compose.ToolsNodeConfig{Tools: agentTools},
+		MessageModifier:  s.Modifier(),
+		MaxStep:          40,
+	})
+	if err != nil {
+		panic(err)
+	}
+	answer, err := agent.Generate(ctx, []*schema.Message{
+		schema.SystemMessage("You are a coding agent."),
+		schema.UserMessage("Read the project."),
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(answer.Content)
+	fmt.Println("tokens in the model's view:", s.Tokens())
+	// Output:
+	// done after 6 rounds
+	// tokens in the model's view: 1656
 }

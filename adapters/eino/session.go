@@ -161,7 +161,9 @@ type Session struct {
 	anon    []pruneguard.CallID
 	tombs   map[string]string // tool name -> tombstone text
 	note    *schema.Message
-	stub    string
+
+	stub       string // the stub text and its tokens
+	stubTokens int
 }
 
 // New returns a session for one conversation. It fails with [ErrBudget]
@@ -175,9 +177,12 @@ func New(cfg Config) (*Session, error) {
 		cfg.Tokens = ApproxTokens
 	}
 	cfg.Tools = slices.Clone(cfg.Tools)
-	s := &Session{cfg: cfg, stub: cfg.Context.StubText}
+	s := &Session{cfg: cfg, stub: cfg.Context.StubText, stubTokens: cfg.Context.StubTokens}
 	if s.stub == "" {
 		s.stub = pruneguard.DefaultStubText
+	}
+	if s.stubTokens <= 0 {
+		s.stubTokens = pruneguard.DefaultStubTokens
 	}
 	if err := s.reset(); err != nil {
 		return nil, err
@@ -239,15 +244,18 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 }
 
 // Prune takes in what is new in msgs, brings the conversation under the
-// budget if it safely can, and returns the list to send. The returned
-// slice is new on every call and belongs to the caller; msgs and its
-// messages are not modified.
+// budget if it safely can, and returns the list to send: a new slice that
+// belongs to the caller. Neither msgs nor its messages are modified. A
+// tool result that already carries the stub text (the session's own
+// answer, passed back) counts as a stub.
 //
-// The error is the guard's: a *pruneguard.CeilingError (the list is then
-// the furthest safe prune), or an error matching
-// pruneguard.ErrInvalidInput when msgs is not a well-formed conversation
-// (a tool result for a call it does not hold, a second result for one
-// call); msgs is then returned as given, and the next pass rebuilds.
+// Errors: an error matching pruneguard.ErrInvalidInput when msgs is not a
+// well-formed conversation (a nil message, a tool result for a call it
+// does not hold, a second result for one call), with msgs returned as
+// given; the next pass then rebuilds. Otherwise the error is the guard's,
+// with the list pruned as far as it went: a *pruneguard.CeilingError, or
+// the *pruneguard.InputError of a policy that named what the session does
+// not hold.
 func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.Message, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -313,7 +321,11 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 		}
 		s.seq++
 		id := messageID(s.seq)
-		e := Event(m, id, s.cfg.Tokens(m))
+		tokens := s.cfg.Tokens(m)
+		if m.Role == schema.Tool && m.Content == s.stub {
+			tokens = min(tokens, s.stubTokens)
+		}
+		e := Event(m, id, tokens)
 		if s.cfg.Facts != nil {
 			e.Facts = s.cfg.Facts(m)
 		}

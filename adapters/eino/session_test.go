@@ -425,3 +425,30 @@ func TestWithSession(t *testing.T) {
 		t.Error("without a session in the context the hook's own session is used")
 	}
 }
+
+// The session's own stubs, passed back in a list it must rebuild from,
+// count as stubs: they are not cleared again.
+func TestOwnStubsPassedBack(t *testing.T) {
+	s := mustNew(t, einoguard.Config{
+		Guard: pruneguard.Guard{Budget: 700, Policy: pruneguard.KeepLastToolUses{Keep: 1, Stub: true}},
+		Tools: []pruneguard.Tool{readTool},
+	})
+	c := newConv("task").round("read_file", 2000).round("read_file", 2000).round("read_file", 2000)
+	out, r := prune(t, s, c.msgs)
+	if len(r.Stubbed) != 2 {
+		t.Fatalf("stubbed %d, want 2", len(r.Stubbed))
+	}
+	tokens := s.Tokens()
+	back := slices.Clone(out)
+	back[0] = schema.SystemMessage("a new prompt of the same length.") // forces a rebuild
+	again, r := prune(t, s, back)
+	if !r.Rebuilt || len(r.Stubbed) != 0 || r.Result.Outcome != pruneguard.UnderBudget {
+		t.Errorf("rebuilt %v, stubbed %d again, outcome %s", r.Rebuilt, len(r.Stubbed), r.Result.Outcome)
+	}
+	if s.Tokens() != tokens+einoguard.ApproxTokens(back[0])-einoguard.ApproxTokens(out[0]) {
+		t.Errorf("tokens %d after the rebuild, %d before", s.Tokens(), tokens)
+	}
+	if len(again) != len(back) || again[3] != back[3] {
+		t.Error("a stub passed back was replaced")
+	}
+}
