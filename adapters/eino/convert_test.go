@@ -3,6 +3,7 @@ package einoguard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/cloudwego/eino/components/tool"
@@ -113,11 +114,11 @@ func TestToolOf(t *testing.T) {
 	if err != nil || string(bare.Schema) != `{"type":"object","properties":{}}` || !bare.Mutating() || bare.OutputClass() != pruneguard.Irreducible {
 		t.Errorf("a tool without parameters or annotations: %s %v %v, %v", bare.Schema, bare.Mutating(), bare.OutputClass(), err)
 	}
-	if _, err := einoguard.ToolOf(&schema.ToolInfo{}, closedWorld); err == nil {
-		t.Error("a nameless tool was accepted")
+	if _, err := einoguard.ToolOf(&schema.ToolInfo{}, closedWorld); !errors.Is(err, einoguard.ErrToolInfo) {
+		t.Errorf("a nameless tool: %v", err)
 	}
-	if _, err := einoguard.ToolOf(nil, closedWorld); err == nil {
-		t.Error("a nil tool was accepted")
+	if _, err := einoguard.ToolOf(nil, closedWorld); !errors.Is(err, einoguard.ErrToolInfo) {
+		t.Errorf("a nil tool: %v", err)
 	}
 }
 
@@ -132,8 +133,8 @@ func TestTools(t *testing.T) {
 	if !json.Valid(ts[0].Schema) || len(ts[0].Schema) < 20 {
 		t.Errorf("read_file schema %s", ts[0].Schema)
 	}
-	if _, err := einoguard.Tools(context.Background(), []tool.BaseTool{badTool{}}, nil); err == nil {
-		t.Error("a tool whose Info fails was accepted")
+	if _, err := einoguard.Tools(context.Background(), []tool.BaseTool{badTool{}}, nil); !errors.Is(err, einoguard.ErrToolInfo) || !errors.Is(err, context.Canceled) {
+		t.Errorf("a tool whose Info fails: %v", err)
 	}
 }
 

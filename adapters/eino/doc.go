@@ -2,8 +2,9 @@
 // github.com/cloudwego/eino: before each model call it prunes the message
 // list under a token budget, and only in ways the pruneguard gates allow.
 // A tool call never loses its result nor a result its call, a call and its
-// parallel siblings go together, results of tools that change the world
-// stay, the system prompt and the latest user message stay.
+// parallel siblings go together, results the MCP annotations call
+// irreducible (of tools that change the world or read an open one) stay,
+// and so do the system prompt and the latest user message.
 //
 // A [Session] follows one conversation. It maps eino's messages to
 // pruneguard events (an assistant message's ToolCalls become calls under

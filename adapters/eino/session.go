@@ -46,7 +46,8 @@ type Config struct {
 	OnReport func(context.Context, Report)
 }
 
-// Report says what one pass of a [Session] did.
+// Report says what one pass of a [Session] did. Sessions make them; the
+// zero Report describes a pass that took nothing in and did nothing.
 type Report struct {
 	// Taken is how many messages of the list were new to the session.
 	Taken int
@@ -73,7 +74,8 @@ type Report struct {
 // Refusal is one refusal of the guard with the messages it kept in the
 // prompt: a unit held back by the commit boundary, content the
 // regenerability gate found irreducible, the latest user message under
-// its planned step.
+// its planned step. Sessions make them in a [Report]; the zero Refusal
+// names nothing.
 type Refusal struct {
 	Violation *pruneguard.Violation
 	// Messages are the messages the violation names that the session

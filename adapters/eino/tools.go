@@ -3,12 +3,18 @@ package einoguard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/schema"
 	"github.com/pruneguard/pruneguard"
 )
+
+// ErrToolInfo is matched (errors.Is) by the errors of [ToolOf] and
+// [Tools]: a tool without a name, or whose description or parameter
+// schema cannot be had. The error's text names the tool.
+var ErrToolInfo = errors.New("einoguard: tool info")
 
 // emptyParams is the schema of a tool that takes no parameters.
 var emptyParams = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -21,18 +27,18 @@ var emptyParams = json.RawMessage(`{"type":"object","properties":{}}`)
 // (ReadOnlyHint true, OpenWorldHint false) has results the guard may clear.
 func ToolOf(info *schema.ToolInfo, a pruneguard.Annotations) (pruneguard.Tool, error) {
 	if info == nil || info.Name == "" {
-		return pruneguard.Tool{}, fmt.Errorf("einoguard: tool info without a name")
+		return pruneguard.Tool{}, fmt.Errorf("%w: no name", ErrToolInfo)
 	}
 	t := pruneguard.Tool{Name: info.Name, Annotations: a, Schema: emptyParams}
 	if info.ParamsOneOf != nil {
 		js, err := info.ToJSONSchema()
 		if err != nil {
-			return pruneguard.Tool{}, fmt.Errorf("einoguard: tool %q: %w", info.Name, err)
+			return pruneguard.Tool{}, fmt.Errorf("%w: tool %q: %w", ErrToolInfo, info.Name, err)
 		}
 		if js != nil {
 			b, err := json.Marshal(js)
 			if err != nil {
-				return pruneguard.Tool{}, fmt.Errorf("einoguard: tool %q: %w", info.Name, err)
+				return pruneguard.Tool{}, fmt.Errorf("%w: tool %q: %w", ErrToolInfo, info.Name, err)
 			}
 			t.Schema = b
 		}
@@ -48,7 +54,7 @@ func Tools(ctx context.Context, tools []tool.BaseTool, ann map[string]pruneguard
 	for _, bt := range tools {
 		info, err := bt.Info(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("einoguard: tool info: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrToolInfo, err)
 		}
 		t, err := ToolOf(info, ann[info.Name])
 		if err != nil {
