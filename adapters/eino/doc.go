@@ -1,0 +1,40 @@
+// Package einoguard guards the context window of agents built with
+// github.com/cloudwego/eino: before each model call it prunes the message
+// list under a token budget, and only in ways the pruneguard gates allow.
+// A tool call never loses its result nor a result its call, a call and its
+// parallel siblings go together, results the MCP annotations call
+// irreducible (of tools that change the world or read an open one) stay,
+// and so do the system prompt and the latest user message.
+//
+// A [Session] follows one conversation. It maps eino's messages to
+// pruneguard events (an assistant message's ToolCalls become calls under
+// eino's call ids, a tool message answers its ToolCallID, reasoning
+// content stays with the message that carries it) and the guard's
+// decisions back to eino's types: evicted messages leave the list,
+// cleared tool results keep their call id under a placeholder, tombstones
+// become one system message. It plugs in where eino lets a caller rewrite
+// the messages before a model call:
+//
+//   - [Session.Modifier] for react.AgentConfig's MessageModifier (or
+//     MessageRewriter) in github.com/cloudwego/eino/flow/agent/react;
+//   - [Session.Middleware] for adk.ChatModelAgentConfig's Middlewares;
+//   - [PreHandler] for a chat model node of a compose graph.
+//
+// Wiring it into a react agent:
+//
+//	tools, _ := einoguard.Tools(ctx, []tool.BaseTool{readFile}, map[string]pruneguard.Annotations{
+//		"read_file": {ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)},
+//	})
+//	s, err := einoguard.New(einoguard.Config{
+//		Guard: pruneguard.Guard{Budget: 60000, Policy: pruneguard.KeepLastToolUses{Keep: 3, Stub: true}},
+//		Tools: tools,
+//	})
+//	agent, err := react.NewAgent(ctx, &react.AgentConfig{
+//		ToolCallingModel: chatModel,
+//		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{readFile}},
+//		MessageModifier:  s.Modifier(),
+//	})
+//
+// Tools the session is not told about take MCP's default annotations:
+// they count as mutating, and their results are never cleared.
+package einoguard
