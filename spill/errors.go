@@ -33,6 +33,9 @@ var (
 	// ErrOpenMessage: the message is still streaming; its content is not
 	// final and cannot be spilled.
 	ErrOpenMessage = errors.New("spill: message is still streaming")
+	// ErrNotText: an id, role or tool name of a message to spill is not
+	// UTF-8. (Content and call arguments may be any bytes.)
+	ErrNotText = errors.New("spill: id, role or tool name is not UTF-8")
 	// ErrNothingToSpill: a spill named no messages.
 	ErrNothingToSpill = errors.New("spill: no messages to spill")
 	// ErrForeignPointer: the pointer names another store than the

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -79,6 +80,24 @@ func untext(s string, b []byte) []byte {
 		return nil
 	}
 	return []byte(s)
+}
+
+// checkText refuses a message whose names JSON text cannot hold exactly.
+func checkText(m pruneguard.Message) error {
+	ok := utf8.ValidString(string(m.ID)) && utf8.ValidString(string(m.Role))
+	for _, c := range m.Calls {
+		ok = ok && utf8.ValidString(string(c.ID)) && utf8.ValidString(c.Tool)
+	}
+	for _, a := range m.Answers {
+		ok = ok && utf8.ValidString(string(a))
+	}
+	for _, st := range m.NeededBy {
+		ok = ok && utf8.ValidString(string(st))
+	}
+	if !ok {
+		return &MessageError{ID: m.ID, Err: ErrNotText}
+	}
+	return nil
 }
 
 func toRecord(m pruneguard.Message) record {
@@ -171,10 +190,14 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// encodeSegment returns the stored form of ms under key.
+// encodeSegment returns the stored form of ms under key. Ids, roles and
+// tool names must be UTF-8, which JSON text can hold exactly.
 func encodeSegment(key string, ms []pruneguard.Message) ([]byte, error) {
 	rs := make([]record, len(ms))
 	for i, m := range ms {
+		if err := checkText(m); err != nil {
+			return nil, err
+		}
 		rs[i] = toRecord(m)
 	}
 	body, err := marshal(rs)
@@ -219,4 +242,18 @@ func decodeSegment(key string, b []byte) ([]pruneguard.Message, []byte, error) {
 		ms[i] = m
 	}
 	return ms, s.Messages, nil
+}
+
+// sameMessages reports whether recalled messages are the spilled ones:
+// equal in every field a segment keeps, with empty and nil bytes alike.
+func sameMessages(got, want []pruneguard.Message) bool {
+	return slices.EqualFunc(got, want, func(g, w pruneguard.Message) bool {
+		return g.ID == w.ID && g.Role == w.Role && g.Tokens == w.Tokens &&
+			bytes.Equal(g.Content, w.Content) && g.Class == w.Class &&
+			g.Facts == w.Facts && g.Pinned == w.Pinned &&
+			slices.Equal(g.Answers, w.Answers) && slices.Equal(g.NeededBy, w.NeededBy) &&
+			slices.EqualFunc(g.Calls, w.Calls, func(a, b pruneguard.Call) bool {
+				return a.ID == b.ID && a.Tool == b.Tool && bytes.Equal(a.Args, b.Args)
+			})
+	})
 }

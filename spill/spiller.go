@@ -87,7 +87,7 @@ func (s *Spiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, er
 func (s *Spiller) write(key string, ms []pruneguard.Message) (pruneguard.Pointer, error) {
 	b, err := encodeSegment(key, ms)
 	if err != nil {
-		return pruneguard.Pointer{}, keyErr("spill", key, err)
+		return pruneguard.Pointer{}, err
 	}
 	if err := s.Store.Put(key, b); err != nil {
 		return pruneguard.Pointer{}, wrapKey("spill", key, err)
@@ -98,6 +98,9 @@ func (s *Spiller) write(key string, ms []pruneguard.Message) (pruneguard.Pointer
 	}
 	if !bytes.Equal(back, b) {
 		return pruneguard.Pointer{}, keyErr("spill", key, fmt.Errorf("%w: content read back differs from content written", ErrCorrupt))
+	}
+	if got, _, err := decodeSegment(key, back); err != nil || !sameMessages(got, ms) {
+		return pruneguard.Pointer{}, keyErr("spill", key, fmt.Errorf("%w: messages read back differ from messages spilled", ErrCorrupt))
 	}
 	s.remember(key, nil)
 	return pruneguard.Pointer{Store: s.name(), Key: key}, nil
