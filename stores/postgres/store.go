@@ -108,25 +108,39 @@ func (s *Store) ready(ctx context.Context, op, key string) error {
 	if s.created.Load() {
 		return nil
 	}
-	_, err := s.DB.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table()+` (
-		key text PRIMARY KEY,
-		content bytea NOT NULL,
-		length bigint NOT NULL,
-		sha256 bytea NOT NULL,
-		created timestamptz NOT NULL DEFAULT now()
-	)`)
-	// Hosts creating the table at once may collide on the catalog; the
-	// table then exists.
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (pe.Code == "42P07" || pe.Code == "23505") {
-		err = nil
-	}
-	if err != nil {
+	if err := s.create(ctx); err != nil {
 		return &spill.KeyError{Op: op, Key: key, Err: fmt.Errorf("creating table %s: %w", s.table(), err)}
 	}
 	s.created.Store(true)
 	return nil
 }
+
+// create creates the table if it is absent. Hosts creating it at once
+// would collide in the catalog, so creators take a transaction-scoped
+// advisory lock on the table's name first.
+func (s *Store) create(ctx context.Context) error {
+	tx, err := s.DB.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, advisoryClass, s.table()); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table()+` (
+		key text PRIMARY KEY,
+		content bytea NOT NULL,
+		length bigint NOT NULL,
+		sha256 bytea NOT NULL,
+		created timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// advisoryClass is the first key of the advisory lock create takes.
+const advisoryClass int32 = 0x70677370 // "pgsp"
 
 // Put inserts content under key and commits durably; see the package
 // documentation. A used key fails with [spill.ErrKeyExists].
