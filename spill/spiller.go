@@ -36,7 +36,9 @@ const segmentPrefix = "seg-"
 // host wrote) by reading it from the store once, then remembers the
 // answer. Set Name to tell stores apart in pointers (default
 // [DefaultName]); Spillers that share a Store must share its Name to
-// resolve each other's pointers.
+// resolve each other's pointers. A runtime resuming sessions another
+// process wrote may call [Spiller.Verify] on their pointers first, so that
+// Resolvable, which the gates call during a prune, answers from memory.
 //
 // The zero Spiller has no store: its methods change nothing and fail with
 // an error matching [ErrNoStore], and Resolvable answers false. A Spiller
