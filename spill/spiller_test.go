@@ -313,6 +313,22 @@ func TestRestartResolvesEarlierPointers(t *testing.T) {
 	assert.False(t, second.Resolvable(pruneguard.Pointer{Store: "disk", Key: "../etc/passwd"}))
 	assert.False(t, (&spill.Spiller{Store: dir}).Resolvable(p), "another store name")
 
+	// A restored session: its messages carry the pointers, and the gate
+	// lets them go on the new Spiller's word.
+	restored := pruneguard.NewContext(pruneguard.Config{Resolver: second})
+	require.NoError(t, restored.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "pay"}}, Pointer: p}))
+	require.NoError(t, restored.Append(pruneguard.Message{ID: "r1", Content: []byte(`{"nonce":"8f3a"}`), Answers: []pruneguard.CallID{"k1"},
+		Facts: pruneguard.OneTimeSecret, Pointer: p}))
+	d, err := restored.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
+	require.NoError(t, err)
+	assert.Equal(t, []pruneguard.MessageID{"a1", "r1"}, d.Evict)
+	elsewhere := pruneguard.NewContext(pruneguard.Config{Resolver: &spill.Spiller{Store: &spill.Memory{}, Name: "disk"}})
+	for _, m := range restored.Messages() {
+		require.NoError(t, elsewhere.Append(m))
+	}
+	_, err = elsewhere.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
+	require.ErrorIs(t, err, pruneguard.ErrRegen, "a store that lacks the segment resolves nothing")
+
 	// A new Spiller of the same store writes to keys of its own.
 	c2 := nonceContext(t, second)
 	p2, err := second.Spill(c2, "r1")
