@@ -65,6 +65,10 @@ func (s *Spiller) ready() bool { return s != nil && s.Store != nil }
 // touch any Context: record the pointer with [pruneguard.Context.Spill],
 // or use [Spiller.Spill]. The messages must be complete: a streaming
 // message's content is not final (Spill checks this; SpillMessages cannot).
+// It fails with [ErrNotText] for an id, role or tool name that is not
+// UTF-8, with [ErrCorrupt] when what the store gives back differs from
+// what was written, and with the store's error otherwise; no pointer is
+// handed out then.
 func (s *Spiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error) {
 	if !s.ready() {
 		return pruneguard.Pointer{}, ErrNoStore
