@@ -1,0 +1,61 @@
+package spill
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Memory is a Store in memory, for tests and for single-process runtimes
+// whose prompt, not process, is the scarce resource. Its Puts are durable
+// only for the life of the process. The zero Memory is an empty store,
+// ready to use. It is safe for concurrent use; it must not be copied after
+// first use.
+type Memory struct {
+	mu sync.RWMutex
+	m  map[string][]byte // nil value: deleted, the key stays used
+}
+
+// Put stores a copy of content under key. A key that holds content, or
+// held content that was deleted, is refused with [ErrKeyExists].
+func (s *Memory) Put(key string, content []byte) error {
+	if !ValidKey(key) {
+		return keyErr("put", key, ErrBadKey)
+	}
+	b := make([]byte, len(content)) // never nil: nil marks a deleted key
+	copy(b, content)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, used := s.m[key]; used {
+		return keyErr("put", key, ErrKeyExists)
+	}
+	if s.m == nil {
+		s.m = make(map[string][]byte)
+	}
+	s.m[key] = b
+	return nil
+}
+
+// Get returns a copy of the content under key.
+func (s *Memory) Get(key string) ([]byte, error) {
+	if !ValidKey(key) {
+		return nil, keyErr("get", key, ErrBadKey)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	b := s.m[key]
+	if b == nil {
+		return nil, keyErr("get", key, ErrNotFound)
+	}
+	return bytes.Clone(b), nil
+}
+
+// Delete removes the content under key, as a store that expires content
+// would. The key stays used: a later Put to it is refused, so a pointer to
+// it never comes to mean other content.
+func (s *Memory) Delete(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[key]; ok {
+		s.m[key] = nil
+	}
+}

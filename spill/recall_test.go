@@ -1,0 +1,112 @@
+package spill_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+)
+
+func TestRecallTool(t *testing.T) {
+	tool := spill.RecallTool()
+	assert.Equal(t, spill.RecallToolName, tool.Name)
+	assert.Equal(t, pruneguard.Reconstructible, tool.OutputClass(), "its answers may be pruned again")
+	assert.False(t, tool.Mutating())
+	var schema struct {
+		Type       string                     `json:"type"`
+		Desc       string                     `json:"description"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	require.NoError(t, json.Unmarshal(tool.Schema, &schema))
+	assert.Equal(t, "object", schema.Type)
+	assert.NotEmpty(t, schema.Desc)
+	assert.Contains(t, schema.Properties, "key")
+	assert.Equal(t, []string{"key"}, schema.Required)
+
+	c := pruneguard.NewContext(pruneguard.Config{})
+	require.NoError(t, c.RegisterTool(tool), "a Context accepts it")
+}
+
+func TestHandleRecall(t *testing.T) {
+	s := &spill.Spiller{Store: &spill.Memory{}, Name: "scratch"}
+	c := nonceContext(t, s)
+	p, err := s.Spill(c, "a1", "r1")
+	require.NoError(t, err)
+
+	for _, arg := range []string{p.Key, "scratch:" + p.Key, " " + p.Key + "\n"} {
+		args, _ := json.Marshal(map[string]string{"key": arg})
+		out, err := s.HandleRecall(args)
+		require.NoError(t, err, arg)
+		var got []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+		require.Len(t, got, 2)
+		assert.Equal(t, "a1", got[0]["id"])
+		assert.Equal(t, "r1", got[1]["id"])
+		assert.Equal(t, `{"nonce":"8f3a"}`, got[1]["content"], "content as text a model reads")
+		assert.Equal(t, []any{"k1"}, got[1]["answers"])
+	}
+
+	fresh := &spill.Spiller{Store: s.Store, Name: "scratch"}
+	out, err := fresh.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	require.NoError(t, err, "another process answers too")
+	assert.Contains(t, out, "8f3a")
+	assert.True(t, fresh.Resolvable(p))
+
+	_, err = s.HandleRecall(json.RawMessage(`{"key":"seg-nope"}`))
+	assert.ErrorIs(t, err, spill.ErrNotFound)
+	var ke *spill.KeyError
+	require.ErrorAs(t, err, &ke)
+	assert.Equal(t, "seg-nope", ke.Key)
+	assert.Contains(t, err.Error(), "seg-nope")
+
+	for _, bad := range []string{`{}`, `[]`, `"k"`, `{"key":5}`, `nope`, ``} {
+		_, err := s.HandleRecall(json.RawMessage(bad))
+		assert.ErrorIs(t, err, spill.ErrBadRecall, bad)
+	}
+	_, err = s.HandleRecall(json.RawMessage(`{"key":"../x"}`))
+	assert.ErrorIs(t, err, spill.ErrBadKey)
+	_, err = s.HandleRecall(json.RawMessage(`{"key":"../x"}`))
+	assert.ErrorIs(t, err, spill.ErrBadKey, "a bad key is not remembered as anything else")
+}
+
+func TestHandleRecallBinaryContent(t *testing.T) {
+	s := &spill.Spiller{Store: &spill.Memory{}}
+	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m", Content: []byte{0xff, 0, 1}}})
+	require.NoError(t, err)
+	out, err := s.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	require.NoError(t, err)
+	assert.Equal(t, `[{"id":"m","content_base64":"/wAB"}]`, out)
+}
+
+func TestPointerText(t *testing.T) {
+	p := pruneguard.Pointer{Store: "scratch", Key: "seg-1"}
+	text := spill.PointerText(p)
+	assert.Contains(t, text, "scratch:seg-1")
+	assert.Contains(t, text, spill.RecallToolName+` with key "seg-1"`)
+	assert.NotContains(t, strings.ToLower(text), "call the tool again")
+	assert.NotContains(t, text, pruneguard.DefaultStubText)
+}
+
+// The model reads a placeholder instead of the spilled messages, calls
+// the recall tool with the key it names, and gets the messages back.
+func ExampleSpiller_HandleRecall() {
+	s := &spill.Spiller{Store: &spill.Memory{}, Name: "scratch"}
+	p, _ := s.SpillMessages([]pruneguard.Message{
+		{ID: "r7", Role: pruneguard.RoleTool, Content: []byte("ulimit -n: unlimited (cgroup A)"), Facts: pruneguard.TransientState},
+	})
+	placeholder := spill.PointerText(p)
+	fmt.Println(strings.Contains(placeholder, `call recall with key "`+p.Key+`"`))
+
+	answer, err := s.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	fmt.Println(answer, err)
+	// Output:
+	// true
+	// [{"id":"r7","role":"tool","content":"ulimit -n: unlimited (cgroup A)","facts":["transient-state"]}] <nil>
+}

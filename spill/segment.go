@@ -1,0 +1,259 @@
+package spill
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// segmentFormat names the layout of a segment; a reader refuses others.
+const segmentFormat = "pruneguard-spill-segment/1"
+
+// segment is what a Spiller stores under one key: the messages of one
+// spill, with the key they were stored under and a checksum of their
+// encoding, so a segment read back from any store can be checked on its
+// own.
+type segment struct {
+	Format   string          `json:"format"`
+	Key      string          `json:"key"`
+	Count    int             `json:"count"`
+	SHA256   string          `json:"sha256"`
+	Messages json.RawMessage `json:"messages"`
+}
+
+// record is one message as a segment holds it, and as a recall answer
+// shows it to a model. Content and call arguments are kept as text when
+// they are UTF-8, as base64 otherwise, so that every byte comes back.
+type record struct {
+	ID            string       `json:"id"`
+	Role          string       `json:"role,omitempty"`
+	Tokens        int          `json:"tokens,omitempty"`
+	Content       string       `json:"content,omitempty"`
+	ContentBase64 []byte       `json:"content_base64,omitempty"`
+	Calls         []callRecord `json:"calls,omitempty"`
+	Answers       []string     `json:"answers,omitempty"`
+	Class         string       `json:"class,omitempty"`
+	Facts         []string     `json:"facts,omitempty"`
+	Pinned        bool         `json:"pinned,omitempty"`
+	NeededBy      []string     `json:"needed_by,omitempty"`
+}
+
+type callRecord struct {
+	ID         string `json:"id"`
+	Tool       string `json:"tool"`
+	Args       string `json:"args,omitempty"`
+	ArgsBase64 []byte `json:"args_base64,omitempty"`
+}
+
+// classes are the classes a record may name.
+var classes = []pruneguard.Class{pruneguard.Reconstructible, pruneguard.Durable, pruneguard.Irreducible}
+
+// factNames name the facts a record may carry; other bits are written as
+// "bit-N".
+var factNames = map[pruneguard.Facts]string{
+	pruneguard.NegativeResult: "negative-result",
+	pruneguard.TransientState: "transient-state",
+	pruneguard.OneTimeSecret:  "one-time-secret",
+	pruneguard.UserConstraint: "user-constraint",
+}
+
+func text(b []byte) (string, []byte) {
+	if utf8.Valid(b) {
+		return string(b), nil
+	}
+	return "", b
+}
+
+func untext(s string, b []byte) []byte {
+	if b != nil {
+		return b
+	}
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// checkText refuses a message whose names JSON text cannot hold exactly.
+func checkText(m pruneguard.Message) error {
+	ok := utf8.ValidString(string(m.ID)) && utf8.ValidString(string(m.Role))
+	for _, c := range m.Calls {
+		ok = ok && utf8.ValidString(string(c.ID)) && utf8.ValidString(c.Tool)
+	}
+	for _, a := range m.Answers {
+		ok = ok && utf8.ValidString(string(a))
+	}
+	for _, st := range m.NeededBy {
+		ok = ok && utf8.ValidString(string(st))
+	}
+	if !ok {
+		return &MessageError{ID: m.ID, Err: ErrNotText}
+	}
+	return nil
+}
+
+func toRecord(m pruneguard.Message) record {
+	r := record{ID: string(m.ID), Role: string(m.Role), Tokens: m.Tokens, Pinned: m.Pinned}
+	r.Content, r.ContentBase64 = text(m.Content)
+	for _, c := range m.Calls {
+		cr := callRecord{ID: string(c.ID), Tool: c.Tool}
+		cr.Args, cr.ArgsBase64 = text(c.Args)
+		r.Calls = append(r.Calls, cr)
+	}
+	for _, a := range m.Answers {
+		r.Answers = append(r.Answers, string(a))
+	}
+	if m.Class != pruneguard.ClassUnset {
+		r.Class = m.Class.String()
+	}
+	for f := m.Facts; f != 0; f &= f - 1 {
+		bit := f & -f
+		name, ok := factNames[bit]
+		if !ok {
+			name = fmt.Sprintf("bit-%d", bits.TrailingZeros8(uint8(bit)))
+		}
+		r.Facts = append(r.Facts, name)
+	}
+	for _, s := range m.NeededBy {
+		r.NeededBy = append(r.NeededBy, string(s))
+	}
+	return r
+}
+
+func fromRecord(r record) (pruneguard.Message, error) {
+	m := pruneguard.Message{
+		ID:      pruneguard.MessageID(r.ID),
+		Role:    pruneguard.Role(r.Role),
+		Tokens:  r.Tokens,
+		Content: untext(r.Content, r.ContentBase64),
+		Pinned:  r.Pinned,
+	}
+	for _, cr := range r.Calls {
+		m.Calls = append(m.Calls, pruneguard.Call{ID: pruneguard.CallID(cr.ID), Tool: cr.Tool, Args: untext(cr.Args, cr.ArgsBase64)})
+	}
+	for _, a := range r.Answers {
+		m.Answers = append(m.Answers, pruneguard.CallID(a))
+	}
+	if r.Class != "" {
+		i := 0
+		for i < len(classes) && classes[i].String() != r.Class {
+			i++
+		}
+		if i == len(classes) {
+			return m, fmt.Errorf("unknown class %q", r.Class)
+		}
+		m.Class = classes[i]
+	}
+	for _, name := range r.Facts {
+		f, err := parseFact(name)
+		if err != nil {
+			return m, err
+		}
+		m.Facts |= f
+	}
+	for _, s := range r.NeededBy {
+		m.NeededBy = append(m.NeededBy, pruneguard.StepID(s))
+	}
+	return m, nil
+}
+
+func parseFact(name string) (pruneguard.Facts, error) {
+	for f, n := range factNames {
+		if n == name {
+			return f, nil
+		}
+	}
+	var bit uint
+	if _, err := fmt.Sscanf(name, "bit-%d", &bit); err == nil && bit < 8 && name == fmt.Sprintf("bit-%d", bit) {
+		return pruneguard.Facts(1) << bit, nil
+	}
+	return 0, fmt.Errorf("unknown fact %q", name)
+}
+
+// marshal encodes v as compact JSON without HTML escaping, so that text a
+// model reads back is the text that was spilled.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// encodeSegment returns the stored form of ms under key. Ids, roles and
+// tool names must be UTF-8, which JSON text can hold exactly.
+func encodeSegment(key string, ms []pruneguard.Message) ([]byte, error) {
+	rs := make([]record, len(ms))
+	for i, m := range ms {
+		if err := checkText(m); err != nil {
+			return nil, err
+		}
+		rs[i] = toRecord(m)
+	}
+	body, err := marshal(rs)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	return marshal(segment{Format: segmentFormat, Key: key, Count: len(ms), SHA256: hex.EncodeToString(sum[:]), Messages: body})
+}
+
+// decodeSegment checks a stored segment of key and returns its messages
+// and the encoding of its messages. Anything amiss is an error matching
+// [ErrCorrupt].
+func decodeSegment(key string, b []byte) ([]pruneguard.Message, []byte, error) {
+	var s segment
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, nil, fmt.Errorf("%w: not a segment: %v", ErrCorrupt, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if s.Format != segmentFormat {
+		return nil, nil, fmt.Errorf("%w: segment format %q", ErrCorrupt, s.Format)
+	}
+	if s.Key != key {
+		return nil, nil, fmt.Errorf("%w: segment of key %q", ErrCorrupt, s.Key)
+	}
+	sum := sha256.Sum256(s.Messages)
+	if hex.EncodeToString(sum[:]) != s.SHA256 {
+		return nil, nil, fmt.Errorf("%w: segment checksum mismatch", ErrCorrupt)
+	}
+	var rs []record
+	if err := json.Unmarshal(s.Messages, &rs); err != nil {
+		return nil, nil, fmt.Errorf("%w: segment messages: %v", ErrCorrupt, err)
+	}
+	if len(rs) != s.Count || len(rs) == 0 {
+		return nil, nil, fmt.Errorf("%w: segment holds %d messages, says %d", ErrCorrupt, len(rs), s.Count)
+	}
+	ms := make([]pruneguard.Message, len(rs))
+	for i, r := range rs {
+		m, err := fromRecord(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: message %d: %v", ErrCorrupt, i, err)
+		}
+		ms[i] = m
+	}
+	return ms, s.Messages, nil
+}
+
+// sameMessages reports whether recalled messages are the spilled ones:
+// equal in every field a segment keeps, with empty and nil bytes alike.
+func sameMessages(got, want []pruneguard.Message) bool {
+	return slices.EqualFunc(got, want, func(g, w pruneguard.Message) bool {
+		return g.ID == w.ID && g.Role == w.Role && g.Tokens == w.Tokens &&
+			bytes.Equal(g.Content, w.Content) && g.Class == w.Class &&
+			g.Facts == w.Facts && g.Pinned == w.Pinned &&
+			slices.Equal(g.Answers, w.Answers) && slices.Equal(g.NeededBy, w.NeededBy) &&
+			slices.EqualFunc(g.Calls, w.Calls, func(a, b pruneguard.Call) bool {
+				return a.ID == b.ID && a.Tool == b.Tool && bytes.Equal(a.Args, b.Args)
+			})
+	})
+}

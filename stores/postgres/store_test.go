@@ -1,0 +1,150 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+	"github.com/pruneguard/pruneguard/spill/storetest"
+	"github.com/pruneguard/pruneguard/stores/postgres"
+)
+
+// urlEnv names the database the tests use. Without it they skip, except
+// under CI, where that is a failure.
+const urlEnv = "PRUNEGUARD_TEST_POSTGRES_URL"
+
+func pool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	url := os.Getenv(urlEnv)
+	if url == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set; CI must run these tests against a real server", urlEnv)
+		}
+		t.Skipf("%s is not set", urlEnv)
+	}
+	p, err := pgxpool.New(context.Background(), url)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	require.NoError(t, p.Ping(context.Background()))
+	return p
+}
+
+// table returns a table name no other test run uses, dropped when the
+// test ends.
+func table(t *testing.T, db *pgxpool.Pool) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "pruneguard_spill_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		db.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize())
+	})
+	return name
+}
+
+func TestConformance(t *testing.T) {
+	db := pool(t)
+	name := table(t, db)
+	storetest.Run(t, func(*testing.T) spill.Store { return &postgres.Store{DB: db, Table: name} })
+	// The default table may hold rows of earlier runs; the suite's keys
+	// are its own.
+	require.NoError(t, storetest.TestStore(func() (spill.Store, error) { return &postgres.Store{DB: db}, nil }))
+}
+
+func TestTableCreatedByRacingHosts(t *testing.T) {
+	db := pool(t)
+	name := table(t, db)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A pool each, as separate hosts have.
+			p, err := pgxpool.New(context.Background(), os.Getenv(urlEnv))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer p.Close()
+			s := &postgres.Store{DB: p, Table: name}
+			errs[i] = s.Put("k"+string(rune('a'+i)), []byte("v"))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		assert.NoError(t, err)
+	}
+}
+
+func TestSpillerAcrossHosts(t *testing.T) {
+	db := pool(t)
+	name := table(t, db)
+	hostA := &spill.Spiller{Store: &postgres.Store{DB: db, Table: name}, Name: "fleet"}
+	hostB := &spill.Spiller{Store: &postgres.Store{DB: pool(t), Table: name}, Name: "fleet"}
+
+	c := pruneguard.NewContext(pruneguard.Config{Resolver: hostA})
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "pay"}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "r1", Content: []byte("nonce=8f3a"), Answers: []pruneguard.CallID{"k1"}, Facts: pruneguard.OneTimeSecret}))
+	ptr, err := hostA.Spill(c, "a1", "r1")
+	require.NoError(t, err)
+
+	assert.True(t, hostB.Resolvable(ptr), "a pointer one host wrote resolves on another")
+	ms, err := hostB.Recall(ptr)
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	assert.Equal(t, "nonce=8f3a", string(ms[1].Content))
+}
+
+func TestDamagedRow(t *testing.T) {
+	db := pool(t)
+	name := table(t, db)
+	s := &postgres.Store{DB: db, Table: name}
+	require.NoError(t, s.Put("k", []byte("a measurement")))
+	for what, update := range map[string]string{
+		"content changed":   `UPDATE %s SET content = 'a measurfment'::bytea WHERE key = 'k'`,
+		"content truncated": `UPDATE %s SET content = 'a meas'::bytea WHERE key = 'k'`,
+		"checksum changed":  `UPDATE %s SET sha256 = '\x00'::bytea WHERE key = 'k'`,
+	} {
+		_, err := db.Exec(context.Background(), fmt.Sprintf(update, pgx.Identifier{name}.Sanitize()))
+		require.NoError(t, err)
+		got, err := s.Get("k")
+		assert.Nil(t, got, what)
+		assert.ErrorIs(t, err, spill.ErrCorrupt, what)
+		var ke *spill.KeyError
+		require.ErrorAs(t, err, &ke)
+		assert.Equal(t, "k", ke.Key)
+	}
+}
+
+func TestZeroStore(t *testing.T) {
+	var s postgres.Store
+	assert.ErrorIs(t, s.Put("k", nil), spill.ErrNoStore)
+	_, err := s.Get("k")
+	assert.ErrorIs(t, err, spill.ErrNoStore)
+}
+
+func TestUnreachableServer(t *testing.T) {
+	p, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	require.NoError(t, err)
+	defer p.Close()
+	s := &postgres.Store{DB: p}
+	err = s.Put("k", []byte("v"))
+	require.Error(t, err)
+	var ke *spill.KeyError
+	require.ErrorAs(t, err, &ke)
+	assert.NotErrorIs(t, err, spill.ErrKeyExists)
+	_, err = s.Get("k")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, spill.ErrNotFound, "a failed read is not a missing key")
+}

@@ -1,0 +1,132 @@
+// Package redis keeps spilled content in Redis, so that a pointer one
+// host wrote resolves on every host of a fleet that shares the server.
+// Its [Store] is a [spill.Store]: hand it to a [spill.Spiller].
+//
+// The package is named after its directory; import it under another
+// name, such as spillredis, next to github.com/redis/go-redis/v9.
+//
+// # Durability
+//
+// Redis acknowledges a write once it is applied in memory. How much of
+// that survives depends on the server's configuration, not on this
+// package:
+//
+//   - appendonly yes, appendfsync always: the append-only file is
+//     written and fsynced before Redis replies, so a Put that returned
+//     survives a crash of Redis or of the machine. This is the setting
+//     under which Store keeps the spill.Store contract to the letter.
+//   - appendonly yes, appendfsync everysec (the usual AOF setting): the
+//     file is written before the reply but fsynced about once a second;
+//     a crash of Redis loses nothing, a crash of the machine up to about
+//     a second of acknowledged Puts.
+//   - appendonly no (Redis's default): only RDB snapshots persist; a
+//     restart loses every Put since the last snapshot.
+//   - Replication is asynchronous: a failover to a replica can lose Puts
+//     the old primary acknowledged, whatever the settings above.
+//   - An eviction policy other than noeviction (maxmemory-policy), or a
+//     FLUSHDB, deletes content: its pointers stop resolving.
+//
+// A lost Put is never mistaken for content: Get reports it missing, and a
+// Spiller then counts its pointer unresolvable. Every value carries its
+// key, length and SHA-256 (see [spill.Seal]), so a value overwritten or
+// damaged by another client is refused with [spill.ErrCorrupt].
+package redis
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/pruneguard/pruneguard/spill"
+)
+
+// DefaultPrefix starts the Redis key of every spill key when
+// Store.Prefix is empty.
+const DefaultPrefix = "pruneguard:spill:"
+
+// DefaultTimeout bounds each operation when Store.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// Store is a [spill.Store] on a Redis server. Put writes with SET NX, so
+// a key is never reused, even by Puts racing on several hosts; the value
+// is the content sealed with [spill.Seal].
+//
+// Client is any go-redis client (*goredis.Client, *goredis.ClusterClient,
+// *goredis.Ring). Prefix namespaces the keys (default [DefaultPrefix]);
+// Stores that share a server must share it to see each other's content.
+// Timeout bounds each operation (default [DefaultTimeout]).
+//
+// A Store is a plain value, safe for concurrent use as its Client is.
+// The zero Store has no client: Put and Get fail with [spill.ErrNoStore].
+type Store struct {
+	Client  goredis.Cmdable
+	Prefix  string
+	Timeout time.Duration
+}
+
+func (s Store) redisKey(key string) string {
+	if s.Prefix == "" {
+		return DefaultPrefix + key
+	}
+	return s.Prefix + key
+}
+
+func (s Store) context() (context.Context, context.CancelFunc) {
+	t := s.Timeout
+	if t <= 0 {
+		t = DefaultTimeout
+	}
+	return context.WithTimeout(context.Background(), t)
+}
+
+func (s Store) check(op, key string) error {
+	if s.Client == nil {
+		return &spill.KeyError{Op: op, Key: key, Err: spill.ErrNoStore}
+	}
+	if !spill.ValidKey(key) {
+		return &spill.KeyError{Op: op, Key: key, Err: spill.ErrBadKey}
+	}
+	return nil
+}
+
+// Put stores content under key with SET NX. A used key fails with
+// [spill.ErrKeyExists]. When Put returns nil the primary has the value;
+// see the package documentation for what survives a crash.
+func (s Store) Put(key string, content []byte) error {
+	if err := s.check("put", key); err != nil {
+		return err
+	}
+	ctx, cancel := s.context()
+	defer cancel()
+	ok, err := s.Client.SetNX(ctx, s.redisKey(key), spill.Seal(key, content), 0).Result()
+	if err != nil {
+		return &spill.KeyError{Op: "put", Key: key, Err: err}
+	}
+	if !ok {
+		return &spill.KeyError{Op: "put", Key: key, Err: spill.ErrKeyExists}
+	}
+	return nil
+}
+
+// Get returns the content under key after checking its seal.
+func (s Store) Get(key string) ([]byte, error) {
+	if err := s.check("get", key); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.context()
+	defer cancel()
+	b, err := s.Client.Get(ctx, s.redisKey(key)).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return nil, &spill.KeyError{Op: "get", Key: key, Err: spill.ErrNotFound}
+	}
+	if err != nil {
+		return nil, &spill.KeyError{Op: "get", Key: key, Err: err}
+	}
+	content, err := spill.Unseal(key, b)
+	if err != nil {
+		return nil, &spill.KeyError{Op: "get", Key: key, Err: err}
+	}
+	return content, nil
+}

@@ -1,0 +1,121 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+	"github.com/pruneguard/pruneguard/spill/storetest"
+	spillredis "github.com/pruneguard/pruneguard/stores/redis"
+)
+
+// addrEnv names the server the tests use. Without it they skip, except
+// under CI, where that is a failure.
+const addrEnv = "PRUNEGUARD_TEST_REDIS_ADDR"
+
+func client(t *testing.T) *goredis.Client {
+	t.Helper()
+	addr := os.Getenv(addrEnv)
+	if addr == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set; CI must run these tests against a real server", addrEnv)
+		}
+		t.Skipf("%s is not set", addrEnv)
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	require.NoError(t, c.Ping(context.Background()).Err(), "redis at %s", addr)
+	return c
+}
+
+// prefix is a key prefix no other test run uses.
+func prefix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "pruneguard-test:" + hex.EncodeToString(b) + ":"
+}
+
+func TestConformance(t *testing.T) {
+	c := client(t)
+	p := prefix()
+	storetest.Run(t, func(*testing.T) spill.Store { return spillredis.Store{Client: c, Prefix: p} })
+	require.NoError(t, storetest.TestStore(func() (spill.Store, error) { return spillredis.Store{Client: c}, nil }),
+		"with the default prefix")
+}
+
+func TestSpillerAcrossHosts(t *testing.T) {
+	p := prefix()
+	hostA := &spill.Spiller{Store: spillredis.Store{Client: client(t), Prefix: p}, Name: "fleet"}
+	hostB := &spill.Spiller{Store: spillredis.Store{Client: client(t), Prefix: p}, Name: "fleet"}
+
+	c := pruneguard.NewContext(pruneguard.Config{Resolver: hostA})
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "pay"}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "r1", Content: []byte("nonce=8f3a"), Answers: []pruneguard.CallID{"k1"}, Facts: pruneguard.OneTimeSecret}))
+	ptr, err := hostA.Spill(c, "a1", "r1")
+	require.NoError(t, err)
+
+	assert.True(t, hostB.Resolvable(ptr), "a pointer one host wrote resolves on another")
+	ms, err := hostB.Recall(ptr)
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	assert.Equal(t, "nonce=8f3a", string(ms[1].Content))
+	assert.False(t, (&spill.Spiller{Store: spillredis.Store{Client: client(t), Prefix: prefix()}, Name: "fleet"}).Resolvable(ptr),
+		"another prefix is another store")
+}
+
+func TestDamagedValue(t *testing.T) {
+	c := client(t)
+	p := prefix()
+	s := spillredis.Store{Client: c, Prefix: p}
+	ctx := context.Background()
+	require.NoError(t, s.Put("k", []byte("a measurement")))
+	raw, err := c.Get(ctx, p+"k").Bytes()
+	require.NoError(t, err)
+
+	for name, v := range map[string][]byte{
+		"overwritten by another client": []byte("plain value"),
+		"truncated":                     raw[:len(raw)-2],
+		"sealed for another key":        spill.Seal("other", []byte("a measurement")),
+	} {
+		require.NoError(t, c.Set(ctx, p+"k", v, 0).Err())
+		got, err := s.Get("k")
+		assert.Nil(t, got, name)
+		assert.ErrorIs(t, err, spill.ErrCorrupt, name)
+	}
+}
+
+func TestZeroStore(t *testing.T) {
+	var s spillredis.Store
+	assert.ErrorIs(t, s.Put("k", nil), spill.ErrNoStore)
+	_, err := s.Get("k")
+	assert.ErrorIs(t, err, spill.ErrNoStore)
+}
+
+// quiet drops go-redis's log lines.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+func TestUnreachableServer(t *testing.T) {
+	goredis.SetLogger(quiet{})
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer c.Close()
+	s := spillredis.Store{Client: c}
+	err := s.Put("k", []byte("v"))
+	require.Error(t, err)
+	var ke *spill.KeyError
+	require.ErrorAs(t, err, &ke)
+	assert.Equal(t, "k", ke.Key)
+	assert.NotErrorIs(t, err, spill.ErrKeyExists)
+	_, err = s.Get("k")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, spill.ErrNotFound, "a failed read is not a missing key")
+}
