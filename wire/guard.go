@@ -127,15 +127,46 @@ type Guarded struct {
 	inputV   []Violation
 	stubText string
 
+	arrays []toolArray // the tools arrays of the body as read
+	// serverClass is the class of each server tool's results, by name,
+	// for the tools a manifest or the body annotates.
+	serverClass map[string]pruneguard.Class
+
 	// Edit state, by index in src.Messages.
+	editState
+	stubCache map[int]stubbed
+	// vouched is the decision Prune screened last: Apply takes it as it is.
+	vouched *pruneguard.Decision
+}
+
+// editState is what the applied decisions did to the body.
+type editState struct {
 	removed    []bool
 	stubbed    []bool
-	stubCache  map[int]Message
 	dropped    map[string]bool
 	compressed map[string]json.RawMessage
 	tombstones map[string]string
 	tombOrder  []string
 }
+
+// stubbed is a message with its results stubbed, or ok false when its
+// results cannot be stubbed.
+type stubbed struct {
+	m  Message
+	ok bool
+}
+
+// saveEdits returns a copy of the edit state.
+func (g *Guarded) saveEdits() editState {
+	return editState{
+		removed: slices.Clone(g.removed), stubbed: slices.Clone(g.stubbed),
+		dropped: maps.Clone(g.dropped), compressed: maps.Clone(g.compressed),
+		tombstones: maps.Clone(g.tombstones), tombOrder: slices.Clone(g.tombOrder),
+	}
+}
+
+// restoreEdits puts back an edit state saveEdits returned.
+func (g *Guarded) restoreEdits(e editState) { g.editState = e }
 
 // ID returns the message id the Context gives message i of the body as
 // read: "m" followed by i.
@@ -183,11 +214,19 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 		cfg.StubTokens = tok.Tokens(mustString(stubText)) + 8
 	}
 	n := len(b.Messages)
+	if !b.hasSystemPrompt() {
+		// No tombstone line may go where there is no system prompt to
+		// carry it (see setTombstones).
+		cfg.NoTombstones = true
+	}
 	g := &Guarded{
 		src: b, ctx: pruneguard.NewContext(cfg), tok: tok, stubText: stubText,
 		ids: make([]pruneguard.MessageID, n), index: make(map[pruneguard.MessageID]int, n),
-		removed: make([]bool, n), stubbed: make([]bool, n), stubCache: map[int]Message{},
-		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{},
+		stubCache: map[int]stubbed{}, arrays: toolArraysOf(b),
+		editState: editState{
+			removed: make([]bool, n), stubbed: make([]bool, n),
+			dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{},
+		},
 	}
 	for i := range b.Messages {
 		g.ids[i] = ID(i)
@@ -213,6 +252,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 			cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: c.Name, Args: c.Args})
 		}
 		cm.Answers = pr.answers[i]
+		cm.Class = g.classOf(m)
 		if err := g.ctx.Append(cm); err != nil {
 			return nil, fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
 		}
@@ -226,7 +266,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 			return nil, fmt.Errorf("wire: %s: couple: %w", b.Dialect, err)
 		}
 	}
-	for _, i := range pinned(b) {
+	for _, i := range pinned(b, pr.stored) {
 		if err := g.ctx.Pin(g.ids[i]); err != nil {
 			return nil, fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
 		}
@@ -263,6 +303,22 @@ func (g *Guarded) registerTools(opts Options) error {
 			byName[t.Name] = t
 		}
 	}
+	// Tools the provider runs: their results are irreducible unless
+	// annotated, whatever opts.Unannotated says.
+	server := map[string]bool{}
+	for i := range g.src.Messages {
+		for _, p := range g.src.Messages[i].Parts {
+			if (p.Kind == PartServerCall || p.Kind == PartServerResult) && p.Name != "" {
+				server[p.Name] = true
+			}
+		}
+	}
+	g.serverClass = map[string]pruneguard.Class{}
+	for name := range server {
+		if mt, ok := byName[name]; ok && mt.Annotations != nil {
+			g.serverClass[name] = pruneguard.Tool{Name: name, Annotations: *mt.Annotations}.OutputClass()
+		}
+	}
 	seen := map[string]bool{}
 	register := func(name string, schema json.RawMessage, ann pruneguard.Annotations, annotated bool) error {
 		if seen[name] {
@@ -281,7 +337,12 @@ func (g *Guarded) registerTools(opts Options) error {
 			schema = nil
 		}
 		t := pruneguard.Tool{Name: name, Schema: schema, Annotations: ann}
-		if !annotated && opts.Unannotated == UnannotatedRegenerable {
+		switch {
+		case server[name] && annotated:
+			g.serverClass[name] = t.OutputClass()
+		case server[name]:
+			t.Output = pruneguard.Irreducible
+		case !annotated && opts.Unannotated == UnannotatedRegenerable:
 			t.Output = pruneguard.Reconstructible
 		}
 		if err := g.ctx.RegisterTool(t); err != nil {
@@ -307,6 +368,34 @@ func (g *Guarded) registerTools(opts Options) error {
 		}
 	}
 	return nil
+}
+
+// classOf returns the class the Context must give message m, when the
+// body says more than its role: a message carrying the results of tools
+// the provider runs (Anthropic server and MCP tool results beside their
+// call, Gemini code execution results, Responses server items, which
+// carry their own outcome) takes the class of those results,
+// irreducible unless the tool is annotated; a compaction block or item,
+// the only record of the history it summarises, is irreducible. Other
+// messages get ClassUnset: the Context derives their class.
+func (g *Guarded) classOf(m *Message) pruneguard.Class {
+	k := pruneguard.ClassUnset
+	if m.Type == "compaction" {
+		return pruneguard.Irreducible
+	}
+	for _, p := range m.Parts {
+		switch {
+		case p.Type == "compaction":
+			return pruneguard.Irreducible
+		case p.Kind == PartServerResult, p.Kind == PartServerCall && g.src.Dialect == OpenAIResponses:
+			c, ok := g.serverClass[p.Name]
+			if !ok {
+				c = pruneguard.Irreducible
+			}
+			k = max(k, c)
+		}
+	}
+	return k
 }
 
 // Context returns the pruneguard.Context built from the body.
@@ -405,7 +494,8 @@ func (g *Guarded) render(removed, stubbed []bool, se *schemaEdits) *Body {
 			changed = true
 		case stubbed[i]:
 			changed = true
-			nb.Messages = append(nb.Messages, g.stubMsg(i))
+			m, _ := g.stubMsg(i)
+			nb.Messages = append(nb.Messages, m)
 		default:
 			nb.Messages = append(nb.Messages, g.src.Messages[i])
 		}
@@ -420,24 +510,29 @@ func (g *Guarded) render(removed, stubbed []bool, se *schemaEdits) *Body {
 	return &nb
 }
 
-func (g *Guarded) stubMsg(i int) Message {
-	if m, ok := g.stubCache[i]; ok {
-		return m
+// stubMsg returns message i with its results stubbed, or the message as
+// read and false when they cannot be.
+func (g *Guarded) stubMsg(i int) (Message, bool) {
+	if s, ok := g.stubCache[i]; ok {
+		return s.m, s.ok
 	}
-	m := g.src.Messages[i]
-	if raw, err := stubMessage(g.src.Dialect, m.Raw, g.stubText); err == nil {
+	s := stubbed{m: g.src.Messages[i]}
+	if raw, err := stubMessage(g.src.Dialect, s.m.Raw, g.stubText); err == nil {
 		if nm, err := parseMessage(g.src.Dialect, raw, false); err == nil {
-			m = nm
+			s = stubbed{m: nm, ok: true}
 		}
 	}
-	g.stubCache[i] = m
-	return m
+	g.stubCache[i] = s
+	return s.m, s.ok
 }
 
 // Tokens counts the tokens of a body with t (nil means [ApproxTokens]):
 // each message, plus the rest of the body (system prompt, tools and
 // settings) with an empty message array.
 func Tokens(b *Body, t Tokenizer) int {
+	if b == nil {
+		return 0
+	}
 	if t == nil {
 		t = ApproxTokens
 	}
@@ -459,12 +554,23 @@ func Overhead(b *Body, t Tokenizer) int {
 	return t.Tokens(b.top.with(b.topEdits([]byte("[]"))))
 }
 
-// Apply carries out a decision of [Guarded.Context]'s Prune (or of
-// [Guarded.Prune]) on the Context and, if that succeeds, on the body.
+// Apply carries out a decision of [Guarded.Prune] (or of the
+// [Guarded.Context]'s own Prune) on the Context and, if that succeeds, on
+// the body. A decision Guarded.Prune returned last was screened already;
+// any other is screened first, and one the screen would not pass whole
+// is refused with a [*ScreenError] (errors.Is [ErrScreen]), changing
+// nothing. Errors of the Context's Apply (a stale or foreign decision)
+// are returned as they are.
 func (g *Guarded) Apply(d *pruneguard.Decision) error {
+	if d != nil && d != g.vouched {
+		if _, refused, _, all := g.screen(d); !all {
+			return &ScreenError{Refusals: refused}
+		}
+	}
 	if err := g.ctx.Apply(d); err != nil {
 		return err
 	}
+	g.vouched = nil
 	g.record(d)
 	return nil
 }
