@@ -442,6 +442,9 @@ func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
 // a result's content: an array of blocks (a client tool_result), or an
 // object holding a tool_references array (a tool search result).
 func toolReferences(content json.RawMessage) []string {
+	if !bytes.Contains(content, []byte(`"tool_reference"`)) {
+		return nil // one fast scan instead of a decode, for most results
+	}
 	blocks, ok := asArray(content)
 	if !ok {
 		obj, ok := asObject(content)
@@ -452,7 +455,7 @@ func toolReferences(content json.RawMessage) []string {
 	}
 	var names []string
 	for _, raw := range blocks {
-		if kindOf(raw) != '{' || !bytes.Contains(raw, []byte("tool_reference")) {
+		if kindOf(raw) != '{' || !bytes.Contains(raw, []byte(`"tool_reference"`)) {
 			continue
 		}
 		blk, ok := asObject(raw)
