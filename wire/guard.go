@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pruneguard/pruneguard"
 )
@@ -210,6 +211,9 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 	if stubText == "" {
 		stubText = pruneguard.DefaultStubText
 	}
+	if strings.TrimSpace(stubText) == "" {
+		return nil, errors.New("wire: the stub text is blank; providers reject blank tool results")
+	}
 	if cfg.StubTokens <= 0 {
 		cfg.StubTokens = tok.Tokens(mustString(stubText)) + 8
 	}
@@ -252,7 +256,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 			cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: c.Name, Args: c.Args})
 		}
 		cm.Answers = pr.answers[i]
-		cm.Class = g.classOf(m)
+		cm.Class = g.classOf(m, pr.answers[i], opts.Unannotated)
 		if err := g.ctx.Append(cm); err != nil {
 			return nil, fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
 		}
@@ -371,18 +375,30 @@ func (g *Guarded) registerTools(opts Options) error {
 }
 
 // classOf returns the class the Context must give message m, when the
-// body says more than its role: a message carrying the results of tools
-// the provider runs (Anthropic server and MCP tool results beside their
-// call, Gemini code execution results, Responses server items, which
-// carry their own outcome) takes the class of those results,
-// irreducible unless the tool is annotated; a compaction block or item,
-// the only record of the history it summarises, is irreducible. Other
-// messages get ClassUnset: the Context derives their class.
-func (g *Guarded) classOf(m *Message) pruneguard.Class {
-	k := pruneguard.ClassUnset
+// body says more than the Context can see; answers are the calls its
+// results answer. It only ever makes a message stricter than the
+// Context's own derivation, never laxer:
+//
+//   - a compaction block or item, the only record of the history it
+//     summarises, is irreducible;
+//   - a message carrying the results of tools the provider runs
+//     (Anthropic server and MCP tool results beside their call, Gemini
+//     code execution results, Responses server items, which carry their
+//     own outcome) takes the class of those results: irreducible unless
+//     the body or a manifest annotates the tool, whatever opts.Unannotated
+//     says (web search is open-world); when annotated reproducible, the
+//     message takes that class only if it holds no text of its own;
+//   - a message with results that pair with no call in the body (the
+//     call was lost, or was never there) takes the class of an
+//     unannotated tool, or of the tool the result names: the Context
+//     cannot see which tool ran, so opts.Unannotated decides.
+//
+// Other messages get ClassUnset: the Context derives their class.
+func (g *Guarded) classOf(m *Message, answers []pruneguard.CallID, un Unannotated) pruneguard.Class {
 	if m.Type == "compaction" {
 		return pruneguard.Irreducible
 	}
+	k, server, prose := pruneguard.ClassUnset, false, false
 	for _, p := range m.Parts {
 		switch {
 		case p.Type == "compaction":
@@ -392,7 +408,42 @@ func (g *Guarded) classOf(m *Message) pruneguard.Class {
 			if !ok {
 				c = pruneguard.Irreducible
 			}
-			k = max(k, c)
+			k, server = max(k, c), true
+		case p.Kind == PartText || p.Kind == PartReasoning:
+			prose = prose || strings.TrimSpace(p.Text) != ""
+		}
+	}
+	if server && (k == pruneguard.Irreducible || !prose) {
+		return k
+	}
+	if len(m.Results) <= len(answers) {
+		return pruneguard.ClassUnset
+	}
+	// Results without a call: the class of their tool when the result
+	// names one the Context knows, of an unannotated tool otherwise; with
+	// the classes of the calls the other results answer.
+	k = pruneguard.Reconstructible
+	unknown := pruneguard.Tool{}
+	if un == UnannotatedRegenerable {
+		unknown.Output = pruneguard.Reconstructible
+	}
+	for _, p := range m.Parts {
+		if p.Kind != PartResult {
+			continue
+		}
+		t := unknown
+		if ts, ok := g.ctx.Tool(p.Name); ok && p.Name != "" {
+			t = ts.Tool
+		}
+		k = max(k, t.OutputClass())
+	}
+	for _, c := range answers {
+		if i, ok := callerOf(c); ok && i < len(g.src.Messages) {
+			for _, call := range g.src.Messages[i].Calls {
+				if ts, ok := g.ctx.Tool(call.Name); ok {
+					k = max(k, ts.Tool.OutputClass())
+				}
+			}
 		}
 	}
 	return k

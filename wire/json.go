@@ -41,6 +41,11 @@ func parseTop(body []byte) (*topLevel, error) {
 		if !ok {
 			return nil, errors.New("body is not valid JSON: object key is not a string")
 		}
+		if _, dup := t.fields[key]; dup {
+			// Providers differ on which value counts, and an edit would
+			// rewrite only one of them.
+			return nil, fmt.Errorf("body has the key %q twice", key)
+		}
 		off := int(dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {

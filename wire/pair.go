@@ -195,6 +195,23 @@ func pairBody(b *Body) *pairing {
 	return p
 }
 
+// unresolvedServerCall reports a server call among parts with no server
+// result for its id among them.
+func unresolvedServerCall(parts []turnPart) bool {
+	done := map[string]bool{}
+	for _, p := range parts {
+		if p.Kind == PartServerResult {
+			done[p.ID] = true
+		}
+	}
+	for _, p := range parts {
+		if p.Kind == PartServerCall && !done[p.ID] {
+			return true
+		}
+	}
+	return false
+}
+
 // openLegacy reports an unanswered legacy function_call (the call
 // without an id) among m's calls.
 func openLegacy(m *Message, done []bool) bool {
@@ -326,6 +343,23 @@ func pinned(b *Body, stored []int) []int {
 		reasoning = reasoning || m.Reasoning
 		for _, c := range m.Calls {
 			reasoning = reasoning || c.Signed
+		}
+	}
+	// A server tool call whose result has not come (Anthropic pause_turn)
+	// is in flight: the last assistant turn holding one goes back as it
+	// is.
+	if b.Dialect == Anthropic {
+		turns := mergeTurns(msgs)
+		for t := len(turns) - 1; t >= 0; t-- {
+			if turns[t].role != "assistant" {
+				continue
+			}
+			if unresolvedServerCall(turns[t].parts) {
+				for i := turns[t].first; i <= turns[t].last; i++ {
+					out = append(out, i)
+				}
+			}
+			break
 		}
 	}
 	// The first real user message usually states the task: it stays, in

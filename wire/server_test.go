@@ -79,3 +79,17 @@ func TestServerToolAnnotated(t *testing.T) {
 		t.Errorf("class %v, want reconstructible", k)
 	}
 }
+
+// A server tool call whose result has not come yet (Anthropic pause_turn)
+// is in flight: the assistant turn holding it is sent back unchanged, so
+// no prune takes it.
+func TestServerCallInFlightStays(t *testing.T) {
+	body := `{"system":"s","tools":[{"type":"web_search_20250305","name":"web_search"}],
+		"messages":[{"role":"user","content":"news?"},{"role":"assistant","content":"` + longText + `"},{"role":"user","content":"and today?"},
+		{"role":"assistant","content":[{"type":"text","text":"` + longText + `"},{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"news"}}]}]}`
+	in, g := guarded(t, wire.Anthropic, body, wire.Options{Unannotated: wire.UnannotatedRegenerable})
+	g.Check(pruneguard.Guard{Budget: 0})
+	if !containsRaw(g.Body(), in.Messages[3].Raw) {
+		t.Errorf("the paused turn was pruned")
+	}
+}

@@ -225,3 +225,41 @@ func dialectIndex(d wire.Dialect) int {
 	}
 	return 0
 }
+
+// A result whose call is not in the body pairs with nothing; its tool is
+// unknown, so by the MCP defaults it is irreducible (unless unannotated
+// tools are vouched for), and no prune takes it.
+func TestOrphanResultIsIrreducible(t *testing.T) {
+	body := `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"go"},
+		{"role":"tool","tool_call_id":"lost","content":"` + longText + `"},
+		{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`
+	in, g := guarded(t, wire.OpenAIChat, body, wire.Options{})
+	if k, _ := g.Context().ClassOf(wire.ID(2)); k != pruneguard.Irreducible {
+		t.Errorf("class %v", k)
+	}
+	g.Check(pruneguard.Guard{Budget: 0})
+	if !containsRaw(g.Body(), in.Messages[2].Raw) {
+		t.Errorf("the orphan result was pruned")
+	}
+	_, g = guarded(t, wire.OpenAIChat, body, wire.Options{Unannotated: wire.UnannotatedRegenerable})
+	if k, _ := g.Context().ClassOf(wire.ID(2)); k != pruneguard.Reconstructible {
+		t.Errorf("vouched for: class %v", k)
+	}
+}
+
+// A blank stub text would make blank results, which providers reject.
+func TestBlankStubText(t *testing.T) {
+	b := read(t, wire.Bedrock, `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{}}}}]},"messages":[{"role":"user","content":[{"text":"go"}]}]}`)
+	if _, err := b.Context(wire.Options{Config: pruneguard.Config{StubText: " \n\t"}}); err == nil {
+		t.Errorf("Context accepted a blank stub text")
+	}
+}
+
+// A top-level key given twice is ambiguous (providers differ on which
+// value counts, and an edit would rewrite only one): Read refuses it.
+func TestDuplicateTopLevelKey(t *testing.T) {
+	body := `{"messages":[{"role":"user","content":"a"}],"model":"m","messages":[{"role":"user","content":"b"}]}`
+	if _, err := wire.Read([]byte(body), wire.OpenAIChat); err == nil || !strings.Contains(err.Error(), `"messages"`) {
+		t.Errorf("Read: %v", err)
+	}
+}
