@@ -78,15 +78,20 @@ type Options struct {
 	// body declares without one) by tool name. Its annotations win over
 	// those in the body.
 	Manifest *Manifest
-	// Unannotated says how tools without annotations are treated.
+	// Unannotated says how tools without annotations are treated, and
+	// results whose call is not in the body. It does not reach tools the
+	// provider runs: their results are irreducible unless annotated.
 	Unannotated Unannotated
 }
 
 // Unpaired is a call or a result the body's own adjacency rules leave
 // without a partner. The Context holds the message, but not the pairing:
-// a result without a call carries no Answers, and a call without a result
-// (other than the trailing, pending batch) is left out of the message's
-// Calls, so it never holds up the boundary gate.
+// a result without a call carries no Answers (and is classed as an
+// unannotated tool's result), and a call without a result (other than the
+// trailing, pending batch) is left out of the message's Calls, so it
+// never holds up the boundary gate. Not listed: a Responses output that
+// answers a call the server holds, and an MCP approval request the user
+// left unanswered, which pair with nothing legitimately.
 type Unpaired struct {
 	Index  int    // the message's index in the body as read
 	CallID string // the wire call id
@@ -97,7 +102,9 @@ type Unpaired struct {
 type Refusal struct {
 	// Gate is "boundary", "schema", "regen" or "wire". A "wire" refusal
 	// means the body, pruned with the candidate, would break a provider
-	// rule the input did not break.
+	// rule the input did not break, or empty a tools array; or that the
+	// candidate's stub or tombstone would not make the body smaller, or its
+	// stub cannot be made.
 	Gate string
 	// Code is the core's reason code, or for "wire" the provider rule.
 	Code string
@@ -191,13 +198,27 @@ func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.
 // user turn right after it, so that a cut keeps roles alternating and the
 // history starting with a user turn. Pinned: system and developer
 // messages; the first real user message (the task, usually; and the start
-// of the history); the last real user message (not tool results); and,
-// when the body carries reasoning or signed calls, every message from the
+// of the history); the last real user message (not tool results); when
+// the body carries reasoning or signed calls, every message from the
 // last real user message on, where the thinking and signature rules
-// forbid edits.
+// forbid edits; in Responses, outputs answering calls the server holds
+// and item references (see [Validate]); in Anthropic, the last assistant
+// turn when it holds a server tool call still waiting for its result
+// (pause_turn), which goes back unchanged.
 //
 // Tools declared in the body register with their schema and annotations
 // (a manifest's annotations win), and so do tools known only from calls.
+// Messages the Context cannot class for itself get a Class (see the
+// package documentation, "Guarding a body"): results of tools the
+// provider runs, results that pair with no call, compaction blocks and
+// items. Such a class only ever makes a message stricter than the
+// Context's own derivation.
+//
+// When the body has no system prompt that tombstone lines can go into (a
+// Chat body without a system or developer message, a Gemini body without
+// systemInstruction, a Bedrock body without system), opts.Config gets
+// NoTombstones. A Config.StubText that is blank (whitespace only) is an
+// error: providers reject blank results.
 func (b *Body) Context(opts Options) (*Guarded, error) {
 	if b == nil || b.top == nil {
 		return nil, errors.New("wire: context of a body that was not read")

@@ -44,7 +44,8 @@ const (
 	// an id the assistant message did not issue.
 	RuleChatUnknownToolCallID = "openai-chat/unknown-tool-call-id"
 	// RuleChatFunctionWithoutName: a legacy role "function" message has no
-	// name.
+	// name. (A function message is paired with the assistant function_call
+	// right before it, but their pairing is not validated.)
 	RuleChatFunctionWithoutName = "openai-chat/function-without-name"
 	// RuleChatPendingCalls: the body ends on an assistant tool_calls message
 	// with no tool message after it.
@@ -58,11 +59,16 @@ const (
 
 // Rule codes for OpenAI Responses.
 const (
-	// RuleResponsesCallWithoutOutput: a call item has no later output item
-	// with its call_id.
+	// RuleResponsesCallWithoutOutput: a client call item (function_call,
+	// custom_tool_call, computer_call, local_shell_call, shell_call,
+	// apply_patch_call, a client tool_search_call) has no later output item
+	// of its kind answering its id. An MCP approval request may stay
+	// unanswered.
 	RuleResponsesCallWithoutOutput = "openai-responses/call-without-output"
-	// RuleResponsesOutputWithoutCall: an output item has no earlier call
-	// item with its call_id.
+	// RuleResponsesOutputWithoutCall: an output item (or an MCP approval
+	// response) has no earlier call item of its kind with the id it
+	// answers. Not reported when previous_response_id, a conversation or
+	// an item_reference is in the request: the call may be stored.
 	RuleResponsesOutputWithoutCall = "openai-responses/output-without-call"
 	// RuleResponsesReasoningWithoutFollower: a reasoning item is last or is
 	// followed by another reasoning item or by a user message.
@@ -72,8 +78,9 @@ const (
 	// RuleResponsesReasoningNotPersisted: with "store": false a reasoning
 	// item lacks encrypted_content, so the server cannot resolve it.
 	RuleResponsesReasoningNotPersisted = "openai-responses/reasoning-not-persisted"
-	// RuleResponsesPendingCalls: call items at the end of the input, after
-	// the last output item and the last user message, without outputs.
+	// RuleResponsesPendingCalls: client call items at the end of the
+	// input, after the last output item and the last user message, without
+	// outputs.
 	RuleResponsesPendingCalls = "openai-responses/pending-calls"
 	// RuleResponsesEmptyInput: the input array is empty. The wording is
 	// this package's own: no provider error for it is on record.
