@@ -366,7 +366,8 @@ func (b *Body) Remove(indexes []int) error {
 //     call output becomes one chunk with the text as stdout, empty stderr
 //     and the first chunk's outcome. A computer call output (a
 //     screenshot), a client tool search output (a tool list) and an MCP
-//     approval response carry nothing text can replace: Stub refuses them.
+//     approval response carry nothing text can replace: Stub refuses them
+//     with an error matching [ErrUnstubbable].
 //   - Anthropic: the content of each tool_result block becomes the text
 //     (images and documents in it go); tool_reference blocks in it stay,
 //     after the text, since they name tools that must stay loaded.
@@ -388,7 +389,7 @@ func (b *Body) Stub(index int, text string) error {
 	}
 	raw, err := stubMessage(b.Dialect, m.Raw, text)
 	if err != nil {
-		return fmt.Errorf("wire: stub: %s[%d]: %v", b.key, index, err)
+		return fmt.Errorf("wire: stub: %s[%d]: %w", b.key, index, err)
 	}
 	nm, err := parseMessage(b.Dialect, raw, false)
 	if err != nil {

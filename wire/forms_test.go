@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -268,7 +269,7 @@ func TestResponsesStubShapes(t *testing.T) {
 		chunks[0].Stderr == nil || string(chunks[0].Outcome) != `{"type":"exit","exit_code":3}` {
 		t.Errorf("shell_call_output stubbed as %s", out)
 	}
-	if err := b.Stub(6, "[pruned]"); err == nil {
+	if err := b.Stub(6, "[pruned]"); !errors.Is(err, wire.ErrUnstubbable) {
 		t.Errorf("a computer_call_output (a screenshot) was stubbed with text: %s", b.Messages[6].Raw)
 	}
 	if v := b.Validate(); len(v) > 0 {

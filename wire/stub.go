@@ -92,9 +92,11 @@ func stubMessage(d Dialect, raw json.RawMessage, text string) (json.RawMessage, 
 	return json.Marshal(obj)
 }
 
-// errNoStub is the error of a stub of a result whose content cannot
-// become text.
-var errNoStub = errors.New("the result's content cannot be replaced by text")
+// ErrUnstubbable is matched (with errors.Is) by the error [Body.Stub]
+// returns for a result whose content cannot become text: a Responses
+// computer call output (a screenshot), client tool search output (a tool
+// list) or MCP approval response.
+var ErrUnstubbable = errors.New("wire: the result's content cannot be replaced by text")
 
 // stubResponsesOutput returns the output of a Responses output item of
 // type typ, whose output was out, replaced by text (textJSON encoded):
@@ -121,7 +123,7 @@ func stubResponsesOutput(typ string, out json.RawMessage, text string, textJSON 
 		}
 		return json.Marshal([]map[string]json.RawMessage{{"stdout": textJSON, "stderr": json.RawMessage(`""`), "outcome": outcome}})
 	}
-	return nil, fmt.Errorf("%s: %w", typ, errNoStub)
+	return nil, fmt.Errorf("%s: %w", typ, ErrUnstubbable)
 }
 
 // referenceBlocks returns the tool_reference blocks of a tool_result's
