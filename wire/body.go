@@ -40,10 +40,15 @@ type Part struct {
 	// "functionCall" or "toolResult".
 	Type string
 	// ID is the call id for calls and server calls, and the id of the
-	// answered call for results. It may be empty for Gemini parts.
+	// answered call for results. It may be empty for Gemini parts and for
+	// OpenAI Chat legacy function calls and function results, which have
+	// none.
 	ID string
-	// Name is the tool name of calls, and of results when the wire format
-	// carries it.
+	// Name is the tool name of calls and server calls, and of results
+	// when the wire format carries it (server results take the name of
+	// their server call; Gemini code execution parts are "code_execution";
+	// Responses server items name their hosted tool by type, such as
+	// "web_search", or their MCP tool).
 	Name string
 	// Text is the text of text and reasoning parts (Anthropic thinking,
 	// Gemini thought text) when present.
@@ -56,8 +61,9 @@ type Part struct {
 
 // Call is a client tool call emitted by a message.
 type Call struct {
-	// ID is the call id (tool_call id, tool_use id, call_id, toolUseId). It
-	// is empty for Gemini calls sent without an id.
+	// ID is the call id (tool_call id, tool_use id, call_id, toolUseId, an
+	// MCP approval request's id). It is empty for Gemini calls sent without
+	// an id and for OpenAI Chat legacy function_call messages.
 	ID string
 	// Name is the tool name.
 	Name string
@@ -100,6 +106,11 @@ type Message struct {
 	ServerToolUse bool
 	// Texts lists the text parts in order.
 	Texts []string
+	// References lists the tools named by tool_reference blocks (left in
+	// the history by Anthropic tool search, inside a tool search result or
+	// a tool_result), in order. The API rejects a request whose history
+	// references a tool its tools array does not declare.
+	References []string
 	// Empty reports missing, null, "" or [] content.
 	Empty bool
 }
@@ -138,12 +149,17 @@ type Body struct {
 	thinking      string // anthropic: thinking.type
 	hasToolConfig bool   // bedrock
 	storeFalse    bool   // responses
+	continues     bool   // responses: previous_response_id or conversation set
 }
 
 // Read parses a request body of dialect d. An empty d means Detect is
 // used. A Responses input given as a plain string reads as one user
-// message whose Raw is that JSON string. The error names what is wrong and where, for example
+// message whose Raw is that JSON string. The error names what is wrong
+// and where, on one line, for example
 // "wire: anthropic: messages[3].content[1]: tool_result without tool_use_id".
+// Bytes that are not UTF-8, or a leading byte order mark, are refused
+// with an error wrapping a [*TextError], as providers refuse them; any
+// number the JSON grammar allows is accepted and kept as written.
 func Read(body []byte, d Dialect) (*Body, error) {
 	if d == "" {
 		var err error
@@ -157,7 +173,7 @@ func Read(body []byte, d Dialect) (*Body, error) {
 	}
 	top, err := parseTop(body)
 	if err != nil {
-		return nil, fmt.Errorf("wire: %s: %v", d, err)
+		return nil, fmt.Errorf("wire: %s: %w", d, err)
 	}
 	b := &Body{Dialect: d, top: top, key: key}
 	raw, ok := top.fields[key]
@@ -197,7 +213,16 @@ func (e *pathErr) Error() string {
 }
 
 func errAt(path, format string, args ...any) error {
-	return &pathErr{path: path, msg: fmt.Sprintf(format, args...)}
+	return &pathErr{path: path, msg: oneLine(fmt.Sprintf(format, args...))}
+}
+
+// oneLine escapes line breaks, which a value quoted from the body may
+// hold, so that an error stays on one line.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
 }
 
 func parseMessage(d Dialect, raw json.RawMessage, inputString bool) (Message, error) {
@@ -249,6 +274,10 @@ func (b *Body) readTopFacts() error {
 		b.hasToolConfig = ok && !isNull(raw)
 	case OpenAIResponses:
 		b.storeFalse = strings.TrimSpace(string(f["store"])) == "false"
+		b.continues = !isNull(f["previous_response_id"]) || !isNull(f["conversation"])
+		for i := range b.Messages {
+			b.continues = b.continues || b.Messages[i].Type == "item_reference"
+		}
 	}
 	return nil
 }
@@ -325,11 +354,28 @@ func (b *Body) Remove(indexes []int) error {
 }
 
 // Stub replaces the content of every tool result carried by message index
-// with the placeholder text, keeping the result block, its ids and the
-// call. Anthropic tool_result content, chat tool message content, Responses
-// function_call_output output, Gemini functionResponse response (as
-// {"result": text}) and Bedrock toolResult content (as [{"text": text}]) are
-// replaced. text must not be blank, since providers reject empty results.
+// with the placeholder text, keeping the result's envelope: its block or
+// item, its ids, its name, its error flag or status, its cache control,
+// and the call. What is replaced, per dialect:
+//
+//   - OpenAI Chat: the content of a tool or legacy function message
+//     becomes the text.
+//   - OpenAI Responses: the output of a function, custom tool, local
+//     shell or apply patch call output becomes the text (an output given
+//     as an array of content parts becomes one input_text part); a shell
+//     call output becomes one chunk with the text as stdout, empty stderr
+//     and the first chunk's outcome. A computer call output (a
+//     screenshot), a client tool search output (a tool list) and an MCP
+//     approval response carry nothing text can replace: Stub refuses them
+//     with an error matching [ErrUnstubbable].
+//   - Anthropic: the content of each tool_result block becomes the text
+//     (images and documents in it go); tool_reference blocks in it stay,
+//     after the text, since they name tools that must stay loaded.
+//   - Gemini: each functionResponse's response becomes {"result": text}
+//     and its multimodal parts go.
+//   - Bedrock: each toolResult's content becomes [{"text": text}].
+//
+// text must not be blank, since providers reject empty results.
 func (b *Body) Stub(index int, text string) error {
 	if index < 0 || index >= len(b.Messages) {
 		return fmt.Errorf("wire: stub: index %d out of range [0,%d)", index, len(b.Messages))
@@ -343,7 +389,7 @@ func (b *Body) Stub(index int, text string) error {
 	}
 	raw, err := stubMessage(b.Dialect, m.Raw, text)
 	if err != nil {
-		return fmt.Errorf("wire: stub: %s[%d]: %v", b.key, index, err)
+		return fmt.Errorf("wire: stub: %s[%d]: %w", b.key, index, err)
 	}
 	nm, err := parseMessage(b.Dialect, raw, false)
 	if err != nil {

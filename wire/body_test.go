@@ -30,7 +30,7 @@ func TestReadErrors(t *testing.T) {
 		{OpenAIChat, `{"messages":[]} x`, "wire: openai-chat: body is not valid JSON: data after the top-level object"},
 		{OpenAIResponses, `{"input":[{"type":"function_call","name":"f"}]}`, "wire: openai-responses: input[0]: function_call without call_id"},
 		{OpenAIResponses, `{"input":[{"type":"function_call_output","output":"x"}]}`, "wire: openai-responses: input[0]: function_call_output without call_id"},
-		{OpenAIResponses, `{"input":[{"content":"x"}]}`, "wire: openai-responses: input[0]: item without type or role"},
+		{OpenAIResponses, `{"input":[{"content":"x"}]}`, "wire: openai-responses: input[0]: item without type, role or id"},
 		{OpenAIResponses, `{"input":5}`, "wire: openai-responses: input is a number, not an array"},
 		{Gemini, `{"contents":[{"role":"model","parts":[{"functionCall":{"args":{}}}]}]}`, "wire: gemini: contents[0].parts[0]: functionCall without name"},
 		{Gemini, `{"contents":[{"role":"model","parts":{}}]}`, "wire: gemini: contents[0].parts: parts is an object, not an array"},

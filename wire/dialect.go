@@ -68,7 +68,7 @@ func (d Dialect) entryName() string {
 func Detect(body []byte) (Dialect, error) {
 	top, err := parseTop(body)
 	if err != nil {
-		return "", fmt.Errorf("wire: detect: %v", err)
+		return "", fmt.Errorf("wire: detect: %w", err)
 	}
 	f := top.fields
 	if raw, ok := f["contents"]; ok && kindOf(raw) == '[' {
@@ -169,6 +169,9 @@ func detectMessages(msgs []json.RawMessage) Dialect {
 			return OpenAIChat
 		}
 		if _, ok := obj["tool_call_id"]; ok {
+			return OpenAIChat
+		}
+		if fc, ok := obj["function_call"]; ok && !isNull(fc) {
 			return OpenAIChat
 		}
 		blocks, ok := asArray(obj["content"])

@@ -6,97 +6,203 @@
 // Bedrock Converse. [Read] parses a request body into a [Body]: every
 // message (or Responses item) is kept as its raw JSON together with the
 // structural facts extracted from it (role, tool calls, the call ids its
-// tool results answer, reasoning, server-side tool use and text). Fields the
-// package does not model are never lost: [Body.Marshal] writes the original
-// top-level object back and only replaces the message array (and the tools
-// array and system prompt of a guarded body) when it was edited, so an
-// untouched body comes back byte for byte.
+// tool results answer, reasoning, server-side tool use, tool references
+// and text). Fields the package does not model are never lost:
+// [Body.Marshal] writes the original top-level object back and only
+// replaces the message array (and the tools array and system prompt of a
+// guarded body) when it was edited, so an untouched body comes back byte
+// for byte.
 //
-// [Validate] (and [Body.Validate]) lists the structural problems a provider
-// would reject with HTTP 400, each as a [Violation] with a stable rule code,
-// the message index and the provider's own error wording. A body that ends
-// on tool calls still waiting for their results is reported with the
-// separate "<dialect>/pending-calls" rule, because live agent histories
-// legitimately end that way.
+// # Input
+//
+// A body is a JSON object in UTF-8. Read (and [Detect], [Unwrap],
+// [ReadManifest]) refuses bytes that are not UTF-8 and a leading byte
+// order mark, with an error wrapping a [*TextError] that gives the
+// offset: RFC 8259 rules both out, providers reject them, and an edit
+// that re-encodes a string would silently replace the bad bytes. A
+// top-level key given twice is refused too: providers differ on which
+// value counts, and an edit would rewrite only one. Any number the JSON
+// grammar allows is accepted and written back as it was read (1e400,
+// -0, 30-digit integers). Nesting deeper than encoding/json allows
+// (10,000 levels) is a read error. Every error is one line.
+//
+// # What each dialect's messages hold
+//
+// Calls and results are what Read pairs and what a prune keeps together:
+//
+//   - OpenAI Chat: an assistant message's tool_calls (function or custom)
+//     are answered by tool messages (tool_call_id, or SWE-agent's
+//     tool_call_ids list). Legacy function calling, which real clients
+//     still send, is read too: an assistant message's function_call is a
+//     call without an id, answered by the role "function" message right
+//     after it; the request's functions array declares tools and its
+//     function_call field names one, as tool_choice does.
+//   - OpenAI Responses: client-executed call items and the output items
+//     that answer them, matched by kind and id: function_call and
+//     custom_tool_call, computer_call, shell_call and apply_patch_call
+//     (each by call_id), local_shell_call (its output gives the call's
+//     call_id as id), a tool_search_call run by the client, and an MCP
+//     approval request (answered by an mcp_approval_response's
+//     approval_request_id; a request may stay unanswered). Items run by
+//     the provider (web_search_call, file_search_call,
+//     code_interpreter_call, image_generation_call, mcp_call,
+//     mcp_list_tools, server tool search) carry their own outcome. An
+//     item with only an id is an item_reference.
+//   - Anthropic: tool_use blocks are answered by tool_result blocks of the
+//     next user turn. server_tool_use and mcp_tool_use blocks are answered
+//     by their *_tool_result block in the same assistant turn. A
+//     tool_reference block (tool search, inside a tool search result or a
+//     tool_result) names a tool the request must declare: it is listed
+//     in [Message].References.
+//   - Gemini: functionCall parts are answered by the functionResponse
+//     parts of the next turn, by id when both sides carry ids, by
+//     position otherwise. executableCode and codeExecutionResult parts are
+//     the provider's code execution tool.
+//   - Bedrock: toolUse blocks are answered by toolResult blocks of the
+//     next user message.
 //
 // # What Validate checks
+//
+// [Validate] (and [Body.Validate]) lists the structural problems a
+// provider would reject with HTTP 400, each as a [Violation] with a stable
+// rule code, the message index and the provider's wording. A body that
+// ends on tool calls still waiting for their results is reported with the
+// separate "<dialect>/pending-calls" rule, because live agent histories
+// legitimately end that way. Wordings are the providers' own where one is
+// on record (listed in each rule's documentation); the others follow the
+// provider's pattern and are named below.
 //
 // In every dialect the history must not be empty: an empty messages,
 // input or contents array is reported under "<dialect>/empty-messages"
 // ("openai-responses/empty-input", "gemini/empty-contents") and nothing
-// else is checked. The OpenAI Chat, Anthropic and Gemini wording is the
-// providers' own; the Responses and Bedrock wording is this package's, as
-// no provider error for an empty history in those dialects is on record
-// (Responses may accept one that continues a previous_response_id; it is
-// reported all the same, since a pruned history should never be empty).
+// else is checked. The Responses and Bedrock wordings are this package's,
+// as no provider error for an empty history in those dialects is on
+// record (Responses may accept one that continues a previous_response_id;
+// it is reported all the same, since a pruned history should never be
+// empty).
 //
 // Pairing follows each provider's own adjacency rules, never a global id
 // map, because real agents reuse call ids (tau-bench's gpt-4o does):
 //
 //   - OpenAI Chat: after an assistant message with tool_calls only tool
-//     messages may follow until every id is answered; a tool message must
-//     sit in such a block and answer one of its ids, and no other tool
-//     message of the block may answer the same id; a legacy function
-//     message needs a name.
-//   - OpenAI Responses: every call item (function_call, custom_tool_call,
-//     computer_call) needs a later output with its call_id and every output
-//     an earlier call; a reasoning item must be followed by an item that is
-//     neither reasoning nor a user message; item ids are unique; with
-//     "store": false reasoning items need encrypted_content.
+//     messages may follow until every id is answered ("An assistant
+//     message with 'tool_calls' must be followed by tool messages
+//     responding to each 'tool_call_id'."); a tool message must sit in
+//     such a block ("messages with role 'tool' must be a response to a
+//     preceeding message with 'tool_calls'") and answer one of its ids,
+//     and no other tool message of the block may answer the same id; a
+//     legacy function message needs a name ("messages with role
+//     'function' must have a 'name'"). A legacy function_call and its
+//     function message are paired for pruning but not validated: no
+//     provider error for their pairing is on record.
+//   - OpenAI Responses: every client call item needs a later output of its
+//     kind with its id ("No tool output found for function call <id>.")
+//     and every output an earlier call ("No tool call found for function
+//     call output with call_id <id>."; the other kinds follow the same
+//     pattern with their own names); an unanswered MCP approval request is
+//     not reported. With previous_response_id, a conversation or an
+//     item_reference in the input, an output without its call in the
+//     input answers a call the server holds and is not reported. A
+//     reasoning item must be followed by an item that is neither
+//     reasoning nor a user message ("Item '<id>' of type 'reasoning' was
+//     provided without its required following item."); item ids are
+//     unique ("Duplicate item found with id <id>."); with "store": false
+//     reasoning items need encrypted_content ("Items are not persisted
+//     when `store` is set to false.").
 //   - Anthropic: consecutive same-role messages are merged first, as the
 //     API does. The turn after an assistant turn with tool_use must be a
-//     user turn starting with a tool_result for every id; each tool_result
-//     answers a tool_use of the previous turn, once; tool_use ids are unique
-//     within a turn; tool_result only in user turns; no empty message
-//     except a final assistant one; no blank text; the first message is a
-//     user message; thinking blocks come first in their turn; with thinking
-//     enabled the assistant turn of an active tool loop starts with
-//     thinking (checked only when the body carries thinking at all); with
-//     thinking off the final assistant message holds none; server tool
-//     results follow their server_tool_use in the same turn.
+//     user turn starting with a tool_result for every id ("`tool_use` ids
+//     were found without `tool_result` blocks immediately after"); each
+//     tool_result answers a tool_use of the previous turn ("unexpected
+//     `tool_use_id` found in `tool_result` blocks"), once ("each tool_use
+//     must have a single result"); tool_use ids are unique within a turn;
+//     tool_result only in user turns; no empty message except a final
+//     assistant one ("all messages must have non-empty content except for
+//     the optional final assistant message"); no blank text ("text content
+//     blocks must be non-empty"); the first message is a user message;
+//     thinking blocks come first in their turn; with thinking enabled the
+//     assistant turn of an active tool loop starts with thinking (checked
+//     only when the body carries thinking at all); with thinking off the
+//     final assistant message holds none ("When thinking is disabled, an
+//     `assistant` message in the final position cannot contain
+//     `thinking`."); server tool results follow their server_tool_use in
+//     the same turn ("Each `<type>` block must have a corresponding
+//     `server_tool_use` block before it.").
 //   - Gemini: a functionCall turn follows a user or functionResponse turn
-//     and is never first; a functionResponse turn directly follows its call
-//     turn with as many response parts as call parts (and the same ids when
-//     both sides carry ids); the first content is a user turn. Thought
+//     and is never first ("Please ensure that function call turn comes
+//     immediately after a user turn or after a function response turn.");
+//     a functionResponse turn directly follows its call turn ("...function
+//     response turn comes immediately after a function call turn.") with
+//     as many response parts as call parts, and the same ids when both
+//     sides carry ids ("...the number of function response parts is equal
+//     to the number of function call parts of the function call turn.");
+//     the first content is a user turn (this package's wording). Thought
 //     signatures: when any functionCall in the body carries a
 //     thoughtSignature (a thinking model), every call step after the last
-//     real user turn must carry one on its first functionCall part. Earlier
-//     steps are not checked, as the API does not check them.
+//     real user turn must carry one on its first functionCall part
+//     ("Function call is missing a thought_signature in functionCall
+//     parts."). Earlier steps are not checked, as the API does not check
+//     them.
 //   - Bedrock: strict alternation starting with a user message (nothing is
-//     merged); the message after toolUse blocks holds a toolResult for each
-//     id and no more results than there were uses; toolConfig is present
-//     when tool blocks are; no blank text.
+//     merged: "A conversation must alternate between user and assistant
+//     roles.", "A conversation must start with a user message."); the
+//     message after toolUse blocks holds a toolResult for each id
+//     ("Expected toolResult blocks at messages.<i>.content for the
+//     following Ids") and no more results than there were uses ("The
+//     number of toolResult blocks ... exceeds the number of toolUse blocks
+//     of previous turn."); toolConfig is present when tool blocks are
+//     ("The toolConfig field must be defined when using toolUse and
+//     toolResult content blocks."); no blank text ("... is blank. Add text
+//     to the text field, and try again."). A toolResult id that matches no
+//     toolUse of the previous turn is reported in this package's wording.
 //
-// Tools arrays and tool choices, which a prune touches when it withdraws
-// schemas: OpenAI Chat rejects an empty tools array and a tool_choice
-// without tools; a tool choice (Chat and Responses tool_choice, Anthropic
-// tool_choice of type tool, Gemini allowed function names, Bedrock
-// toolConfig.toolChoice) must name a declared tool; Bedrock rejects an
-// empty toolConfig.tools; Anthropic rejects tool_use and tool_result
-// blocks when the tools array is empty ("Requests which include
-// `tool_use` or `tool_result` blocks must define tools.", the API's
-// wording). A body with no tools field at all is not reported in
-// Anthropic, since recorded histories (Claude Code session logs) leave
-// it out. The Chat empty-tools wording follows the API's pattern for
-// empty arrays; the Chat tool-choice-without-tools wording is the API's
-// as remembered, not on record here; the unknown-tool-choice wordings of
-// every dialect and the Bedrock empty-tools wording are this package's.
+// Tools arrays, tool choices and tool references, which a prune touches
+// when it withdraws schemas: OpenAI Chat rejects an empty tools or
+// functions array ("Invalid 'tools': empty array. Expected an array with
+// minimum length 1, but got an empty array instead.", the API's pattern
+// for empty arrays) and a tool_choice or function_call without tools; a
+// tool choice (Chat tool_choice and legacy function_call, Responses
+// tool_choice, Anthropic tool_choice of type tool, Gemini allowed function
+// names, Bedrock toolConfig.toolChoice) must name a declared tool; Bedrock
+// rejects an empty toolConfig.tools ("Member must have length greater than
+// or equal to 1"); Anthropic rejects tool_use and tool_result blocks when
+// the tools array is empty ("Requests which include `tool_use` or
+// `tool_result` blocks must define tools.") and a tool_reference naming a
+// tool the tools array does not declare ("Tool reference '<name>' not
+// found in available tools"). A body with no tools field at all is not
+// reported in Anthropic, since recorded histories (Claude Code session
+// logs) leave it out. The Chat tool-choice-without-tools wording is the
+// API's as remembered, not on record here; the function_call wordings, the
+// unknown-tool-choice wordings of every dialect and the Bedrock unknown
+// tool choice wording are this package's.
 //
 // Not checked, because they depend on the model or on server-side state
 // that a request body does not show: Anthropic assistant prefill on newer
-// models, signature validity and unchanged thinking (T2-T4), Responses
-// links between a server-id item and its reasoning item (R4),
-// encrypted-content validity and previous_response_id chains, Bedrock's
-// per-model ban on text beside tool results (B5) and the Anthropic rules
-// Claude applies on Bedrock (B7), and DeepSeek-style reasoning_content
-// round trips in Chat, and repeated ids inside one Chat tool_calls block
-// (no provider error for it is on record). Wording not seen verbatim in provider errors: the
-// Gemini first-not-user message, the Bedrock unexpected-tool-result
-// message and the Responses and Bedrock empty-history messages.
+// models, signature validity and unchanged thinking (T2-T4, including
+// preserved-thinking models that reject any edit before a thinking
+// block), Responses links between a server-id item and its reasoning item
+// (R4; a prune keeps them in one unit), encrypted-content validity and
+// previous_response_id chains, Bedrock's per-model ban on text beside
+// tool results (B5) and the Anthropic rules Claude applies on Bedrock
+// (B7), DeepSeek-style reasoning_content round trips in Chat, and repeated
+// ids inside one Chat tool_calls block (no provider error for it is on
+// record).
+//
+// # Editing
 //
 // [Body.Remove] and [Body.Stub] are the two editing operations a pruner
 // needs: drop whole messages, or replace tool-result content with a short
-// placeholder while keeping the result block, its ids and the call.
+// placeholder while keeping the result's envelope (block or item, ids,
+// name, error flag or status, cache control) and the call. Per result
+// type, Stub writes text where the API takes it: Chat content, Responses
+// function, custom tool, local shell and apply patch outputs (an array
+// output becomes one input_text part), a Responses shell call output as
+// one chunk with the text as stdout and its first outcome, Anthropic
+// tool_result content (images and documents go, tool_reference blocks
+// stay), Gemini functionResponse response ({"result": text}, multimodal
+// parts go) and Bedrock toolResult content ([{"text": text}]). A Responses
+// computer call output (a screenshot), client tool search output (a tool
+// list) or MCP approval response cannot be stubbed.
 //
 // [Unwrap] gets a request body out of the recorded transcript envelopes kept
 // under testdata/transcripts (tau-bench, OpenHands, SWE-agent, NeMo Gym,
@@ -106,20 +212,49 @@
 //
 // [Body.Context] builds a pruneguard.Context from a body (one core message
 // per body message, id [ID](index), tokens from a [Tokenizer]), with
-// calls and results paired by the same adjacency rules, units shaped to
-// each dialect's atomic structure, and the tools array registered. The
-// returned [Guarded] prunes through the core's gates plus a last one of
-// its own: a decision that would leave the body breaking a provider rule
-// the input did not break is shrunk, and what it leaves out is reported
-// as a [Refusal] with gate "wire". The screen renders the decision's
-// schema edits and tombstones too: a withdrawal that would break a tool
-// rule is refused with that rule as its code, and one whose tombstone
-// would not make the body smaller with [CodeSchemaNotSmaller].
-// [Guarded.Body] is the body with the
-// applied decisions carried out: evicted messages removed, stubbed results
-// replaced with the stub text, withdrawn schemas removed from the tools
-// array and tombstone lines appended to the system prompt.
+// calls and results paired by the rules above, units shaped to each
+// dialect's atomic structure, the tools array registered, and classes
+// the Context cannot see for itself: results of tools the provider runs
+// (Anthropic server and MCP tool results, Gemini code execution, the
+// Responses server items) are results of their tool, irreducible unless
+// the body or a manifest annotates that tool (web search is open-world),
+// whatever [Options].Unannotated says; results that pair with no call in
+// the body take the class of an unannotated tool; compaction blocks and
+// items are irreducible.
+//
+// The returned [Guarded] prunes through the core's gates plus a last one
+// of its own, the screen: a decision that would leave the body breaking a
+// provider rule the input did not break, emptying a tools array (some
+// OpenAI-compatible servers, vLLM among them, reject an empty one, as
+// OpenAI Chat and Bedrock do), stubbing a result whose stub would not be
+// smaller or cannot be made, or withdrawing a schema behind a tombstone
+// that costs more than the schema, is shrunk, and what it leaves out is
+// reported as a [Refusal] with gate "wire" and the rule or [CodeEmptyTools],
+// [CodeStubNotSmaller], [CodeStubUnsupported] or [CodeSchemaNotSmaller] as
+// its code. The screen renders the decision's schema edits and
+// tombstones too, and it judges every decision against the body as the
+// decisions already applied left it, so that rounds of one
+// [Guarded.Check] that are each fine cannot together empty a history or a
+// tools array. Every path that applies a decision passes it:
+// [Guarded.Prune] prunes and screens again until a decision passes whole;
+// [Guarded.Check] hands the guard only plans whose decision passed whole,
+// with what the core refused already taken out, so the guard never
+// retries a plan behind the screen's back; [Guarded.Apply] screens any
+// decision it did not make and refuses one that fails with a
+// [*ScreenError].
+//
+// Tombstone lines go into the system prompt the body already has:
+// Anthropic system, Responses instructions, a Chat system or developer
+// message, a Gemini systemInstruction, a Bedrock system list. A Chat,
+// Gemini or Bedrock body without one gets none, since some models and
+// servers reject a system prompt; the Context is then configured with
+// NoTombstones, so a tool whose calls stay keeps its schema if it may
+// change state and loses it untombstoned if it is read-only.
+// [Guarded.Body] is the body with the applied decisions carried out.
 //
 // Reading and validating use only the standard library; the guarding
 // part imports the pruneguard core, which never imports this package.
+// Every reader, Validate and Body.Context are total: no input, however
+// malformed, makes them panic (FuzzRead, FuzzUnwrap, FuzzContext and
+// FuzzPrune check it).
 package wire

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pruneguard/pruneguard"
 )
@@ -77,15 +78,20 @@ type Options struct {
 	// body declares without one) by tool name. Its annotations win over
 	// those in the body.
 	Manifest *Manifest
-	// Unannotated says how tools without annotations are treated.
+	// Unannotated says how tools without annotations are treated, and
+	// results whose call is not in the body. It does not reach tools the
+	// provider runs: their results are irreducible unless annotated.
 	Unannotated Unannotated
 }
 
 // Unpaired is a call or a result the body's own adjacency rules leave
 // without a partner. The Context holds the message, but not the pairing:
-// a result without a call carries no Answers, and a call without a result
-// (other than the trailing, pending batch) is left out of the message's
-// Calls, so it never holds up the boundary gate.
+// a result without a call carries no Answers (and is classed as an
+// unannotated tool's result), and a call without a result (other than the
+// trailing, pending batch) is left out of the message's Calls, so it
+// never holds up the boundary gate. Not listed: a Responses output that
+// answers a call the server holds, and an MCP approval request the user
+// left unanswered, which pair with nothing legitimately.
 type Unpaired struct {
 	Index  int    // the message's index in the body as read
 	CallID string // the wire call id
@@ -96,7 +102,9 @@ type Unpaired struct {
 type Refusal struct {
 	// Gate is "boundary", "schema", "regen" or "wire". A "wire" refusal
 	// means the body, pruned with the candidate, would break a provider
-	// rule the input did not break.
+	// rule the input did not break, or empty a tools array; or that the
+	// candidate's stub or tombstone would not make the body smaller, or its
+	// stub cannot be made.
 	Gate string
 	// Code is the core's reason code, or for "wire" the provider rule.
 	Code string
@@ -127,15 +135,46 @@ type Guarded struct {
 	inputV   []Violation
 	stubText string
 
+	arrays []toolArray // the tools arrays of the body as read
+	// serverClass is the class of each server tool's results, by name,
+	// for the tools a manifest or the body annotates.
+	serverClass map[string]pruneguard.Class
+
 	// Edit state, by index in src.Messages.
+	editState
+	stubCache map[int]stubbed
+	// vouched is the decision Prune screened last: Apply takes it as it is.
+	vouched *pruneguard.Decision
+}
+
+// editState is what the applied decisions did to the body.
+type editState struct {
 	removed    []bool
 	stubbed    []bool
-	stubCache  map[int]Message
 	dropped    map[string]bool
 	compressed map[string]json.RawMessage
 	tombstones map[string]string
 	tombOrder  []string
 }
+
+// stubbed is a message with its results stubbed, or ok false when its
+// results cannot be stubbed.
+type stubbed struct {
+	m  Message
+	ok bool
+}
+
+// saveEdits returns a copy of the edit state.
+func (g *Guarded) saveEdits() editState {
+	return editState{
+		removed: slices.Clone(g.removed), stubbed: slices.Clone(g.stubbed),
+		dropped: maps.Clone(g.dropped), compressed: maps.Clone(g.compressed),
+		tombstones: maps.Clone(g.tombstones), tombOrder: slices.Clone(g.tombOrder),
+	}
+}
+
+// restoreEdits puts back an edit state saveEdits returned.
+func (g *Guarded) restoreEdits(e editState) { g.editState = e }
 
 // ID returns the message id the Context gives message i of the body as
 // read: "m" followed by i.
@@ -159,13 +198,27 @@ func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.
 // user turn right after it, so that a cut keeps roles alternating and the
 // history starting with a user turn. Pinned: system and developer
 // messages; the first real user message (the task, usually; and the start
-// of the history); the last real user message (not tool results); and,
-// when the body carries reasoning or signed calls, every message from the
+// of the history); the last real user message (not tool results); when
+// the body carries reasoning or signed calls, every message from the
 // last real user message on, where the thinking and signature rules
-// forbid edits.
+// forbid edits; in Responses, outputs answering calls the server holds
+// and item references (see [Validate]); in Anthropic, the last assistant
+// turn when it holds a server tool call still waiting for its result
+// (pause_turn), which goes back unchanged.
 //
 // Tools declared in the body register with their schema and annotations
 // (a manifest's annotations win), and so do tools known only from calls.
+// Messages the Context cannot class for itself get a Class (see the
+// package documentation, "Guarding a body"): results of tools the
+// provider runs, results that pair with no call, compaction blocks and
+// items. Such a class only ever makes a message stricter than the
+// Context's own derivation.
+//
+// When the body has no system prompt that tombstone lines can go into (a
+// Chat body without a system or developer message, a Gemini body without
+// systemInstruction, a Bedrock body without system), opts.Config gets
+// NoTombstones. A Config.StubText that is blank (whitespace only) is an
+// error: providers reject blank results.
 func (b *Body) Context(opts Options) (*Guarded, error) {
 	if b == nil || b.top == nil {
 		return nil, errors.New("wire: context of a body that was not read")
@@ -179,15 +232,26 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 	if stubText == "" {
 		stubText = pruneguard.DefaultStubText
 	}
+	if strings.TrimSpace(stubText) == "" {
+		return nil, errors.New("wire: the stub text is blank; providers reject blank tool results")
+	}
 	if cfg.StubTokens <= 0 {
 		cfg.StubTokens = tok.Tokens(mustString(stubText)) + 8
 	}
 	n := len(b.Messages)
+	if !b.hasSystemPrompt() {
+		// No tombstone line may go where there is no system prompt to
+		// carry it (see setTombstones).
+		cfg.NoTombstones = true
+	}
 	g := &Guarded{
 		src: b, ctx: pruneguard.NewContext(cfg), tok: tok, stubText: stubText,
 		ids: make([]pruneguard.MessageID, n), index: make(map[pruneguard.MessageID]int, n),
-		removed: make([]bool, n), stubbed: make([]bool, n), stubCache: map[int]Message{},
-		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{},
+		stubCache: map[int]stubbed{}, arrays: toolArraysOf(b),
+		editState: editState{
+			removed: make([]bool, n), stubbed: make([]bool, n),
+			dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{},
+		},
 	}
 	for i := range b.Messages {
 		g.ids[i] = ID(i)
@@ -213,6 +277,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 			cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: c.Name, Args: c.Args})
 		}
 		cm.Answers = pr.answers[i]
+		cm.Class = g.classOf(m, pr.answers[i], opts.Unannotated)
 		if err := g.ctx.Append(cm); err != nil {
 			return nil, fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
 		}
@@ -226,7 +291,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 			return nil, fmt.Errorf("wire: %s: couple: %w", b.Dialect, err)
 		}
 	}
-	for _, i := range pinned(b) {
+	for _, i := range pinned(b, pr.stored) {
 		if err := g.ctx.Pin(g.ids[i]); err != nil {
 			return nil, fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
 		}
@@ -263,6 +328,22 @@ func (g *Guarded) registerTools(opts Options) error {
 			byName[t.Name] = t
 		}
 	}
+	// Tools the provider runs: their results are irreducible unless
+	// annotated, whatever opts.Unannotated says.
+	server := map[string]bool{}
+	for i := range g.src.Messages {
+		for _, p := range g.src.Messages[i].Parts {
+			if (p.Kind == PartServerCall || p.Kind == PartServerResult) && p.Name != "" {
+				server[p.Name] = true
+			}
+		}
+	}
+	g.serverClass = map[string]pruneguard.Class{}
+	for name := range server {
+		if mt, ok := byName[name]; ok && mt.Annotations != nil {
+			g.serverClass[name] = pruneguard.Tool{Name: name, Annotations: *mt.Annotations}.OutputClass()
+		}
+	}
 	seen := map[string]bool{}
 	register := func(name string, schema json.RawMessage, ann pruneguard.Annotations, annotated bool) error {
 		if seen[name] {
@@ -281,7 +362,12 @@ func (g *Guarded) registerTools(opts Options) error {
 			schema = nil
 		}
 		t := pruneguard.Tool{Name: name, Schema: schema, Annotations: ann}
-		if !annotated && opts.Unannotated == UnannotatedRegenerable {
+		switch {
+		case server[name] && annotated:
+			g.serverClass[name] = t.OutputClass()
+		case server[name]:
+			t.Output = pruneguard.Irreducible
+		case !annotated && opts.Unannotated == UnannotatedRegenerable:
 			t.Output = pruneguard.Reconstructible
 		}
 		if err := g.ctx.RegisterTool(t); err != nil {
@@ -307,6 +393,81 @@ func (g *Guarded) registerTools(opts Options) error {
 		}
 	}
 	return nil
+}
+
+// classOf returns the class the Context must give message m, when the
+// body says more than the Context can see; answers are the calls its
+// results answer. It only ever makes a message stricter than the
+// Context's own derivation, never laxer:
+//
+//   - a compaction block or item, the only record of the history it
+//     summarises, is irreducible;
+//   - a message carrying the results of tools the provider runs
+//     (Anthropic server and MCP tool results beside their call, Gemini
+//     code execution results, Responses server items, which carry their
+//     own outcome) takes the class of those results: irreducible unless
+//     the body or a manifest annotates the tool, whatever opts.Unannotated
+//     says (web search is open-world); when annotated reproducible, the
+//     message takes that class only if it holds no text of its own;
+//   - a message with results that pair with no call in the body (the
+//     call was lost, or was never there) takes the class of an
+//     unannotated tool, or of the tool the result names: the Context
+//     cannot see which tool ran, so opts.Unannotated decides.
+//
+// Other messages get ClassUnset: the Context derives their class.
+func (g *Guarded) classOf(m *Message, answers []pruneguard.CallID, un Unannotated) pruneguard.Class {
+	if m.Type == "compaction" {
+		return pruneguard.Irreducible
+	}
+	k, server, prose := pruneguard.ClassUnset, false, false
+	for _, p := range m.Parts {
+		switch {
+		case p.Type == "compaction":
+			return pruneguard.Irreducible
+		case p.Kind == PartServerResult, p.Kind == PartServerCall && g.src.Dialect == OpenAIResponses:
+			c, ok := g.serverClass[p.Name]
+			if !ok {
+				c = pruneguard.Irreducible
+			}
+			k, server = max(k, c), true
+		case p.Kind == PartText || p.Kind == PartReasoning:
+			prose = prose || strings.TrimSpace(p.Text) != ""
+		}
+	}
+	if server && (k == pruneguard.Irreducible || !prose) {
+		return k
+	}
+	if len(m.Results) <= len(answers) {
+		return pruneguard.ClassUnset
+	}
+	// Results without a call: the class of their tool when the result
+	// names one the Context knows, of an unannotated tool otherwise; with
+	// the classes of the calls the other results answer.
+	k = pruneguard.Reconstructible
+	unknown := pruneguard.Tool{}
+	if un == UnannotatedRegenerable {
+		unknown.Output = pruneguard.Reconstructible
+	}
+	for _, p := range m.Parts {
+		if p.Kind != PartResult {
+			continue
+		}
+		t := unknown
+		if ts, ok := g.ctx.Tool(p.Name); ok && p.Name != "" {
+			t = ts.Tool
+		}
+		k = max(k, t.OutputClass())
+	}
+	for _, c := range answers {
+		if i, ok := callerOf(c); ok && i < len(g.src.Messages) {
+			for _, call := range g.src.Messages[i].Calls {
+				if ts, ok := g.ctx.Tool(call.Name); ok {
+					k = max(k, ts.Tool.OutputClass())
+				}
+			}
+		}
+	}
+	return k
 }
 
 // Context returns the pruneguard.Context built from the body.
@@ -405,7 +566,8 @@ func (g *Guarded) render(removed, stubbed []bool, se *schemaEdits) *Body {
 			changed = true
 		case stubbed[i]:
 			changed = true
-			nb.Messages = append(nb.Messages, g.stubMsg(i))
+			m, _ := g.stubMsg(i)
+			nb.Messages = append(nb.Messages, m)
 		default:
 			nb.Messages = append(nb.Messages, g.src.Messages[i])
 		}
@@ -420,24 +582,29 @@ func (g *Guarded) render(removed, stubbed []bool, se *schemaEdits) *Body {
 	return &nb
 }
 
-func (g *Guarded) stubMsg(i int) Message {
-	if m, ok := g.stubCache[i]; ok {
-		return m
+// stubMsg returns message i with its results stubbed, or the message as
+// read and false when they cannot be.
+func (g *Guarded) stubMsg(i int) (Message, bool) {
+	if s, ok := g.stubCache[i]; ok {
+		return s.m, s.ok
 	}
-	m := g.src.Messages[i]
-	if raw, err := stubMessage(g.src.Dialect, m.Raw, g.stubText); err == nil {
+	s := stubbed{m: g.src.Messages[i]}
+	if raw, err := stubMessage(g.src.Dialect, s.m.Raw, g.stubText); err == nil {
 		if nm, err := parseMessage(g.src.Dialect, raw, false); err == nil {
-			m = nm
+			s = stubbed{m: nm, ok: true}
 		}
 	}
-	g.stubCache[i] = m
-	return m
+	g.stubCache[i] = s
+	return s.m, s.ok
 }
 
 // Tokens counts the tokens of a body with t (nil means [ApproxTokens]):
 // each message, plus the rest of the body (system prompt, tools and
 // settings) with an empty message array.
 func Tokens(b *Body, t Tokenizer) int {
+	if b == nil {
+		return 0
+	}
 	if t == nil {
 		t = ApproxTokens
 	}
@@ -459,12 +626,23 @@ func Overhead(b *Body, t Tokenizer) int {
 	return t.Tokens(b.top.with(b.topEdits([]byte("[]"))))
 }
 
-// Apply carries out a decision of [Guarded.Context]'s Prune (or of
-// [Guarded.Prune]) on the Context and, if that succeeds, on the body.
+// Apply carries out a decision of [Guarded.Prune] (or of the
+// [Guarded.Context]'s own Prune) on the Context and, if that succeeds, on
+// the body. A decision Guarded.Prune returned last was screened already;
+// any other is screened first, and one the screen would not pass whole
+// is refused with a [*ScreenError] (errors.Is [ErrScreen]), changing
+// nothing. Errors of the Context's Apply (a stale or foreign decision)
+// are returned as they are.
 func (g *Guarded) Apply(d *pruneguard.Decision) error {
+	if d != nil && d != g.vouched {
+		if _, refused, _, all := g.screen(d); !all {
+			return &ScreenError{Refusals: refused}
+		}
+	}
 	if err := g.ctx.Apply(d); err != nil {
 		return err
 	}
+	g.vouched = nil
 	g.record(d)
 	return nil
 }

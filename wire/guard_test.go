@@ -233,6 +233,12 @@ func FuzzContext(f *testing.F) {
 		if nv := NewViolations(b.Validate(), out.Validate()); len(nv) > 0 {
 			t.Fatalf("pruned body worse: %v", nv)
 		}
+		if len(b.Messages) > 0 && len(out.Messages) == 0 {
+			t.Fatalf("pruned body has no history")
+		}
+		if Tokens(out, nil) > Tokens(b, nil) {
+			t.Fatalf("pruned body grew from %d to %d tokens", Tokens(b, nil), Tokens(out, nil))
+		}
 		if _, err := out.Marshal(); err != nil {
 			t.Fatalf("Marshal: %v", err)
 		}

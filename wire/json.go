@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"unicode/utf8"
 )
 
 // topLevel is a parsed top-level JSON object that remembers where each value
@@ -19,6 +20,9 @@ type topLevel struct {
 }
 
 func parseTop(body []byte) (*topLevel, error) {
+	if err := checkText(body); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
 	if err != nil {
@@ -36,6 +40,11 @@ func parseTop(body []byte) (*topLevel, error) {
 		key, ok := tok.(string)
 		if !ok {
 			return nil, errors.New("body is not valid JSON: object key is not a string")
+		}
+		if _, dup := t.fields[key]; dup {
+			// Providers differ on which value counts, and an edit would
+			// rewrite only one of them.
+			return nil, fmt.Errorf("body has the key %q twice", key)
 		}
 		off := int(dec.InputOffset())
 		var raw json.RawMessage
@@ -57,6 +66,48 @@ func parseTop(body []byte) (*topLevel, error) {
 		return nil, errors.New("body is not valid JSON: data after the top-level object")
 	}
 	return t, nil
+}
+
+// bom is the UTF-8 byte order mark.
+var bom = []byte("\xef\xbb\xbf")
+
+// TextError reports bytes that cannot be a JSON text at all: a byte
+// order mark, or bytes that are not UTF-8. Offset is the position of the
+// first offending byte. [Read], [Detect], [Unwrap] and [ReadManifest]
+// return errors that wrap one (match it with errors.As). The zero value
+// reports invalid UTF-8 at offset 0.
+type TextError struct {
+	Offset int
+	BOM    bool // the text starts with a byte order mark
+}
+
+func (e *TextError) Error() string {
+	if e.BOM {
+		return "body starts with a byte order mark (U+FEFF), which JSON text must not have"
+	}
+	return fmt.Sprintf("body is not valid UTF-8 (byte %d)", e.Offset)
+}
+
+// checkText rejects what RFC 8259 rules out before any JSON is parsed:
+// text other than UTF-8, and a leading byte order mark. Providers reject
+// such bodies, and an edit that re-encodes a string would silently
+// replace the bytes that are not UTF-8.
+func checkText(b []byte) error {
+	if bytes.HasPrefix(b, bom) {
+		return &TextError{BOM: true}
+	}
+	if utf8.Valid(b) {
+		return nil
+	}
+	off := 0
+	for off < len(b) {
+		r, n := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	return &TextError{Offset: off}
 }
 
 // valueStart skips whitespace and the colon that follow an object key.

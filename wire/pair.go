@@ -12,6 +12,10 @@ type pairing struct {
 	answers  map[int][]pruneguard.CallID // results message -> calls it answers
 	drop     map[[2]int]bool             // (message, call) left out of Calls
 	unpaired []Unpaired
+	// stored lists the Responses items that answer calls, or refer to
+	// items, the server holds (previous_response_id, conversation,
+	// item_reference): they pair with nothing in the body and must stay.
+	stored []int
 }
 
 // pairBody pairs calls and results by the dialect's adjacency rules, the
@@ -54,9 +58,14 @@ func pairBody(b *Body) *pairing {
 				i++
 				continue
 			}
+			// The block after the calls: tool messages, and the function
+			// message that answers a legacy function_call.
 			done := make([]bool, len(m.Calls))
 			j := i + 1
-			for ; j < n && msgs[j].Role == "tool"; j++ {
+			for ; j < n; j++ {
+				if r := msgs[j].Role; r != "tool" && (r != "function" || !openLegacy(m, done)) {
+					break
+				}
 				for _, id := range msgs[j].Results {
 					if !answer(i, done, j, id) {
 						orphan(j, id)
@@ -67,28 +76,35 @@ func pairBody(b *Body) *pairing {
 			i = j
 		}
 	case OpenAIResponses:
-		barrier := -1
-		for i := range msgs {
-			if len(msgs[i].Results) > 0 || isUserMessage(&msgs[i]) {
-				barrier = i
-			}
-		}
+		barrier := responsesBarrier(msgs)
 		type ref struct{ i, k int }
-		queue := map[string][]ref{}
+		queue := map[[2]string][]ref{}
 		var order []ref
 		answered := map[ref]bool{}
 		for i := range msgs {
+			if msgs[i].Type == "item_reference" {
+				p.stored = append(p.stored, i)
+			}
 			for k, c := range msgs[i].Calls {
-				queue[c.ID] = append(queue[c.ID], ref{i, k})
+				key := [2]string{msgs[i].Type, c.ID}
+				queue[key] = append(queue[key], ref{i, k})
 				order = append(order, ref{i, k})
 			}
-			for _, id := range msgs[i].Results {
-				q := queue[id]
-				if len(q) == 0 {
-					orphan(i, id)
+			for _, part := range msgs[i].Parts {
+				if part.Kind != PartResult {
 					continue
 				}
-				queue[id] = q[1:]
+				key := [2]string{responsesOutputs[part.Type][0], part.ID}
+				q := queue[key]
+				if len(q) == 0 {
+					if b.continues {
+						p.stored = append(p.stored, i)
+					} else {
+						orphan(i, part.ID)
+					}
+					continue
+				}
+				queue[key] = q[1:]
 				answered[q[0]] = true
 				p.answers[i] = append(p.answers[i], callID(q[0].i, q[0].k))
 			}
@@ -98,7 +114,9 @@ func pairBody(b *Body) *pairing {
 				continue
 			}
 			p.drop[[2]int{r.i, r.k}] = true
-			p.unpaired = append(p.unpaired, Unpaired{Index: r.i, CallID: msgs[r.i].Calls[r.k].ID})
+			if msgs[r.i].Type != "mcp_approval_request" { // may stay unanswered
+				p.unpaired = append(p.unpaired, Unpaired{Index: r.i, CallID: msgs[r.i].Calls[r.k].ID})
+			}
 		}
 	case Anthropic:
 		turns := mergeTurns(msgs)
@@ -175,6 +193,34 @@ func pairBody(b *Body) *pairing {
 	// In body order; at one index, in the order found.
 	slices.SortStableFunc(p.unpaired, func(a, b Unpaired) int { return cmp.Compare(a.Index, b.Index) })
 	return p
+}
+
+// unresolvedServerCall reports a server call among parts with no server
+// result for its id among them.
+func unresolvedServerCall(parts []turnPart) bool {
+	done := map[string]bool{}
+	for _, p := range parts {
+		if p.Kind == PartServerResult {
+			done[p.ID] = true
+		}
+	}
+	for _, p := range parts {
+		if p.Kind == PartServerCall && !done[p.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// openLegacy reports an unanswered legacy function_call (the call
+// without an id) among m's calls.
+func openLegacy(m *Message, done []bool) bool {
+	for k, c := range m.Calls {
+		if c.ID == "" && !done[k] {
+			return true
+		}
+	}
+	return false
 }
 
 func allIDs(calls []Call, results []string) bool {
@@ -276,10 +322,11 @@ func isRealUser(d Dialect, m *Message) bool {
 	return m.Role == "user"
 }
 
-// pinned returns the indexes of the messages to pin (see Body.Context).
-func pinned(b *Body) []int {
+// pinned returns the indexes of the messages to pin (see Body.Context),
+// with stored, the items pairing found answering what the server holds.
+func pinned(b *Body, stored []int) []int {
 	msgs := b.Messages
-	var out []int
+	out := slices.Clone(stored)
 	firstUser, lastUser := -1, -1
 	reasoning := false
 	for i := range msgs {
@@ -296,6 +343,23 @@ func pinned(b *Body) []int {
 		reasoning = reasoning || m.Reasoning
 		for _, c := range m.Calls {
 			reasoning = reasoning || c.Signed
+		}
+	}
+	// A server tool call whose result has not come (Anthropic pause_turn)
+	// is in flight: the last assistant turn holding one goes back as it
+	// is.
+	if b.Dialect == Anthropic {
+		turns := mergeTurns(msgs)
+		for t := len(turns) - 1; t >= 0; t-- {
+			if turns[t].role != "assistant" {
+				continue
+			}
+			if unresolvedServerCall(turns[t].parts) {
+				for i := turns[t].first; i <= turns[t].last; i++ {
+					out = append(out, i)
+				}
+			}
+			break
 		}
 	}
 	// The first real user message usually states the task: it stays, in

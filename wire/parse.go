@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -103,6 +104,26 @@ func parseChat(m *Message, obj map[string]json.RawMessage) error {
 			m.add(Part{Kind: PartCall, Type: "tool_call", ID: id, Name: call.Name})
 		}
 	}
+	if fc, ok := obj["function_call"]; ok && !isNull(fc) && m.Role == "assistant" {
+		// Legacy function calling: one call, without an id, answered by
+		// the role "function" message right after it.
+		f, ok := asObject(fc)
+		if !ok {
+			return errAt(".function_call", "function_call is %s, not an object", kindName(fc))
+		}
+		name, err := optString(f, "name")
+		if err != nil {
+			return errAt(".function_call", "%v", err)
+		}
+		if name == "" {
+			return errAt(".function_call", "function_call without name")
+		}
+		m.Calls = append(m.Calls, Call{Name: name, Args: argsJSON(f["arguments"])})
+		m.add(Part{Kind: PartCall, Type: "function_call", Name: name})
+	}
+	if m.Role == "function" {
+		m.add(Part{Kind: PartResult, Type: "function", Name: m.Name})
+	}
 	if m.Role == "tool" {
 		id, err := optString(obj, "tool_call_id")
 		if err != nil {
@@ -137,19 +158,54 @@ func parseChat(m *Message, obj map[string]json.RawMessage) error {
 
 // ---- OpenAI Responses -----------------------------------------------------
 
-// Client-executed call item types and their output item types.
-var responsesCallTypes = map[string]bool{
-	"function_call": true, "custom_tool_call": true, "computer_call": true,
+// responsesCalls maps each client-executed call item type to the output
+// item type that answers it. The call's id is its call_id, except for an
+// MCP approval request, answered by its id.
+var responsesCalls = map[string]string{
+	"function_call":        "function_call_output",
+	"custom_tool_call":     "custom_tool_call_output",
+	"computer_call":        "computer_call_output",
+	"local_shell_call":     "local_shell_call_output",
+	"shell_call":           "shell_call_output",
+	"apply_patch_call":     "apply_patch_call_output",
+	"tool_search_call":     "tool_search_output",
+	"mcp_approval_request": "mcp_approval_response",
 }
 
-var responsesOutputTypes = map[string]bool{
-	"function_call_output": true, "custom_tool_call_output": true, "computer_call_output": true,
+// responsesOutputs maps each output item type to the call item type it
+// answers and the key of the answered id: call_id, except for a local
+// shell output (id, the call's call_id) and an MCP approval response
+// (approval_request_id).
+var responsesOutputs = map[string][2]string{
+	"function_call_output":    {"function_call", "call_id"},
+	"custom_tool_call_output": {"custom_tool_call", "call_id"},
+	"computer_call_output":    {"computer_call", "call_id"},
+	"local_shell_call_output": {"local_shell_call", "id"},
+	"shell_call_output":       {"shell_call", "call_id"},
+	"apply_patch_call_output": {"apply_patch_call", "call_id"},
+	"tool_search_output":      {"tool_search_call", "call_id"},
+	"mcp_approval_response":   {"mcp_approval_request", "approval_request_id"},
 }
 
-// Items run by the provider itself.
+// Items run by the provider itself, each carrying its own outcome. A
+// tool search call or output belongs here unless its execution is
+// "client".
 var responsesServerTypes = map[string]bool{
 	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true,
 	"image_generation_call": true, "mcp_call": true, "mcp_list_tools": true,
+}
+
+// responsesServerTool names the tool a server item ran: the MCP tool's
+// name for an MCP call, the server label for an MCP tool listing, the
+// hosted tool's type otherwise ("web_search", "code_interpreter", ...).
+func responsesServerTool(typ string, obj map[string]json.RawMessage) string {
+	switch typ {
+	case "mcp_call":
+		return str(obj["name"])
+	case "mcp_list_tools":
+		return str(obj["server_label"])
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(typ, "_output"), "_call")
 }
 
 func parseResponsesItem(m *Message, obj map[string]json.RawMessage) error {
@@ -164,10 +220,14 @@ func parseResponsesItem(m *Message, obj map[string]json.RawMessage) error {
 		return errAt("", "%v", err)
 	}
 	if m.Type == "" {
-		if m.Role == "" {
-			return errAt("", "item without type or role")
+		switch {
+		case m.Role != "":
+			m.Type = "message"
+		case m.ID != "":
+			m.Type = "item_reference" // the type of a reference is optional
+		default:
+			return errAt("", "item without type, role or id")
 		}
-		m.Type = "message"
 	}
 	switch {
 	case m.Type == "message":
@@ -175,34 +235,45 @@ func parseResponsesItem(m *Message, obj map[string]json.RawMessage) error {
 			return errAt("", "message item without role")
 		}
 		return parseResponsesContent(m, obj["content"])
-	case responsesCallTypes[m.Type]:
-		id, err := optString(obj, "call_id")
+	case clientExecuted(m.Type, obj) && responsesCalls[m.Type] != "":
+		key := "call_id"
+		if m.Type == "mcp_approval_request" {
+			key = "id"
+		}
+		id, err := optString(obj, key)
 		if err != nil {
 			return errAt("", "%v", err)
 		}
 		if id == "" {
-			return errAt("", "%s without call_id", m.Type)
+			return errAt("", "%s without %s", m.Type, key)
 		}
 		call := Call{ID: id}
 		if call.Name, err = optString(obj, "name"); err != nil {
 			return errAt("", "%v", err)
 		}
-		if a, ok := obj["arguments"]; ok {
-			call.Args = argsJSON(a)
-		} else if a, ok := obj["input"]; ok {
-			call.Args = argsJSON(a)
-		} else {
+		switch {
+		case obj["arguments"] != nil:
+			call.Args = argsJSON(obj["arguments"])
+		case obj["input"] != nil:
+			call.Args = argsJSON(obj["input"])
+		case obj["operation"] != nil:
+			call.Args = argsJSON(obj["operation"])
+		default:
 			call.Args = argsJSON(obj["action"])
 		}
 		m.Calls = append(m.Calls, call)
 		m.add(Part{Kind: PartCall, Type: m.Type, ID: id, Name: call.Name})
-	case responsesOutputTypes[m.Type]:
-		id, err := optString(obj, "call_id")
+	case clientExecuted(m.Type, obj) && responsesOutputs[m.Type][0] != "":
+		key := responsesOutputs[m.Type][1]
+		id, err := optString(obj, key)
 		if err != nil {
 			return errAt("", "%v", err)
 		}
 		if id == "" {
-			return errAt("", "%s without call_id", m.Type)
+			return errAt("", "%s without %s", m.Type, key)
+		}
+		if key == "id" {
+			m.ID = "" // a local shell output's id is the call's call_id
 		}
 		m.add(Part{Kind: PartResult, Type: m.Type, ID: id})
 	case m.Type == "reasoning":
@@ -212,12 +283,25 @@ func parseResponsesItem(m *Message, obj map[string]json.RawMessage) error {
 			signed = false
 		}
 		m.add(Part{Kind: PartReasoning, Type: m.Type, ID: m.ID, Signed: signed})
-	case responsesServerTypes[m.Type]:
-		m.add(Part{Kind: PartServerCall, Type: m.Type, ID: m.ID})
+	case m.Type == "item_reference":
+		m.ID = "" // the id of the item referred to, not of a new item
+		m.add(Part{Kind: PartOther, Type: m.Type})
+	case responsesServerTypes[m.Type] || m.Type == "tool_search_call" || m.Type == "tool_search_output":
+		m.add(Part{Kind: PartServerCall, Type: m.Type, ID: m.ID, Name: responsesServerTool(m.Type, obj)})
 	default:
 		m.add(Part{Kind: PartOther, Type: m.Type, ID: m.ID})
 	}
 	return nil
+}
+
+// clientExecuted reports whether a Responses item is executed by the
+// client: every item but a tool search item whose execution is not
+// "client" (tool search runs on the server by default).
+func clientExecuted(typ string, obj map[string]json.RawMessage) bool {
+	if typ != "tool_search_call" && typ != "tool_search_output" {
+		return true
+	}
+	return str(obj["execution"]) == "client"
 }
 
 func parseResponsesContent(m *Message, content json.RawMessage) error {
@@ -318,6 +402,7 @@ func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
 				return errAt(path, "tool_result without tool_use_id")
 			}
 			m.add(Part{Kind: PartResult, Type: typ, ID: id})
+			m.References = append(m.References, toolReferences(blk["content"])...)
 		case typ == "thinking" || typ == "redacted_thinking":
 			sig, _ := optString(blk, "signature")
 			text, _ := optString(blk, "thinking")
@@ -337,14 +422,62 @@ func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
 				return errAt(path, "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "%s without tool_use_id", typ)
+				return errAt(path, "%q without tool_use_id", typ)
 			}
-			m.add(Part{Kind: PartServerResult, Type: typ, ID: id})
+			m.add(Part{Kind: PartServerResult, Type: typ, ID: id, Name: serverName(m, id)})
+			m.References = append(m.References, toolReferences(blk["content"])...)
+		case typ == "tool_reference":
+			if n := str(blk["tool_name"]); n != "" {
+				m.References = append(m.References, n)
+			}
+			m.add(Part{Kind: PartOther, Type: typ})
 		default:
 			m.add(Part{Kind: PartOther, Type: typ})
 		}
 		return nil
 	})
+}
+
+// toolReferences returns the tools named by the tool_reference blocks of
+// a result's content: an array of blocks (a client tool_result), or an
+// object holding a tool_references array (a tool search result).
+func toolReferences(content json.RawMessage) []string {
+	if !bytes.Contains(content, []byte(`"tool_reference"`)) {
+		return nil // one fast scan instead of a decode, for most results
+	}
+	blocks, ok := asArray(content)
+	if !ok {
+		obj, ok := asObject(content)
+		if !ok {
+			return nil
+		}
+		blocks, _ = asArray(obj["tool_references"])
+	}
+	var names []string
+	for _, raw := range blocks {
+		if kindOf(raw) != '{' || !bytes.Contains(raw, []byte(`"tool_reference"`)) {
+			continue
+		}
+		blk, ok := asObject(raw)
+		if !ok || str(blk["type"]) != "tool_reference" {
+			continue
+		}
+		if n := str(blk["tool_name"]); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// serverName returns the tool name of the server call with the given id
+// among the parts read so far.
+func serverName(m *Message, id string) string {
+	for _, p := range m.Parts {
+		if p.Kind == PartServerCall && p.ID == id {
+			return p.Name
+		}
+	}
+	return ""
 }
 
 func idAndName(obj map[string]json.RawMessage, idKey string) (id, name string, err error) {
@@ -395,6 +528,11 @@ func parseGemini(m *Message, obj map[string]json.RawMessage) error {
 				return errAt(path, "functionResponse without name or id")
 			}
 			m.add(Part{Kind: PartResult, Type: "functionResponse", ID: id, Name: name})
+		case !isNull(p["executableCode"]):
+			// Code the model runs with the code execution tool.
+			m.add(Part{Kind: PartServerCall, Type: "executableCode", ID: str(objField(p["executableCode"], "id")), Name: "code_execution", Signed: sig})
+		case !isNull(p["codeExecutionResult"]):
+			m.add(Part{Kind: PartServerResult, Type: "codeExecutionResult", ID: str(objField(p["codeExecutionResult"], "id")), Name: "code_execution", Signed: sig})
 		case p["text"] != nil:
 			t, err := optString(p, "text")
 			if err != nil {
@@ -546,4 +684,13 @@ outer:
 		return "other"
 	}
 	return best
+}
+
+// objField returns raw[key] when raw is an object, nil otherwise.
+func objField(raw json.RawMessage, key string) json.RawMessage {
+	obj, ok := asObject(raw)
+	if !ok {
+		return nil
+	}
+	return obj[key]
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"slices"
@@ -20,6 +21,51 @@ const CodeStubNotSmaller = "stub-not-smaller"
 // tombstone line, written into the system prompt, can cost more than the
 // small schema it stands in for.
 const CodeSchemaNotSmaller = "schema-not-smaller"
+
+// CodeEmptyTools is the code of a "wire" refusal of a schema withdrawal
+// that would leave a tools array (OpenAI Chat tools or functions,
+// Responses or Anthropic tools, a Gemini functionDeclarations list,
+// Bedrock toolConfig.tools) empty when the input's was not: some
+// OpenAI-compatible servers (vLLM) reject an empty tools array, as
+// OpenAI Chat and Bedrock do, so the screen keeps the last entry.
+const CodeEmptyTools = "empty-tools"
+
+// CodeStubUnsupported is the code of a "wire" refusal of a stub of a
+// result whose content cannot become text: a Responses computer call's
+// screenshot, or a client tool search's tool list.
+const CodeStubUnsupported = "stub-unsupported"
+
+// ErrScreen is matched (with errors.Is) by the [*ScreenError] that
+// [Guarded.Apply] returns for a decision the wire screen refuses.
+var ErrScreen = errors.New("wire: the decision fails the provider-rule screen")
+
+// ScreenError is returned by [Guarded.Apply] for a decision it did not
+// screen itself (one taken from the Context's own Prune) that would
+// leave the body breaking a provider rule the input kept, or would not
+// make it smaller. Nothing was applied. Refusals name what the screen
+// refused, as [Guarded.Prune] reports it. The zero value refuses nothing
+// in particular.
+type ScreenError struct {
+	Refusals []Refusal
+}
+
+func (e *ScreenError) Error() string {
+	if len(e.Refusals) == 0 {
+		return ErrScreen.Error()
+	}
+	r := e.Refusals[0]
+	msg := ErrScreen.Error() + ": " + r.Code
+	if r.Detail != "" {
+		msg += ": " + r.Detail
+	}
+	if len(e.Refusals) > 1 {
+		msg += " (and " + strconv.Itoa(len(e.Refusals)-1) + " more)"
+	}
+	return msg
+}
+
+// Is reports target == ErrScreen.
+func (e *ScreenError) Is(target error) bool { return target == ErrScreen }
 
 // candidate is one unit of a decision's eviction set, or one stub.
 type candidate struct {
@@ -63,17 +109,30 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
 
 	// A stub that does not shrink its message (a short result, a long
-	// placeholder) only costs tokens.
+	// placeholder) only costs tokens; one whose content cannot become text
+	// cannot be made.
 	cands = slices.DeleteFunc(cands, func(c candidate) bool {
-		if c.stub < 0 || g.tok.Tokens(g.stubMsg(c.stub).Raw) < g.tok.Tokens(g.src.Messages[c.stub].Raw) {
+		if c.stub < 0 {
 			return false
 		}
-		refused = append(refused, Refusal{Gate: "wire", Code: CodeStubNotSmaller, Units: []pruneguard.UnitID{c.unit},
+		code := ""
+		if sm, ok := g.stubMsg(c.stub); !ok {
+			code = CodeStubUnsupported
+		} else if g.tok.Tokens(sm.Raw) >= g.tok.Tokens(g.src.Messages[c.stub].Raw) {
+			code = CodeStubNotSmaller
+		}
+		if code == "" {
+			return false
+		}
+		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{c.unit},
 			Messages: []pruneguard.MessageID{g.ids[c.stub]}, Indexes: []int{c.stub}})
 		return true
 	})
 
 	skip, refused = g.screenSchemas(d, refused)
+	if len(cands) == 0 {
+		return nil, refused, skip, len(refused) == 0
+	}
 	se := g.schemaWith(d, skip)
 
 	removed := slices.Clone(g.removed)
@@ -183,7 +242,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		skip = all
 	}
 	// Rules: all the edits left, then greedily one by one.
-	if len(NewViolations(g.inputV, g.render(g.removed, g.stubbed, g.schemaWith(d, skip)).Validate())) == 0 {
+	if len(NewViolations(g.inputV, g.toolViolations(g.render(g.removed, g.stubbed, g.schemaWith(d, skip))))) == 0 {
 		return skip, refused
 	}
 	var left []string
@@ -195,7 +254,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 	}
 	for _, t := range left {
 		delete(skip, t)
-		nv := NewViolations(g.inputV, g.render(g.removed, g.stubbed, g.schemaWith(d, skip)).Validate())
+		nv := NewViolations(g.inputV, g.toolViolations(g.render(g.removed, g.stubbed, g.schemaWith(d, skip))))
 		if len(nv) == 0 {
 			continue
 		}
@@ -203,6 +262,19 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		refused = append(refused, Refusal{Gate: "wire", Code: nv[0].Rule, Tools: []string{t}, Detail: nv[0].Message})
 	}
 	return skip, refused
+}
+
+// toolViolations is the validation of nb, a rendering with schema edits,
+// plus a CodeEmptyTools violation for each tools array the edits emptied.
+func (g *Guarded) toolViolations(nb *Body) []Violation {
+	v := nb.Validate()
+	now := toolArrays(nb)
+	for _, a := range g.arrays {
+		if a.n > 0 && now[a.path] == 0 {
+			v = append(v, Violation{Rule: CodeEmptyTools, Message: a.path + ": a tools array is never left empty; some servers reject an empty one"})
+		}
+	}
+	return v
 }
 
 // withoutTools takes the schema edits of the tools in skip out of plan p.
@@ -239,35 +311,127 @@ func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan, skip map[string]bo
 
 // Prune asks the Context's gates about plan p, then checks the decision
 // against the provider's rules: when the pruned body would break a rule
-// the input did not, the offending units (and stubs) are left out, the
-// rest is pruned again, and each one left out is reported as a refusal
-// with gate "wire". The refusals also hold those of the core gates
-// (Decision.Refused). Nothing changes until [Guarded.Apply].
+// the input did not, the offending units (and stubs, and schema edits)
+// are left out, the rest is pruned again and screened again, until a
+// decision passes the screen whole; each one left out is reported as a
+// refusal with gate "wire". A plan the core gates refuse returns their
+// error, as [pruneguard.Context.Prune] does; a core refusal of a plan the
+// screen shrank is taken out of it like a wire refusal. The refusals
+// also hold those of the core gates (Decision.Refused). Nothing changes
+// until [Guarded.Apply].
 func (g *Guarded) Prune(p pruneguard.Plan) (*pruneguard.Decision, []Refusal, error) {
-	d, err := g.ctx.Prune(p)
+	st := newSettling()
+	_, d, err := g.settle(p, false, st)
 	if err != nil {
-		return nil, g.refusalsOf(err), err
+		return nil, dedupe(st.refs), err
 	}
-	refs := g.fromViolations(d.Refused)
-	skipped := map[string]bool{}
-	for round := 0; round < 4; round++ {
+	g.vouched = d
+	return d, dedupe(st.refs), nil
+}
+
+// settling is what settle learns on the way: the refusals met (core ones
+// also as the core's violations), and the units and tools refused.
+type settling struct {
+	refs   []Refusal
+	core   []*pruneguard.Violation
+	hidden map[pruneguard.UnitID]bool
+	tools  map[string]bool
+}
+
+func newSettling() *settling {
+	return &settling{hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+}
+
+// settle runs plan p through the core gates and the wire screen until the
+// decision passes the screen whole, and returns the plan that gives it
+// with the decision. Each round refuses something, so the plan shrinks
+// at every round and settle ends. What it meets is recorded in st. A core refusal
+// (a *pruneguard.PruneError) is returned as the error when it meets the
+// first plan and retryCore is false, or when taking out what it names
+// leaves the plan as it was; otherwise what it names is taken out, as
+// the guard does, and the rest is tried. Other core errors (deferral,
+// input errors) are returned at once.
+func (g *Guarded) settle(p pruneguard.Plan, retryCore bool, st *settling) (pruneguard.Plan, *pruneguard.Decision, error) {
+	first := true
+	for {
+		d, err := g.ctx.Prune(p)
+		if err != nil {
+			st.refs = append(st.refs, g.refusalsOf(err)...)
+			var pe *pruneguard.PruneError
+			if !errors.As(err, &pe) || (first && !retryCore) {
+				return p, nil, err
+			}
+			st.core = append(st.core, pe.Violations...)
+			q := g.withoutRefused(p, pe.Violations, st.hidden, st.tools)
+			if planSize(q) >= planSize(p) {
+				return p, nil, err
+			}
+			p, first = q, false
+			continue
+		}
+		first = false
+		st.refs = append(st.refs, g.fromViolations(d.Refused)...)
 		kept, wire, skip, all := g.screen(d)
 		if all {
-			return d, refs, nil
+			return p, d, nil
 		}
-		refs = append(refs, wire...)
-		maps.Copy(skipped, skip)
-		q := g.planOf(kept, p, skipped)
-		if d, err = g.ctx.Prune(q); err != nil {
-			return nil, append(refs, g.refusalsOf(err)...), err
+		// The core's own refusals of a decision the screen shrinks do not
+		// reach the guard: they are reported here.
+		st.core = append(st.core, d.Refused...)
+		st.refs = append(st.refs, wire...)
+		for _, r := range wire {
+			for _, u := range r.Units {
+				st.hidden[u] = true
+			}
+		}
+		maps.Copy(st.tools, skip)
+		q := g.planOf(kept, p, st.tools)
+		if planSize(q) >= planSize(p) && !p.Empty() {
+			// Cannot happen: the screen refused something the plan named.
+			// Stop on an empty plan rather than loop.
+			q = pruneguard.Plan{}
+		}
+		p = q
+	}
+}
+
+// planSize counts what a plan names.
+func planSize(p pruneguard.Plan) int {
+	return len(p.Evict) + len(p.Stub) + len(p.DropSchemas) + len(p.CompressSchemas)
+}
+
+// withoutRefused takes out of p the messages of the units and the schema
+// edits of the tools that core violations vs name (a tool only for a
+// schema-gate violation), and records them in hidden and tools, as the
+// guard's own retry does.
+func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, hidden map[pruneguard.UnitID]bool, tools map[string]bool) pruneguard.Plan {
+	for _, v := range vs {
+		for _, u := range v.Units {
+			hidden[u] = true
+		}
+		if v.Gate == pruneguard.GateSchema {
+			for _, t := range v.Tools {
+				tools[t] = true
+			}
 		}
 	}
-	return d, refs, nil
+	drop := func(id pruneguard.MessageID) bool {
+		u, ok := g.ctx.UnitOf(id)
+		return ok && hidden[u.ID]
+	}
+	q := withoutTools(p, tools)
+	q.Evict = slices.DeleteFunc(slices.Clone(q.Evict), drop)
+	q.Stub = slices.DeleteFunc(slices.Clone(q.Stub), drop)
+	return q
 }
 
 // Check runs guard.Check on the Context with the guard's policy (nil
 // means OldestFirst) behind the same provider-rule screen as
 // [Guarded.Prune], and carries the applied decisions out on the body.
+// Every round is screened against the body as the earlier rounds of the
+// same check left it, and the plan handed to the guard is one whose
+// decision passed the screen whole (core refusals already taken out),
+// so no decision the guard applies escapes the screen.
 // guard.Budget counts the Context's tokens, the messages only; subtract
 // [Guarded.Overhead] from a budget for the whole request. The refusals
 // gather everything the gates and the screen left out, without repeats.
@@ -276,70 +440,123 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	if inner == nil {
 		inner = pruneguard.OldestFirst{}
 	}
-	sp := &screenPolicy{g: g, inner: inner, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+	before := g.saveEdits()
+	sp := &screenPolicy{g: g, inner: inner, split: guard.Split, st: newSettling()}
 	guard.Policy = sp
 	res, err := guard.Check(g.ctx)
+	// Core refusals the policy met while settling its plans never reached
+	// the guard: they join the result, as if the guard had met them.
+	for _, v := range sp.st.core {
+		if !slices.ContainsFunc(res.Refused, func(w *pruneguard.Violation) bool { return sameViolation(v, w) }) {
+			res.Refused = append(res.Refused, v)
+		}
+	}
+	if res.Reason == nil && len(sp.st.core) > 0 && res.Outcome != pruneguard.UnderBudget {
+		res.Reason = &pruneguard.PruneError{Violations: sp.st.core}
+	}
+	// The edit state followed the rounds as they were applied; the
+	// guard's list of applied decisions is the authority.
+	g.restoreEdits(before)
 	for _, d := range res.Decisions {
 		g.record(d)
 	}
+	g.vouched = nil
 	// res.Refused holds every core refusal met, those of the applied
 	// decisions and of the plans refused in between; a deferral is not a
 	// refusal and comes from the last error.
-	sp.refs = append(sp.refs, g.fromViolations(res.Refused)...)
+	refs := append(sp.st.refs, g.fromViolations(res.Refused)...)
 	var de *pruneguard.DeferredError
 	if errors.As(res.Reason, &de) {
-		sp.refs = append(sp.refs, g.refusalsOf(de)...)
+		refs = append(refs, g.refusalsOf(de)...)
 	}
-	return res, dedupe(sp.refs), err
+	return res, dedupe(refs), err
+}
+
+// sameViolation compares two core violations by gate, code and what they
+// name.
+func sameViolation(a, b *pruneguard.Violation) bool {
+	return a.Gate == b.Gate && a.Code == b.Code && slices.Equal(a.Units, b.Units) &&
+		slices.Equal(a.Messages, b.Messages) && slices.Equal(a.Tools, b.Tools)
 }
 
 // screenPolicy wraps a policy so that the plans it hands the guard keep
 // the body no worse than the input.
 type screenPolicy struct {
-	g      *Guarded
-	inner  pruneguard.Policy
-	hidden map[pruneguard.UnitID]bool
-	tools  map[string]bool // tools whose schema edits the screen refused
-	refs   []Refusal
+	g     *Guarded
+	inner pruneguard.Policy
+	split pruneguard.SplitMode
+	st    *settling            // refusals, hidden units and refused tools
+	last  *pruneguard.Decision // the decision of the plan last returned
 }
 
-// Propose asks the inner policy for a plan and screens its decision. A
-// plan the screen passes whole is returned as is; otherwise the refused
-// units are hidden from the inner policy and the refused tools' schema
-// edits dropped, and the plan of what the screen kept is returned, or,
-// when it kept nothing, the inner policy is asked again (eight times at
-// most, then the plan is empty).
+// Propose first carries out on the body's edit state the decision of the
+// plan it returned last, when the guard applied it, so that this round is
+// screened against the body as it now stands. Then it asks the inner
+// policy for a plan (the units and tools refused so far hidden from it)
+// and settles it, as [Guarded.Prune] does, taking out what the core
+// gates refuse too: the plan returned is one whose decision passed the
+// screen whole, so the guard applies that decision as it is and never
+// retries a refused plan. When nothing of a plan is left the inner policy
+// is asked again (eight times at most, then the plan is empty). A plan
+// the core defers, or that names what the Context does not hold, is
+// returned as it is: the guard meets the same error and applies nothing.
 func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.Plan {
+	if s.last != nil && s.g.applied(s.last) {
+		s.g.record(s.last)
+	}
+	s.last = nil
 	for attempt := 0; attempt < 8; attempt++ {
 		es := entries
-		if len(s.hidden) > 0 {
-			es = slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool { return s.hidden[e.Unit] })
+		if len(s.st.hidden) > 0 {
+			es = slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool { return s.st.hidden[e.Unit] })
 		}
-		p := withoutTools(s.inner.Propose(es, need), s.tools)
+		p := withoutTools(s.inner.Propose(es, need), s.st.tools)
+		if p.Split == pruneguard.SplitGrow {
+			p.Split = s.split
+		}
 		if p.Empty() {
 			return p
 		}
-		d, err := s.g.ctx.Prune(p)
+		q, d, err := s.g.settle(p, true, s.st)
 		if err != nil {
-			return p // the guard meets the same error and deals with it
-		}
-		kept, wire, skip, all := s.g.screen(d)
-		if all {
-			return p
-		}
-		s.refs = append(s.refs, wire...)
-		for _, r := range wire {
-			for _, u := range r.Units {
-				s.hidden[u] = true
+			var pe *pruneguard.PruneError
+			if errors.As(err, &pe) {
+				continue // refused with nothing left to take out
 			}
+			return q
 		}
-		maps.Copy(s.tools, skip)
-		if len(kept) > 0 {
-			s.refs = append(s.refs, s.g.fromViolations(d.Refused)...)
-			return s.g.planOf(kept, p, s.tools)
+		if !d.Empty() {
+			s.last = d
+			return q
 		}
 	}
 	return pruneguard.Plan{}
+}
+
+// applied reports whether decision d of the Context was applied: Apply
+// carries a decision out whole or not at all, so one of its edits tells.
+func (g *Guarded) applied(d *pruneguard.Decision) bool {
+	if len(d.Evict) > 0 {
+		_, ok := g.ctx.Message(d.Evict[0])
+		return !ok
+	}
+	if len(d.Stub) > 0 {
+		m, ok := g.ctx.Message(d.Stub[0])
+		return ok && len(m.Content) > 0 // the Context holds no content until a stub
+	}
+	if len(d.DropSchemas) > 0 {
+		ts, ok := g.ctx.Tool(d.DropSchemas[0])
+		return ok && !ts.Resident
+	}
+	if len(d.Compress) > 0 {
+		ts, ok := g.ctx.Tool(d.Compress[0].Tool)
+		return ok && bytes.Equal(ts.Compressed, d.Compress[0].Schema)
+	}
+	if len(d.Retire) > 0 {
+		ts, ok := g.ctx.Tool(d.Retire[0])
+		return ok && !ts.Tombstoned
+	}
+	return false
 }
 
 // Overhead counts the tokens of the current body outside its messages.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -21,13 +22,28 @@ func stubMessage(d Dialect, raw json.RawMessage, text string) (json.RawMessage, 
 	case OpenAIChat:
 		obj["content"] = textJSON
 	case OpenAIResponses:
-		obj["output"] = textJSON
+		out, err2 := stubResponsesOutput(str(obj["type"]), obj["output"], text, textJSON)
+		if err2 != nil {
+			return nil, err2
+		}
+		obj["output"] = out
 	case Anthropic:
 		err = stubBlocks(obj, "content", func(blk map[string]json.RawMessage) (bool, error) {
 			if t, _ := optString(blk, "type"); t != "tool_result" {
 				return false, nil
 			}
-			blk["content"] = textJSON
+			// tool_reference blocks name tools that must stay loaded: they
+			// stay, after the placeholder.
+			refs := referenceBlocks(blk["content"])
+			if len(refs) == 0 {
+				blk["content"] = textJSON
+				return true, nil
+			}
+			tb, err := json.Marshal(map[string]string{"type": "text", "text": text})
+			if err != nil {
+				return false, err
+			}
+			blk["content"] = joinArray(append([]json.RawMessage{tb}, refs...))
 			return true, nil
 		})
 	case Gemini:
@@ -41,6 +57,7 @@ func stubMessage(d Dialect, raw json.RawMessage, text string) (json.RawMessage, 
 				return false, nil
 			}
 			fr["response"] = resp
+			delete(fr, "parts") // multimodal response parts go with the content
 			b, err := json.Marshal(fr)
 			if err != nil {
 				return false, err
@@ -73,6 +90,53 @@ func stubMessage(d Dialect, raw json.RawMessage, text string) (json.RawMessage, 
 		return nil, err
 	}
 	return json.Marshal(obj)
+}
+
+// ErrUnstubbable is matched (with errors.Is) by the error [Body.Stub]
+// returns for a result whose content cannot become text: a Responses
+// computer call output (a screenshot), client tool search output (a tool
+// list) or MCP approval response.
+var ErrUnstubbable = errors.New("wire: the result's content cannot be replaced by text")
+
+// stubResponsesOutput returns the output of a Responses output item of
+// type typ, whose output was out, replaced by text (textJSON encoded):
+// a string where the API takes one; an array of one input_text part
+// where the output was an array of content parts; for a shell call
+// output, one chunk with the text as stdout and the first chunk's
+// outcome. A computer call's screenshot, a client tool search's tool
+// list and an approval response cannot be stubbed.
+func stubResponsesOutput(typ string, out json.RawMessage, text string, textJSON json.RawMessage) (json.RawMessage, error) {
+	switch typ {
+	case "function_call_output", "custom_tool_call_output":
+		if kindOf(out) == '[' {
+			return json.Marshal([]map[string]string{{"type": "input_text", "text": text}})
+		}
+		return textJSON, nil
+	case "local_shell_call_output", "apply_patch_call_output":
+		return textJSON, nil
+	case "shell_call_output":
+		outcome := json.RawMessage(`{"type":"exit","exit_code":0}`)
+		if chunks, ok := asArray(out); ok && len(chunks) > 0 {
+			if c, ok := asObject(chunks[0]); ok && kindOf(c["outcome"]) == '{' {
+				outcome = c["outcome"]
+			}
+		}
+		return json.Marshal([]map[string]json.RawMessage{{"stdout": textJSON, "stderr": json.RawMessage(`""`), "outcome": outcome}})
+	}
+	return nil, fmt.Errorf("%s: %w", typ, ErrUnstubbable)
+}
+
+// referenceBlocks returns the tool_reference blocks of a tool_result's
+// content array.
+func referenceBlocks(content json.RawMessage) []json.RawMessage {
+	items, _ := asArray(content)
+	var out []json.RawMessage
+	for _, it := range items {
+		if blk, ok := asObject(it); ok && str(blk["type"]) == "tool_reference" {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // stubBlocks applies edit to each object of the array obj[key] and stores

@@ -6,14 +6,18 @@ import "encoding/json"
 // request outside its history, which a prune changes when it withdraws
 // schemas; their violations carry index 0 unless a message is to blame.
 const (
-	// RuleChatEmptyTools: the tools array is empty.
+	// RuleChatEmptyTools: the tools array, or the legacy functions array,
+	// is empty.
 	RuleChatEmptyTools = "openai-chat/empty-tools"
-	// RuleChatToolChoiceWithoutTools: a tool_choice is set and no tools
-	// are declared.
+	// RuleChatToolChoiceWithoutTools: a tool_choice (or a legacy
+	// function_call field) is set and no tools or functions are declared.
 	RuleChatToolChoiceWithoutTools = "openai-chat/tool-choice-without-tools"
 	// RuleChatUnknownToolChoice: tool_choice names a tool the tools array
 	// does not declare.
 	RuleChatUnknownToolChoice = "openai-chat/unknown-tool-choice"
+	// RuleChatUnknownFunctionCall: the legacy function_call field names a
+	// function neither functions nor tools declares.
+	RuleChatUnknownFunctionCall = "openai-chat/unknown-function-call"
 	// RuleResponsesUnknownToolChoice: tool_choice names a function the
 	// tools array does not declare.
 	RuleResponsesUnknownToolChoice = "openai-responses/unknown-tool-choice"
@@ -24,6 +28,11 @@ const (
 	// RuleAnthropicUnknownToolChoice: tool_choice names a tool the tools
 	// array does not declare.
 	RuleAnthropicUnknownToolChoice = "anthropic/unknown-tool-choice"
+	// RuleAnthropicUnknownToolReference: a tool_reference block in the
+	// history (left by tool search) names a tool the tools array does not
+	// declare. A body without a tools field is not reported, as for
+	// RuleAnthropicToolBlocksWithoutTools.
+	RuleAnthropicUnknownToolReference = "anthropic/unknown-tool-reference"
 	// RuleGeminiUnknownAllowedFunction: the function calling config allows
 	// a function no functionDeclarations entry declares.
 	RuleGeminiUnknownAllowedFunction = "gemini/unknown-allowed-function"
@@ -100,18 +109,26 @@ func validateTools(b *Body) []Violation {
 	}
 	switch b.Dialect {
 	case OpenAIChat:
-		tools := b.field("tools")
-		items, isArr := asArray(tools)
-		choice := b.field("tool_choice")
-		if isArr && len(items) == 0 {
-			v.add(RuleChatEmptyTools, 0, "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+		for _, key := range []string{"tools", "functions"} {
+			if items, ok := asArray(b.field(key)); ok && len(items) == 0 {
+				v.add(RuleChatEmptyTools, 0, "Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", key)
+			}
 		}
-		if !isNull(choice) && len(items) == 0 && len(b.Tools()) == 0 {
-			v.add(RuleChatToolChoiceWithoutTools, 0, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+		choice, fcall := b.field("tool_choice"), b.field("function_call")
+		if len(declared) == 0 {
+			if !isNull(choice) {
+				v.add(RuleChatToolChoiceWithoutTools, 0, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+			}
+			if !isNull(fcall) {
+				v.add(RuleChatToolChoiceWithoutTools, 0, "Invalid value for 'function_call': 'function_call' is only allowed when 'functions' are specified.")
+			}
 			break
 		}
 		for _, n := range unknown(chatChoiceNames(choice)) {
 			v.add(RuleChatUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
+		}
+		for _, n := range unknown([]string{str(path(fcall, "name"))}) {
+			v.add(RuleChatUnknownFunctionCall, 0, "Invalid 'function_call': no function named '%s' is declared in 'functions'.", n)
 		}
 	case OpenAIResponses:
 		for _, n := range unknown(responsesChoiceNames(b.field("tool_choice"))) {
@@ -134,6 +151,13 @@ func validateTools(b *Body) []Violation {
 		if str(path(choice, "type")) == "tool" {
 			for _, n := range unknown([]string{str(path(choice, "name"))}) {
 				v.add(RuleAnthropicUnknownToolChoice, 0, "tool_choice: tool '%s' is not among the tools defined in the request.", n)
+			}
+		}
+		if _, ok := asArray(b.field("tools")); ok {
+			for i := range b.Messages {
+				for _, n := range unknown(b.Messages[i].References) {
+					v.add(RuleAnthropicUnknownToolReference, i, "Tool reference '%s' not found in available tools", n)
+				}
 			}
 		}
 	case Gemini:

@@ -194,6 +194,89 @@ func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit f
 	}
 }
 
+// toolArray is one tools array of a body, by its path, with its length.
+type toolArray struct {
+	path string
+	n    int
+}
+
+// toolArraysOf lists the tools arrays of b, in a fixed order: Chat tools
+// and functions, Responses and Anthropic tools, each Gemini
+// functionDeclarations list, Bedrock toolConfig.tools. Every entry
+// counts, named or not (a hosted Responses tool has no name).
+func toolArraysOf(b *Body) []toolArray {
+	var out []toolArray
+	add := func(path string, raw json.RawMessage) {
+		if items, ok := asArray(raw); ok {
+			out = append(out, toolArray{path, len(items)})
+		}
+	}
+	switch b.Dialect {
+	case OpenAIChat:
+		add("tools", b.field("tools"))
+		add("functions", b.field("functions"))
+	case OpenAIResponses, Anthropic:
+		add("tools", b.field("tools"))
+	case Gemini:
+		groups, _ := asArray(b.field("tools"))
+		for k, gr := range groups {
+			obj, ok := asObject(gr)
+			if !ok {
+				continue
+			}
+			for _, fk := range []string{"functionDeclarations", "function_declarations"} {
+				add(fmt.Sprintf("tools[%d].%s", k, fk), obj[fk])
+			}
+		}
+	case Bedrock:
+		add("toolConfig.tools", path(b.field("toolConfig"), "tools"))
+	}
+	return out
+}
+
+// toolArrays maps the path of each tools array of b to its length.
+func toolArrays(b *Body) map[string]int {
+	out := map[string]int{}
+	for _, a := range toolArraysOf(b) {
+		out[a.path] = a.n
+	}
+	return out
+}
+
+// hasSystemPrompt reports whether the body has a system prompt that
+// tombstone lines can go into: always in Anthropic ("system") and
+// Responses ("instructions"), which every model accepts; in Chat a system
+// or developer message, in Gemini a systemInstruction, in Bedrock a
+// non-empty system list. Some models and servers reject a system prompt
+// (OpenAI o1-mini, chat templates without a system role such as Gemma's,
+// Gemma on the Gemini API, Bedrock models without system support), so a
+// prune never adds one to a body that has none.
+func (b *Body) hasSystemPrompt() bool {
+	switch b.Dialect {
+	case Anthropic, OpenAIResponses:
+		return true
+	case OpenAIChat:
+		return b.systemMessage() >= 0
+	case Gemini:
+		return kindOf(b.field("systemInstruction")) == '{' || kindOf(b.field("system_instruction")) == '{'
+	case Bedrock:
+		items, _ := asArray(b.field("system"))
+		return len(items) > 0
+	}
+	return false
+}
+
+// systemMessage returns the index of the first Chat system or developer
+// message, or -1.
+func (b *Body) systemMessage() int {
+	for i := range b.Messages {
+		if r := b.Messages[i].Role; r == "system" || r == "developer" {
+			return i
+		}
+	}
+	return -1
+}
+
 // replaceSchema returns the declaration with its schema swapped.
 func replaceSchema(d Dialect, obj map[string]json.RawMessage, inner string, schema json.RawMessage) json.RawMessage {
 	target := obj
@@ -261,6 +344,9 @@ type ManifestTool struct {
 // ({"tools":[{"name","description","inputSchema","annotations"}]}). The
 // JSON-RPC envelope ({"result": {"tools": ...}}) is accepted too.
 func ReadManifest(data []byte) (*Manifest, error) {
+	if err := checkText(data); err != nil {
+		return nil, fmt.Errorf("wire: tools manifest: %w", err)
+	}
 	var env struct {
 		Tools  *[]ManifestTool `json:"tools"`
 		Result *Manifest       `json:"result"`
@@ -290,11 +376,12 @@ func ReadManifest(data []byte) (*Manifest, error) {
 // setTombstones writes the tombstone lines into the body's system prompt:
 // Anthropic "system" (a string gets the lines appended, a block array a
 // text block), Bedrock "system" (a text block), Responses "instructions",
-// Gemini "systemInstruction" (a text part), and for Chat the leading
-// system or developer message (text appended), or a new system message at
-// the start when there is none. Outside Chat the lines go into the prompt
-// as read, so a second call replaces the lines of the first. With no lines
-// nothing changes.
+// Gemini "systemInstruction" (a text part), and for Chat the first system
+// or developer message (text appended). A Chat, Gemini or Bedrock body
+// without a system prompt gets none (see hasSystemPrompt; Body.Context
+// then lets the core make no tombstone). Outside Chat the lines go into
+// the prompt as read, so a second call replaces the lines of the first.
+// With no lines nothing changes.
 func (b *Body) setTombstones(lines []string) {
 	if len(lines) == 0 {
 		return
@@ -339,18 +426,11 @@ func (b *Body) setTombstones(lines []string) {
 		raw, _ := json.Marshal(si)
 		b.setField(key, raw)
 	case OpenAIChat:
-		if len(b.Messages) > 0 && (b.Messages[0].Role == "system" || b.Messages[0].Role == "developer") {
-			if m, err := appendChatText(b.Messages[0].Raw, text); err == nil {
-				b.Messages[0] = m
+		if i := b.systemMessage(); i >= 0 {
+			if m, err := appendChatText(b.Messages[i].Raw, text); err == nil {
+				b.Messages[i] = m
 				b.dirty = true
-				return
 			}
-		}
-		raw, _ := json.Marshal(map[string]string{"role": "system", "content": text})
-		m, err := parseMessage(OpenAIChat, raw, false)
-		if err == nil {
-			b.Messages = append([]Message{m}, b.Messages...)
-			b.dirty = true
 		}
 	}
 }

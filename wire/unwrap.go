@@ -25,7 +25,13 @@ import (
 //     followed by ".response.output");
 //   - anything else is taken to be a request body already, and its dialect
 //     is detected.
+//
+// A file that is not UTF-8, or starts with a byte order mark, is refused
+// as [Read] refuses such a body.
 func Unwrap(file []byte, name string) (body []byte, d Dialect, err error) {
+	if err := checkText(file); err != nil {
+		return nil, "", fmt.Errorf("wire: unwrap %s: %w", name, err)
+	}
 	if strings.HasSuffix(name, ".jsonl") {
 		body, err = unwrapClaudeCode(file)
 		if err != nil {

@@ -44,7 +44,8 @@ const (
 	// an id the assistant message did not issue.
 	RuleChatUnknownToolCallID = "openai-chat/unknown-tool-call-id"
 	// RuleChatFunctionWithoutName: a legacy role "function" message has no
-	// name.
+	// name. (A function message is paired with the assistant function_call
+	// right before it, but their pairing is not validated.)
 	RuleChatFunctionWithoutName = "openai-chat/function-without-name"
 	// RuleChatPendingCalls: the body ends on an assistant tool_calls message
 	// with no tool message after it.
@@ -58,11 +59,16 @@ const (
 
 // Rule codes for OpenAI Responses.
 const (
-	// RuleResponsesCallWithoutOutput: a call item has no later output item
-	// with its call_id.
+	// RuleResponsesCallWithoutOutput: a client call item (function_call,
+	// custom_tool_call, computer_call, local_shell_call, shell_call,
+	// apply_patch_call, a client tool_search_call) has no later output item
+	// of its kind answering its id. An MCP approval request may stay
+	// unanswered.
 	RuleResponsesCallWithoutOutput = "openai-responses/call-without-output"
-	// RuleResponsesOutputWithoutCall: an output item has no earlier call
-	// item with its call_id.
+	// RuleResponsesOutputWithoutCall: an output item (or an MCP approval
+	// response) has no earlier call item of its kind with the id it
+	// answers. Not reported when previous_response_id, a conversation or
+	// an item_reference is in the request: the call may be stored.
 	RuleResponsesOutputWithoutCall = "openai-responses/output-without-call"
 	// RuleResponsesReasoningWithoutFollower: a reasoning item is last or is
 	// followed by another reasoning item or by a user message.
@@ -72,8 +78,9 @@ const (
 	// RuleResponsesReasoningNotPersisted: with "store": false a reasoning
 	// item lacks encrypted_content, so the server cannot resolve it.
 	RuleResponsesReasoningNotPersisted = "openai-responses/reasoning-not-persisted"
-	// RuleResponsesPendingCalls: call items at the end of the input, after
-	// the last output item and the last user message, without outputs.
+	// RuleResponsesPendingCalls: client call items at the end of the
+	// input, after the last output item and the last user message, without
+	// outputs.
 	RuleResponsesPendingCalls = "openai-responses/pending-calls"
 	// RuleResponsesEmptyInput: the input array is empty. The wording is
 	// this package's own: no provider error for it is on record.
@@ -196,6 +203,9 @@ func Validate(body []byte, d Dialect) ([]Violation, error) {
 // the body are reported under the "<dialect>/pending-calls" rule; callers
 // that send a history ending on calls on purpose can skip those.
 func (b *Body) Validate() []Violation {
+	if b == nil {
+		return nil
+	}
 	if len(b.Messages) == 0 {
 		if r, ok := emptyHistory[b.Dialect]; ok {
 			return []Violation{{Rule: r[0], Index: 0, Message: r[1]}}
@@ -266,8 +276,8 @@ func validateChat(b *Body) []Violation {
 			v.add(RuleChatFunctionWithoutName, i,
 				"Missing parameter 'name': messages with role 'function' must have a 'name'.")
 			i++
-		case m.Role == "assistant" && len(m.Calls) > 0:
-			ids := callIDs(m.Calls)
+		case m.Role == "assistant" && len(toolCallIDs(m)) > 0:
+			ids := toolCallIDs(m)
 			issued := make(map[string]bool, len(ids))
 			for _, id := range ids {
 				issued[id] = true
@@ -307,6 +317,18 @@ func validateChat(b *Body) []Violation {
 	return v
 }
 
+// toolCallIDs returns the ids of a Chat message's tool_calls, leaving out
+// a legacy function_call, which has none and which the API does not pair.
+func toolCallIDs(m *Message) []string {
+	var ids []string
+	for _, p := range m.Parts {
+		if p.Kind == PartCall && p.Type == "tool_call" {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
 // ---- OpenAI Responses -----------------------------------------------------
 
 func isUserMessage(m *Message) bool {
@@ -316,21 +338,15 @@ func isUserMessage(m *Message) bool {
 func validateResponses(b *Body) []Violation {
 	var v violations
 	items := b.Messages
-	// The last item that closes the model's turn: an output or a user
-	// message. Calls after it are pending.
-	barrier := -1
-	for i := range items {
-		if len(items[i].Results) > 0 || isUserMessage(&items[i]) {
-			barrier = i
-		}
-	}
+	barrier := responsesBarrier(items)
 	type open struct {
 		index int
+		typ   string
 		id    string
 	}
 	var order []open
-	pending := map[string][]int{} // call_id -> positions in order, unanswered
-	answered := map[int]bool{}    // positions in order that got an output
+	pending := map[[2]string][]int{} // (call type, id) -> positions in order, unanswered
+	answered := map[int]bool{}       // positions in order that got an output
 	seenIDs := map[string]bool{}
 	for i := range items {
 		m := &items[i]
@@ -341,17 +357,27 @@ func validateResponses(b *Body) []Violation {
 			seenIDs[m.ID] = true
 		}
 		for _, c := range m.Calls {
-			pending[c.ID] = append(pending[c.ID], len(order))
-			order = append(order, open{i, c.ID})
+			k := [2]string{m.Type, c.ID}
+			pending[k] = append(pending[k], len(order))
+			order = append(order, open{i, m.Type, c.ID})
 		}
-		for _, id := range m.Results {
-			q := pending[id]
+		for _, p := range m.Parts {
+			if p.Kind != PartResult {
+				continue
+			}
+			out := responsesOutputs[p.Type]
+			k := [2]string{out[0], p.ID}
+			q := pending[k]
 			if len(q) == 0 {
-				v.add(RuleResponsesOutputWithoutCall, i, "No tool call found for function call output with call_id %s.", id)
+				// With previous_response_id (or a conversation) the call
+				// may be stored on the server.
+				if !b.continues {
+					v.add(RuleResponsesOutputWithoutCall, i, "No tool call found for %s with %s %s.", strings.ReplaceAll(p.Type, "_", " "), out[1], p.ID)
+				}
 				continue
 			}
 			answered[q[0]] = true
-			pending[id] = q[1:]
+			pending[k] = q[1:]
 		}
 		if m.Type == "reasoning" {
 			next := i + 1
@@ -359,23 +385,45 @@ func validateResponses(b *Body) []Violation {
 				v.add(RuleResponsesReasoningWithoutFollower, i,
 					"Item '%s' of type 'reasoning' was provided without its required following item.", m.ID)
 			}
-			if b.storeFalse && !m.Parts[0].Signed {
+			if b.storeFalse && !signed(m) {
 				v.add(RuleResponsesReasoningNotPersisted, i,
 					"Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", m.ID)
 			}
 		}
 	}
 	for k, o := range order {
-		if answered[k] {
-			continue
+		if answered[k] || o.typ == "mcp_approval_request" {
+			continue // the user may leave an approval request unanswered
 		}
 		rule := RuleResponsesCallWithoutOutput
 		if o.index > barrier {
 			rule = RuleResponsesPendingCalls
 		}
-		v.add(rule, o.index, "No tool output found for function call %s.", o.id)
+		v.add(rule, o.index, "No tool output found for %s %s.", strings.ReplaceAll(o.typ, "_", " "), o.id)
 	}
 	return v
+}
+
+// responsesBarrier returns the index of the last item that closes the
+// model's turn, an output or a user message; calls after it are pending.
+func responsesBarrier(items []Message) int {
+	barrier := -1
+	for i := range items {
+		if len(items[i].Results) > 0 || isUserMessage(&items[i]) {
+			barrier = i
+		}
+	}
+	return barrier
+}
+
+// signed reports a signed reasoning part in m.
+func signed(m *Message) bool {
+	for _, p := range m.Parts {
+		if p.Kind == PartReasoning && p.Signed {
+			return true
+		}
+	}
+	return false
 }
 
 // ---- Anthropic ------------------------------------------------------------

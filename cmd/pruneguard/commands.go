@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,24 +18,73 @@ import (
 	"github.com/pruneguard/pruneguard/wire"
 )
 
+// errorf writes one error line: whatever the message quotes from the
+// input, line breaks in it are escaped.
 func errorf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "pruneguard: "+format+"\n", args...)
+	msg := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(fmt.Sprintf(format, args...))
+	fmt.Fprintf(w, "pruneguard: %s\n", msg)
 }
 
+// errHelp is returned by parse for -h and --help.
+var errHelp = flag.ErrHelp
+
 // parse parses flags that may come before or after the positional
-// arguments, and returns the positional ones.
+// arguments, and returns the positional ones; after "--" every argument
+// is positional. The flag set prints nothing: the caller reports the
+// error on one line, or the usage on -h.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		if fs.NArg() == 0 {
+		rest := fs.Args()
+		if len(rest) == 0 {
 			return pos, nil
 		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
+}
+
+// flagError reports the outcome of parse: the usage on stdout and 0 for
+// -h or --help, one error line on stderr and 2 otherwise.
+func flagError(err error, stdout, stderr io.Writer) int {
+	if errors.Is(err, errHelp) {
+		usage(stdout)
+		return 0
+	}
+	errorf(stderr, "%v", err)
+	return 2
+}
+
+// decimal is a flag holding a decimal integer: no sign other than a
+// leading minus, no base prefix, no underscores, so that a leading zero
+// is not read as octal.
+type decimal struct{ n *int }
+
+func (d decimal) String() string {
+	if d.n == nil {
+		return ""
+	}
+	return strconv.Itoa(*d.n)
+}
+
+func (d decimal) Set(s string) error {
+	t := strings.TrimPrefix(s, "-")
+	if t == "" || strings.Trim(t, "0123456789") != "" {
+		return errors.New("not a decimal integer")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("out of range")
+	}
+	*d.n = n
+	return nil
 }
 
 // readInput reads FILE, or stdin for "-", and returns the bytes and the
@@ -61,23 +112,31 @@ func lineCol(data []byte, off int64) (int, int) {
 	return line, col
 }
 
-// jsonError reports where data fails to be JSON, as "NAME:LINE:COL: ...".
-func jsonError(name string, data []byte) error {
-	var v any
-	err := json.Unmarshal(data, &v)
-	if err == nil {
-		return nil
+// inputError words err, the reader's error for data read from name,
+// with the line and column of the fault when it has one: bytes that are
+// not UTF-8, a byte order mark, or a JSON syntax error. The reader alone
+// decides what is bad input; this only says where.
+func inputError(name string, data []byte, err error) error {
+	var te *wire.TextError
+	if errors.As(err, &te) {
+		l, c := lineCol(data, int64(te.Offset))
+		return fmt.Errorf("%s:%d:%d: %v", name, l, c, te)
 	}
+	// A syntax error, found again with its offset. A RawMessage takes any
+	// number the grammar allows, as the reader does.
+	var raw json.RawMessage
 	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	if jerr := json.Unmarshal(data, &raw); errors.As(jerr, &se) {
 		off := se.Offset
 		if off > 0 {
 			off-- // the offset is just past the offending byte
 		}
 		l, c := lineCol(data, off)
 		return fmt.Errorf("%s:%d:%d: invalid JSON: %v", name, l, c, se)
+	} else if jerr != nil {
+		return fmt.Errorf("%s: invalid JSON: %v", name, jerr)
 	}
-	return fmt.Errorf("%s: invalid JSON: %v", name, err)
+	return fmt.Errorf("%s: %v", name, err)
 }
 
 // readBody reads and parses a request body.
@@ -86,12 +145,9 @@ func readBody(file, dialect string, stdin io.Reader) (*wire.Body, []byte, string
 	if err != nil {
 		return nil, nil, name, err
 	}
-	if err := jsonError(name, data); err != nil {
-		return nil, nil, name, err
-	}
 	b, err := wire.Read(data, wire.Dialect(dialect))
 	if err != nil {
-		return nil, nil, name, fmt.Errorf("%s: %v", name, err)
+		return nil, nil, name, inputError(name, data, err)
 	}
 	return b, data, name, nil
 }
@@ -121,11 +177,10 @@ func toJSONViolations(vs []wire.Violation) []jsonViolation {
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	dialect := fs.String("dialect", "", "wire dialect (detected when empty)")
 	pos, err := parse(fs, args)
 	if err != nil {
-		return 2
+		return flagError(err, stdout, stderr)
 	}
 	if err := checkDialect(*dialect); err != nil {
 		errorf(stderr, "%v", err)
@@ -156,10 +211,9 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func runExtract(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("extract", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	pos, err := parse(fs, args)
 	if err != nil {
-		return 2
+		return flagError(err, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		errorf(stderr, "extract takes one transcript FILE (or - for stdin)")
@@ -172,11 +226,7 @@ func runExtract(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	body, _, err := wire.Unwrap(data, name)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return 2
-	}
-	if err := jsonError(name, body); err != nil {
-		errorf(stderr, "%v", err)
+		errorf(stderr, "%v", inputError(name, data, err))
 		return 2
 	}
 	stdout.Write(body)
@@ -278,8 +328,9 @@ func policyFor(name string, keep int) (pruneguard.Policy, error) {
 // schema outright, one whose call stays after all (the gates kept its
 // unit) loses it behind a tombstone, or keeps it. It never withdraws the
 // last declared schema (providers reject an empty tools array, and
-// Anthropic and Bedrock want tools declared while tool blocks remain) nor
-// a tool named in the body's tool choice.
+// Anthropic and Bedrock want tools declared while tool blocks remain), a
+// tool named in the body's tool choice (or legacy function_call), nor a
+// tool the provider runs that the body uses.
 type dropUnused struct {
 	inner    pruneguard.Policy
 	g        *wire.Guarded
@@ -346,8 +397,23 @@ func toolChoiceNames(data []byte) map[string]bool {
 			}
 		}
 	}
-	for _, k := range []string{"tool_choice", "toolConfig", "tool_config"} {
+	for _, k := range []string{"tool_choice", "function_call", "toolConfig", "tool_config"} {
 		walk(top[k])
+	}
+	return names
+}
+
+// serverTools returns the names of the tools the provider runs that the
+// body uses (Anthropic server_tool_use, MCP tool use): their calls are
+// not the Context's, so they keep their declarations.
+func serverTools(b *wire.Body) map[string]bool {
+	names := map[string]bool{}
+	for _, m := range b.Messages {
+		for _, p := range m.Parts {
+			if (p.Kind == wire.PartServerCall || p.Kind == wire.PartServerResult) && p.Name != "" {
+				names[p.Name] = true
+			}
+		}
 	}
 	return names
 }
@@ -379,6 +445,7 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	}
 	if o.dropUnused {
 		du := &dropUnused{inner: pol, g: g, keep: toolChoiceNames(o.raw)}
+		maps.Copy(du.keep, serverTools(b))
 		for _, t := range b.Tools() {
 			du.declared = append(du.declared, t.Name)
 		}
@@ -539,30 +606,28 @@ func readManifest(name string) (*wire.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := jsonError(name, data); err != nil {
-		return nil, err
-	}
 	m, err := wire.ReadManifest(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, inputError(name, data, err)
 	}
 	return m, nil
 }
 
 func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	budget := fs.Int("budget", -1, "token budget for the whole request body (required)")
+	budget, keep := new(int), new(int)
+	*budget, *keep = -1, 3
+	fs.Var(decimal{budget}, "budget", "token budget for the whole request body (required)")
 	dialect := fs.String("dialect", "", "wire dialect (detected when empty)")
 	policy := fs.String("policy", "oldest", "salience policy: oldest, largest or keep-last-tools")
-	keep := fs.Int("keep", 3, "tool uses keep-last-tools keeps")
+	fs.Var(decimal{keep}, "keep", "tool uses keep-last-tools keeps")
 	manifest := fs.String("tools-manifest", "", "MCP tools/list JSON with tool annotations")
 	unann := fs.String("unannotated", "irreducible", "unannotated tools: irreducible or regenerable")
 	boundary := fs.String("boundary", "relaxed", "commit boundary: relaxed or strict")
 	dropSchemas := fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (tombstoned when a call stays)")
 	pos, err := parse(fs, args)
 	if err != nil {
-		return 2
+		return flagError(err, stdout, stderr)
 	}
 	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep, dropUnused: *dropSchemas}
 	switch {

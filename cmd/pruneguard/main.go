@@ -13,6 +13,10 @@
 // {"dialect": D, "violations": [{"rule", "index", "message"}]}. It exits 0
 // when there is no violation, 1 when there are some (pending calls at the
 // end of the body count), and 2 when the input cannot be read or parsed.
+// What counts as parsed is what the wire reader accepts, for every
+// command: any JSON object of the dialect, with any number the JSON
+// grammar allows (1e400 and -0 included, written back as they were);
+// not bytes that are not UTF-8, nor a leading byte order mark.
 // Detection goes by the body's shape, and pruning can take away what it
 // goes by (an Anthropic history whose tool turns were evicted can read as
 // OpenAI Chat): check a pruned body with --dialect set to the dialect the
@@ -32,8 +36,10 @@
 // The policies: oldest evicts whole units oldest first
 // (pruneguard.OldestFirst); largest stubs the largest tool results first
 // (pruneguard.LargestResultsFirst with Stub; every dialect keeps the call
-// and the result block with a placeholder, so a stub never breaks pairing)
-// and, once no result is left to stub, evicts whole units oldest first;
+// and the result block with a placeholder, so a stub never breaks pairing,
+// and a result whose content cannot become text, a Responses computer
+// call's screenshot, is not stubbed) and, once no result is left to stub,
+// evicts whole units oldest first;
 // keep-last-tools stubs every tool result but the last --keep
 // (pruneguard.KeepLastToolUses with Stub), as Anthropic's clear_tool_uses
 // edit does, and nothing else.
@@ -49,13 +55,24 @@
 // schemas of declared tools never called or whose every call the plan
 // evicts; the schema gate removes a schema outright when no call to the
 // tool stays, and behind a tombstone line added to the system prompt when
-// one does (its unit was held back). The last declared schema and tools
-// named in the body's tool choice are kept.
+// one does (its unit was held back). A body without a system prompt
+// (OpenAI Chat, Gemini, Bedrock) gets none: a tool whose calls stay then
+// keeps its schema if it may change state, and loses it untombstoned if
+// it is read-only. The last entry of a tools array, tools named in the
+// body's tool choice or legacy function_call, and tools the provider runs
+// that the body uses are kept.
 //
 // A body at rest is not a live runtime: by default the relaxed commit
 // boundary holds back only the units still in flight (a trailing batch of
 // calls whose results have not all arrived). --boundary strict defers every
 // prune while any call is pending.
+//
+// Every error is one line on stderr: "pruneguard: " then, for input, the
+// file name ("<stdin>" for -) with the line and column of a fault in the
+// JSON text, and what is wrong. -h or --help, after the command or a
+// subcommand, prints the usage on stdout and exits 0; a flag that is
+// unknown or has a bad value exits 2 before any input is read. --budget
+// and --keep take decimal integers (a leading zero is not octal).
 //
 // extract prints the request body inside a recorded transcript envelope
 // (see testdata/transcripts/SOURCES.md), so that check and prune can read
@@ -89,8 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
-	errorf(stderr, "unknown command %q", args[0])
-	usage(stderr)
+	errorf(stderr, "unknown command %q (want check, prune, extract or help)", args[0])
 	return 2
 }
 
