@@ -1,0 +1,187 @@
+package tokenizer
+
+// Byte pair encoding of one piece: start from its single bytes and, while
+// two adjacent parts join into a token, join the pair whose token has the
+// lowest rank, the leftmost of equals. Short pieces, nearly all of them,
+// rescan their parts after each join; long ones keep their pairs in a heap
+// so that a piece of a megabyte costs n log n, not n squared. Both give
+// the same parts.
+
+// smallPiece is the longest piece merged by rescanning.
+const smallPiece = 48
+
+// A part is a token-to-be that starts at byte start of the piece; rank is
+// that of the pair it forms with the next part, noRank if none.
+type part struct {
+	start int32
+	rank  uint32
+}
+
+// mergeSmall merges p, of 2 to smallPiece bytes, in buf and returns its
+// parts followed by one that starts at len(p).
+func (v *vocab) mergeSmall(p []byte, buf *[smallPiece + 1]part) []part {
+	parts := buf[:len(p)+1]
+	for i := range parts {
+		parts[i] = part{int32(i), noRank}
+	}
+	for i := 0; i+2 < len(parts); i++ {
+		parts[i].rank = v.pairRank(p[i : i+2])
+	}
+	for {
+		best, at := noRank, -1
+		for i := 0; i+2 < len(parts); i++ {
+			if parts[i].rank < best {
+				best, at = parts[i].rank, i
+			}
+		}
+		if at < 0 {
+			return parts
+		}
+		parts = append(parts[:at+1], parts[at+2:]...)
+		parts[at].rank = noRank
+		if at+2 < len(parts) {
+			parts[at].rank = v.pairRank(p[parts[at].start:parts[at+2].start])
+		}
+		if at > 0 {
+			parts[at-1].rank = v.pairRank(p[parts[at-1].start:parts[at+1].start])
+		}
+	}
+}
+
+// A pairEntry proposes joining the part that starts at pos with the next;
+// it is stale once gen no longer matches the part's generation.
+type pairEntry struct {
+	rank uint32
+	pos  int32
+	gen  uint32
+}
+
+func (a pairEntry) less(b pairEntry) bool {
+	return a.rank < b.rank || a.rank == b.rank && a.pos < b.pos
+}
+
+// pairHeap is a binary min-heap of pair entries.
+type pairHeap []pairEntry
+
+func (h *pairHeap) push(e pairEntry) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !s[i].less(s[up]) {
+			break
+		}
+		s[i], s[up] = s[up], s[i]
+		i = up
+	}
+}
+
+func (h *pairHeap) pop() pairEntry {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		min, l := i, 2*i+1
+		if l < len(s) && s[l].less(s[min]) {
+			min = l
+		}
+		if r := l + 1; r < len(s) && s[r].less(s[min]) {
+			min = r
+		}
+		if min == i {
+			break
+		}
+		s[i], s[min] = s[min], s[i]
+		i = min
+	}
+	*h = s
+	return top
+}
+
+// mergeLarge merges p, of at least 2 bytes, and returns the start of each
+// part followed by len(p).
+func (v *vocab) mergeLarge(p []byte) []int32 {
+	n := int32(len(p))
+	next := make([]int32, n)
+	prev := make([]int32, n)
+	gen := make([]uint32, n)
+	h := make(pairHeap, 0, n)
+	for i := int32(0); i < n; i++ {
+		next[i], prev[i] = i+1, i-1
+		if i+1 < n {
+			if r := v.pairRank(p[i : i+2]); r != noRank {
+				h.push(pairEntry{r, i, 0})
+			}
+		}
+	}
+	for len(h) > 0 {
+		e := h.pop()
+		i := e.pos
+		if gen[i] != e.gen {
+			continue
+		}
+		j := next[i]
+		k := next[j]
+		next[i] = k
+		if k < n {
+			prev[k] = i
+		}
+		gen[j]++
+		gen[i]++
+		if k < n {
+			if r := v.pairRank(p[i:next[k]]); r != noRank {
+				h.push(pairEntry{r, i, gen[i]})
+			}
+		}
+		if pi := prev[i]; pi >= 0 {
+			gen[pi]++
+			if r := v.pairRank(p[pi:k]); r != noRank {
+				h.push(pairEntry{r, pi, gen[pi]})
+			}
+		}
+	}
+	starts := make([]int32, 0, 8)
+	for i := int32(0); i < n; i = next[i] {
+		starts = append(starts, i)
+	}
+	return append(starts, n)
+}
+
+// countPiece returns the number of tokens of p.
+func (v *vocab) countPiece(p []byte) int {
+	if len(p) == 1 {
+		return 1
+	}
+	if _, ok := v.rank(p); ok {
+		return 1
+	}
+	if len(p) <= smallPiece {
+		var buf [smallPiece + 1]part
+		return len(v.mergeSmall(p, &buf)) - 1
+	}
+	return len(v.mergeLarge(p)) - 1
+}
+
+// appendPiece appends the ids of the tokens of p.
+func (v *vocab) appendPiece(ids []int, p []byte) []int {
+	if r, ok := v.rank(p); ok {
+		return append(ids, int(r))
+	}
+	if len(p) <= smallPiece {
+		var buf [smallPiece + 1]part
+		parts := v.mergeSmall(p, &buf)
+		for k := 0; k+1 < len(parts); k++ {
+			r, _ := v.rank(p[parts[k].start:parts[k+1].start])
+			ids = append(ids, int(r))
+		}
+		return ids
+	}
+	starts := v.mergeLarge(p)
+	for k := 0; k+1 < len(starts); k++ {
+		r, _ := v.rank(p[starts[k]:starts[k+1]])
+		ids = append(ids, int(r))
+	}
+	return ids
+}
