@@ -149,14 +149,32 @@ func (v *vocab) mergeLarge(p []byte) []int32 {
 	return append(starts, n)
 }
 
-// countPiece returns the number of tokens of p.
-func (v *vocab) countPiece(p []byte) int {
+// countCached returns the number of tokens of p, through the cache c.
+func (v *vocab) countCached(c *pieceCache, p []byte) int {
 	if len(p) == 1 {
 		return 1
 	}
-	if _, ok := v.rank(p); ok {
+	h := hashBytes(p)
+	if len(p) > cachePiece {
+		if _, ok := v.rankHashed(p, h); ok {
+			return 1
+		}
+		return v.countMerged(p)
+	}
+	if e := c.lookup(p, h); e != nil {
+		return int(e.count)
+	}
+	if r, ok := v.rankHashed(p, h); ok {
+		c.store(p, h, 1, r)
 		return 1
 	}
+	n := v.countMerged(p)
+	c.store(p, h, n, noRank)
+	return n
+}
+
+// countMerged returns the number of tokens of p, which is not one token.
+func (v *vocab) countMerged(p []byte) int {
 	if len(p) <= smallPiece {
 		var buf [smallPiece + 1]part
 		return len(v.mergeSmall(p, &buf)) - 1
@@ -164,11 +182,24 @@ func (v *vocab) countPiece(p []byte) int {
 	return len(v.mergeLarge(p)) - 1
 }
 
-// appendPiece appends the ids of the tokens of p.
-func (v *vocab) appendPiece(ids []int, p []byte) []int {
-	if r, ok := v.rank(p); ok {
+// appendCached appends the ids of the tokens of p, through the cache c.
+func (v *vocab) appendCached(c *pieceCache, ids []int, p []byte) []int {
+	if len(p) == 1 {
+		return append(ids, int(v.byteRank[p[0]]))
+	}
+	h := hashBytes(p)
+	if len(p) <= cachePiece {
+		if e := c.lookup(p, h); e != nil && e.count == 1 {
+			return append(ids, int(e.rank))
+		}
+	}
+	if r, ok := v.rankHashed(p, h); ok {
+		if len(p) <= cachePiece {
+			c.store(p, h, 1, r)
+		}
 		return append(ids, int(r))
 	}
+	n := len(ids)
 	if len(p) <= smallPiece {
 		var buf [smallPiece + 1]part
 		parts := v.mergeSmall(p, &buf)
@@ -176,12 +207,15 @@ func (v *vocab) appendPiece(ids []int, p []byte) []int {
 			r, _ := v.rank(p[parts[k].start:parts[k+1].start])
 			ids = append(ids, int(r))
 		}
-		return ids
+	} else {
+		starts := v.mergeLarge(p)
+		for k := 0; k+1 < len(starts); k++ {
+			r, _ := v.rank(p[starts[k]:starts[k+1]])
+			ids = append(ids, int(r))
+		}
 	}
-	starts := v.mergeLarge(p)
-	for k := 0; k+1 < len(starts); k++ {
-		r, _ := v.rank(p[starts[k]:starts[k+1]])
-		ids = append(ids, int(r))
+	if len(p) <= cachePiece {
+		c.store(p, h, len(ids)-n, noRank)
 	}
 	return ids
 }

@@ -74,6 +74,10 @@ func runeAt(b []byte, i int) (uint8, int) {
 	if c := b[i]; c < utf8.RuneSelf {
 		return classTable[c], 1
 	}
+	return runeAtSlow(b, i)
+}
+
+func runeAtSlow(b []byte, i int) (uint8, int) {
 	r, n := utf8.DecodeRune(b[i:])
 	if r < 0x10000 {
 		return classTable[r], n

@@ -26,8 +26,9 @@ type Encoding struct {
 	special map[int]string
 	split   func(b []byte, i int) int
 
-	once  sync.Once
-	vocab *vocab
+	once   sync.Once
+	vocab  *vocab
+	caches cachePool
 }
 
 var o200k = &Encoding{
@@ -85,12 +86,14 @@ func (e *Encoding) load() *vocab {
 // Encoding serves wherever one is asked for.
 func (e *Encoding) Count(b []byte) int {
 	v := e.load()
+	c := e.caches.get()
 	n := 0
 	for i := 0; i < len(b); {
 		j := e.split(b, i)
-		n += v.countPiece(b[i:j])
+		n += v.countCached(c, b[i:j])
 		i = j
 	}
+	e.caches.put(c)
 	return n
 }
 
@@ -103,13 +106,15 @@ func (e *Encoding) Count(b []byte) int {
 // as itself, so that Decode(Encode(s)) == s for every string s.
 func (e *Encoding) Encode(text string) []int {
 	v := e.load()
+	c := e.caches.get()
 	b := []byte(text)
 	ids := make([]int, 0, len(b)/4+1)
 	for i := 0; i < len(b); {
 		j := e.split(b, i)
-		ids = v.appendPiece(ids, b[i:j])
+		ids = v.appendCached(c, ids, b[i:j])
 		i = j
 	}
+	e.caches.put(c)
 	return ids
 }
 

@@ -1,5 +1,7 @@
 package tokenizer
 
+import "unicode/utf8"
+
 // The encodings cut text into pieces with a regular expression before
 // byte pair encoding, and byte pair merges never cross a piece. Both
 // expressions need lookahead, which package regexp lacks, so each is
@@ -116,7 +118,10 @@ func splitCl100k(b []byte, i int) int {
 func upperThenLower(b []byte, j int) int {
 	lastLower := -1
 	for j < len(b) {
-		c, n := runeAt(b, j)
+		c, n := classTable[b[j]], 1
+		if b[j] >= utf8.RuneSelf {
+			c, n = runeAtSlow(b, j)
+		}
 		if c&cUpper == 0 {
 			if c&cLower != 0 {
 				return lowerRun(b, j)
@@ -139,7 +144,10 @@ func upperThenLower(b []byte, j int) int {
 func upperRun(b []byte, j int) int {
 	start := j
 	for j < len(b) {
-		c, n := runeAt(b, j)
+		c, n := classTable[b[j]], 1
+		if b[j] >= utf8.RuneSelf {
+			c, n = runeAtSlow(b, j)
+		}
 		if c&cUpper == 0 {
 			break
 		}
@@ -154,7 +162,10 @@ func upperRun(b []byte, j int) int {
 // lowerRun returns the end of the run of [\p{Ll}\p{Lm}\p{Lo}\p{M}] at b[j].
 func lowerRun(b []byte, j int) int {
 	for j < len(b) {
-		c, n := runeAt(b, j)
+		c, n := classTable[b[j]], 1
+		if b[j] >= utf8.RuneSelf {
+			c, n = runeAtSlow(b, j)
+		}
 		if c&cLower == 0 {
 			break
 		}
@@ -166,7 +177,10 @@ func lowerRun(b []byte, j int) int {
 // letterRun returns the end of the run of \p{L} at b[j].
 func letterRun(b []byte, j int) int {
 	for j < len(b) {
-		c, n := runeAt(b, j)
+		c, n := classTable[b[j]], 1
+		if b[j] >= utf8.RuneSelf {
+			c, n = runeAtSlow(b, j)
+		}
 		if c&cLetter == 0 {
 			break
 		}
@@ -178,7 +192,10 @@ func letterRun(b []byte, j int) int {
 // numbers returns the end of \p{N}{1,3} whose first rune ends at j.
 func numbers(b []byte, j int) int {
 	for k := 1; k < 3 && j < len(b); k++ {
-		c, n := runeAt(b, j)
+		c, n := classTable[b[j]], 1
+		if b[j] >= utf8.RuneSelf {
+			c, n = runeAtSlow(b, j)
+		}
 		if c&cNumber == 0 {
 			break
 		}
@@ -203,7 +220,10 @@ func punctuation(b []byte, i int, c0 uint8, n0 int) int {
 		return -1
 	}
 	for j < len(b) {
-		c, n := runeAt(b, j)
+		c, n := classTable[b[j]], 1
+		if b[j] >= utf8.RuneSelf {
+			c, n = runeAtSlow(b, j)
+		}
 		if c&notQ != 0 {
 			break
 		}
@@ -219,7 +239,10 @@ func spaceRun(b []byte, i int) (end, last, newline int) {
 	newline = -1
 	last = i
 	for end = i; end < len(b); {
-		c, n := runeAt(b, end)
+		c, n := classTable[b[end]], 1
+		if b[end] >= utf8.RuneSelf {
+			c, n = runeAtSlow(b, end)
+		}
 		if c&cSpace == 0 {
 			break
 		}

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"strings"
 )
@@ -18,7 +17,8 @@ type vocab struct {
 	offs  []uint32 // token r is blob[offs[r]:offs[r+1]]
 	slots []uint32 // open-addressed table: hash tag | rank+1, or 0
 	mask  uint32
-	seed  maphash.Seed
+
+	byteRank [256]uint32 // the rank of each single byte
 }
 
 // A slot keeps the rank plus one in its low bits and the top bits of the
@@ -47,7 +47,7 @@ func loadVocab(gz string, want int) (*vocab, error) {
 		return nil, fmt.Errorf("token count %d, want %d", n, want)
 	}
 	raw = raw[k:]
-	v := &vocab{offs: make([]uint32, 0, n+1), seed: maphash.MakeSeed()}
+	v := &vocab{offs: make([]uint32, 0, n+1)}
 	// The token bytes take a little less room than their framing.
 	v.blob = make([]byte, 0, len(raw))
 	for len(raw) > 0 {
@@ -74,7 +74,7 @@ func loadVocab(gz string, want int) (*vocab, error) {
 		if _, dup := v.rank(tok); dup {
 			return nil, fmt.Errorf("token %d repeats an earlier one", r)
 		}
-		h := maphash.Bytes(v.seed, tok)
+		h := hashBytes(tok)
 		i := uint32(h) & v.mask
 		for v.slots[i] != 0 {
 			i = (i + 1) & v.mask
@@ -82,9 +82,11 @@ func loadVocab(gz string, want int) (*vocab, error) {
 		v.slots[i] = tag(h) | uint32(r+1)
 	}
 	for c := 0; c < 256; c++ {
-		if _, ok := v.rank([]byte{byte(c)}); !ok {
+		r, ok := v.rank([]byte{byte(c)})
+		if !ok {
 			return nil, fmt.Errorf("byte %#x is not a token", c)
 		}
+		v.byteRank[c] = r
 	}
 	return v, nil
 }
@@ -95,8 +97,10 @@ func tag(h uint64) uint32 { return uint32(h>>32) &^ rankMask }
 func (v *vocab) token(r int) []byte { return v.blob[v.offs[r]:v.offs[r+1]:v.offs[r+1]] }
 
 // rank returns the rank of the token whose bytes are p.
-func (v *vocab) rank(p []byte) (uint32, bool) {
-	h := maphash.Bytes(v.seed, p)
+func (v *vocab) rank(p []byte) (uint32, bool) { return v.rankHashed(p, hashBytes(p)) }
+
+// rankHashed is rank for a caller that has hashed p already.
+func (v *vocab) rankHashed(p []byte, h uint64) (uint32, bool) {
 	t := tag(h)
 	for i := uint32(h) & v.mask; ; i = (i + 1) & v.mask {
 		s := v.slots[i]
