@@ -18,14 +18,15 @@ type pieceCache struct {
 const (
 	cacheBits  = 13
 	cacheSize  = 1 << cacheBits
-	cachePiece = 22 // the longest piece cached
+	cachePiece = 26 // the longest piece cached
 )
 
+// A cacheEntry takes 32 bytes, half a cache line.
 type cacheEntry struct {
 	n     uint8 // length of the piece; 0 if the entry is empty
+	count uint8 // tokens in the piece, at most cachePiece
 	key   [cachePiece]byte
-	count uint8  // tokens in the piece, at most cachePiece
-	rank  uint32 // the piece's rank, if count is 1
+	rank  uint32 // the piece's rank if count is 1, else noRank
 }
 
 // cachePool holds the caches of every encoding; a cache belongs to one

@@ -2,4 +2,4 @@ module github.com/pruneguard/pruneguard/tokenizer
 
 go 1.21
 
-replace github.com/pruneguard/pruneguard => ..
+replace github.com/pruneguard/pruneguard => ../
