@@ -64,6 +64,7 @@ func BenchmarkEncode(b *testing.B) {
 	s := string(tx)
 	e := O200k()
 	e.load()
+	b.ResetTimer()
 	b.SetBytes(int64(len(s)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -74,6 +75,7 @@ func BenchmarkEncode(b *testing.B) {
 // BenchmarkLoad measures what the first use of an encoding costs.
 func BenchmarkLoad(b *testing.B) {
 	classOnce.Do(buildClasses)
+	b.ResetTimer()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if _, err := loadVocab(o200k.ranks, o200k.size); err != nil {

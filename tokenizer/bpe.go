@@ -100,14 +100,50 @@ func (h *pairHeap) pop() pairEntry {
 	return top
 }
 
+// mergeScratch holds the working slices of mergeLarge for reuse.
+type mergeScratch struct {
+	next, prev, starts []int32
+	gen                []uint32
+	heap               pairHeap
+}
+
+// keepScratch is the most elements a scratch slice keeps between merges,
+// so that one huge piece does not pin its buffers in the cache.
+const keepScratch = 1 << 16
+
+func grow32(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n)
+	}
+	return b[:n]
+}
+
+// release drops the buffers too big to keep.
+func (s *mergeScratch) release() {
+	if cap(s.next) > keepScratch {
+		*s = mergeScratch{}
+	}
+}
+
 // mergeLarge merges p, of at least 2 bytes, and returns the start of each
-// part followed by len(p).
-func (v *vocab) mergeLarge(p []byte) []int32 {
+// part followed by len(p). The result lives in s, which may be nil, until
+// the next merge in s.
+func (v *vocab) mergeLarge(p []byte, s *mergeScratch) []int32 {
+	if s == nil {
+		s = new(mergeScratch)
+	}
 	n := int32(len(p))
-	next := make([]int32, n)
-	prev := make([]int32, n)
-	gen := make([]uint32, n)
-	h := make(pairHeap, 0, n)
+	next := grow32(s.next, int(n))
+	prev := grow32(s.prev, int(n))
+	gen := s.gen[:0]
+	if cap(gen) < int(n) {
+		gen = make([]uint32, n)
+	}
+	gen = gen[:n]
+	for i := range gen {
+		gen[i] = 0
+	}
+	h := s.heap[:0]
 	for i := int32(0); i < n; i++ {
 		next[i], prev[i] = i+1, i-1
 		if i+1 < n {
@@ -142,11 +178,13 @@ func (v *vocab) mergeLarge(p []byte) []int32 {
 			}
 		}
 	}
-	starts := make([]int32, 0, 8)
+	starts := s.starts[:0]
 	for i := int32(0); i < n; i = next[i] {
 		starts = append(starts, i)
 	}
-	return append(starts, n)
+	starts = append(starts, n)
+	*s = mergeScratch{next: next, prev: prev, starts: starts, gen: gen, heap: h}
+	return starts
 }
 
 // countCached returns the number of tokens of p, through the cache c.
@@ -159,7 +197,7 @@ func (v *vocab) countCached(c *pieceCache, p []byte) int {
 		if _, ok := v.rankHashed(p, h); ok {
 			return 1
 		}
-		return v.countMerged(p)
+		return v.countMerged(p, &c.scratch)
 	}
 	if e := c.lookup(p, h); e != nil {
 		return int(e.count)
@@ -168,18 +206,20 @@ func (v *vocab) countCached(c *pieceCache, p []byte) int {
 		c.store(p, h, 1, r)
 		return 1
 	}
-	n := v.countMerged(p)
+	n := v.countMerged(p, &c.scratch)
 	c.store(p, h, n, noRank)
 	return n
 }
 
 // countMerged returns the number of tokens of p, which is not one token.
-func (v *vocab) countMerged(p []byte) int {
+func (v *vocab) countMerged(p []byte, s *mergeScratch) int {
 	if len(p) <= smallPiece {
 		var buf [smallPiece + 1]part
 		return len(v.mergeSmall(p, &buf)) - 1
 	}
-	return len(v.mergeLarge(p)) - 1
+	n := len(v.mergeLarge(p, s)) - 1
+	s.release()
+	return n
 }
 
 // appendCached appends the ids of the tokens of p, through the cache c.
@@ -208,11 +248,12 @@ func (v *vocab) appendCached(c *pieceCache, ids []int, p []byte) []int {
 			ids = append(ids, int(r))
 		}
 	} else {
-		starts := v.mergeLarge(p)
+		starts := v.mergeLarge(p, &c.scratch)
 		for k := 0; k+1 < len(starts); k++ {
 			r, _ := v.rank(p[starts[k]:starts[k+1]])
 			ids = append(ids, int(r))
 		}
+		c.scratch.release()
 	}
 	if len(p) <= cachePiece {
 		c.store(p, h, len(ids)-n, noRank)

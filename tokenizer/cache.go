@@ -13,6 +13,7 @@ import "sync"
 // the vocab never changes, so it needs no clearing between uses.
 type pieceCache struct {
 	entries [cacheSize]cacheEntry
+	scratch mergeScratch // for pieces too long to merge on the stack
 }
 
 const (

@@ -15,6 +15,7 @@ import (
 func TestMergeSmallEqualsLarge(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	words := []string{"internationalization", "ThisIsCamel", "   ", "=====", "0123456789", "naïveté", "字字字字", "🙂🙂🙂", "aaaaaaaaaaaaaaa", "\n\n\n\n"}
+	var shared mergeScratch
 	for _, e := range []*Encoding{O200k(), Cl100k()} {
 		v := e.load()
 		for k := 0; k < 3000; k++ {
@@ -39,8 +40,12 @@ func TestMergeSmallEqualsLarge(t *testing.T) {
 			for _, pt := range parts {
 				small = append(small, pt.start)
 			}
-			if large := v.mergeLarge(p); !reflect.DeepEqual(small, large) {
+			if large := v.mergeLarge(p, nil); !reflect.DeepEqual(small, large) {
 				t.Fatalf("%s %q: mergeSmall %v, mergeLarge %v", e.Name(), p, small, large)
+			}
+			// Scratch left over from other pieces changes nothing.
+			if reused := v.mergeLarge(p, &shared); !reflect.DeepEqual(small, reused) {
+				t.Fatalf("%s %q: mergeSmall %v, mergeLarge with used scratch %v", e.Name(), p, small, reused)
 			}
 			for i := 0; i+1 < len(small); i++ {
 				if _, ok := v.rank(p[small[i]:small[i+1]]); !ok {
@@ -184,7 +189,7 @@ func uncachedIDs(v *vocab, p []byte) []int {
 		return []int{int(r)}
 	}
 	var ids []int
-	starts := v.mergeLarge(p)
+	starts := v.mergeLarge(p, nil)
 	for k := 0; k+1 < len(starts); k++ {
 		r, _ := v.rank(p[starts[k]:starts[k+1]])
 		ids = append(ids, int(r))
