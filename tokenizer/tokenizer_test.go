@@ -222,3 +222,23 @@ func TestLongPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestCountAllocs checks that Count, once warm, allocates nothing, on
+// short messages and on a piece long enough to take the heap merge.
+func TestCountAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	texts := [][]byte{
+		[]byte(`{"role":"assistant","content":"The file has 3 functions; main() calls parse()."}`),
+		[]byte(strings.Repeat("=", 500)),
+	}
+	for _, e := range encodings {
+		for _, b := range texts {
+			e.Count(b)
+			if n := testing.AllocsPerRun(100, func() { e.Count(b) }); n != 0 {
+				t.Errorf("%s: Count(%.20q...) allocates %.0f times a call", e.Name(), b, n)
+			}
+		}
+	}
+}

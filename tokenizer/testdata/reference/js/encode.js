@@ -1,9 +1,20 @@
 const fs = require('fs'), path = require('path');
-const {getEncoding} = require('js-tiktoken');
-const encs = {o200k_base: getEncoding('o200k_base'), cl100k_base: getEncoding('cl100k_base')};
-// Encodes the corpus, every transcript and every JSON string in them with
-// js-tiktoken, writing {case: {text, o200k_base: ids, cl100k_base: ids}}
-// to the file named by the first argument. TestJS compares.
+// Encodes the corpus, every transcript and every JSON string in them,
+// writing {case: {text, o200k_base: ids, cl100k_base: ids}} to the file
+// named by the first argument. TestJS compares. The second argument picks
+// the implementation: "tiktoken" (the default) is tiktoken's own Rust core
+// built to WebAssembly; "js-tiktoken" is a port to JavaScript.
+const impl = process.argv[3] || 'tiktoken';
+let encs;
+if (impl === 'tiktoken') {
+  const {get_encoding} = require('tiktoken');
+  const wrap = (e) => ({encode: (t) => Array.from(e.encode_ordinary(t))});
+  encs = {o200k_base: wrap(get_encoding('o200k_base')), cl100k_base: wrap(get_encoding('cl100k_base'))};
+} else {
+  const {getEncoding} = require('js-tiktoken');
+  const wrap = (e) => ({encode: (t) => e.encode(t, [], [])});
+  encs = {o200k_base: wrap(getEncoding('o200k_base')), cl100k_base: wrap(getEncoding('cl100k_base'))};
+}
 const here = __dirname;
 const root = path.join(here, '../../../../testdata/transcripts');
 const cases = [];
@@ -19,7 +30,9 @@ for (const p of files) {
   if (p.endsWith('.jsonl')) txt.split('\n').filter(l=>l.trim()).forEach(l=>strings(JSON.parse(l),out)); else strings(JSON.parse(txt),out);
   out.forEach((s,i)=>cases.push(['strings/'+rel+'#'+i, s]));
 }
+// A third argument names a JSON file of more [{name, text}] cases.
+if (process.argv[4]) for (const c of JSON.parse(fs.readFileSync(process.argv[4], 'utf8'))) cases.push(['extra/'+c.name, c.text]);
 const res = {};
-for (const [name, text] of cases) { res[name] = {text}; for (const [en,e] of Object.entries(encs)) res[name][en] = e.encode(text, [], []); }
+for (const [name, text] of cases) { res[name] = {text}; for (const [en,e] of Object.entries(encs)) res[name][en] = e.encode(text); }
 fs.writeFileSync(process.argv[2], JSON.stringify(res));
 console.log(cases.length);
