@@ -9,7 +9,8 @@ import (
 var ErrUnknownToken = errors.New("tokenizer: unknown token id")
 
 // A TokenError reports an id that is neither a token nor a special token
-// of the encoding asked to decode it.
+// of the encoding asked to decode it. It is plain data, safe to share
+// between goroutines; its zero value names id 0 of no encoding.
 type TokenError struct {
 	Encoding string // the encoding's name, such as "o200k_base"
 	ID       int    // the offending id
