@@ -52,7 +52,7 @@ func check(t *testing.T, text string) {
 func TestRandom(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	n := 40000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 4000
 	}
 	for i := 0; i < n; i++ {
