@@ -10,20 +10,23 @@ package tokenizer
 // smallPiece is the longest piece merged by rescanning.
 const smallPiece = 48
 
-// A part is a token-to-be that starts at byte start of the piece; rank is
-// that of the pair it forms with the next part, noRank if none.
+// A part is a token that starts at byte start of the piece; tok is its
+// rank, and rank that of the pair it forms with the next part, noRank if
+// none.
 type part struct {
 	start int32
 	rank  uint32
+	tok   uint32
 }
 
 // mergeSmall merges p, of 2 to smallPiece bytes, in buf and returns its
 // parts followed by one that starts at len(p).
 func (v *vocab) mergeSmall(p []byte, buf *[smallPiece + 1]part) []part {
 	parts := buf[:len(p)+1]
-	for i := range parts {
-		parts[i] = part{int32(i), noRank}
+	for i := range p {
+		parts[i] = part{int32(i), noRank, v.byteRank[p[i]]}
 	}
+	parts[len(p)] = part{int32(len(p)), noRank, noRank}
 	for i := 0; i+2 < len(parts); i++ {
 		parts[i].rank = v.pairRank(p[i : i+2])
 	}
@@ -38,6 +41,7 @@ func (v *vocab) mergeSmall(p []byte, buf *[smallPiece + 1]part) []part {
 			return parts
 		}
 		parts = append(parts[:at+1], parts[at+2:]...)
+		parts[at].tok = best
 		parts[at].rank = noRank
 		if at+2 < len(parts) {
 			parts[at].rank = v.pairRank(p[parts[at].start:parts[at+2].start])
@@ -103,7 +107,7 @@ func (h *pairHeap) pop() pairEntry {
 // mergeScratch holds the working slices of mergeLarge for reuse.
 type mergeScratch struct {
 	next, prev, starts []int32
-	gen                []uint32
+	gen, tok, toks     []uint32
 	heap               pairHeap
 }
 
@@ -111,9 +115,9 @@ type mergeScratch struct {
 // so that one huge piece does not pin its buffers in the cache.
 const keepScratch = 1 << 16
 
-func grow32(b []int32, n int) []int32 {
+func grow32[T int32 | uint32](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]int32, n)
+		return make([]T, n)
 	}
 	return b[:n]
 }
@@ -126,26 +130,20 @@ func (s *mergeScratch) release() {
 }
 
 // mergeLarge merges p, of at least 2 bytes, and returns the start of each
-// part followed by len(p). The result lives in s, which may be nil, until
-// the next merge in s.
-func (v *vocab) mergeLarge(p []byte, s *mergeScratch) []int32 {
+// part followed by len(p), and the rank of each part. The results live in
+// s, which may be nil, until the next merge in s.
+func (v *vocab) mergeLarge(p []byte, s *mergeScratch) ([]int32, []uint32) {
 	if s == nil {
 		s = new(mergeScratch)
 	}
 	n := int32(len(p))
 	next := grow32(s.next, int(n))
 	prev := grow32(s.prev, int(n))
-	gen := s.gen[:0]
-	if cap(gen) < int(n) {
-		gen = make([]uint32, n)
-	}
-	gen = gen[:n]
-	for i := range gen {
-		gen[i] = 0
-	}
+	gen := grow32(s.gen, int(n))
+	tok := grow32(s.tok, int(n))
 	h := s.heap[:0]
 	for i := int32(0); i < n; i++ {
-		next[i], prev[i] = i+1, i-1
+		next[i], prev[i], gen[i], tok[i] = i+1, i-1, 0, v.byteRank[p[i]]
 		if i+1 < n {
 			if r := v.pairRank(p[i : i+2]); r != noRank {
 				h.push(pairEntry{r, i, 0})
@@ -161,6 +159,7 @@ func (v *vocab) mergeLarge(p []byte, s *mergeScratch) []int32 {
 		j := next[i]
 		k := next[j]
 		next[i] = k
+		tok[i] = e.rank
 		if k < n {
 			prev[k] = i
 		}
@@ -178,13 +177,14 @@ func (v *vocab) mergeLarge(p []byte, s *mergeScratch) []int32 {
 			}
 		}
 	}
-	starts := s.starts[:0]
+	starts, toks := s.starts[:0], s.toks[:0]
 	for i := int32(0); i < n; i = next[i] {
 		starts = append(starts, i)
+		toks = append(toks, tok[i])
 	}
 	starts = append(starts, n)
-	*s = mergeScratch{next: next, prev: prev, starts: starts, gen: gen, heap: h}
-	return starts
+	*s = mergeScratch{next: next, prev: prev, starts: starts, gen: gen, tok: tok, toks: toks, heap: h}
+	return starts, toks
 }
 
 // countCached returns the number of tokens of p, through the cache c.
@@ -217,7 +217,8 @@ func (v *vocab) countMerged(p []byte, s *mergeScratch) int {
 		var buf [smallPiece + 1]part
 		return len(v.mergeSmall(p, &buf)) - 1
 	}
-	n := len(v.mergeLarge(p, s)) - 1
+	_, toks := v.mergeLarge(p, s)
+	n := len(toks)
 	s.release()
 	return n
 }
@@ -228,34 +229,39 @@ func (v *vocab) appendCached(c *pieceCache, ids []int, p []byte) []int {
 		return append(ids, int(v.byteRank[p[0]]))
 	}
 	h := hashBytes(p)
-	if len(p) <= cachePiece {
-		if e := c.lookup(p, h); e != nil && e.count == 1 {
-			return append(ids, int(e.rank))
+	cached := len(p) <= cachePiece
+	known := false // p is known to be more than one token
+	if cached {
+		if e := c.lookup(p, h); e != nil {
+			if e.count == 1 {
+				return append(ids, int(e.rank))
+			}
+			known = true
 		}
 	}
-	if r, ok := v.rankHashed(p, h); ok {
-		if len(p) <= cachePiece {
-			c.store(p, h, 1, r)
+	if !known {
+		if r, ok := v.rankHashed(p, h); ok {
+			if cached {
+				c.store(p, h, 1, r)
+			}
+			return append(ids, int(r))
 		}
-		return append(ids, int(r))
 	}
 	n := len(ids)
 	if len(p) <= smallPiece {
 		var buf [smallPiece + 1]part
 		parts := v.mergeSmall(p, &buf)
-		for k := 0; k+1 < len(parts); k++ {
-			r, _ := v.rank(p[parts[k].start:parts[k+1].start])
-			ids = append(ids, int(r))
+		for _, pt := range parts[:len(parts)-1] {
+			ids = append(ids, int(pt.tok))
 		}
 	} else {
-		starts := v.mergeLarge(p, &c.scratch)
-		for k := 0; k+1 < len(starts); k++ {
-			r, _ := v.rank(p[starts[k]:starts[k+1]])
+		_, toks := v.mergeLarge(p, &c.scratch)
+		for _, r := range toks {
 			ids = append(ids, int(r))
 		}
 		c.scratch.release()
 	}
-	if len(p) <= cachePiece {
+	if cached && !known {
 		c.store(p, h, len(ids)-n, noRank)
 	}
 	return ids
