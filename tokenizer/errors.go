@@ -16,6 +16,7 @@ type TokenError struct {
 	ID       int    // the offending id
 }
 
+// Error names the id and the encoding.
 func (e *TokenError) Error() string {
 	return fmt.Sprintf("tokenizer: %s has no token with id %d", e.Encoding, e.ID)
 }
