@@ -28,7 +28,7 @@ func (v *vocab) mergeSmall(p []byte, buf *[smallPiece + 1]part) []part {
 	}
 	parts[len(p)] = part{int32(len(p)), noRank, noRank}
 	for i := 0; i+2 < len(parts); i++ {
-		parts[i].rank = v.pairRank(p[i : i+2])
+		parts[i].rank = v.pairRank2[int(p[i])<<8|int(p[i+1])]
 	}
 	for {
 		best, at := noRank, -1
@@ -145,7 +145,7 @@ func (v *vocab) mergeLarge(p []byte, s *mergeScratch) ([]int32, []uint32) {
 	for i := int32(0); i < n; i++ {
 		next[i], prev[i], gen[i], tok[i] = i+1, i-1, 0, v.byteRank[p[i]]
 		if i+1 < n {
-			if r := v.pairRank(p[i : i+2]); r != noRank {
+			if r := v.pairRank2[int(p[i])<<8|int(p[i+1])]; r != noRank {
 				h.push(pairEntry{r, i, 0})
 			}
 		}

@@ -18,7 +18,8 @@ type vocab struct {
 	slots []uint32 // open-addressed table: hash tag | rank+1, or 0
 	mask  uint32
 
-	byteRank [256]uint32 // the rank of each single byte
+	byteRank  [256]uint32 // the rank of each single byte
+	pairRank2 []uint32    // the rank of each two bytes b0<<8|b1, or noRank
 }
 
 // A slot keeps the rank plus one in its low bits and the top bits of the
@@ -80,6 +81,15 @@ func loadVocab(gz string, want int) (*vocab, error) {
 			i = (i + 1) & v.mask
 		}
 		v.slots[i] = tag(h) | uint32(r+1)
+	}
+	v.pairRank2 = make([]uint32, 1<<16)
+	for i := range v.pairRank2 {
+		v.pairRank2[i] = noRank
+	}
+	for r := 0; r < want; r++ {
+		if tok := v.token(r); len(tok) == 2 {
+			v.pairRank2[int(tok[0])<<8|int(tok[1])] = uint32(r)
+		}
 	}
 	for c := 0; c < 256; c++ {
 		r, ok := v.rank([]byte{byte(c)})
