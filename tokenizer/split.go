@@ -28,6 +28,9 @@ const notQ = cSpace | cLetter | cNumber
 //	|\s+(?!\S)
 //	|\s+
 func splitO200k(b []byte, i int) int {
+	if e := asciiWordO200k(b, i); e >= 0 {
+		return e
+	}
 	c0, n0 := runeAt(b, i)
 	lead := c0&notP == 0 && i+n0 < len(b)
 	// The first alternative, with the lead rune and then without.
@@ -73,12 +76,43 @@ func splitO200k(b []byte, i int) int {
 	}
 }
 
+// asciiWordO200k is splitO200k's fast path for the commonest piece, an
+// ASCII word with or without a lead rune: it returns the piece's end, or
+// -1 when the piece is something else or runs into a byte above ASCII,
+// which the general path must see.
+func asciiWordO200k(b []byte, i int) int {
+	j := i
+	if c := b[i]; c < utf8.RuneSelf && classTable[c]&notP == 0 && i+1 < len(b) {
+		j = i + 1 // a lead rune, if a letter follows
+	}
+	if c := b[j]; c >= utf8.RuneSelf || classTable[c]&cLetter == 0 {
+		return -1
+	}
+	k := j
+	for k < len(b) && 'A' <= b[k] && b[k] <= 'Z' {
+		k++
+	}
+	m := k
+	for m < len(b) && 'a' <= b[m] && b[m] <= 'z' {
+		m++
+	}
+	if m < len(b) && b[m] >= utf8.RuneSelf {
+		return -1
+	}
+	// With lower-case letters after the capitals the first alternative
+	// matches them all; with none, the second matches the capitals.
+	return contraction(b, m)
+}
+
 // splitCl100k cuts with the expression of cl100k_base:
 //
 //	'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
 //	|\s++$|\s*[\r\n]|\s+(?!\S)|\s
 func splitCl100k(b []byte, i int) int {
 	if e := contraction(b, i); e > i {
+		return e
+	}
+	if e := asciiWordCl100k(b, i); e >= 0 {
 		return e
 	}
 	c0, n0 := runeAt(b, i)
@@ -110,6 +144,24 @@ func splitCl100k(b []byte, i int) int {
 	default: // \s
 		return e
 	}
+}
+
+// asciiWordCl100k is splitCl100k's fast path for an ASCII word with or
+// without a lead rune, once no contraction matched: it returns the
+// piece's end, or -1 as asciiWordO200k does.
+func asciiWordCl100k(b []byte, i int) int {
+	j := i
+	if c := b[i]; c < utf8.RuneSelf && classTable[c]&notP == 0 && i+1 < len(b) {
+		j = i + 1
+	}
+	m := j
+	for m < len(b) && b[m] < utf8.RuneSelf && classTable[b[m]]&cLetter != 0 {
+		m++
+	}
+	if m == j || m < len(b) && b[m] >= utf8.RuneSelf {
+		return -1
+	}
+	return m
 }
 
 // upperThenLower matches [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+
