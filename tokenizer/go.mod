@@ -1,0 +1,5 @@
+module github.com/pruneguard/pruneguard/tokenizer
+
+go 1.21
+
+replace github.com/pruneguard/pruneguard => ../
