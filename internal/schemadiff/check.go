@@ -102,7 +102,16 @@ func same(path string, o *node, k string, cs []*node) []Loss {
 			return nil
 		}
 	}
-	return []Loss{{Path: path, Kind: k, What: display(v)}}
+	return []Loss{{Path: path, Kind: kindName(k), What: display(v)}}
+}
+
+// kindName is a keyword as a Loss names it: JSON-quoted when it is empty
+// or holds spaces or control characters.
+func kindName(k string) string {
+	if k == "" || strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return display(k)
+	}
+	return k
 }
 
 func (w *walker) keyword(path string, o *node, k string, cs []*node, f facts) []Loss {

@@ -83,6 +83,9 @@ func (w *walker) factsOf(cs []*node) facts {
 		if b, ok := n.boolean(); ok && !b {
 			return facts{finite: true}
 		}
+		if s := n.sub("not"); s != nil && acceptsAll(s) {
+			return facts{finite: true}
+		}
 		if m, ok := n.nodeType(); ok {
 			f.kinds &= m
 		}
@@ -134,6 +137,23 @@ func (w *walker) factsOf(cs []*node) facts {
 	}
 	f.values, f.kinds = kept, f.kinds&kinds
 	return f
+}
+
+// acceptsAll says whether a schema plainly accepts everything: true, or
+// an object of annotations and structural keywords only.
+func acceptsAll(s *node) bool {
+	if b, ok := s.boolean(); ok {
+		return b
+	}
+	if s.obj == nil {
+		return false
+	}
+	for k := range s.obj {
+		if !annotations[k] && !structural[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // rejects says whether some keyword of the conjunction plainly rejects v.

@@ -77,7 +77,8 @@ type Loss struct {
 	// keywordLocation). "" is the root.
 	Path string
 	// Kind is the keyword whose constraint is lost or weakened ("required",
-	// "maxLength", "additionalProperties", "$ref", an unknown keyword...),
+	// "maxLength", "additionalProperties", "$ref", an unknown keyword,
+	// JSON-quoted if it is empty or holds spaces or control characters),
 	// or "false" for a false schema, "schema" for a schema that is neither
 	// an object nor a boolean, "limit" for a comparison cut short.
 	Kind string

@@ -303,8 +303,27 @@ var hostile = []struct {
 	{"false property opened", `{"properties":{"a":false}}`, `{"properties":{"a":true}}`, []string{"/properties/a false"}},
 	{"false root opened", `false`, `{}`, []string{"/ false"}},
 	{"true root closed is a withdrawal", `true`, `false`, []string{"/ false compressed schema accepts nothing"}},
-	{"plainly unsatisfiable compression", `{"type":"object"}`, `{"type":"object","not":{}}`, nil},
+	{"compression that forbids everything", `{"type":"object"}`, `{"type":"object","not":{}}`, []string{"/ false compressed schema accepts nothing"}},
+	{"compression with crossed bounds", `{"type":"string"}`, `{"type":"string","minLength":3,"maxLength":2}`, []string{"/ false compressed schema accepts nothing"}},
+	{"compression with exclusive types", `{"type":"string"}`, `{"allOf":[{"type":"string"},{"type":"integer"}]}`, []string{"/ false compressed schema accepts nothing"}},
+	{"crossed bounds of one kind leave the others", `{"maxLength":3}`, `{"minLength":3,"maxLength":2}`, nil},
 	{"empty enum compression", `{"type":"string"}`, `{"enum":[]}`, []string{"/ false compressed schema accepts nothing"}},
+
+	// unevaluatedProperties and unevaluatedItems beside applicators.
+	{"unevaluatedProperties with anyOf, kept", `{"anyOf":[{"properties":{"a":{"type":"string"}}},{"properties":{"b":{"type":"integer"}}}],"unevaluatedProperties":false,"title":"t"}`,
+		`{"anyOf":[{"properties":{"a":{"type":"string","maxLength":3}}},{"properties":{"b":{"type":"integer"}}}],"unevaluatedProperties":false}`, nil},
+	{"unevaluatedProperties with anyOf, a branch weakened", `{"anyOf":[{"properties":{"a":{}}},{"properties":{"b":{"type":"string"}}}],"unevaluatedProperties":false}`,
+		`{"anyOf":[{"properties":{"a":{}}},{"properties":{"b":{}}}],"unevaluatedProperties":false}`, []string{"/unevaluatedProperties false"}},
+	{"unevaluatedProperties with oneOf branches inlined", `{"$defs":{"a":{"properties":{"kind":{"const":"a"},"x":{}},"required":["kind"]},"b":{"properties":{"kind":{"const":"b"},"y":{}},"required":["kind"]}},"oneOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/b"}],"unevaluatedProperties":false}`,
+		`{"oneOf":[{"properties":{"kind":{"const":"a"},"x":{}},"required":["kind"]},{"properties":{"kind":{"const":"b"},"y":{}},"required":["kind"]}],"unevaluatedProperties":false}`, nil},
+	{"unevaluatedProperties with if-then-else", `{"if":{"properties":{"a":{"const":1}},"required":["a"]},"then":{"properties":{"b":{}}},"else":{"properties":{"c":{}}},"unevaluatedProperties":false}`,
+		`{"if":{"properties":{"a":{"const":1}},"required":["a"]},"then":{"properties":{"b":{}}},"else":{"properties":{"c":{}}},"unevaluatedProperties":{"type":"string"}}`, []string{"/unevaluatedProperties false"}},
+	{"unevaluatedProperties with dependentSchemas", `{"dependentSchemas":{"card":{"properties":{"cvv":{"type":"string"}}}},"properties":{"card":{}},"unevaluatedProperties":false}`,
+		`{"dependentSchemas":{"card":{"properties":{"cvv":{"type":"string"}}}},"properties":{"card":{"type":"string"}},"unevaluatedProperties":false}`, nil},
+	{"unevaluatedItems with contains", `{"contains":{"type":"string"},"unevaluatedItems":{"type":"integer"}}`,
+		`{"contains":{"type":"string"},"unevaluatedItems":{"type":"number"}}`, []string{"/ unevaluatedItems"}},
+	{"unevaluatedItems closed by items", `{"prefixItems":[{"type":"string"}],"unevaluatedItems":false}`,
+		`{"prefixItems":[{"type":"string"}],"items":false}`, nil},
 
 	// Others.
 	{"readOnly dropped", `{"properties":{"id":{"readOnly":true}}}`, `{"properties":{"id":{}}}`, []string{"/properties/id readOnly true"}},
