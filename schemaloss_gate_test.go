@@ -173,3 +173,28 @@ func TestSchemaLossGateKeywordClasses(t *testing.T) {
 		})
 	}
 }
+
+// Tightening is no loss: a narrower enum and a stricter limit go in as
+// they are. A compression that accepts nothing at all withdraws the
+// schema in all but name.
+func TestSchemaLossGateTighteningAndNothing(t *testing.T) {
+	narrower := `{"type":"object",
+ "$defs":{"severity":{"type":"string","enum":["SEV-1","SEV-2"]},
+  "assignee":{"type":"object","properties":{"id":{"type":"string","pattern":"^u-[0-9]+$","maxLength":12}},"required":["id"],"additionalProperties":false}},
+ "properties":{"severity":{"$ref":"#/$defs/severity"},"assignee_id":{"$ref":"#/$defs/assignee"},"notify":{"type":"boolean"}},
+ "required":["severity","assignee_id","notify"]}`
+	c := incidentContext(t, pruneguard.Config{NoTombstones: true})
+	d, err := c.Prune(compress(narrower))
+	require.NoError(t, err)
+	assert.Empty(t, d.Lossy)
+	require.Len(t, d.Compress, 1)
+
+	for _, nothing := range []string{`false`, `{"not":{}}`, `{"enum":[]}`} {
+		c := incidentContext(t, pruneguard.Config{})
+		d, err := c.Prune(compress(nothing))
+		require.NoError(t, err, nothing)
+		require.Len(t, d.Lossy, 1, nothing)
+		assert.Equal(t, []string{"/ false compressed schema accepts nothing"}, d.Lossy[0].Losses, nothing)
+		require.Len(t, d.Tombstones, 1, nothing)
+	}
+}

@@ -59,6 +59,7 @@ func flatten(in []*node) []*node {
 	return out
 }
 
+// conjKey names a conjunction whatever the order of its members.
 func conjKey(cs []*node) string {
 	ks := make([]string, len(cs))
 	for i, n := range cs {
@@ -77,6 +78,7 @@ type facts struct {
 	integer bool  // its numbers are integers (a whole multipleOf)
 }
 
+// factsOf reads the facts of a flattened conjunction.
 func (w *walker) factsOf(cs []*node) facts {
 	f := facts{kinds: kAll}
 	for _, n := range cs {
@@ -315,6 +317,8 @@ func forbiddenPlainly(cs []*node, p string) bool {
 	return forbiddenBy(cs, p, listedFor(cs, p))
 }
 
+// forbiddenBy says whether one of the schemas app that apply to p is
+// false, or a propertyNames rejects p.
 func forbiddenBy(cs []*node, p string, app []*node) bool {
 	for _, s := range app {
 		if b, ok := s.boolean(); ok && !b {
@@ -359,6 +363,7 @@ type patternGroup struct {
 	nodes   []*node
 }
 
+// patternGroups groups the conjunction's patternProperties by pattern, sorted.
 func patternGroups(cs []*node) []patternGroup {
 	var out []patternGroup
 	for _, n := range cs {
@@ -474,6 +479,7 @@ func atIndex(cs []*node, i int) []*node {
 	return out
 }
 
+// hasRest says whether a member of scope has a schema for the rest of the items.
 func hasRest(scope []*node) bool {
 	for _, n := range scope {
 		if _, rest := tuple(n); rest != nil {

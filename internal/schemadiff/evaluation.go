@@ -53,6 +53,7 @@ func conditionals(scope, ctx []*node) (out []*node, ok bool) {
 	return out, true
 }
 
+// conditionalSubs lists the subschemas c applies under a condition.
 func conditionalSubs(c *node, ctx []*node) []*node {
 	base := c
 	if c.orig != nil {

@@ -102,6 +102,7 @@ var domain = map[string]uint8{
 	"unevaluatedProperties": kObject, "propertyNames": kObject, "dependentSchemas": kObject,
 }
 
+// typeNames maps the names of types to kinds.
 var typeNames = map[string]uint8{
 	"null": kNull, "boolean": kBool, "object": kObject, "array": kArray,
 	"string": kString, "integer": kInt, "number": kNumber,

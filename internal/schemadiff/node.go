@@ -30,6 +30,7 @@ type doc struct {
 	sets    map[string]map[string]bool // enum and const members, by location and keyword
 }
 
+// newDoc reads a decoded schema document; ids numbers its nodes.
 func newDoc(root any, ids *int) *doc {
 	d := &doc{ids: ids, root: root, nodes: map[string]*node{}}
 	if m, ok := root.(map[string]any); ok {
@@ -81,6 +82,7 @@ const (
 	dropIf
 )
 
+// at returns the node at a location, making it once.
 func (d *doc) at(loc string, v any, resource string) *node {
 	if n, ok := d.nodes[loc]; ok {
 		return n
@@ -92,6 +94,7 @@ func (d *doc) at(loc string, v any, resource string) *node {
 	return n
 }
 
+// rootNode is the document's root schema.
 func (d *doc) rootNode() *node { return d.at("", d.root, "") }
 
 // enter returns the resource of a schema inside resource res: res itself,
@@ -188,6 +191,7 @@ func (n *node) keywords() []string {
 	return ks
 }
 
+// child returns the node of v, found under n through tokens.
 func (n *node) child(v any, tokens ...string) *node {
 	loc := n.loc
 	if n.orig != nil {
@@ -274,6 +278,7 @@ func (n *node) prop(name string) *node {
 	return n.child(s, "properties", name)
 }
 
+// escape makes a JSON pointer token of a name.
 func escape(t string) string {
 	if !strings.ContainsAny(t, "~/") {
 		return t
@@ -284,6 +289,7 @@ func escape(t string) string {
 // The reference keywords, in the order they are followed.
 var refKeywords = []string{"$ref", "$dynamicRef", "$recursiveRef"}
 
+// itoa is strconv.Itoa.
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // resolve follows the reference under keyword k of n. It returns nil when
@@ -371,6 +377,7 @@ func (d *doc) pointer(p string) *node {
 	return d.at(loc, cur, res)
 }
 
+// unescape reads a JSON pointer token; ok is false for a bad escape.
 func unescape(t string) (string, bool) {
 	for i := 0; i < len(t); i++ {
 		if t[i] == '~' && (i+1 == len(t) || (t[i+1] != '0' && t[i+1] != '1')) {
@@ -380,6 +387,7 @@ func unescape(t string) (string, bool) {
 	return strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~"), true
 }
 
+// index reads an array index token.
 func index(t string) (int, bool) {
 	if t == "" || len(t) > 9 || (len(t) > 1 && t[0] == '0') {
 		return 0, false
@@ -405,6 +413,7 @@ func (d *doc) anchor(name string) (string, bool) {
 	return loc, ok && loc != ""
 }
 
+// collectAnchors records the anchors of the schema v at loc and below it.
 func (d *doc) collectAnchors(loc string, v any, depth int) {
 	m, ok := v.(map[string]any)
 	if !ok || depth > maxDepth {
@@ -448,6 +457,7 @@ func (d *doc) collectAnchors(loc string, v any, depth int) {
 	}
 }
 
+// collectAll is collectAnchors for each schema of an array.
 func (d *doc) collectAll(loc string, v any, depth int) {
 	l, _ := v.([]any)
 	for i, s := range l {
@@ -455,6 +465,7 @@ func (d *doc) collectAll(loc string, v any, depth int) {
 	}
 }
 
+// shape is how a keyword holds subschemas.
 type shape uint8
 
 const (

@@ -75,6 +75,7 @@ func parseDec(s string) (dec, bool) {
 	return d, true
 }
 
+// decInt is the dec of n.
 func decInt(n int) dec {
 	d, _ := parseDec(big.NewInt(int64(n)).String())
 	return d
@@ -89,6 +90,7 @@ func number(v any) (dec, bool) {
 	return parseDec(string(n))
 }
 
+// zero says whether d is 0.
 func (d dec) zero() bool { return d.digits == "" }
 
 // integer reports whether d has no fractional part.
@@ -125,6 +127,7 @@ func cmpDec(a, b dec) int {
 	return m
 }
 
+// sign is -1, 0 or +1.
 func sign(d dec) int {
 	switch {
 	case d.zero():

@@ -19,6 +19,7 @@ type digest struct {
 	refs []*node
 }
 
+// digest computes (once) n's digest.
 func (n *node) digest() *digest {
 	if n.dig != nil {
 		return n.dig

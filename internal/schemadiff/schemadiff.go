@@ -17,20 +17,23 @@
 // [IsAnnotation] (the 2020-12 meta-data vocabulary less readOnly, and
 // $comment) and the structural keywords that only hold or name schemas
 // ($schema, $id, $anchor, $dynamicAnchor, $recursiveAnchor, $vocabulary,
-// $defs, definitions). Keywords the package does not know, format and the
-// content keywords included, are kept only by the same keyword with an
-// equal value in the compressed schema at the same place.
+// $defs, definitions). format, contentEncoding, contentMediaType and the
+// keywords the package does not know are kept only by the same keyword
+// with an equal value in the compressed schema at the same place.
 //
 // # How it is judged
 //
 // Compare proves, place by place, that the compressed schema is at least
 // as strict as the original, and reports what it cannot prove; it may
 // report a loss that a cleverer proof would rule out, never the reverse.
-// A constraint may be kept by any schema that applies at the same place
-// of the instance: the same keyword with an equal or stricter value,
-// an allOf member, a reference target, a conjunction that implies it (a
-// type that excludes the kinds a keyword applies to, an enum whose
-// members all pass it). References ($ref, $dynamicRef, $recursiveRef) are
+// A schema of the compressed side that differs from the original one at
+// the same place only in annotations (references followed) keeps
+// everything, at any depth. Otherwise a constraint may be kept by any
+// schema that applies at the same place of the instance: the same keyword
+// with an equal or stricter value, an allOf member, a reference target, a
+// conjunction that implies it (a type that excludes the kinds a keyword
+// applies to, an enum whose members all pass it, a required list longer
+// than minProperties). References ($ref, $dynamicRef, $recursiveRef) are
 // followed on both sides: to the root ("#"), through JSON pointers
 // (percent-decoded, then ~1 and ~0 unescaped) into $defs, definitions or
 // anywhere in the document, and to anchors ($anchor, $dynamicAnchor, a
@@ -44,10 +47,16 @@
 // reference inside an embedded resource with its own $id) is kept only by
 // the identical reference, from the same base, in the compressed schema;
 // in the compressed schema it adds nothing. A reference cycle that never
-// reaches into the instance is a loss. A pattern is compared as text,
+// reaches into the instance (such as {"$ref": "#"}) is a loss, unless the
+// compressed schema keeps it as it is. A pattern is compared as text,
 // except that the members of an enum may be checked against it when the
-// pattern keeps to syntax ECMA-262 and Go's regexp read alike. Comparisons
-// past 256 nested schemas or 50,000 steps stop and report a "limit" loss.
+// pattern keeps to syntax ECMA-262 and Go's regexp read alike.
+// unevaluatedProperties and unevaluatedItems depend on which branches of
+// anyOf, oneOf, if and dependentSchemas matched; a compression that
+// changes such branches beside them may be reported lossy when it is not.
+// A comparison past 256 nested schemas or 50,000 steps stops and reports
+// a "limit" loss; losses multiplied through shared references are listed
+// up to 64 per place, then one "limit" loss says more were not.
 //
 // Dialects: a root $schema naming draft-06 or draft-07 makes $ref hide its
 // siblings, draft-04 (and older) also allows boolean exclusiveMinimum and
@@ -136,8 +145,10 @@ func Compare(orig, compressed []byte) ([]Loss, error) {
 	return slices.Compact(out), nil
 }
 
+// errTrailing reports data after the schema's JSON value.
 var errTrailing = errors.New("data after the schema")
 
+// decode reads one JSON value, numbers kept exact.
 func decode(b []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()

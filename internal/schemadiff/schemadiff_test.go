@@ -181,6 +181,7 @@ var hostile = []struct {
 		`{"type":"object","properties":{"kid":{"type":"object"}},"required":["id"]}`,
 		[]string{"/properties/kid/$recursiveRef properties kid", "/properties/kid/$recursiveRef required id"}},
 	{"reference cycle with no instance between", `{"$ref":"#"}`, `{}`, []string{"/$ref $ref cycle that never reaches into the instance"}},
+	{"reference cycle kept as it is", `{"$ref":"#","title":"a"}`, `{"$ref":"#"}`, nil},
 
 	// Objects.
 	{"additionalProperties false dropped", `{"properties":{"a":{}},"additionalProperties":false}`,
@@ -383,6 +384,8 @@ func TestCompareLimits(t *testing.T) {
 	assert.Equal(t, []string{"/$ref properties l", "/$ref properties r"}, losses(t, b.String(), `{}`))
 	looser := strings.Replace(b.String(), `"d40":{"maxLength":1}`, `"d40":{"maxLength":2}`, 1)
 	got2 := losses(t, b.String(), looser)
+	require.Contains(t, got2, "/ limit more losses not listed", "2^40 paths to one loss are listed up to a bound")
+	require.LessOrEqual(t, len(got2), maxLosses+1)
 	assert.Contains(t, got2, "/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref/properties/l/$ref maxLength 1")
 
 	// Too many places to compare: the step budget runs out.

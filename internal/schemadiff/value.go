@@ -18,6 +18,7 @@ func canon(v any) string {
 	return b.String()
 }
 
+// writeCanon writes canon(v) to b.
 func writeCanon(b *strings.Builder, v any) {
 	switch x := v.(type) {
 	case nil:
@@ -85,6 +86,7 @@ const (
 	no
 )
 
+// truth is b as a tri.
 func truth(b bool) tri {
 	if b {
 		return yes
@@ -424,6 +426,7 @@ func safeRegexp(p string) *regexp.Regexp {
 	return re
 }
 
+// printableASCII says whether s holds printable ASCII only.
 func printableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {

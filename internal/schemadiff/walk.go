@@ -41,6 +41,7 @@ type walker struct {
 	scratch   *doc
 }
 
+// frame is a comparison under way: its depth and descents.
 type frame struct{ depth, descents int }
 
 // failure is a comparison that found losses, at the path it was made.
@@ -49,12 +50,14 @@ type failure struct {
 	losses []Loss
 }
 
+// newWalker starts a comparison.
 func newWalker() *walker {
 	w := &walker{active: map[string]frame{}, proven: map[string]bool{}, failed: map[string]failure{}, same: map[string]bool{}, hypLow: math.MaxInt}
 	w.scratch = newDoc(nil, &w.ids)
 	return w
 }
 
+// limitLoss is the loss of a comparison cut short.
 func (w *walker) limitLoss(path string) []Loss {
 	return []Loss{{Path: path, Kind: "limit", What: "schema too large or too deep to compare"}}
 }
@@ -197,8 +200,11 @@ func alternatives(c *node) [][]*node {
 	return [][]*node{yes, nope}
 }
 
+// cloneNodes copies a list of nodes.
 func cloneNodes(l []*node) []*node { return append([]*node(nil), l...) }
 
+// join adds a token to a path.
 func join(path, token string) string { return path + "/" + escape(token) }
 
+// joinIndex adds a keyword and an index to a path.
 func joinIndex(path, k string, i int) string { return path + "/" + k + "/" + strconv.Itoa(i) }
