@@ -1,6 +1,7 @@
 package schemadiff
 
 import (
+	"slices"
 	"strconv"
 )
 
@@ -88,6 +89,19 @@ func (w *walker) anyOf(path string, o *node, cs []*node) []Loss {
 	direct := fits(cs, 0)
 	if len(direct) == 0 {
 		return nil
+	}
+	// A type array against branches by type: each kind fits a branch.
+	if alts := w.kindSplits(cs); alts != nil {
+		var first []Loss // the losses of the first kind that fits no branch
+		for _, alt := range alts {
+			if first = fits(alt, 0); len(first) > 0 {
+				break
+			}
+		}
+		if len(first) == 0 {
+			return nil
+		}
+		direct = first
 	}
 	// Split the compressed side's own anyOf (or oneOf), branch by branch.
 	for i, c := range cs {
@@ -184,6 +198,9 @@ func (w *walker) oneOf(path string, o *node, cs []*node) []Loss {
 	}
 	fit, ok := exclusive(cs)
 	if ok {
+		return nil
+	}
+	if alts := w.kindSplits(cs); alts != nil && !slices.ContainsFunc(alts, func(alt []*node) bool { _, ok := exclusive(alt); return !ok }) {
 		return nil
 	}
 	for i, c := range cs {
@@ -333,6 +350,39 @@ func (w *walker) disjoint(a, b []*node, depth int) bool {
 		}
 	}
 	return false
+}
+
+// kindGroups are the kinds of instance a conjunction may be split by.
+var kindGroups = []struct {
+	name string
+	bits uint8
+}{{"null", kNull}, {"boolean", kBool}, {"object", kObject}, {"array", kArray}, {"string", kString}, {"number", kNumber}}
+
+// kindSplits splits a conjunction that accepts several kinds of instance
+// (a type array, nullable) into one alternative per kind; nil when it
+// accepts one kind only.
+func (w *walker) kindSplits(cs []*node) [][]*node {
+	kinds := w.factsOf(cs).kinds
+	var out [][]*node
+	for _, g := range kindGroups {
+		if kinds&g.bits != 0 {
+			out = append(out, append(cloneNodes(cs), w.typeNode(g.name)))
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// typeNode is the schema {"type": name}, made once per comparison.
+func (w *walker) typeNode(name string) *node {
+	if n, ok := w.types[name]; ok {
+		return n
+	}
+	n := w.synthetic(map[string]any{"type": name})
+	w.types[name] = n
+	return n
 }
 
 // synthetic makes a node of a value built for a comparison.

@@ -34,6 +34,12 @@ func (w *walker) items(path string, o *node, cs []*node) []Loss {
 	lead, rest := tuple(o)
 	cmax := maxLen(cs, "maxItems")
 	var out []Loss
+	if _, ok := o.kw("prefixItems"); ok {
+		if _, ok := o.kw("additionalItems"); ok {
+			// No keyword of 2020-12, but one of 2019-09: kept only as it is.
+			out = append(out, same(path, o, "additionalItems", cs)...)
+		}
+	}
 	for i, s := range lead {
 		if cmax >= 0 && i >= cmax {
 			break

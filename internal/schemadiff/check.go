@@ -50,6 +50,9 @@ func (w *walker) check(path string, o *node, cs []*node) []Loss {
 		if annotations[k] || structural[k] || isOrdered[k] || companions[k] != "" {
 			continue
 		}
+		if k == "id" && o.doc.dialect == dialect4 {
+			continue // draft-04's $id
+		}
 		out = append(out, same(path, o, k, cs)...)
 	}
 	return out

@@ -230,6 +230,8 @@ var hostile = []struct {
 		`{"type":"array","prefixItems":[{"type":"string"}]}`, []string{"/ items"}},
 	{"tuple form rewritten from draft-07 to 2020-12", `{"type":"array","items":[{"type":"string"}],"additionalItems":false}`,
 		`{"type":"array","prefixItems":[{"type":"string"}],"items":false}`, nil},
+	{"additionalItems beside prefixItems kept only as it is", `{"prefixItems":[{}],"additionalItems":false}`, `{"prefixItems":[{}]}`, []string{"/ additionalItems false"}},
+	{"draft-04 id is no constraint", `{"$schema":"http://json-schema.org/draft-04/schema#","id":"http://x.example/s","type":"string"}`, `{"type":"string"}`, nil},
 	{"additionalItems dropped", `{"items":[{"type":"string"}],"additionalItems":{"type":"integer"}}`,
 		`{"items":[{"type":"string"}]}`, []string{"/ additionalItems"}},
 	{"items schema weakened", `{"type":"array","items":{"type":"string","pattern":"^[a-z]+$"}}`,
@@ -274,6 +276,11 @@ var hostile = []struct {
 	{"integer is not number", `{"type":"integer"}`, `{"type":"number"}`, []string{`/ type "integer"`}},
 	{"number kept by integer", `{"type":"number"}`, `{"type":"integer"}`, nil},
 	{"type kept by an enum", `{"type":"string"}`, `{"enum":["a","b"]}`, nil},
+
+	{"Optional as anyOf, compressed to a type array", `{"anyOf":[{"type":"string","maxLength":5},{"type":"null"}]}`, `{"type":["string","null"],"maxLength":5}`, nil},
+	{"Optional as oneOf, compressed to nullable", `{"oneOf":[{"type":"string"},{"type":"null"}]}`, `{"type":"string","nullable":true}`, nil},
+	{"Optional as anyOf, the string side weakened", `{"anyOf":[{"type":"string","maxLength":5},{"type":"null"}]}`, `{"type":["string","null"]}`, []string{"/anyOf/0 maxLength 5"}},
+	{"Optional as a type array, compressed to anyOf", `{"type":["string","null"],"maxLength":5}`, `{"anyOf":[{"type":"string","maxLength":5},{"type":"null"}]}`, nil},
 
 	// Applicators.
 	{"allOf member dropped", `{"allOf":[{"required":["a"]},{"required":["b"]}]}`, `{"allOf":[{"required":["a"]}]}`, []string{"/allOf/1 required b"}},

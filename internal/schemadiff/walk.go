@@ -39,6 +39,7 @@ type walker struct {
 	cycles    int             // reference cycles met that never reach into the instance
 	hypLow    int             // the shallowest assumption the current step relied on
 	scratch   *doc
+	types     map[string]*node // {"type": name} nodes, by name
 }
 
 // frame is a comparison under way: its depth and descents.
@@ -52,7 +53,7 @@ type failure struct {
 
 // newWalker starts a comparison.
 func newWalker() *walker {
-	w := &walker{active: map[string]frame{}, proven: map[string]bool{}, failed: map[string]failure{}, same: map[string]bool{}, hypLow: math.MaxInt}
+	w := &walker{active: map[string]frame{}, proven: map[string]bool{}, failed: map[string]failure{}, same: map[string]bool{}, types: map[string]*node{}, hypLow: math.MaxInt}
 	w.scratch = newDoc(nil, &w.ids)
 	return w
 }
@@ -141,7 +142,8 @@ func (w *walker) down(path string, o *node, cs []*node) []Loss {
 
 // split tries the proof once per branch of the first disjunction of the
 // conjunction (anyOf, oneOf read as anyOf, if-then-else read as then or
-// else): the conjunction keeps o's constraints if every branch does.
+// else), or failing one, once per kind of instance it accepts: the
+// conjunction keeps o's constraints if every alternative does.
 func (w *walker) split(o *node, cs []*node) bool {
 	for i, c := range cs {
 		alts := alternatives(c)
@@ -158,7 +160,16 @@ func (w *walker) split(o *node, cs []*node) bool {
 		}
 		return true
 	}
-	return false
+	alts := w.kindSplits(cs)
+	if alts == nil {
+		return false
+	}
+	for _, alt := range alts {
+		if !w.holds(o, alt) {
+			return false
+		}
+	}
+	return true
 }
 
 // alternatives lists the ways an instance may satisfy c's first
