@@ -172,6 +172,18 @@ func (w *walker) containsAtLeast(s *node, n dec, cs []*node) bool {
 			return true
 		}
 	}
+	// Leading items that every instance has and that match s.
+	if need := minLen(cs, "minItems"); !need.zero() {
+		count := 0
+		for i := 0; i < leadLen(cs) && cmpDec(decInt(i), need) < 0; i++ {
+			if app := atIndex(cs, i); len(app) > 0 && w.holds(s, app) {
+				count++
+			}
+		}
+		if cmpDec(decInt(count), n) >= 0 {
+			return true
+		}
+	}
 	// Every item matches s, and there are enough of them.
 	if l, ok := leadAll(cs); ok && l == 0 && cmpDec(minLen(cs, "minItems"), n) >= 0 {
 		if rest := restOf(cs); len(rest) > 0 && w.holds(s, rest) {

@@ -4,6 +4,13 @@ import (
 	"strings"
 )
 
+// propertyKeywords constrain the properties an object has, if any.
+var propertyKeywords = map[string]bool{
+	"properties": true, "patternProperties": true, "additionalProperties": true,
+	"unevaluatedProperties": true, "propertyNames": true, "dependentRequired": true,
+	"dependencies": true, "dependentSchemas": true, "maxProperties": true,
+}
+
 // isOrdered marks the keywords with a rule of their own.
 var isOrdered = func() map[string]bool {
 	m := make(map[string]bool, len(ordered))
@@ -43,6 +50,9 @@ func (w *walker) check(path string, o *node, cs []*node) []Loss {
 		}
 		if f.finite && o.passes(k, f.values) {
 			continue
+		}
+		if propertyKeywords[k] && noProperties(cs) {
+			continue // constraints on properties an object cannot have
 		}
 		out = append(out, w.keyword(path, o, k, cs, f)...)
 	}

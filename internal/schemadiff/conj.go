@@ -570,5 +570,38 @@ func minLen(cs []*node, k string) dec {
 			best = r
 		}
 	}
+	if k == "minItems" {
+		// contains needs minContains (1 unless stated) matching items.
+		for _, n := range cs {
+			if _, ok := n.kw("contains"); !ok {
+				continue
+			}
+			d := decInt(1)
+			if _, ok := n.kw("minContains"); ok {
+				if d, ok = n.limit("minContains"); !ok {
+					continue
+				}
+			}
+			if cmpDec(d, best) > 0 {
+				best = d
+			}
+		}
+	}
 	return best
+}
+
+// noProperties says whether the conjunction allows objects no property at
+// all (maxProperties 0, or propertyNames false).
+func noProperties(cs []*node) bool {
+	if m := maxLen(cs, "maxProperties"); m == 0 {
+		return true
+	}
+	for _, n := range cs {
+		if pn := n.sub("propertyNames"); pn != nil {
+			if b, ok := pn.boolean(); ok && !b {
+				return true
+			}
+		}
+	}
+	return false
 }

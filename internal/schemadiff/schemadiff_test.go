@@ -246,6 +246,9 @@ var hostile = []struct {
 	{"minContains lowered", `{"contains":{"type":"string"},"minContains":2}`, `{"contains":{"type":"string"}}`, []string{"/ minContains 2"}},
 	{"maxContains dropped", `{"contains":{"type":"string"},"maxContains":2}`, `{"contains":{"type":"string"}}`, []string{"/ maxContains 2"}},
 	{"contains kept by every item", `{"contains":{"type":"string"}}`, `{"items":{"type":"string"},"minItems":1}`, nil},
+	{"contains kept by a leading item", `{"contains":{"const":"x"}}`, `{"prefixItems":[{"const":"x"}],"minItems":1}`, nil},
+	{"minItems kept by contains", `{"minItems":1}`, `{"contains":{}}`, nil},
+	{"properties moot when an object has none", `{"additionalProperties":false,"properties":{"a":{"type":"string"}}}`, `{"propertyNames":false}`, nil},
 	{"unevaluatedItems dropped", `{"prefixItems":[{}],"unevaluatedItems":false}`, `{"prefixItems":[{}]}`, []string{"/ unevaluatedItems"}},
 
 	// Strings and numbers.
