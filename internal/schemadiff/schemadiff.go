@@ -98,7 +98,8 @@ type Loss struct {
 	What string
 }
 
-// String renders the loss as "path kind what", the root path as "/".
+// String renders the loss as "path kind what" ("path kind" when What is
+// empty), the root path as "/".
 func (l Loss) String() string {
 	p := l.Path
 	if p == "" {

@@ -3,6 +3,7 @@ package schemadiff
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,6 +93,27 @@ func TestCompareBadJSON(t *testing.T) {
 		_, err := Compare([]byte(tt.orig), []byte(tt.comp))
 		assert.ErrorContains(t, err, tt.want, "%q vs %q", tt.orig, tt.comp)
 	}
+}
+
+// Compare shares nothing between calls: the race detector watches
+// comparisons of the same bytes at once.
+func TestCompareConcurrent(t *testing.T) {
+	orig, comp := []byte(hostile[0].orig), []byte(hostile[0].comp)
+	want, err := Compare(orig, comp)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				got, err := Compare(orig, comp)
+				assert.NoError(t, err)
+				assert.Equal(t, want, got)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestLossString(t *testing.T) {

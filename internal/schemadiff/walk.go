@@ -142,8 +142,7 @@ func (w *walker) down(path string, o *node, cs []*node) []Loss {
 
 // split tries the proof once per branch of the first disjunction of the
 // conjunction (anyOf, oneOf read as anyOf, if-then-else read as then or
-// else), or failing one, once per kind of instance it accepts: the
-// conjunction keeps o's constraints if every alternative does.
+// else): the conjunction keeps o's constraints if every branch does.
 func (w *walker) split(o *node, cs []*node) bool {
 	for i, c := range cs {
 		alts := alternatives(c)
@@ -160,16 +159,7 @@ func (w *walker) split(o *node, cs []*node) bool {
 		}
 		return true
 	}
-	alts := w.kindSplits(cs)
-	if alts == nil {
-		return false
-	}
-	for _, alt := range alts {
-		if !w.holds(o, alt) {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // alternatives lists the ways an instance may satisfy c's first
