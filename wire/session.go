@@ -151,8 +151,8 @@ type sessionState struct {
 
 	top      topFields
 	toolsSig string
-	known    map[string]bool             // tools the Context knows by name
-	ann      map[string]pruneguard.Tool  // annotated tools, for server results
+	known    map[string]bool              // tools the Context knows by name
+	ann      map[string]pruneguard.Tool   // annotated tools, for server results
 	callTool map[pruneguard.CallID]string // the tool of each call
 
 	// Pairing: the Context's ids of calls waiting for a result, by the

@@ -173,7 +173,6 @@ func (f topFields) withHistory(key string, history json.RawMessage) []byte {
 	return c.bytes()
 }
 
-
 // ---- rendering -------------------------------------------------------------
 
 // history writes the history as it stands, or as it would stand once d
