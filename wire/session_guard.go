@@ -72,6 +72,11 @@ func (s *Session) Sync(body []byte) ([]byte, Report, error) {
 	if err != nil {
 		return nil, Report{}, fmt.Errorf("wire: session: %v", err)
 	}
+	return s.syncRead(b, top)
+}
+
+// syncRead is Sync of a body already read, with its top-level fields.
+func (s *Session) syncRead(b *Body, top topFields) ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rep Report
