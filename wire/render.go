@@ -352,7 +352,7 @@ func synthMessage(d Dialect, m pruneguard.Message, text string, tool map[prunegu
 			}
 			msg["tool_calls"] = calls
 			if text == "" {
-				msg["content"] = nil
+				delete(msg, "content") // optional beside tool_calls
 			}
 		}
 		out = append(out, rpiece{role: role, raw: jk.marshal(msg), synth: true})
