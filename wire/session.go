@@ -876,9 +876,6 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	}
 	delete(s.streams, id)
 	s.noteCalls(m.Calls, nil)
-	if e.calls && s.cfg.Dialect != OpenAIChat {
-		e.assistant = true
-	}
 	return nil
 }
 
