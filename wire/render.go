@@ -281,7 +281,8 @@ func spillLines(notes []pruneguard.SpillNote, text func(pruneguard.Pointer) stri
 type rpiece struct {
 	role string
 	// raw is the message as it is written: a message the runtime gave as
-	// provider JSON, or a synthesized Chat or Responses message.
+	// provider JSON, a synthesized Chat or Responses message, or a
+	// synthesized turn until it is merged with another.
 	raw json.RawMessage
 	// results and blocks are the content of a synthesized turn of a
 	// turn-based dialect: tool results (written first), then the rest.
@@ -296,7 +297,7 @@ type rpiece struct {
 
 // json returns the rpiece as written.
 func (p *rpiece) json(d Dialect) json.RawMessage {
-	if !p.synth || !turnDialect(d) {
+	if p.raw != nil || !p.synth || !turnDialect(d) {
 		return p.raw
 	}
 	content := append(slices.Clone(p.results), p.blocks...)
@@ -377,6 +378,7 @@ func synthMessage(d Dialect, m pruneguard.Message, text string, tool map[prunegu
 			p.blocks = append(p.blocks, synthCall(d, c))
 		}
 		if len(p.blocks) > 0 {
+			p.raw = p.json(d)
 			out = append(out, p)
 		}
 	}
@@ -438,6 +440,7 @@ func synthResults(d Dialect, m pruneguard.Message, text string, tool map[prunegu
 		}
 	}
 	if len(turn.results) > 0 {
+		turn.raw = turn.json(d)
 		out = append(out, turn)
 	}
 	return out
@@ -455,6 +458,7 @@ func mergeSynthTurns(d Dialect, ps []rpiece) []rpiece {
 		if k := len(out) - 1; k >= 0 && p.synth && out[k].synth && out[k].role == p.role && !p.system && !out[k].system {
 			out[k].results = append(slices.Clone(out[k].results), p.results...)
 			out[k].blocks = append(slices.Clone(out[k].blocks), p.blocks...)
+			out[k].raw = nil // written from the merged blocks
 			continue
 		}
 		out = append(out, p)
