@@ -60,10 +60,30 @@ type SessionConfig struct {
 	// Unannotated says how tools without annotations are treated, as in
 	// [Options].
 	Unannotated Unannotated
+	// Spiller, if set, lets the session spill before it evicts: when a
+	// prune stays over its target because the regenerability gate refused
+	// content that cannot be obtained again, the refused units' messages
+	// (their provider JSON) are written to the Spiller, their pointers
+	// recorded on the Context, and the prune is tried once more; what
+	// then goes leaves a line with its pointer in the system prompt. The
+	// Spiller also resolves the pointers, so Config.Resolver must be nil.
+	// Content a planned step names is never spilled. *spill.Spiller is
+	// one. Nil means nothing is spilled.
+	Spiller Spiller
 	// Logger, if set, receives one record per applied decision and one
 	// per refusal, with the gate, the code, the ids and the token counts,
 	// never any content. Nil means no logging.
 	Logger *slog.Logger
+}
+
+// Spiller stores messages durably and resolves the pointers it hands
+// out, for a [Session] that spills content before it evicts it.
+// *spill.Spiller is one.
+type Spiller interface {
+	// SpillMessages stores the messages as one segment and returns the
+	// pointer they share.
+	SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error)
+	pruneguard.Resolver
 }
 
 // validate refuses configurations that make no sense.
@@ -83,6 +103,8 @@ func (cfg SessionConfig) validate() error {
 		return fmt.Errorf("%w: Guard.Ceiling %d is below Guard.Budget %d", ErrSessionConfig, cfg.Guard.Ceiling, cfg.Guard.Budget)
 	case cfg.Guard.Ceiling > 0 && cfg.Trigger > cfg.Guard.Ceiling:
 		return fmt.Errorf("%w: Trigger %d is above Guard.Ceiling %d", ErrSessionConfig, cfg.Trigger, cfg.Guard.Ceiling)
+	case cfg.Spiller != nil && cfg.Config.Resolver != nil:
+		return fmt.Errorf("%w: Spiller and Config.Resolver are both set; the Spiller resolves its own pointers", ErrSessionConfig)
 	case cfg.Config.StubText != "" && strings.TrimSpace(cfg.Config.StubText) == "":
 		return fmt.Errorf("%w: the stub text is blank; providers reject blank tool results", ErrSessionConfig)
 	}
@@ -210,8 +232,9 @@ type stream struct {
 
 // NewSession returns an empty Session for cfg, or an error matching
 // [ErrSessionConfig] when cfg is refused: an unknown dialect, a budget
-// that is not positive, a trigger below the budget, a negative minimum
-// to clear, a ceiling below the budget, a blank stub text.
+// that is not positive, a trigger below the budget or above a positive
+// ceiling, a negative minimum to clear, a ceiling below the budget, a
+// Spiller beside a Resolver, a blank stub text.
 func NewSession(cfg SessionConfig) (*Session, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -223,6 +246,9 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
+	}
+	if cfg.Spiller != nil {
+		s.cfg.Config.Resolver = cfg.Spiller
 	}
 	if s.cfg.Config.StubTokens <= 0 {
 		s.cfg.Config.StubTokens = s.tok.Tokens(jk.quote(s.stubText)) + 8

@@ -149,6 +149,18 @@ func (s *Session) request(rep Report) ([]byte, Report, error) {
 		pol := &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
 		g.Policy = pol
 		res, err := g.Check(s.ctx)
+		if s.cfg.Spiller != nil && s.ctx.Tokens() > target && s.spillRefused(res, pol) {
+			// Try again, now that the refused content is stored.
+			first := res
+			pol = &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}, refs: pol.refs}
+			g.Policy = pol
+			res, err = g.Check(s.ctx)
+			res.Before = first.Before
+			res.Decisions = append(first.Decisions, res.Decisions...)
+			if res.Outcome == pruneguard.Deferred && len(res.Decisions) > 0 {
+				res.Outcome = pruneguard.Pruned
+			}
+		}
 		for _, d := range res.Decisions {
 			s.record(d)
 			rep.Evicted = append(rep.Evicted, d.Evict...)
@@ -176,6 +188,69 @@ func (f topFields) withHistory(key string, history json.RawMessage) []byte {
 	c := f.clone()
 	c.set(key, history)
 	return c.bytes()
+}
+
+// spillRefused spills the units the regenerability gate refused in a
+// check (but not those a planned step holds), one segment per unit,
+// records the pointers, and reports whether anything was spilled. A
+// failed spill is logged and leaves its unit as it was.
+func (s *Session) spillRefused(res pruneguard.Result, p *sessionPolicy) bool {
+	var units []pruneguard.UnitID
+	held := map[pruneguard.UnitID]bool{}
+	for _, v := range append(slices.Clone(p.core), res.Refused...) {
+		if v.Gate != pruneguard.GateRegen {
+			continue
+		}
+		for _, u := range v.Units {
+			if v.Code == pruneguard.CodeReferenced {
+				held[u] = true
+			} else if !slices.Contains(units, u) {
+				units = append(units, u)
+			}
+		}
+	}
+	spilled := false
+	for _, u := range units {
+		if held[u] {
+			continue
+		}
+		unit, ok := s.ctx.UnitOf(pruneguard.MessageID(u))
+		if !ok || unit.Open || len(unit.Pending) > 0 || unit.Pinned {
+			continue
+		}
+		var ms []pruneguard.Message
+		for _, id := range unit.Messages {
+			if m, ok := s.ctx.Message(id); ok && m.Pointer.IsZero() {
+				ms = append(ms, m)
+			}
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		ptr, err := s.cfg.Spiller.SpillMessages(ms)
+		if err != nil {
+			if s.log != nil {
+				s.log.LogAttrs(context.Background(), slog.LevelWarn, "pruneguard: spill failed",
+					slog.String("dialect", string(s.cfg.Dialect)), slog.Any("units", []pruneguard.UnitID{u}), slog.String("error", err.Error()))
+			}
+			continue
+		}
+		for _, m := range ms {
+			if err := s.ctx.Spill(m.ID, ptr); err == nil {
+				spilled = true
+			}
+		}
+		if s.log != nil {
+			ids := make([]pruneguard.MessageID, len(ms))
+			for i, m := range ms {
+				ids[i] = m.ID
+			}
+			s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: spill",
+				slog.String("dialect", string(s.cfg.Dialect)), slog.Any("units", []pruneguard.UnitID{u}),
+				slog.Any("messages", ids), slog.String("store", ptr.Store), slog.String("key", ptr.Key))
+		}
+	}
+	return spilled
 }
 
 // ---- rendering -------------------------------------------------------------

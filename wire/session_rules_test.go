@@ -289,3 +289,49 @@ func TestSessionScreenValidates(t *testing.T) {
 		t.Errorf("refusals %+v, withdrawn %v, evicted %v", rep.Refusals, rep.Withdrawn, rep.Evicted)
 	}
 }
+
+// TestSessionSpills: results of a tool nobody annotated are irreducible:
+// without a Spiller they stay; with one they are spilled, then evicted,
+// and the system prompt carries the pointer the model can follow.
+func TestSessionSpills(t *testing.T) {
+	run := func(sp wire.Spiller) ([]byte, wire.Report) {
+		s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 150}, Spiller: sp})
+		must(t, err)
+		toolHistory(t, s)
+		body, rep, err := s.Request()
+		must(t, err)
+		if vs, _ := wire.Validate(body, wire.OpenAIChat); len(vs) > 0 {
+			t.Fatal(vs)
+		}
+		return body, rep
+	}
+	_, rep := run(nil)
+	if ev := fmt.Sprint(rep.Evicted); strings.Contains(ev, "m3") || strings.Contains(ev, "m5") {
+		t.Fatalf("irreducible results evicted without a spiller: %v", rep.Evicted)
+	}
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	body, rep := run(sp)
+	if ev := fmt.Sprint(rep.Evicted); !strings.Contains(ev, "m2 m3") || !strings.Contains(ev, "m4 m5") {
+		t.Fatalf("evicted %v, want both tool units", rep.Evicted)
+	}
+	b := mustRead(t, body, wire.OpenAIChat)
+	sys := string(b.Messages[0].Raw)
+	if strings.Count(sys, "content moved to spill:") != 2 {
+		t.Fatalf("want two pointer lines in the system prompt: %s", sys)
+	}
+	var p pruneguard.Pointer
+	for _, d := range rep.Result.Decisions {
+		for _, n := range d.Pointers {
+			p = n.Pointer
+		}
+	}
+	ms, err := sp.Recall(p)
+	must(t, err)
+	if len(ms) == 0 || !strings.Contains(string(ms[len(ms)-1].Content), `"role":"tool"`) {
+		t.Errorf("recalled %v", ms)
+	}
+	if _, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 1}, Spiller: sp,
+		Config: pruneguard.Config{Resolver: sp}}); !errors.Is(err, wire.ErrSessionConfig) {
+		t.Errorf("Spiller and Resolver both set: %v", err)
+	}
+}
