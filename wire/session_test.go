@@ -458,3 +458,33 @@ func TestSessionReusedCallIDs(t *testing.T) {
 		t.Errorf("units %v %v", u1.Messages, u2.Messages)
 	}
 }
+
+// TestSessionRoundTripEveryDialect: a body of each dialect (written by
+// Render from events) synced into a session comes back JSON-equal, and
+// pruned under a small budget it breaks no provider rule.
+func TestSessionRoundTripEveryDialect(t *testing.T) {
+	for _, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			body, err := wire.Render(d, eventContext(t), wire.RenderOptions{Fields: map[string]json.RawMessage{"model": json.RawMessage(`"m"`)}})
+			must(t, err)
+			s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: 1 << 20}})
+			must(t, err)
+			out, _, err := s.Sync(body)
+			must(t, err)
+			if !jsonEqual(t, body, out) {
+				t.Fatalf("round trip differs:\n%s\n%s", body, out)
+			}
+			small, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: 120},
+				Unannotated: wire.UnannotatedRegenerable, Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
+			must(t, err)
+			out, rep, err := small.Sync(body)
+			must(t, err)
+			if len(rep.Evicted) == 0 {
+				t.Errorf("nothing evicted: %+v", rep)
+			}
+			if vs, _ := wire.Validate(out, d); len(vs) > 0 {
+				t.Errorf("%v\n%s", vs, out)
+			}
+		})
+	}
+}
