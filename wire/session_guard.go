@@ -544,7 +544,7 @@ func (p *sessionPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard
 		p.s.record(p.last)
 	}
 	p.last = nil
-	protect := p.s.protected(entries)
+	protect := p.s.protected()
 	for attempt := 0; attempt < 8; attempt++ {
 		es := slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool {
 			return protect[e.Unit] || p.hidden[e.Unit]
@@ -578,25 +578,28 @@ func (p *sessionPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard
 // protected returns the units the session never proposes: the last real
 // user message's and, once reasoning or signed calls are in the
 // history, those of every message from it on; in Anthropic, a final turn
-// whose server tool call waits.
-func (s *Session) protected(entries []pruneguard.Entry) map[pruneguard.UnitID]bool {
+// whose server tool call waits. It costs in proportion to the messages
+// from the last real user message on.
+func (s *Session) protected() map[pruneguard.UnitID]bool {
 	out := map[pruneguard.UnitID]bool{}
-	from := -1
-	for i, e := range entries {
-		if s.lastUser != nil && e.ID == s.lastUser.id {
-			from = i
+	add := func(e *sentry) {
+		if e == nil || e.gone {
+			return
+		}
+		if u, ok := s.ctx.UnitOf(e.id); ok {
+			out[u.ID] = true
 		}
 	}
-	if from >= 0 {
-		out[entries[from].Unit] = true
+	if u := s.lastUser; u != nil {
+		add(u)
 		if s.reasoning {
-			for _, e := range entries[from:] {
-				out[e.Unit] = true
+			for _, e := range s.entries[u.pos:] {
+				add(e)
 			}
 		}
 	}
-	if n := len(entries); n > 0 && s.tail != nil && s.tail.paused && entries[n-1].ID == s.tail.id {
-		out[entries[n-1].Unit] = true
+	if s.tail != nil && s.tail.paused {
+		add(s.tail)
 	}
 	return out
 }
