@@ -31,8 +31,8 @@ import (
 // checked but not pruned: the server holds their history.
 //
 // A Conversations is safe for concurrent use; requests of one
-// conversation are guarded one at a time. Make one with
-// [NewConversations].
+// conversation are guarded one at a time. The zero Conversations is not
+// usable: make one with [NewConversations].
 type Conversations struct {
 	cfg ConversationsConfig
 
@@ -44,7 +44,8 @@ type Conversations struct {
 	next  int
 }
 
-// ConversationsConfig configures [Conversations].
+// ConversationsConfig configures [Conversations]. Session.Guard.Budget is
+// required; every other zero value is the default its field documents.
 type ConversationsConfig struct {
 	// Session configures each conversation's session; its Dialect is
 	// taken from each request instead. Guard.Budget is required.

@@ -9,7 +9,8 @@ import (
 	"github.com/pruneguard/pruneguard/wire"
 )
 
-// Config configures the middleware. Session.Guard.Budget is required;
+// Config configures the middleware. Session.Guard.Budget is required,
+// every other zero value is a default;
 // Session.Dialect is set per request (OpenAI Chat or Responses).
 type Config struct {
 	// Session configures each conversation's session: the guard, its
@@ -26,7 +27,7 @@ type Config struct {
 
 // Middleware guards the Chat Completions and Responses requests of an
 // OpenAI client. It is safe for concurrent use by any number of clients
-// and requests. Make one with [New].
+// and requests. The zero Middleware is not usable: make one with [New].
 type Middleware struct {
 	cs *wire.Conversations
 }
