@@ -1,0 +1,188 @@
+// Command anthropic-middleware runs an agent loop with the official
+// Anthropic Go SDK against a fake provider in the same process (no
+// network), with pruneguard's middleware guarding every request, and
+// prints what the middleware did to each one.
+//
+// The agent greps a repository each turn; the results are large, so the
+// history crosses the trigger every few turns. The policy evicts whole
+// tool uses, oldest first: the assistant turn with the tool_use and the
+// user turn with its tool_result go together, so the history keeps
+// alternating and every tool_use keeps its result. Between prunes the
+// requests keep the pruned prefix, so the provider's prompt cache holds.
+// At the end the runtime sends a broken history, a tool_use whose result
+// it forgot, and the middleware refuses it before it leaves.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/middleware/anthropic"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+func main() {
+	if err := run(os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(w io.Writer) error {
+	srv := httptest.NewServer(http.HandlerFunc(fakeProvider))
+	defer srv.Close()
+
+	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
+	n := 0
+	mw, err := anthropic.New(anthropic.Config{
+		Session: wire.SessionConfig{
+			Guard:    pruneguard.Guard{Budget: 2500, Policy: pruneguard.OldestFirst{}},
+			Trigger:  3500,
+			MinClear: 1000,
+			Manifest: &wire.Manifest{Tools: []wire.ManifestTool{{Name: "grep", Annotations: &closed}}},
+			// The conversation's own words may go too; the task stays pinned.
+			Config: pruneguard.Config{TextClass: pruneguard.Reconstructible},
+		},
+		OnReport: func(conversation string, rep wire.Report, err error) {
+			n++
+			fmt.Fprintln(w, describe(n, rep, err))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "budget 2500 tokens, trigger 3500, at least 1000 freed per prune; policy: oldest units first, a tool_use with its tool_result")
+	client := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("none"), mw.Option())
+
+	ctx := context.Background()
+	params := sdk.MessageNewParams{
+		Model:     "claude-sonnet-4-5",
+		MaxTokens: 1024,
+		System:    []sdk.TextBlockParam{{Text: "You find where things are defined. Use grep."}},
+		Tools: []sdk.ToolUnionParam{{OfTool: &sdk.ToolParam{Name: "grep", Description: sdk.String("Search the repository."),
+			InputSchema: sdk.ToolInputSchemaParam{Properties: map[string]any{"pattern": map[string]any{"type": "string"}}, Required: []string{"pattern"}}}}},
+	}
+	for turn := 1; turn <= 6; turn++ {
+		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("Where is Handler%d defined?", turn))))
+		for {
+			res, err := client.Messages.New(ctx, params)
+			if err != nil {
+				return err
+			}
+			params.Messages = append(params.Messages, res.ToParam())
+			var results []sdk.ContentBlockParamUnion
+			for _, blk := range res.Content {
+				if blk.Type == "tool_use" {
+					results = append(results, sdk.NewToolResultBlock(blk.ID, grepOutput(blk.Input), false))
+				}
+			}
+			if len(results) == 0 {
+				break
+			}
+			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
+		}
+	}
+
+	// A runtime bug: the model's last tool_use is sent without its
+	// result. The API would answer 400; the middleware refuses it first.
+	broken := params
+	broken.Messages = append(append([]sdk.MessageParam{}, params.Messages...),
+		sdk.NewUserMessage(sdk.NewTextBlock("One more: where is Server defined?")),
+		sdk.NewAssistantMessage(sdk.NewToolUseBlock("toolu_lost", map[string]any{"pattern": "type Server"}, "grep")),
+		sdk.NewUserMessage(sdk.NewTextBlock("Never mind.")))
+	_, err = client.Messages.New(ctx, broken)
+	var re *wire.RuleError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("the broken history was not refused: %v", err)
+	}
+	return nil
+}
+
+// describe writes one line on what the middleware did to a request.
+func describe(n int, rep wire.Report, err error) string {
+	var re *wire.RuleError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("request %2d: refused, not sent: %s", n, re.Violations[0])
+	}
+	if err != nil {
+		return fmt.Sprintf("request %2d: error: %v", n, err)
+	}
+	if !rep.Guarded {
+		return fmt.Sprintf("request %2d: %5d tokens, under the trigger: sent as the history stands", n, rep.Before)
+	}
+	line := fmt.Sprintf("request %2d: %5d tokens, over the trigger: pruned to %d", n, rep.Before, rep.After)
+	if len(rep.Evicted) > 0 {
+		line += fmt.Sprintf(", evicted %s", ids(rep.Evicted))
+	}
+	if len(rep.Stubbed) > 0 {
+		line += fmt.Sprintf(", stubbed %s", ids(rep.Stubbed))
+	}
+	if len(rep.Refusals) > 0 {
+		line += fmt.Sprintf(", %d refused", len(rep.Refusals))
+	}
+	return line
+}
+
+func ids(xs []pruneguard.MessageID) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = string(x)
+	}
+	return strings.Join(s, " ")
+}
+
+// grepOutput is what grep finds for a call's pattern: long enough that a
+// few results fill the budget.
+func grepOutput(input json.RawMessage) string {
+	var a struct{ Pattern string }
+	_ = json.Unmarshal(input, &a)
+	var b strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&b, "pkg/server/file%d.go:%d: // mentions %s\n", i, i*7, a.Pattern)
+	}
+	return b.String()
+}
+
+// fakeProvider plays the Messages API: a request ending on the user's
+// question gets a grep call, one ending on tool results gets a short
+// answer. It checks every body with wire.Validate, as the real API would
+// refuse a broken one.
+func fakeProvider(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if vs, err := wire.Validate(body, wire.Anthropic); err != nil || len(vs) > 0 {
+		http.Error(w, fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":%q}}`, fmt.Sprint(err, vs)), http.StatusBadRequest)
+		return
+	}
+	b, _ := wire.Read(body, wire.Anthropic)
+	last := b.Messages[len(b.Messages)-1]
+	question := ""
+	for _, m := range b.Messages {
+		if m.Role == "user" && len(m.Results) == 0 && len(m.Texts) > 0 {
+			question = m.Texts[0]
+		}
+	}
+	var turn int
+	fmt.Sscanf(question, "Where is Handler%d defined?", &turn)
+	content := []any{map[string]any{"type": "text", "text": fmt.Sprintf("Handler%d is defined in pkg/server/file%d.go.", turn, turn)}}
+	stop := "end_turn"
+	if len(last.Results) == 0 {
+		content = []any{map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", turn), "name": "grep",
+			"input": map[string]any{"pattern": fmt.Sprintf("func Handler%d", turn)}}}
+		stop = "tool_use"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_1", "type": "message", "role": "assistant",
+		"model": "claude-sonnet-4-5", "content": content, "stop_reason": stop, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 0, "output_tokens": 0}})
+}

@@ -1,0 +1,185 @@
+// Command openai-middleware runs an agent loop with the official OpenAI Go
+// SDK against a fake provider in the same process (no network), with
+// pruneguard's middleware guarding every request, and prints what the
+// middleware did to each one.
+//
+// The agent reads a file per turn; the results are large, so the history
+// crosses the trigger every few turns. The policy clears all but the last
+// two tool results, leaving the calls and a stub in their place (as
+// Anthropic's clear_tool_uses edit does); between prunes the requests
+// keep the pruned prefix, so the provider's prompt cache holds. At the
+// end the runtime sends a broken history, a tool message whose call it
+// dropped, and the middleware refuses it before it leaves.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/middleware/openai"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+func main() {
+	if err := run(os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(w io.Writer) error {
+	srv := httptest.NewServer(http.HandlerFunc(fakeProvider))
+	defer srv.Close()
+
+	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
+	n := 0
+	mw, err := openai.New(openai.Config{
+		Session: wire.SessionConfig{
+			Guard:    pruneguard.Guard{Budget: 2500, Policy: pruneguard.KeepLastToolUses{Keep: 2, Stub: true}},
+			Trigger:  3500,
+			MinClear: 800,
+			Manifest: &wire.Manifest{Tools: []wire.ManifestTool{{Name: "read_file", Annotations: &closed}}},
+		},
+		OnReport: func(conversation string, rep wire.Report, err error) {
+			n++
+			fmt.Fprintln(w, describe(n, rep, err))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "budget 2500 tokens, trigger 3500, at least 800 freed per prune; policy: keep the last 2 tool results, stub the others")
+	client := sdk.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("none"), mw.Option())
+
+	ctx := context.Background()
+	params := sdk.ChatCompletionNewParams{
+		Model: sdk.ChatModelGPT4o,
+		Tools: []sdk.ChatCompletionToolUnionParam{sdk.ChatCompletionFunctionTool(sdk.FunctionDefinitionParam{
+			Name: "read_file", Description: sdk.String("Read a file of the repository."),
+			Parameters: sdk.FunctionParameters{"type": "object",
+				"properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}},
+		})},
+		Messages: []sdk.ChatCompletionMessageParamUnion{
+			sdk.SystemMessage("You are a code reviewer. Read the files you are asked about."),
+		},
+	}
+	for turn := 1; turn <= 6; turn++ {
+		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("Review file %d.", turn)))
+		for {
+			res, err := client.Chat.Completions.New(ctx, params)
+			if err != nil {
+				return err
+			}
+			msg := res.Choices[0].Message
+			params.Messages = append(params.Messages, msg.ToParam())
+			if len(msg.ToolCalls) == 0 {
+				break
+			}
+			for _, call := range msg.ToolCalls {
+				params.Messages = append(params.Messages, sdk.ToolMessage(fileText(call.Function.Arguments), call.ID))
+			}
+		}
+	}
+
+	// A runtime bug: the assistant message with the call is dropped, its
+	// result is kept. The provider would answer 400; the middleware
+	// refuses it before it is sent.
+	broken := params
+	broken.Messages = append([]sdk.ChatCompletionMessageParamUnion{params.Messages[0], params.Messages[1]}, params.Messages[3:]...)
+	_, err = client.Chat.Completions.New(ctx, broken)
+	var re *wire.RuleError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("the broken history was not refused: %v", err)
+	}
+	return nil
+}
+
+// describe writes one line on what the middleware did to a request.
+func describe(n int, rep wire.Report, err error) string {
+	var re *wire.RuleError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("request %2d: refused, not sent: %s", n, re.Violations[0])
+	}
+	if err != nil {
+		return fmt.Sprintf("request %2d: error: %v", n, err)
+	}
+	if !rep.Guarded {
+		return fmt.Sprintf("request %2d: %5d tokens, under the trigger: sent as the history stands", n, rep.Before)
+	}
+	line := fmt.Sprintf("request %2d: %5d tokens, over the trigger: pruned to %d", n, rep.Before, rep.After)
+	if len(rep.Stubbed) > 0 {
+		line += fmt.Sprintf(", stubbed %s", ids(rep.Stubbed))
+	}
+	if len(rep.Evicted) > 0 {
+		line += fmt.Sprintf(", evicted %s", ids(rep.Evicted))
+	}
+	if len(rep.Refusals) > 0 {
+		line += fmt.Sprintf(", %d refused", len(rep.Refusals))
+	}
+	return line
+}
+
+func ids(xs []pruneguard.MessageID) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = string(x)
+	}
+	return strings.Join(s, " ")
+}
+
+// fileText is the content of the file a call asks for: long enough that
+// a few of them fill the budget.
+func fileText(args string) string {
+	var a struct{ Path string }
+	_ = json.Unmarshal([]byte(args), &a)
+	var b strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&b, "%s:%d: func step%d(ctx context.Context) error { return nil }\n", a.Path, i, i)
+	}
+	return b.String()
+}
+
+// fakeProvider plays the Chat Completions API: a request ending on a user
+// message gets a read_file call, one ending on a tool result gets a short
+// review. It checks every body with wire.Validate, as the real API would
+// refuse a broken one.
+func fakeProvider(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if vs, err := wire.Validate(body, wire.OpenAIChat); err != nil || len(vs) > 0 {
+		http.Error(w, fmt.Sprintf(`{"error":{"message":%q}}`, fmt.Sprint(err, vs)), http.StatusBadRequest)
+		return
+	}
+	b, _ := wire.Read(body, wire.OpenAIChat)
+	last := b.Messages[len(b.Messages)-1]
+	turn := 0
+	for _, m := range b.Messages {
+		if m.Role == "user" {
+			turn++
+		}
+	}
+	msg := map[string]any{"role": "assistant", "content": fmt.Sprintf("File %d looks fine.", turn)}
+	finish := "stop"
+	if last.Role == "user" {
+		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+			"id": fmt.Sprintf("call_%d", turn), "type": "function",
+			"function": map[string]any{"name": "read_file", "arguments": fmt.Sprintf(`{"path":"file%d.go"}`, turn)}}}}
+		finish = "tool_calls"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "gpt-4o",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "logprobs": nil, "message": msg}},
+		"usage":   map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+	})
+}

@@ -1,0 +1,915 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// ErrSessionConfig is matched (with errors.Is) by the error [NewSession]
+// returns for a configuration it refuses.
+var ErrSessionConfig = errors.New("wire: invalid session configuration")
+
+// SessionConfig configures a [Session]. It is a plain value, copied by
+// NewSession. Dialect and a positive Guard.Budget are required; every
+// other zero value is a working default, documented on its field.
+type SessionConfig struct {
+	// Dialect is the provider format of the messages fed and of the body
+	// the session answers with. Required.
+	Dialect Dialect
+	// Guard prunes the history. Its Budget, required, is the token count
+	// of the whole request body (history, system prompt, tools and
+	// settings, as Tokenizer counts them) that a prune brings the request
+	// down to. Its Ceiling, when positive, is the hard limit on the whole
+	// body: above it, with nothing more safely prunable, the request is
+	// refused with a *pruneguard.CeilingError. Its Policy proposes what
+	// to prune; nil means pruneguard.OldestFirst.
+	Guard pruneguard.Guard
+	// Trigger is the token count of the whole body above which a prune
+	// runs. Zero means Guard.Budget: prune whenever the request is over
+	// budget. A Trigger above the budget keeps the provider's prompt
+	// cache: requests at or under it are sent as the last prune left
+	// them, so consecutive requests share their pruned prefix, and a
+	// prune, once triggered, goes down to the budget. It must not be
+	// below Guard.Budget.
+	Trigger int
+	// MinClear is the least number of tokens a prune frees, when the
+	// history holds that many that may safely go: a prune that the budget
+	// alone would keep small goes further, so that prunes, and the cache
+	// misses they cause, come seldom. Zero means no minimum. It must not
+	// be negative.
+	MinClear int
+	// Config configures the session's pruneguard.Context. A zero
+	// StubTokens is set to the Tokenizer's count of the stub text plus a
+	// small allowance for the result's envelope; a blank StubText is
+	// refused.
+	Config pruneguard.Config
+	// Tokenizer counts the tokens of each message and of the rest of the
+	// body; nil means [ApproxTokens].
+	Tokenizer Tokenizer
+	// Manifest, if set, supplies annotations (and schemas for tools the
+	// request declares without one) by tool name, as in [Options].
+	Manifest *Manifest
+	// Unannotated says how tools without annotations are treated, as in
+	// [Options].
+	Unannotated Unannotated
+	// Spiller, if set, lets the session spill before it evicts: when a
+	// prune stays over its target because the regenerability gate refused
+	// content that cannot be obtained again, the refused units' messages
+	// (their provider JSON) are written to the Spiller, their pointers
+	// recorded on the Context, and the prune is tried once more; what
+	// then goes leaves a line with its pointer in the system prompt. The
+	// Spiller also resolves the pointers, so Config.Resolver must be nil.
+	// Content a planned step names is never spilled. *spill.Spiller is
+	// one. Nil means nothing is spilled.
+	Spiller Spiller
+	// Logger, if set, receives one record per applied decision and one
+	// per refusal, with the gate, the code, the ids and the token counts,
+	// never any content. Nil means no logging.
+	Logger *slog.Logger
+}
+
+// Spiller stores messages durably and resolves the pointers it hands
+// out, for a [Session] that spills content before it evicts it.
+// *spill.Spiller is one.
+type Spiller interface {
+	// SpillMessages stores the messages as one segment and returns the
+	// pointer they share.
+	SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error)
+	pruneguard.Resolver
+}
+
+// validate refuses configurations that make no sense.
+func (cfg SessionConfig) validate() error {
+	switch {
+	case historyKeyOf(cfg.Dialect) == "":
+		return fmt.Errorf("%w: unknown dialect %q", ErrSessionConfig, string(cfg.Dialect))
+	case cfg.Guard.Budget <= 0:
+		return fmt.Errorf("%w: Guard.Budget must be positive: a session with no budget would prune everything it may", ErrSessionConfig)
+	case cfg.Trigger != 0 && cfg.Trigger < cfg.Guard.Budget:
+		return fmt.Errorf("%w: Trigger %d is below Guard.Budget %d", ErrSessionConfig, cfg.Trigger, cfg.Guard.Budget)
+	case cfg.MinClear < 0:
+		return fmt.Errorf("%w: MinClear %d is negative", ErrSessionConfig, cfg.MinClear)
+	case cfg.Guard.Ceiling < 0:
+		return fmt.Errorf("%w: Guard.Ceiling %d is negative", ErrSessionConfig, cfg.Guard.Ceiling)
+	case cfg.Guard.Ceiling > 0 && cfg.Guard.Ceiling < cfg.Guard.Budget:
+		return fmt.Errorf("%w: Guard.Ceiling %d is below Guard.Budget %d", ErrSessionConfig, cfg.Guard.Ceiling, cfg.Guard.Budget)
+	case cfg.Guard.Ceiling > 0 && cfg.Trigger > cfg.Guard.Ceiling:
+		return fmt.Errorf("%w: Trigger %d is above Guard.Ceiling %d", ErrSessionConfig, cfg.Trigger, cfg.Guard.Ceiling)
+	case cfg.Spiller != nil && cfg.Config.Resolver != nil:
+		return fmt.Errorf("%w: Spiller and Config.Resolver are both set; the Spiller resolves its own pointers", ErrSessionConfig)
+	case cfg.Config.StubText != "" && strings.TrimSpace(cfg.Config.StubText) == "":
+		return fmt.Errorf("%w: the stub text is blank; providers reject blank tool results", ErrSessionConfig)
+	}
+	return nil
+}
+
+// Session is the live history of one conversation in a provider's wire
+// format, guarded before every model call. A runtime feeds it what it
+// already has: messages in the provider's own JSON ([Session.Append]),
+// messages as pruneguard events ([Session.AppendMessage]) and streamed
+// deltas ([Session.Open], [Session.WriteText], [Session.WriteCall],
+// [Session.Close]), plus the request's other fields
+// ([Session.SetRequest]); before each model call [Session.Request]
+// answers with the request body, pruned under the guard when it is over
+// the trigger. A caller that holds the whole history each time, as SDK
+// middleware does, hands it to [Session.Sync] instead.
+//
+// Messages given as provider JSON are written back byte for byte unless
+// a decision edits them, so a body synced and rendered back without a
+// prune is JSON-equal to it. Message ids are the provider's own where it
+// has them (a Responses item's id) and positional otherwise ("m" followed
+// by the position in the history, from 0); call ids are the provider's
+// tool call ids, positional ("m3.0") where it gives none.
+//
+// Units follow each dialect's atomic structure, as [Body.Context] shapes
+// them: a call with its results and its parallel batch; in Responses,
+// consecutive call items, and a reasoning item with the item after it;
+// in Anthropic, Gemini and Bedrock, the messages of one turn, and each
+// assistant turn with the user turn after it. Pinned: system and
+// developer messages and the first real user message (not tool results).
+// Never proposed for pruning: the unit of the last real user message and,
+// once the history carries reasoning or signed calls, every message from
+// it on; in Anthropic, a final assistant turn whose server tool call
+// waits for its result. Results of tools the provider runs are
+// irreducible unless annotated, results that pair with no call take the
+// class of an unannotated tool, compaction items are irreducible.
+//
+// Every decision passes a screen before it is applied: the body it would
+// leave is checked with [Validate], and units, stubs and schema edits
+// that would break a provider rule the body did not break, leave no tool
+// declared, or stub a result that cannot be stubbed or would not shrink,
+// are left out and reported as refusals with gate "wire".
+//
+// A Session is safe for concurrent use: its methods serialize on one
+// lock, and the Context's own events (marks, plan steps) may come from
+// any goroutine. The zero Session is not usable; make one with
+// [NewSession].
+type Session struct {
+	cfg      SessionConfig
+	tok      Tokenizer
+	stubText string
+	key      string // the history's top-level key
+	seed     maphash.Seed
+	log      *slog.Logger
+
+	mu  sync.Mutex
+	ctx *pruneguard.Context
+	sessionState
+}
+
+// sessionState is everything a reset starts over.
+type sessionState struct {
+	entries []*sentry
+	byID    map[pruneguard.MessageID]*sentry
+	streams map[pruneguard.MessageID]*stream
+
+	top      topFields
+	toolsSig string
+	known    map[string]bool              // tools the Context knows by name
+	ann      map[string]pruneguard.Tool   // annotated tools, for server results
+	callTool map[pruneguard.CallID]string // the tool of each call
+
+	// Pairing: the Context's ids of calls waiting for a result, by the
+	// provider's id, and the calls of the latest turn that made calls, for
+	// results that carry no id (Gemini, legacy Chat functions).
+	waiting   map[string][]pruneguard.CallID
+	lastBatch []pruneguard.CallID
+	answered  map[pruneguard.CallID]bool
+
+	firstUser bool
+	lastUser  *sentry
+	reasoning bool
+	tail      *sentry // the last message fed that is still in the history
+
+	dropped    map[string]bool
+	compressed map[string]json.RawMessage
+	tombs      map[string]string
+	tombOrder  []string
+	spilled    []pruneguard.SpillNote
+}
+
+// sentry is one message of the history.
+type sentry struct {
+	id   pruneguard.MessageID
+	pos  int
+	hash uint64
+	size int
+
+	raw    json.RawMessage // provider JSON; nil for an event message
+	msg    Message         // raw's structure
+	ev     *pruneguard.Message
+	pieces []rpiece // an event message as written
+
+	assistant bool // an assistant (model) turn, for coupling
+	realUser  bool
+	calls     bool // the message makes client tool calls (Responses coupling)
+	paused    bool // Anthropic: a server tool call waiting in this turn
+
+	gone      bool
+	stubbed   bool
+	stubPtr   pruneguard.Pointer // where a stubbed result's content was spilled
+	stub      json.RawMessage    // raw with its results stubbed, once made
+	stubFails bool
+}
+
+// stream is a message being streamed.
+type stream struct {
+	e       *sentry
+	role    pruneguard.Role
+	answers []pruneguard.CallID
+	text    strings.Builder
+	calls   []pruneguard.Call
+	tokens  int
+}
+
+// NewSession returns an empty Session for cfg, or an error matching
+// [ErrSessionConfig] when cfg is refused: an unknown dialect, a budget
+// that is not positive, a trigger below the budget or above a positive
+// ceiling, a negative minimum to clear, a ceiling below the budget, a
+// Spiller beside a Resolver, a blank stub text.
+func NewSession(cfg SessionConfig) (*Session, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Session{cfg: cfg, tok: cfg.Tokenizer, key: historyKeyOf(cfg.Dialect), seed: maphash.MakeSeed(), log: cfg.Logger}
+	if s.tok == nil {
+		s.tok = ApproxTokens
+	}
+	s.stubText = cfg.Config.StubText
+	if s.stubText == "" {
+		s.stubText = pruneguard.DefaultStubText
+	}
+	if cfg.Spiller != nil {
+		s.cfg.Config.Resolver = cfg.Spiller
+	}
+	if s.cfg.Config.StubTokens <= 0 {
+		s.cfg.Config.StubTokens = s.tok.Tokens(jk.quote(s.stubText)) + 8
+	}
+	s.reset()
+	return s, nil
+}
+
+// reset starts the history over, keeping the request's other fields.
+func (s *Session) reset() {
+	top := s.top
+	s.ctx = pruneguard.NewContext(s.cfg.Config)
+	s.sessionState = sessionState{
+		byID: map[pruneguard.MessageID]*sentry{}, streams: map[pruneguard.MessageID]*stream{},
+		known: map[string]bool{}, ann: map[string]pruneguard.Tool{}, callTool: map[pruneguard.CallID]string{},
+		waiting: map[string][]pruneguard.CallID{}, answered: map[pruneguard.CallID]bool{},
+		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombs: map[string]string{},
+		top: top,
+	}
+	if top.vals != nil {
+		s.registerTools()
+	}
+}
+
+// Dialect returns the session's dialect.
+func (s *Session) Dialect() Dialect { return s.cfg.Dialect }
+
+// Context returns the session's pruneguard.Context, for marks, plan
+// steps, spills and reading. Prune only through the session, which
+// keeps the body in step with the Context. [Session.Sync] starts a new
+// Context when the history it is given does not continue the last one.
+func (s *Session) Context() *pruneguard.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ctx
+}
+
+// Len reports how many messages were fed, evicted ones included.
+func (s *Session) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.entries)
+}
+
+// SetRequest sets the request's other top-level fields (model, tools,
+// system prompt, settings) from a JSON object. Its history field, if
+// present, must be empty: the history is fed message by message. The
+// tools it declares are registered with the Context (a manifest's
+// annotations win). Fields are written back in the order given, and
+// replace those of an earlier call.
+func (s *Session) SetRequest(fields json.RawMessage) error {
+	top, err := readTopFields(fields)
+	if err != nil {
+		return fmt.Errorf("wire: session: request fields: %v", err)
+	}
+	if h, ok := top.get(s.key); ok {
+		if a, isArr := jk.arr(h); !isArr || len(a) > 0 {
+			return fmt.Errorf("wire: session: request fields: %q must be empty; feed the history message by message", s.key)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.top = top
+	return s.registerTools()
+}
+
+// registerTools registers the tools the request declares when they
+// changed since the last time.
+func (s *Session) registerTools() error {
+	sig := ""
+	for _, k := range []string{"tools", "functions", "toolConfig"} {
+		if v, ok := s.top.get(k); ok {
+			sig += k + "\x00" + string(v) + "\x00"
+		}
+	}
+	if sig == s.toolsSig {
+		return nil
+	}
+	probe := s.top.clone()
+	probe.set(s.key, json.RawMessage(`[]`))
+	b, err := Read(probe.bytes(), s.cfg.Dialect)
+	if err != nil {
+		return fmt.Errorf("wire: session: request fields: %w", err)
+	}
+	byName := map[string]ManifestTool{}
+	if s.cfg.Manifest != nil {
+		for _, t := range s.cfg.Manifest.Tools {
+			byName[t.Name] = t
+		}
+	}
+	for _, td := range b.Tools() {
+		t := pruneguard.Tool{Name: td.Name, Schema: td.Schema, Annotations: td.Annotations}
+		annotated := td.Annotated
+		if mt, ok := byName[td.Name]; ok {
+			if mt.Annotations != nil {
+				t.Annotations, annotated = *mt.Annotations, true
+			}
+			if t.Schema == nil && len(mt.InputSchema) > 0 {
+				t.Schema = mt.InputSchema
+			}
+		}
+		if len(t.Schema) > 0 && !json.Valid(t.Schema) {
+			t.Schema = nil
+		}
+		if annotated {
+			s.ann[t.Name] = t
+		} else if s.cfg.Unannotated == UnannotatedRegenerable {
+			t.Output = pruneguard.Reconstructible
+		}
+		if err := s.ctx.RegisterTool(t); err != nil {
+			return fmt.Errorf("wire: session: tool %q: %w", t.Name, err)
+		}
+		s.known[t.Name] = true
+	}
+	s.toolsSig = sig
+	return nil
+}
+
+// knowTool registers a tool known only from a call, so that the
+// Unannotated setting and a manifest cover its results too.
+func (s *Session) knowTool(name string) error {
+	if name == "" || s.known[name] {
+		return nil
+	}
+	s.known[name] = true
+	t := pruneguard.Tool{Name: name}
+	annotated := false
+	if s.cfg.Manifest != nil {
+		for _, mt := range s.cfg.Manifest.Tools {
+			if mt.Name == name && mt.Annotations != nil {
+				t.Annotations, annotated = *mt.Annotations, true
+			}
+		}
+	}
+	if annotated {
+		s.ann[name] = t
+	} else if s.cfg.Unannotated == UnannotatedRegenerable {
+		t.Output = pruneguard.Reconstructible
+	}
+	return s.ctx.RegisterTool(t)
+}
+
+// Append feeds one message (a Chat message, a Responses item, an
+// Anthropic or Bedrock message, a Gemini content turn) in the session's
+// dialect, as the provider's JSON, and returns the id the Context gives
+// it. The JSON is kept as given and written back as it is unless a
+// decision stubs it. A result that pairs with no waiting call is kept
+// without pairing, classed as an unannotated tool's result.
+func (s *Session) Append(raw json.RawMessage) (pruneguard.MessageID, error) {
+	m, err := s.parseOne(raw)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appendRaw(m)
+}
+
+// parseOne reads one message of the session's dialect.
+func (s *Session) parseOne(raw json.RawMessage) (Message, error) {
+	body := make([]byte, 0, len(raw)+len(s.key)+6)
+	body = append(body, `{"`...)
+	body = append(body, s.key...)
+	body = append(body, `":[`...)
+	body = append(body, raw...)
+	body = append(body, "]}"...)
+	b, err := Read(body, s.cfg.Dialect)
+	if err != nil {
+		return Message{}, fmt.Errorf("wire: session: append: %w", err)
+	}
+	if len(b.Messages) != 1 {
+		return Message{}, fmt.Errorf("wire: session: append: want one %s message", s.cfg.Dialect)
+	}
+	return b.Messages[0], nil
+}
+
+// positional returns the positional id of the next message.
+func (s *Session) positional() pruneguard.MessageID {
+	id := pruneguard.MessageID("m" + strconv.Itoa(len(s.entries)))
+	for n := 1; s.byID[id] != nil; n++ {
+		id = pruneguard.MessageID("m" + strconv.Itoa(len(s.entries)) + "_" + strconv.Itoa(n))
+	}
+	return id
+}
+
+// appendRaw feeds a parsed provider message.
+func (s *Session) appendRaw(m Message) (pruneguard.MessageID, error) {
+	d := s.cfg.Dialect
+	m.Raw = append(json.RawMessage(nil), m.Raw...)
+	e := &sentry{pos: len(s.entries), raw: m.Raw, msg: m, size: len(m.Raw), hash: maphash.Bytes(s.seed, m.Raw)}
+	e.id = s.positional()
+	if d == OpenAIResponses && m.ID != "" && s.byID[pruneguard.MessageID(m.ID)] == nil {
+		e.id = pruneguard.MessageID(m.ID)
+	}
+	e.assistant = m.Role == "assistant" || m.Role == "model"
+	e.realUser = realUserMessage(d, &m)
+	e.calls = len(m.Calls) > 0
+	if d == Anthropic && e.assistant {
+		e.paused = waitingServerCall(&m)
+	}
+
+	cm := pruneguard.Message{ID: e.id, Role: wireRole(&m), Tokens: s.tok.Tokens(m.Raw), Content: m.Raw}
+	for _, c := range m.Calls {
+		if err := s.knowTool(c.Name); err != nil {
+			return "", err
+		}
+	}
+	waiting := map[pruneguard.CallID]bool{}
+	for k, c := range m.Calls {
+		id := pruneguard.CallID(c.ID)
+		if c.ID == "" || len(s.waiting[c.ID]) > 0 || waiting[id] {
+			id = pruneguard.CallID(string(e.id) + "." + strconv.Itoa(k))
+		}
+		waiting[id] = true
+		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: c.Name, Args: c.Args})
+	}
+	unpaired := 0
+	for _, r := range m.Results {
+		if id, ok := s.pairResult(r, cm.Answers); ok {
+			cm.Answers = append(cm.Answers, id)
+		} else {
+			unpaired++
+		}
+	}
+	cm.Class = s.classOf(&m, cm.Answers, unpaired)
+	switch {
+	case m.Role == "system" || m.Role == "developer":
+		cm.Pinned = true
+	case e.realUser && !s.firstUser:
+		cm.Pinned = true
+	case d == OpenAIResponses && (m.Type == "item_reference" || (unpaired > 0 && len(m.Calls) == 0)):
+		// An item the server holds, or an output answering a call the
+		// server holds: both must stay.
+		cm.Pinned = true
+	}
+	if err := s.ctx.Append(cm); err != nil {
+		return "", fmt.Errorf("wire: session: append: %w", err)
+	}
+	wireIDs := make([]string, len(m.Calls))
+	for i, c := range m.Calls {
+		wireIDs[i] = c.ID
+	}
+	s.noteCalls(cm.Calls, wireIDs)
+	if e.realUser {
+		s.firstUser = true
+	}
+	if m.Reasoning || signedMessage(&m) {
+		s.reasoning = true
+	}
+	return e.id, s.link(e)
+}
+
+// pairResult finds the call a result answers: by the provider's id, or,
+// for a result that carries none, the first unanswered call of the
+// latest turn that made calls. taken lists the calls this message
+// answers already.
+func (s *Session) pairResult(wireID string, taken []pruneguard.CallID) (pruneguard.CallID, bool) {
+	if wireID != "" {
+		q := s.waiting[wireID]
+		for i, id := range q {
+			if !s.answered[id] && !containsCall(taken, id) {
+				s.waiting[wireID] = append(q[:i:i], q[i+1:]...)
+				if len(s.waiting[wireID]) == 0 {
+					delete(s.waiting, wireID)
+				}
+				s.answered[id] = true
+				return id, true
+			}
+		}
+		return "", false
+	}
+	for _, id := range s.lastBatch {
+		if !s.answered[id] && !containsCall(taken, id) {
+			s.answered[id] = true
+			for w, q := range s.waiting {
+				for i, x := range q {
+					if x == id {
+						s.waiting[w] = append(q[:i:i], q[i+1:]...)
+						if len(s.waiting[w]) == 0 {
+							delete(s.waiting, w)
+						}
+					}
+				}
+			}
+			return id, true
+		}
+	}
+	return "", false
+}
+
+func containsCall(ids []pruneguard.CallID, id pruneguard.CallID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// noteCalls records the calls a message made, for pairing: the
+// Context's call ids, with the provider's ids they were given (wire[i],
+// or the Context's id when wire is shorter or names none).
+func (s *Session) noteCalls(calls []pruneguard.Call, wire []string) {
+	if len(calls) == 0 {
+		return
+	}
+	// Responses items carry one call each: a run of call items is one batch.
+	if s.cfg.Dialect != OpenAIResponses || s.tail == nil || !s.tail.calls {
+		s.lastBatch = nil
+	}
+	for i, c := range calls {
+		s.callTool[c.ID] = c.Tool
+		delete(s.answered, c.ID) // an id may come back once its call is answered
+		w := string(c.ID)
+		if i < len(wire) && wire[i] != "" {
+			w = wire[i]
+		}
+		s.waiting[w] = append(s.waiting[w], c.ID)
+		s.lastBatch = append(s.lastBatch, c.ID)
+	}
+}
+
+// link adds an entry to the history and couples it into its unit.
+func (s *Session) link(e *sentry) error {
+	prev := s.tail
+	s.entries = append(s.entries, e)
+	s.byID[e.id] = e
+	s.tail = e
+	if e.realUser {
+		s.lastUser = e
+	}
+	if prev == nil {
+		return nil
+	}
+	couple := false
+	switch s.cfg.Dialect {
+	case OpenAIResponses:
+		couple = (prev.calls && e.calls) || prev.msg.Type == "reasoning"
+	case Anthropic, Gemini, Bedrock:
+		couple = (prev.assistant == e.assistant || prev.assistant) && !prev.pieceSystem() && !e.pieceSystem()
+	}
+	if !couple {
+		return nil
+	}
+	if err := s.ctx.Couple(prev.id, e.id); err != nil {
+		return fmt.Errorf("wire: session: couple: %w", err)
+	}
+	return nil
+}
+
+// pieceSystem reports an event message that writes only to the system
+// prompt.
+func (e *sentry) pieceSystem() bool {
+	return e.ev != nil && len(e.pieces) > 0 && e.pieces[0].system
+}
+
+// classOf returns the class a message must have when the wire says more
+// than the Context sees: compaction is irreducible; results of tools the
+// provider runs are irreducible unless annotated; results that pair with
+// no call take the class of an unannotated tool.
+func (s *Session) classOf(m *Message, answers []pruneguard.CallID, unpaired int) pruneguard.Class {
+	if m.Type == "compaction" {
+		return pruneguard.Irreducible
+	}
+	k, server, prose := pruneguard.ClassUnset, false, false
+	for _, p := range m.Parts {
+		switch {
+		case p.Type == "compaction":
+			return pruneguard.Irreducible
+		case p.Kind == PartServerResult, p.Kind == PartServerCall && s.cfg.Dialect == OpenAIResponses:
+			c := pruneguard.Irreducible
+			if t, ok := s.ann[p.Name]; ok {
+				c = t.OutputClass()
+			}
+			k, server = max(k, c), true
+		case p.Kind == PartText || p.Kind == PartReasoning:
+			prose = prose || strings.TrimSpace(p.Text) != ""
+		}
+	}
+	if server && (k == pruneguard.Irreducible || !prose) {
+		return k
+	}
+	if unpaired == 0 {
+		return pruneguard.ClassUnset
+	}
+	unknown := pruneguard.Tool{}
+	if s.cfg.Unannotated == UnannotatedRegenerable {
+		unknown.Output = pruneguard.Reconstructible
+	}
+	k = unknown.OutputClass()
+	for _, p := range m.Parts {
+		if p.Kind == PartResult && p.Name != "" {
+			if ts, ok := s.ctx.Tool(p.Name); ok {
+				k = max(k, ts.Tool.OutputClass())
+			}
+		}
+	}
+	for _, id := range answers {
+		if ts, ok := s.ctx.Tool(s.callTool[id]); ok {
+			k = max(k, ts.Tool.OutputClass())
+		}
+	}
+	return k
+}
+
+// wireRole maps a provider message to a Context role.
+func wireRole(m *Message) pruneguard.Role {
+	switch {
+	case m.Role == "system" || m.Role == "developer":
+		return pruneguard.RoleSystem
+	case m.Type == "reasoning":
+		return pruneguard.RoleReasoning
+	case len(m.Results) > 0:
+		return pruneguard.RoleTool
+	case m.Role == "assistant" || m.Role == "model" || len(m.Calls) > 0:
+		return pruneguard.RoleAssistant
+	case m.Role == "user":
+		return pruneguard.RoleUser
+	case m.Role != "":
+		return pruneguard.Role(m.Role)
+	}
+	return pruneguard.Role(m.Type)
+}
+
+// realUserMessage reports a user message that is not (only) tool results.
+func realUserMessage(d Dialect, m *Message) bool {
+	if len(m.Results) > 0 || m.Role != "user" {
+		return false
+	}
+	return d != OpenAIResponses || m.Type == "message" || m.Type == ""
+}
+
+// signedMessage reports signed reasoning or a signed call in a message.
+func signedMessage(m *Message) bool {
+	for _, p := range m.Parts {
+		if p.Signed {
+			return true
+		}
+	}
+	for _, c := range m.Calls {
+		if c.Signed {
+			return true
+		}
+	}
+	return false
+}
+
+// waitingServerCall reports an Anthropic turn holding a server tool call
+// whose result is not in the same turn (a paused turn).
+func waitingServerCall(m *Message) bool {
+	open := map[string]bool{}
+	for _, p := range m.Parts {
+		switch p.Kind {
+		case PartServerCall:
+			open[p.ID] = true
+		case PartServerResult:
+			delete(open, p.ID)
+		}
+	}
+	return len(open) > 0
+}
+
+// AppendMessage feeds one message given as a pruneguard event: Content
+// is its text, Calls its tool calls, Answers the calls it carries
+// results for, as [Render] reads them. An empty ID gets a positional
+// one; Tokens zero is counted with the Tokenizer on the message as
+// written. The Context checks the event as [pruneguard.Context.Append]
+// does: answers must name calls waiting for a result.
+func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.ID == "" {
+		m.ID = s.positional()
+	}
+	if s.byID[m.ID] != nil {
+		return "", fmt.Errorf("wire: session: append: %w", &pruneguard.InputError{Op: "append", ID: string(m.ID), Err: pruneguard.ErrDuplicateMessage})
+	}
+	for _, c := range m.Calls {
+		if err := s.knowTool(c.Tool); err != nil {
+			return "", err
+		}
+	}
+	e := &sentry{id: m.ID, pos: len(s.entries)}
+	if err := s.fillEvent(e, m); err != nil {
+		return "", err
+	}
+	if m.Tokens == 0 {
+		m.Tokens = s.tok.Tokens(e.raw)
+	}
+	if e.realUser && !s.firstUser {
+		m.Pinned = true
+	}
+	if m.Role == pruneguard.RoleSystem {
+		m.Pinned = true
+	}
+	if err := s.ctx.Append(m); err != nil {
+		return "", fmt.Errorf("wire: session: append: %w", err)
+	}
+	s.eventPaired(m)
+	if e.realUser {
+		s.firstUser = true
+	}
+	return m.ID, s.link(e)
+}
+
+// fillEvent writes an event message in the session's dialect.
+func (s *Session) fillEvent(e *sentry, m pruneguard.Message) error {
+	ev := m
+	e.ev = &ev
+	e.pieces = synthMessage(s.cfg.Dialect, m, string(m.Content), s.callTool)
+	raws := make([]json.RawMessage, len(e.pieces))
+	for i := range e.pieces {
+		raws[i] = e.pieces[i].json(s.cfg.Dialect)
+	}
+	e.raw = jk.join(raws)
+	e.size, e.hash = len(e.raw), maphash.Bytes(s.seed, e.raw)
+	e.assistant = m.Role == pruneguard.RoleAssistant || (len(m.Calls) > 0 && len(m.Answers) == 0)
+	e.realUser = m.Role == pruneguard.RoleUser && len(m.Answers) == 0
+	e.calls = len(m.Calls) > 0
+	return nil
+}
+
+// eventPaired records an event message's calls and answers for pairing.
+func (s *Session) eventPaired(m pruneguard.Message) {
+	for _, id := range m.Answers {
+		s.answered[id] = true
+		w := string(id)
+		q := s.waiting[w]
+		for i, x := range q {
+			if x == id {
+				s.waiting[w] = append(q[:i:i], q[i+1:]...)
+				break
+			}
+		}
+		if len(s.waiting[w]) == 0 {
+			delete(s.waiting, w)
+		}
+	}
+	s.noteCalls(m.Calls, nil)
+}
+
+// Open starts a streamed message of the given role (for a result, naming
+// the calls it answers) and returns its positional id. Until
+// [Session.Close] the message is streaming: the Context defers every
+// prune, as its commit boundary says, and a request renders what arrived
+// so far.
+func (s *Session) Open(role pruneguard.Role, answers ...pruneguard.CallID) (pruneguard.MessageID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.positional()
+	m := pruneguard.Message{ID: id, Role: role, Answers: answers}
+	if err := s.ctx.Open(m); err != nil {
+		return "", fmt.Errorf("wire: session: open: %w", err)
+	}
+	e := &sentry{id: id, pos: len(s.entries)}
+	st := &stream{e: e, role: role, answers: answers}
+	s.streams[id] = st
+	_ = s.fillEvent(e, m)
+	s.eventPaired(pruneguard.Message{Answers: answers})
+	return id, s.link(e)
+}
+
+// WriteText appends a text delta to a streaming message.
+func (s *Session) WriteText(id pruneguard.MessageID, delta string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.streamOf("write", id)
+	if err != nil {
+		return err
+	}
+	n := s.deltaTokens(delta)
+	if err := s.ctx.Write(id, []byte(delta), n); err != nil {
+		return fmt.Errorf("wire: session: write: %w", err)
+	}
+	st.text.WriteString(delta)
+	st.tokens += n
+	return nil
+}
+
+// WriteCall appends an argument delta to a call of a streaming message,
+// starting the call when its id is new (name is read then).
+func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, name, argsDelta string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.streamOf("write", id)
+	if err != nil {
+		return err
+	}
+	if call == "" {
+		return fmt.Errorf("wire: session: write: %w", &pruneguard.InputError{Op: "write", ID: string(id), Err: pruneguard.ErrEmptyID})
+	}
+	k := -1
+	for i := range st.calls {
+		if st.calls[i].ID == call {
+			k = i
+		}
+	}
+	n := s.deltaTokens(argsDelta)
+	if err := s.ctx.Write(id, []byte(argsDelta), n); err != nil {
+		return fmt.Errorf("wire: session: write: %w", err)
+	}
+	if k < 0 {
+		st.calls = append(st.calls, pruneguard.Call{ID: call, Tool: name})
+		k = len(st.calls) - 1
+	}
+	st.calls[k].Args = append(st.calls[k].Args, argsDelta...)
+	st.tokens += n
+	return nil
+}
+
+func (s *Session) deltaTokens(delta string) int {
+	if delta == "" {
+		return 0
+	}
+	return max(0, s.tok.Tokens(jk.quote(delta))-1)
+}
+
+func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) {
+	st, ok := s.streams[id]
+	if !ok {
+		return nil, fmt.Errorf("wire: session: %s: %w", op, &pruneguard.InputError{Op: op, ID: string(id), Err: pruneguard.ErrClosedMessage})
+	}
+	return st, nil
+}
+
+// Close ends a streamed message: its calls become calls waiting for
+// results, and it is written in the session's dialect from then on.
+func (s *Session) Close(id pruneguard.MessageID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.streamOf("close", id)
+	if err != nil {
+		return err
+	}
+	for _, c := range st.calls {
+		if err := s.knowTool(c.Tool); err != nil {
+			return err
+		}
+	}
+	m := st.message()
+	e := st.e
+	_ = s.fillEvent(e, m)
+	// The message as written may count more than its deltas did.
+	if n := s.tok.Tokens(e.raw); n > st.tokens {
+		if err := s.ctx.Write(id, nil, n-st.tokens); err != nil {
+			return fmt.Errorf("wire: session: close: %w", err)
+		}
+	}
+	if err := s.ctx.Close(id, m.Calls...); err != nil {
+		return fmt.Errorf("wire: session: close: %w", err)
+	}
+	delete(s.streams, id)
+	s.noteCalls(m.Calls, nil)
+	return nil
+}
+
+// message is the stream as an event message so far.
+func (st *stream) message() pruneguard.Message {
+	m := pruneguard.Message{ID: st.e.id, Role: st.role, Content: []byte(st.text.String()), Answers: st.answers}
+	for _, c := range st.calls {
+		m.Calls = append(m.Calls, pruneguard.Call{ID: c.ID, Tool: c.Tool, Args: append(json.RawMessage(nil), c.Args...)})
+	}
+	return m
+}

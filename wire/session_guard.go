@@ -1,0 +1,865 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+)
+
+// Report says what a [Session] did to one request. The zero value is a
+// request sent as the history stood.
+type Report struct {
+	// Before and After are the tokens of the whole request body, as the
+	// Tokenizer counts them, before and after guarding.
+	Before, After int
+	// Guarded reports that the request was over the trigger and the guard
+	// ran; Result is what it did then.
+	Guarded bool
+	Result  pruneguard.Result
+	// Evicted and Stubbed are the messages this request's prune removed
+	// and stubbed, in the order decided; Withdrawn the tools whose schema
+	// it withdrew, Tombstoned those of them that left a tombstone line.
+	Evicted    []pruneguard.MessageID
+	Stubbed    []pruneguard.MessageID
+	Withdrawn  []string
+	Tombstoned []string
+	// Refusals are what the gates and the provider-rule screen left out,
+	// once each. Indexes are positions in the history.
+	Refusals []Refusal
+	// Reset reports that [Session.Sync] was given a history that does not
+	// continue the one it held, and started the session over.
+	Reset bool
+}
+
+// Request returns the request body for the history as it stands,
+// guarded: when the body is over the trigger, the guard prunes it to the
+// budget (freeing at least MinClear), behind the provider-rule screen,
+// and the decisions stay for later requests; at or under the trigger the
+// body is sent as the last prune left it. A request the guard cannot
+// bring under a positive ceiling is refused with the
+// *pruneguard.CeilingError; a policy that names what the Context does not
+// hold gives the *pruneguard.InputError. Either way nothing is returned
+// but the report.
+func (s *Session) Request() ([]byte, Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.request(Report{})
+}
+
+// Sync brings the session up to body, a whole request of the session's
+// dialect whose history continues the one the session holds (the
+// messages fed so far, byte for byte, evicted ones included, then new
+// ones), and returns the request guarded as [Session.Request] does. The
+// body's other fields replace the session's. A history that does not
+// continue the session's (edited, shortened, another conversation)
+// starts the session over: Report.Reset is set, and earlier decisions are
+// forgotten. Checking the prefix costs a hash of each message; only the
+// new messages are fed.
+func (s *Session) Sync(body []byte) ([]byte, Report, error) {
+	b, err := Read(body, s.cfg.Dialect)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	top, err := readTopFields(body)
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("wire: session: %v", err)
+	}
+	return s.syncRead(b, top)
+}
+
+// syncRead is Sync of a body already read, with its top-level fields.
+func (s *Session) syncRead(b *Body, top topFields) ([]byte, Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rep Report
+	if !s.continues(b.Messages) {
+		rep.Reset = len(s.entries) > 0
+		if rep.Reset && s.log != nil {
+			s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: session reset",
+				slog.String("dialect", string(s.cfg.Dialect)), slog.Int("held", len(s.entries)), slog.Int("given", len(b.Messages)))
+		}
+		s.top = topFields{}
+		s.reset()
+	}
+	s.top = top
+	if err := s.registerTools(); err != nil {
+		return nil, rep, err
+	}
+	for i := len(s.entries); i < len(b.Messages); i++ {
+		if _, err := s.appendRaw(b.Messages[i]); err != nil {
+			return nil, rep, err
+		}
+	}
+	return s.request(rep)
+}
+
+// continues reports whether msgs start with the history the session holds.
+func (s *Session) continues(msgs []Message) bool {
+	if len(msgs) < len(s.entries) || len(s.streams) > 0 {
+		return false
+	}
+	for i, e := range s.entries {
+		raw := msgs[i].Raw
+		if e.ev != nil || len(raw) != e.size || maphash.Bytes(s.seed, raw) != e.hash {
+			return false
+		}
+	}
+	return true
+}
+
+// due is the cache-friendly rule: a request at or under the trigger is
+// sent as the last prune left it; above it, the history is pruned to the
+// budget, and by at least MinClear. It returns whether to prune and the
+// Context's token count (the history alone) to prune down to.
+func (s *Session) due(tokens, overhead int) (bool, int) {
+	trigger := s.cfg.Trigger
+	if trigger <= 0 {
+		trigger = s.cfg.Guard.Budget
+	}
+	if tokens <= trigger {
+		return false, 0
+	}
+	target := min(s.cfg.Guard.Budget, tokens-s.cfg.MinClear)
+	return true, max(0, target-overhead)
+}
+
+// request guards and renders the history.
+func (s *Session) request(rep Report) ([]byte, Report, error) {
+	overhead := s.tok.Tokens(s.topFor(nil).withHistory(s.key, json.RawMessage(`[]`)))
+	rep.Before = s.ctx.Tokens() + overhead
+	if prune, target := s.due(rep.Before, overhead); prune {
+		rep.Guarded = true
+		g := s.cfg.Guard
+		g.Budget = target
+		if g.Ceiling > 0 {
+			g.Ceiling = max(1, g.Ceiling-overhead)
+		}
+		inner := g.Policy
+		if inner == nil {
+			inner = pruneguard.OldestFirst{}
+		}
+		pol := &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+		g.Policy = pol
+		res, err := g.Check(s.ctx)
+		if s.cfg.Spiller != nil && s.ctx.Tokens() > target && s.spillRefused(res, pol) {
+			// Try again, now that the refused content is stored.
+			first := res
+			pol = &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}, refs: pol.refs}
+			g.Policy = pol
+			res, err = g.Check(s.ctx)
+			res.Before = first.Before
+			res.Decisions = append(first.Decisions, res.Decisions...)
+			if res.Outcome == pruneguard.Deferred && len(res.Decisions) > 0 {
+				res.Outcome = pruneguard.Pruned
+			}
+		}
+		for _, d := range res.Decisions {
+			s.record(d)
+			rep.Evicted = append(rep.Evicted, d.Evict...)
+			rep.Stubbed = append(rep.Stubbed, d.Stub...)
+			rep.Withdrawn = append(rep.Withdrawn, d.DropSchemas...)
+			for _, t := range d.Tombstones {
+				rep.Tombstoned = append(rep.Tombstoned, t.Tool)
+			}
+		}
+		rep.Result = res
+		rep.Refusals = s.refusals(res, pol)
+		s.logCheck(rep, overhead, err)
+		if err != nil {
+			return nil, rep, err
+		}
+	}
+	top := s.topFor(nil)
+	after := s.tok.Tokens(top.withHistory(s.key, json.RawMessage(`[]`)))
+	rep.After = s.ctx.Tokens() + after
+	return top.withHistory(s.key, s.history(nil)), rep, nil
+}
+
+// withHistory writes the top-level fields with the history given.
+func (f topFields) withHistory(key string, history json.RawMessage) []byte {
+	c := f.clone()
+	c.set(key, history)
+	return c.bytes()
+}
+
+// spillRefused spills the units the regenerability gate refused in a
+// check (but not those a planned step holds), one segment per unit,
+// records the pointers, and reports whether anything was spilled. A
+// failed spill is logged and leaves its unit as it was.
+func (s *Session) spillRefused(res pruneguard.Result, p *sessionPolicy) bool {
+	var units []pruneguard.UnitID
+	held := map[pruneguard.UnitID]bool{}
+	for _, v := range append(slices.Clone(p.core), res.Refused...) {
+		if v.Gate != pruneguard.GateRegen {
+			continue
+		}
+		for _, u := range v.Units {
+			if v.Code == pruneguard.CodeReferenced {
+				held[u] = true
+			} else if !slices.Contains(units, u) {
+				units = append(units, u)
+			}
+		}
+	}
+	spilled := false
+	for _, u := range units {
+		if held[u] {
+			continue
+		}
+		unit, ok := s.ctx.UnitOf(pruneguard.MessageID(u))
+		if !ok || unit.Open || len(unit.Pending) > 0 || unit.Pinned {
+			continue
+		}
+		var ms []pruneguard.Message
+		for _, id := range unit.Messages {
+			if m, ok := s.ctx.Message(id); ok && m.Pointer.IsZero() {
+				ms = append(ms, m)
+			}
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		ptr, err := s.cfg.Spiller.SpillMessages(ms)
+		if err != nil {
+			if s.log != nil {
+				s.log.LogAttrs(context.Background(), slog.LevelWarn, "pruneguard: spill failed",
+					slog.String("dialect", string(s.cfg.Dialect)), slog.Any("units", []pruneguard.UnitID{u}), slog.String("error", err.Error()))
+			}
+			continue
+		}
+		for _, m := range ms {
+			if err := s.ctx.Spill(m.ID, ptr); err == nil {
+				spilled = true
+			}
+		}
+		if s.log != nil {
+			ids := make([]pruneguard.MessageID, len(ms))
+			for i, m := range ms {
+				ids[i] = m.ID
+			}
+			s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: spill",
+				slog.String("dialect", string(s.cfg.Dialect)), slog.Any("units", []pruneguard.UnitID{u}),
+				slog.Any("messages", ids), slog.String("store", ptr.Store), slog.String("key", ptr.Key))
+		}
+	}
+	return spilled
+}
+
+// ---- rendering -------------------------------------------------------------
+
+// history writes the history as it stands, or as it would stand once d
+// is applied too.
+func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
+	var evict, stub map[pruneguard.MessageID]bool
+	ptr := map[pruneguard.MessageID]pruneguard.Pointer{}
+	if d != nil {
+		evict, stub = idSet(d.Evict), idSet(d.Stub)
+		for _, n := range d.Pointers {
+			ptr[n.Message] = n.Pointer
+		}
+	}
+	var ps []rpiece
+	for _, e := range s.entries {
+		if e.gone || evict[e.id] {
+			continue
+		}
+		if e.stubbed || stub[e.id] {
+			ps = append(ps, s.stubPieces(e, ptr[e.id])...)
+			continue
+		}
+		if st, ok := s.streams[e.id]; ok {
+			ps = append(ps, synthMessage(s.cfg.Dialect, st.message(), st.text.String(), s.callTool)...)
+			continue
+		}
+		if e.ev != nil {
+			ps = append(ps, e.pieces...)
+			continue
+		}
+		ps = append(ps, rpiece{role: e.msg.Role, raw: e.raw})
+	}
+	ps = mergeSynthTurns(s.cfg.Dialect, ps)
+	// Chat system lines go into the history (see topFor).
+	if s.cfg.Dialect == OpenAIChat {
+		ps = placePromptLines(OpenAIChat, &topFields{}, ps, s.lines(d))
+	}
+	raws := make([]json.RawMessage, 0, len(ps))
+	for i := range ps {
+		if ps[i].system {
+			continue
+		}
+		raws = append(raws, ps[i].json(s.cfg.Dialect))
+	}
+	return jk.join(raws)
+}
+
+func idSet(ids []pruneguard.MessageID) map[pruneguard.MessageID]bool {
+	m := make(map[pruneguard.MessageID]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// stubPieces writes a stubbed message: its results hold the stub text,
+// or the pointer text when the content was spilled.
+func (s *Session) stubPieces(e *sentry, p pruneguard.Pointer) []rpiece {
+	if p.IsZero() {
+		p = e.stubPtr
+	}
+	text := s.stubText
+	if !p.IsZero() {
+		text = spill.PointerText(p)
+	}
+	if e.ev != nil {
+		return synthMessage(s.cfg.Dialect, *e.ev, text, s.callTool)
+	}
+	raw, ok := s.stubRaw(e, text)
+	if !ok {
+		raw = e.raw
+	}
+	return []rpiece{{role: e.msg.Role, raw: raw}}
+}
+
+// stubRaw returns a provider message with its results stubbed, or false
+// when they cannot be.
+func (s *Session) stubRaw(e *sentry, text string) (json.RawMessage, bool) {
+	if e.stub != nil && text == s.stubText {
+		return e.stub, true
+	}
+	if e.stubFails || e.raw == nil {
+		return nil, false
+	}
+	one := topFields{}
+	one.set(s.key, jk.join([]json.RawMessage{e.raw}))
+	b, err := Read(one.bytes(), s.cfg.Dialect)
+	if err == nil {
+		err = b.Stub(0, text)
+	}
+	var out []byte
+	if err == nil {
+		out, err = b.Marshal()
+	}
+	if err == nil {
+		b, err = Read(out, s.cfg.Dialect)
+	}
+	if err != nil || len(b.Messages) != 1 {
+		e.stubFails = true
+		return nil, false
+	}
+	raw := b.Messages[0].Raw
+	if text == s.stubText {
+		e.stub = raw
+	}
+	return raw, true
+}
+
+// lines are the tombstone and pointer lines, as they stand or once d is
+// applied too.
+func (s *Session) lines(d *pruneguard.Decision) []string {
+	tombs := s.tombs
+	order := s.tombOrder
+	spilled := s.spilled
+	if d != nil && (len(d.Tombstones) > 0 || len(d.Retire) > 0 || len(d.Pointers) > 0) {
+		tombs = make(map[string]string, len(s.tombs))
+		for k, v := range s.tombs {
+			tombs[k] = v
+		}
+		order = slices.Clone(s.tombOrder)
+		for _, t := range d.Tombstones {
+			if _, ok := tombs[t.Tool]; !ok {
+				order = append(order, t.Tool)
+			}
+			tombs[t.Tool] = t.Text
+		}
+		for _, t := range d.Retire {
+			delete(tombs, t)
+		}
+		evicted := idSet(d.Evict)
+		spilled = slices.Clone(s.spilled)
+		for _, n := range d.Pointers {
+			if evicted[n.Message] {
+				spilled = append(spilled, n)
+			}
+		}
+	}
+	var out []string
+	for _, t := range order {
+		if line, ok := tombs[t]; ok {
+			out = append(out, line)
+		}
+	}
+	return append(out, spillLines(spilled, spill.PointerText)...)
+}
+
+// topFor returns the request's other fields as they stand, or once d is
+// applied too: withdrawn schemas out of the tools declaration, compressed
+// ones in, and (outside Chat) the system prompt with the system messages
+// fed as events and the tombstone and pointer lines.
+func (s *Session) topFor(d *pruneguard.Decision) topFields {
+	top := s.top.clone()
+	drop, compress := s.dropped, s.compressed
+	if d != nil && (len(d.DropSchemas) > 0 || len(d.Compress) > 0) {
+		drop = map[string]bool{}
+		for k := range s.dropped {
+			drop[k] = true
+		}
+		for _, t := range d.DropSchemas {
+			drop[t] = true
+		}
+		compress = map[string]json.RawMessage{}
+		for k, v := range s.compressed {
+			compress[k] = v
+		}
+		for _, c := range d.Compress {
+			compress[c.Tool] = c.Schema
+		}
+	}
+	editDeclarations(s.cfg.Dialect, &top, drop, compress)
+	if s.cfg.Dialect == OpenAIChat {
+		return top
+	}
+	var sys []string
+	for _, e := range s.entries {
+		if !e.gone && e.pieceSystem() {
+			sys = append(sys, e.pieces[0].text)
+		}
+	}
+	if len(sys) > 0 {
+		placePromptLines(s.cfg.Dialect, &top, nil, []string{strings.Join(sys, "\n\n")})
+	}
+	placePromptLines(s.cfg.Dialect, &top, nil, s.lines(d))
+	return top
+}
+
+// ---- decisions ---------------------------------------------------------------
+
+// record carries an applied decision out on the session's state. It may
+// be called more than once for one decision.
+func (s *Session) record(d *pruneguard.Decision) {
+	ptr := map[pruneguard.MessageID]pruneguard.Pointer{}
+	for _, n := range d.Pointers {
+		ptr[n.Message] = n.Pointer
+	}
+	for _, id := range d.Evict {
+		e := s.byID[id]
+		if e == nil || e.gone {
+			continue
+		}
+		e.gone = true
+		e.raw, e.stub, e.pieces = nil, nil, nil
+		if p, ok := ptr[id]; ok {
+			s.spilled = append(s.spilled, pruneguard.SpillNote{Message: id, Pointer: p})
+		}
+		if s.tail == e {
+			s.tail = s.lastPresent()
+		}
+	}
+	for _, id := range d.Stub {
+		if e := s.byID[id]; e != nil && !e.stubbed {
+			e.stubbed = true
+			e.stubPtr = ptr[id]
+		}
+	}
+	for _, t := range d.DropSchemas {
+		s.dropped[t] = true
+	}
+	for _, c := range d.Compress {
+		s.compressed[c.Tool] = c.Schema
+	}
+	for _, t := range d.Tombstones {
+		if _, ok := s.tombs[t.Tool]; !ok {
+			s.tombOrder = append(s.tombOrder, t.Tool)
+		}
+		s.tombs[t.Tool] = t.Text
+	}
+	for _, t := range d.Retire {
+		delete(s.tombs, t)
+	}
+}
+
+func (s *Session) lastPresent() *sentry {
+	for i := len(s.entries) - 1; i >= 0; i-- {
+		if !s.entries[i].gone {
+			return s.entries[i]
+		}
+	}
+	return nil
+}
+
+// applied reports whether the Context carried decision d out: Apply does
+// a decision whole or not at all, so one of its edits tells.
+func (s *Session) applied(d *pruneguard.Decision) bool {
+	switch {
+	case len(d.Evict) > 0:
+		_, ok := s.ctx.Message(d.Evict[0])
+		return !ok
+	case len(d.Stub) > 0:
+		for _, e := range s.ctx.Snapshot() {
+			if e.ID == d.Stub[0] {
+				return e.Stubbed
+			}
+		}
+		return false
+	case len(d.DropSchemas) > 0:
+		ts, ok := s.ctx.Tool(d.DropSchemas[0])
+		return ok && !ts.Resident
+	case len(d.Compress) > 0:
+		ts, ok := s.ctx.Tool(d.Compress[0].Tool)
+		return ok && string(ts.Compressed) == string(d.Compress[0].Schema)
+	case len(d.Retire) > 0:
+		ts, ok := s.ctx.Tool(d.Retire[0])
+		return ok && !ts.Tombstoned
+	}
+	return false
+}
+
+// ---- the policy and its screen ----------------------------------------------
+
+// sessionPolicy hands the guard only plans whose decision keeps the body
+// within the provider's rules: it hides the protected tail from the
+// inner policy, settles what the core gates refuse, and screens the
+// decision against the body as the rounds before left it.
+type sessionPolicy struct {
+	s      *Session
+	inner  pruneguard.Policy
+	split  pruneguard.SplitMode
+	last   *pruneguard.Decision
+	hidden map[pruneguard.UnitID]bool
+	tools  map[string]bool
+	core   []*pruneguard.Violation
+	refs   []Refusal
+}
+
+// Propose implements pruneguard.Policy.
+func (p *sessionPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.Plan {
+	if p.last != nil && p.s.applied(p.last) {
+		p.s.record(p.last)
+	}
+	p.last = nil
+	protect := p.s.protected()
+	for attempt := 0; attempt < 8; attempt++ {
+		es := slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool {
+			return protect[e.Unit] || p.hidden[e.Unit]
+		})
+		visible := map[pruneguard.MessageID]bool{}
+		for _, e := range es {
+			visible[e.ID] = true
+		}
+		plan := p.inner.Propose(es, need)
+		plan.Evict = slices.DeleteFunc(plan.Evict, func(id pruneguard.MessageID) bool { return !visible[id] })
+		plan.Stub = slices.DeleteFunc(plan.Stub, func(id pruneguard.MessageID) bool { return !visible[id] })
+		plan = withoutSchemas(plan, p.tools)
+		if plan.Split == pruneguard.SplitGrow {
+			plan.Split = p.split
+		}
+		if plan.Empty() {
+			return plan
+		}
+		q, d := p.settle(plan)
+		if d == nil {
+			return q // the guard meets the same error
+		}
+		if !d.Empty() {
+			p.last = d
+			return q
+		}
+	}
+	return pruneguard.Plan{}
+}
+
+// protected returns the units the session never proposes: the last real
+// user message's and, once reasoning or signed calls are in the
+// history, those of every message from it on; in Anthropic, a final turn
+// whose server tool call waits. It costs in proportion to the messages
+// from the last real user message on.
+func (s *Session) protected() map[pruneguard.UnitID]bool {
+	out := map[pruneguard.UnitID]bool{}
+	add := func(e *sentry) {
+		if e == nil || e.gone {
+			return
+		}
+		if u, ok := s.ctx.UnitOf(e.id); ok {
+			out[u.ID] = true
+		}
+	}
+	if u := s.lastUser; u != nil {
+		add(u)
+		if s.reasoning {
+			for _, e := range s.entries[u.pos:] {
+				add(e)
+			}
+		}
+	}
+	if s.tail != nil && s.tail.paused {
+		add(s.tail)
+	}
+	return out
+}
+
+func withoutSchemas(p pruneguard.Plan, tools map[string]bool) pruneguard.Plan {
+	if len(tools) == 0 {
+		return p
+	}
+	p.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return tools[t] })
+	if len(p.CompressSchemas) > 0 {
+		cs := make(map[string]json.RawMessage, len(p.CompressSchemas))
+		for t, v := range p.CompressSchemas {
+			if !tools[t] {
+				cs[t] = v
+			}
+		}
+		p.CompressSchemas = cs
+	}
+	return p
+}
+
+// settle prunes plan, takes out what the core gates refuse and what the
+// screen refuses, and prunes again, until a decision passes whole. It
+// returns the plan with its decision, or a nil decision when the Context
+// defers or the plan names what it does not hold.
+func (p *sessionPolicy) settle(plan pruneguard.Plan) (pruneguard.Plan, *pruneguard.Decision) {
+	for round := 0; round < 64; round++ {
+		d, err := p.s.ctx.Prune(plan)
+		if err != nil {
+			var pe *pruneguard.PruneError
+			if !errors.As(err, &pe) {
+				return plan, nil
+			}
+			p.core = append(p.core, pe.Violations...)
+			for _, v := range pe.Violations {
+				for _, u := range v.Units {
+					p.hidden[u] = true
+				}
+				if v.Gate == pruneguard.GateSchema {
+					for _, t := range v.Tools {
+						p.tools[t] = true
+					}
+				}
+			}
+		} else {
+			refs := p.s.screen(d)
+			if len(refs) == 0 {
+				return plan, d
+			}
+			p.refs = append(p.refs, refs...)
+			for _, r := range refs {
+				for _, u := range r.Units {
+					p.hidden[u] = true
+				}
+				for _, t := range r.Tools {
+					p.tools[t] = true
+				}
+			}
+		}
+		q := p.without(plan)
+		if planLen(q) >= planLen(plan) {
+			return pruneguard.Plan{}, &pruneguard.Decision{}
+		}
+		plan = q
+	}
+	return pruneguard.Plan{}, &pruneguard.Decision{}
+}
+
+// planLen counts what a plan names.
+func planLen(p pruneguard.Plan) int {
+	return len(p.Evict) + len(p.Stub) + len(p.DropSchemas) + len(p.CompressSchemas)
+}
+
+// without takes the hidden units and refused tools out of a plan.
+func (p *sessionPolicy) without(plan pruneguard.Plan) pruneguard.Plan {
+	q := withoutSchemas(plan, p.tools)
+	drop := func(id pruneguard.MessageID) bool {
+		u, ok := p.s.ctx.UnitOf(id)
+		return ok && p.hidden[u.ID]
+	}
+	q.Evict = slices.DeleteFunc(slices.Clone(q.Evict), drop)
+	q.Stub = slices.DeleteFunc(slices.Clone(q.Stub), drop)
+	return q
+}
+
+// screen checks what decision d would do to the body. It returns a
+// refusal for each stub that cannot be made or would not shrink its
+// message, for schema edits that would leave no tool declared, and, when
+// the body d leaves breaks a provider rule the body now does not, for the
+// schema edits if d has any, else for one unit of d found to break it.
+func (s *Session) screen(d *pruneguard.Decision) []Refusal {
+	var refs []Refusal
+	for _, id := range d.Stub {
+		e := s.byID[id]
+		if e == nil || e.ev != nil {
+			continue
+		}
+		u, _ := s.ctx.UnitOf(id)
+		raw, ok := s.stubRaw(e, s.stubText)
+		switch {
+		case !ok:
+			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
+		case s.tok.Tokens(raw) >= s.tok.Tokens(e.raw):
+			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
+		}
+	}
+	if len(refs) > 0 {
+		return refs
+	}
+	schema := len(d.DropSchemas) > 0 || len(d.Compress) > 0
+	schemaTools := func(code, detail string) []Refusal {
+		r := Refusal{Gate: "wire", Code: code, Detail: detail}
+		r.Tools = append(r.Tools, d.DropSchemas...)
+		for _, c := range d.Compress {
+			r.Tools = append(r.Tools, c.Tool)
+		}
+		return []Refusal{r}
+	}
+	now := s.topFor(nil)
+	then := s.topFor(d)
+	if schema && declaredCount(s.cfg.Dialect, &then) == 0 && declaredCount(s.cfg.Dialect, &now) > 0 {
+		return schemaTools(CodeEmptyTools, "")
+	}
+	before, _ := Validate(now.withHistory(s.key, s.history(nil)), s.cfg.Dialect)
+	after, _ := Validate(then.withHistory(s.key, s.history(d)), s.cfg.Dialect)
+	fresh := NewViolations(before, after)
+	if len(fresh) == 0 {
+		return nil
+	}
+	if schema {
+		return schemaTools(fresh[0].Rule, fresh[0].Message)
+	}
+	// Find a unit that breaks the rule on its own, the latest first: the
+	// others are tried again without it.
+	for i := len(d.Units) - 1; i >= 0; i-- {
+		u, ok := s.ctx.UnitOf(pruneguard.MessageID(d.Units[i]))
+		if !ok {
+			continue
+		}
+		one, err := s.ctx.Prune(pruneguard.Plan{Evict: u.Messages})
+		if err != nil {
+			continue
+		}
+		alone, _ := Validate(now.withHistory(s.key, s.history(one)), s.cfg.Dialect)
+		if v := NewViolations(before, alone); len(v) > 0 {
+			r := s.refusal("wire", v[0].Rule, u.ID, u.Messages...)
+			r.Detail = v[0].Message
+			return []Refusal{r}
+		}
+	}
+	// No unit alone: refuse the whole decision's units.
+	var out []Refusal
+	for _, u := range d.Units {
+		r := s.refusal("wire", fresh[0].Rule, u)
+		r.Detail = fresh[0].Message
+		out = append(out, r)
+	}
+	for _, id := range d.Stub {
+		u, _ := s.ctx.UnitOf(id)
+		r := s.refusal("wire", fresh[0].Rule, u.ID, id)
+		r.Detail = fresh[0].Message
+		out = append(out, r)
+	}
+	return out
+}
+
+// refusal makes a refusal naming a unit and messages, with their
+// positions in the history.
+func (s *Session) refusal(gate, code string, u pruneguard.UnitID, ids ...pruneguard.MessageID) Refusal {
+	r := Refusal{Gate: gate, Code: code, Units: []pruneguard.UnitID{u}}
+	for _, id := range ids {
+		r.Messages = append(r.Messages, id)
+		if e := s.byID[id]; e != nil {
+			r.Indexes = append(r.Indexes, e.pos)
+		}
+	}
+	return r
+}
+
+// refusals gathers what a check left out: the screen's refusals, the core
+// refusals met while settling and those the guard met, and the deferral,
+// once each.
+func (s *Session) refusals(res pruneguard.Result, p *sessionPolicy) []Refusal {
+	out := slices.Clone(p.refs)
+	vs := append(slices.Clone(p.core), res.Refused...)
+	for _, v := range vs {
+		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
+		for _, id := range v.Messages {
+			if e := s.byID[id]; e != nil {
+				r.Indexes = append(r.Indexes, e.pos)
+			}
+		}
+		out = append(out, r)
+	}
+	var de *pruneguard.DeferredError
+	if errors.As(res.Reason, &de) {
+		r := Refusal{Gate: "boundary", Code: "deferred", Units: slices.Clone(de.Units), Messages: slices.Clone(de.Open)}
+		for _, c := range de.Pending {
+			for _, e := range s.entries {
+				if !e.gone && s.makes(e, c) && !slices.Contains(r.Messages, e.id) {
+					r.Messages = append(r.Messages, e.id)
+				}
+			}
+		}
+		for _, id := range r.Messages {
+			if e := s.byID[id]; e != nil {
+				r.Indexes = append(r.Indexes, e.pos)
+			}
+		}
+		out = append(out, r)
+	}
+	seen := map[string]bool{}
+	return slices.DeleteFunc(out, func(r Refusal) bool {
+		k := r.Gate + "|" + r.Code + "|" + fmt.Sprint(r.Units, r.Messages, r.Tools)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		return false
+	})
+}
+
+// makes reports whether entry e made call c.
+func (s *Session) makes(e *sentry, c pruneguard.CallID) bool {
+	m, ok := s.ctx.Message(e.id)
+	if !ok {
+		return false
+	}
+	for _, k := range m.Calls {
+		if k.ID == c {
+			return true
+		}
+	}
+	return false
+}
+
+// logCheck writes one record per applied decision and one per refusal.
+func (s *Session) logCheck(rep Report, overhead int, err error) {
+	if s.log == nil {
+		return
+	}
+	ctx := context.Background()
+	dialect := slog.String("dialect", string(s.cfg.Dialect))
+	for _, d := range rep.Result.Decisions {
+		var tombs []string
+		for _, t := range d.Tombstones {
+			tombs = append(tombs, t.Tool)
+		}
+		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: decision", dialect,
+			slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
+			slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs),
+			slog.Int("freed", d.Freed), slog.Int("before", rep.Before), slog.Int("after", s.ctx.Tokens()+overhead))
+	}
+	for _, r := range rep.Refusals {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,
+			slog.String("gate", r.Gate), slog.String("code", r.Code), slog.Any("units", r.Units),
+			slog.Any("messages", r.Messages), slog.Any("tools", r.Tools), slog.Int("tokens", rep.Before))
+	}
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: request refused", dialect,
+			slog.String("error", err.Error()), slog.Int("tokens", rep.Before))
+	}
+}
