@@ -32,78 +32,57 @@ const (
 	SplitStrict
 )
 
-type gateMask uint8
-
-const (
-	disableBoundary gateMask = 1 << iota
-	disableSchema
-	disableRegen
-)
-
-// boundaryGate closes the plan's eviction set under unit membership and
-// holds back what the commit boundary forbids. It fills d.evict with the
-// units that may go and d.stubs with the stub targets, and returns the
-// violations (in SplitStrict) or a deferral.
-func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredError) {
-	if c.disabled&disableBoundary != 0 {
-		// Unguarded: evict exactly what the plan names.
-		for _, id := range p.Evict {
-			x := c.byID[id]
-			if !d.inEvict(x) {
-				d.markEvict(x)
-				d.evict = append(d.evict, x)
-			}
-		}
-		for _, id := range p.Stub {
-			x := c.byID[id]
-			if !d.inEvict(x) && !d.stubbed(x) {
-				d.markStub(x)
-			}
-		}
-		return nil, nil
-	}
-	if c.cfg.Boundary == BoundaryStrict && (c.nPending > 0 || len(c.open) > 0) {
-		return nil, &DeferredError{Pending: c.pendingIDs(), Open: c.openIDs()}
+// boundaryGate closes the closing set under unit membership and holds
+// back what the commit boundary forbids. In the strict mode it defers the
+// prune while anything is in flight. Each unit the plan names goes whole,
+// is left out, or refuses the plan, as the split mode and the unit's state
+// say; a named stub in a unit held back is left out too.
+func (r *pruneRun) boundaryGate() {
+	c, p := r.c, r.p
+	r.whole = true
+	r.d.strict = c.cfg.Boundary == BoundaryStrict
+	if r.d.strict && (c.nPending > 0 || len(c.open) > 0) {
+		r.deferred = &DeferredError{Pending: c.pendingIDs(), Open: c.openIDs()}
+		return
 	}
 
-	var vs []*Violation
-	inFlight := 0
+	held, inFlight := 0, 0
 	refuse := func(v *Violation) {
 		if p.Split == SplitStrict {
-			vs = append(vs, v)
+			r.object(v)
 			return
 		}
 		if v.Code == CodeOpen || v.Code == CodePending {
 			inFlight++
 		}
-		d.Refused = append(d.Refused, v)
+		held++
+		r.leaveOut(v)
 	}
 
-	// Count how many members of each unit the plan names; then take the
-	// units in the order they are first named.
-	for _, id := range p.Evict {
-		x := c.byID[id]
-		if x.planMark == d.gen {
-			continue
-		}
-		x.planMark = d.gen
+	// The closing set holds what the plan names. Count the named members
+	// of each unit, then take the units in the order they are first named.
+	named := r.evict
+	gen := r.d.gen
+	for _, x := range named {
 		u := x.unit
-		if u.namedMark != d.gen {
-			u.namedMark, u.named = d.gen, 0
+		if u.namedMark != gen {
+			u.namedMark, u.named = gen, 0
 		}
 		u.named++
 	}
-	done := d.gen | 1<<62
-	for _, id := range p.Evict {
-		u := c.byID[id].unit
+	r.evict = make([]*msg, 0, len(named))
+	done := gen | 1<<62
+	for _, x := range named {
+		u := x.unit
 		if u.namedMark == done {
 			continue
 		}
 		u.namedMark = done
 		if v := c.heldBack(u); v != nil {
-			for _, x := range u.members {
-				if x.planMark == d.gen {
-					v.Messages = append(v.Messages, x.m.ID) // the members named
+			for _, y := range u.members {
+				if r.inEvict(y) {
+					v.Messages = append(v.Messages, y.m.ID) // the members named
+					r.unmarkEvict(y)
 				}
 			}
 			refuse(v)
@@ -111,44 +90,48 @@ func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredErro
 		}
 		if u.named < len(u.members) && p.Split != SplitGrow {
 			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{u.id()}, pos: u.members[0].seq}
-			for _, x := range u.members {
-				if x.planMark != d.gen {
-					v.Messages = append(v.Messages, x.m.ID) // the members left out
+			for _, y := range u.members {
+				if r.inEvict(y) {
+					r.unmarkEvict(y)
+				} else {
+					v.Messages = append(v.Messages, y.m.ID) // the members left out
 				}
 			}
 			refuse(v)
 			continue
 		}
-		for _, x := range u.members {
-			d.markEvict(x)
-			d.evict = append(d.evict, x)
+		for _, y := range u.members {
+			r.markEvict(y)
+			r.evict = append(r.evict, y)
 		}
 	}
 
+	stubs := 0
 	for _, id := range p.Stub {
 		x := c.byID[id]
-		if d.inEvict(x) || d.stubbed(x) {
+		if r.inEvict(x) || r.heldStub(x) {
 			continue
 		}
 		if v := c.heldBack(x.unit); v != nil {
 			v.Messages = []MessageID{x.m.ID}
 			v.pos = x.seq
+			r.holdStub(x)
 			refuse(v)
 			continue
 		}
-		d.markStub(x)
+		stubs++
 	}
 
-	if len(vs) == 0 && inFlight > 0 && inFlight == len(d.Refused) && len(d.evict) == 0 && len(d.stubs) == 0 {
+	if len(r.violations) == 0 && inFlight > 0 && inFlight == held && len(r.evict) == 0 && stubs == 0 {
 		// Everything the plan named is in flight: the relaxed reading
 		// defers as the strict one would.
 		de := &DeferredError{}
-		for _, v := range d.Refused {
+		for _, v := range r.refused {
 			de.Units = append(de.Units, v.Units...)
 		}
-		return nil, de
+		r.refused = nil
+		r.deferred = de
 	}
-	return vs, nil
 }
 
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.

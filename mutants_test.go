@@ -22,7 +22,7 @@ func TestStubDecisionGoesStale(t *testing.T) {
 func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 	t.Run("pending caller", func(t *testing.T) {
 		c := batchContext(t, Config{}, true)
-		c.disabled = disableBoundary
+		withoutGates(c, GateBoundary)
 		d, err := c.Prune(Plan{Evict: []MessageID{"a2"}})
 		require.NoError(t, err)
 		require.NoError(t, c.Apply(d))
@@ -31,7 +31,7 @@ func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 	})
 	t.Run("open result", func(t *testing.T) {
 		c := NewContext(Config{})
-		c.disabled = disableBoundary
+		withoutGates(c, GateBoundary)
 		closedTools(t, c, "x")
 		mustAppend(t, c, Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}})
 		require.NoError(t, c.Open(Message{ID: "r1", Answers: []CallID{"c1"}}))
@@ -49,7 +49,7 @@ func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 	})
 	t.Run("pinned member", func(t *testing.T) {
 		c := batchContext(t, Config{}, false)
-		c.disabled = disableBoundary
+		withoutGates(c, GateBoundary)
 		require.NoError(t, c.Pin("r1"))
 		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
 		require.NoError(t, err)
@@ -58,7 +58,7 @@ func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 		assert.False(t, u.Pinned)
 		assert.Equal(t, []MessageID{"a1", "r2"}, u.Messages)
 		// What is left of the cut unit can still be pruned.
-		c.disabled = 0
+		allGates(c)
 		d, err = c.Prune(Plan{Evict: []MessageID{"a1"}})
 		require.NoError(t, err)
 		assert.Equal(t, []MessageID{"a1", "r2"}, d.Evict)
@@ -156,7 +156,7 @@ func TestGuardedCutKeepsEntriesTrue(t *testing.T) {
 	c := batchContext(t, Config{}, false)
 	mustAppend(t, c, Message{ID: "a3", Calls: []Call{{ID: "c4", Tool: "x"}, {ID: "c5", Tool: "x"}}})
 	mustAppend(t, c, Message{ID: "r4", Answers: []CallID{"c4"}})
-	c.disabled = disableBoundary
+	withoutGates(c, GateBoundary)
 	d, err := c.Prune(Plan{Evict: []MessageID{"a3"}})
 	require.NoError(t, err)
 	require.NoError(t, c.Apply(d))

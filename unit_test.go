@@ -164,7 +164,7 @@ func TestBadEventsChangeNothing(t *testing.T) {
 
 func TestResultForPrunedCall(t *testing.T) {
 	c := NewContext(Config{})
-	c.disabled = disableBoundary
+	withoutGates(c, GateBoundary)
 	mustAppend(t, c, Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}})
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
 	require.NoError(t, err)

@@ -1,0 +1,90 @@
+package pruneguard
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/schemadiff"
+)
+
+// Plan is what a salience policy proposes: messages to evict, results to
+// stub, schemas to withdraw or compress. The guard disposes. A Plan is a
+// plain value; Prune only reads it.
+type Plan struct {
+	// Evict names messages to remove from the prompt.
+	Evict []MessageID
+	// Stub names tool results whose content should be replaced by a short
+	// placeholder while the call, the result and their ids stay. The
+	// content is gone either way, so the regenerability gate applies.
+	Stub []MessageID
+	// DropSchemas names tools whose schema should leave the prompt.
+	DropSchemas []string
+	// CompressSchemas proposes smaller schemas. One that drops required
+	// fields, enum members or types counts as withdrawing the schema.
+	CompressSchemas map[string]json.RawMessage
+	// Split says how to treat units the plan names only in part.
+	Split SplitMode
+}
+
+// Empty reports whether the plan proposes nothing.
+func (p Plan) Empty() bool {
+	return len(p.Evict) == 0 && len(p.Stub) == 0 && len(p.DropSchemas) == 0 && len(p.CompressSchemas) == 0
+}
+
+// checkPlan rejects a plan that names what the Context does not hold.
+func (c *Context) checkPlan(p Plan) error {
+	for _, id := range p.Evict {
+		if _, ok := c.byID[id]; !ok {
+			return inputErr("plan.evict", string(id), ErrUnknownMessage)
+		}
+	}
+	for _, id := range p.Stub {
+		x, ok := c.byID[id]
+		if !ok {
+			return inputErr("plan.stub", string(id), ErrUnknownMessage)
+		}
+		if len(x.results) == 0 {
+			return inputErr("plan.stub", string(id), ErrNotResult)
+		}
+	}
+	for _, name := range p.DropSchemas {
+		if r, ok := c.tools[name]; !ok || !r.registered {
+			return inputErr("plan.drop_schemas", name, ErrUnknownTool)
+		}
+	}
+	// In name order, so that equal plans give equal errors.
+	for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
+		r, ok := c.tools[name]
+		if !ok || !r.registered {
+			return inputErr("plan.compress_schemas", name, ErrUnknownTool)
+		}
+		if _, err := schemadiff.Compare(r.t.Schema, p.CompressSchemas[name]); err != nil {
+			return inputErr("plan.compress_schemas", name, ErrBadSchema)
+		}
+	}
+	return nil
+}
+
+// without returns p less the messages of the given units (as entries
+// place them) and the given tools.
+func (p Plan) without(entries []Entry, units map[UnitID]bool, tools map[string]bool) Plan {
+	unitOf := make(map[MessageID]UnitID, len(entries))
+	for _, e := range entries {
+		unitOf[e.ID] = e.Unit
+	}
+	drop := func(id MessageID) bool { return units[unitOf[id]] }
+	q := p
+	q.Evict = slices.DeleteFunc(slices.Clone(p.Evict), drop)
+	q.Stub = slices.DeleteFunc(slices.Clone(p.Stub), drop)
+	q.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return tools[t] })
+	if len(p.CompressSchemas) > 0 {
+		q.CompressSchemas = make(map[string]json.RawMessage, len(p.CompressSchemas))
+		for t, s := range p.CompressSchemas {
+			if !tools[t] {
+				q.CompressSchemas[t] = s
+			}
+		}
+	}
+	return q
+}
