@@ -57,6 +57,8 @@ func (c *Context) Apply(d *Decision) error {
 		for _, r := range x.results {
 			c.forget(r, d.recs[len(d.evict)+i].class)
 		}
+		c.whole.Delete(x)
+		c.bySize.Delete(x)
 		delta := n - x.m.Tokens
 		x.m.Content = slices.Clone(text)
 		x.m.Tokens = n
@@ -85,6 +87,7 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	d.applied = true
 	c.epoch++
+	c.shape++
 	return nil
 }
 
@@ -102,6 +105,13 @@ func (c *Context) remove(x *msg) {
 	}
 	x.prev, x.next = nil, nil
 	delete(c.byID, x.m.ID)
+	if len(x.results) > 0 {
+		c.results.Delete(x)
+		if !x.stubbed {
+			c.whole.Delete(x)
+			c.bySize.Delete(x)
+		}
+	}
 	delete(c.large, x)
 	c.tokens -= x.m.Tokens
 

@@ -1,6 +1,9 @@
 package pruneguard
 
-import "sync"
+import (
+	"cmp"
+	"sync"
+)
 
 // Context is the live transcript of one agent session, grouped into units,
 // plus the tool registry and the task-plan references the gates consult.
@@ -50,6 +53,13 @@ type Context struct {
 	cleared map[string]Class
 
 	epoch uint64 // bumped when tools, steps or sealing change
+	// shape is bumped when messages leave, results are stubbed or units
+	// merge: the walks of a View stop when it changes under them.
+	shape uint64
+
+	// The tool results in transcript order, those not stubbed, and those
+	// not stubbed by size, largest first: the orders a View walks.
+	results, whole, bySize btree[*msg]
 
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
@@ -115,6 +125,14 @@ func NewContext(cfg Config) *Context {
 func (c *Context) init() {
 	if c.byID != nil {
 		return
+	}
+	bySeq := func(a, b *msg) int { return cmpSeq(a.seq, b.seq) }
+	c.results.cmp, c.whole.cmp = bySeq, bySeq
+	c.bySize.cmp = func(a, b *msg) int {
+		if a.m.Tokens != b.m.Tokens {
+			return cmp.Compare(b.m.Tokens, a.m.Tokens)
+		}
+		return bySeq(a, b)
 	}
 	c.byID = make(map[MessageID]*msg)
 	c.pending = make(map[CallID]*callRec)

@@ -78,6 +78,11 @@ func (c *Context) add(op string, m Message, open bool) error {
 	if len(m.NeededBy) > 0 {
 		c.epoch++
 	}
+	if len(x.results) > 0 {
+		c.results.Insert(x)
+		c.whole.Insert(x)
+		c.bySize.Insert(x)
+	}
 	c.trackLarge(x)
 	return nil
 }
@@ -209,6 +214,7 @@ func (c *Context) merge(a, b *unit) *unit {
 	a.pinned += b.pinned
 	a.tokens += b.tokens
 	a.version++
+	c.shape++
 	b.dead = true
 	b.into = a
 	b.members = nil
@@ -233,7 +239,14 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 		return inputErr("write", string(id), ErrNegativeTokens)
 	}
 	x.m.Content = append(x.m.Content, chunk...)
+	resized := tokens != 0 && len(x.results) > 0 && !x.stubbed
+	if resized {
+		c.bySize.Delete(x)
+	}
 	x.m.Tokens += tokens
+	if resized {
+		c.bySize.Insert(x)
+	}
 	x.unit.tokens += tokens
 	x.unit.version++
 	c.tokens += tokens

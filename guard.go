@@ -5,19 +5,6 @@ import (
 	"slices"
 )
 
-func excludeRefused(vs []*Violation, units map[UnitID]bool, tools map[string]bool) {
-	for _, v := range vs {
-		for _, u := range v.Units {
-			units[u] = true
-		}
-		if v.Gate == GateSchema {
-			for _, t := range v.Tools {
-				tools[t] = true
-			}
-		}
-	}
-}
-
 // Outcome is the answer of [Guard.Check].
 type Outcome uint8
 
@@ -99,10 +86,12 @@ func (r *Result) refuse(vs []*Violation) {
 // Check brings c under g.Budget if it safely can. Under budget it returns
 // at once, in constant time and without allocating. Otherwise it asks
 // the policy for a plan, prunes and applies it; units and tools the gates
-// refuse are hidden from the policy and it is asked again, up to Rounds
-// times. It fails with a [*CeilingError] when c ends above a positive
-// Ceiling, and with the [*InputError] when the policy proposes ids or
-// tools the Context does not hold.
+// refuse are hidden from the policy (through its [View]) and it is asked
+// again, up to Rounds times. Beside the policy's own work, a check costs
+// in proportion to what it proposes, prunes and refuses, not to the
+// length of the Context. It fails with a [*CeilingError] when c ends above
+// a positive Ceiling, and with the [*InputError] when the policy proposes
+// ids or tools the Context does not hold.
 func (g Guard) Check(c *Context) (Result, error) {
 	before := c.Tokens()
 	if before <= g.Budget {
@@ -121,8 +110,22 @@ func (g Guard) Check(c *Context) (Result, error) {
 		rounds = 64
 	}
 	res := Result{Before: before}
-	excludeUnits := make(map[UnitID]bool)
-	excludeTools := make(map[string]bool)
+	v := &View{c: c}
+	var refusedTools map[string]bool
+	refuse := func(vs []*Violation) {
+		res.refuse(vs)
+		for _, x := range vs {
+			v.Hide(x.Units...)
+			if x.Gate == GateSchema && len(x.Tools) > 0 {
+				if refusedTools == nil {
+					refusedTools = make(map[string]bool)
+				}
+				for _, t := range x.Tools {
+					refusedTools[t] = true
+				}
+			}
+		}
+	}
 	if cfg.Boundary == BoundaryStrict && !c.Settled() {
 		// Nothing may go while a call is pending or a stream is open; say
 		// which, without asking the policy.
@@ -136,12 +139,8 @@ func (g Guard) Check(c *Context) (Result, error) {
 		if now <= g.Budget {
 			break
 		}
-		entries := slices.DeleteFunc(c.Snapshot(), func(e Entry) bool { return excludeUnits[e.Unit] })
-		p := pol.Propose(entries, now-g.Budget)
-		p.DropSchemas = slices.DeleteFunc(p.DropSchemas, func(t string) bool { return excludeTools[t] })
-		for t := range excludeTools {
-			delete(p.CompressSchemas, t)
-		}
+		v.arm()
+		p := withoutTools(pol.Propose(v, now-g.Budget), refusedTools)
 		if p.Split == SplitGrow {
 			p.Split = g.Split
 		}
@@ -157,9 +156,8 @@ func (g Guard) Check(c *Context) (Result, error) {
 				break
 			}
 			res.Reason = err
-			res.refuse(pe.Violations)
-			excludeRefused(pe.Violations, excludeUnits, excludeTools)
-			p = p.without(entries, excludeUnits, excludeTools)
+			refuse(pe.Violations)
+			p = withoutTools(c.withoutUnits(p, v.hidden), refusedTools)
 			if p.Empty() {
 				break
 			}
@@ -168,8 +166,9 @@ func (g Guard) Check(c *Context) (Result, error) {
 		if err != nil {
 			res.Reason = err
 			var ie *InputError
-			if errors.As(err, &ie) && slices.ContainsFunc(entries, func(e Entry) bool { return string(e.ID) == ie.ID }) {
-				// Another goroutine pruned what the snapshot showed: look again.
+			if errors.As(err, &ie) && v.changed() {
+				// Another goroutine changed the Context after the policy
+				// looked: look again.
 				continue
 			}
 			if errors.Is(err, ErrInvalidInput) {
@@ -185,12 +184,10 @@ func (g Guard) Check(c *Context) (Result, error) {
 			if !errors.As(err, &pe) {
 				break // deferred
 			}
-			res.refuse(pe.Violations)
-			excludeRefused(pe.Violations, excludeUnits, excludeTools)
+			refuse(pe.Violations)
 			continue
 		}
-		res.refuse(d.Refused)
-		excludeRefused(d.Refused, excludeUnits, excludeTools)
+		refuse(d.Refused)
 		if len(d.Refused) > 0 {
 			res.Reason = &PruneError{Violations: d.Refused}
 		}

@@ -53,7 +53,7 @@ func TestGuardDefers(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 200)
 	mustAppend(t, c, Message{ID: "a9", Tokens: 5, Calls: []Call{{ID: "k9", Tool: "x"}}})
 	asked := false
-	pol := PolicyFunc(func(es []Entry, need int) Plan { asked = true; return OldestFirst{}.Propose(es, need) })
+	pol := ViewFunc(func(v *View, need int) Plan { asked = true; return OldestFirst{}.Propose(v, need) })
 	res, err := Guard{Budget: 10, Ceiling: 10000, Policy: pol}.Check(c)
 	require.NoError(t, err)
 	assert.Equal(t, Deferred, res.Outcome)
@@ -158,8 +158,8 @@ func TestOutcomeStrings(t *testing.T) {
 func TestGuardLooksAgainAfterAConcurrentPrune(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 200, 300)
 	first := true
-	pol := PolicyFunc(func(es []Entry, need int) Plan {
-		p := OldestFirst{}.Propose(es, need)
+	pol := ViewFunc(func(v *View, need int) Plan {
+		p := OldestFirst{}.Propose(v, need)
 		if first {
 			// Another goroutine prunes the same units before this plan lands.
 			first = false

@@ -84,21 +84,21 @@ func TestEvictingAReusedCallIDKeepsTheLaterCall(t *testing.T) {
 
 func TestLargestResultsFirstOrder(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 50, 70, 50, 70)
-	p := LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 1000)
+	p := LargestResultsFirst{Stub: true}.Propose(c.View(), 1000)
 	assert.Equal(t, []MessageID{"r1", "r3", "r0", "r2"}, p.Stub, "ties keep transcript order")
 	// Exactly enough: stop there.
-	p = LargestResultsFirst{}.Propose(c.Snapshot(), 75)
+	p = LargestResultsFirst{}.Propose(c.View(), 75)
 	assert.Equal(t, []MessageID{"a1", "r1"}, p.Evict)
-	p = OldestFirst{}.Propose(c.Snapshot(), 10)
+	p = OldestFirst{}.Propose(c.View(), 10)
 	assert.Equal(t, []MessageID{"u0"}, p.Evict, "u0 holds exactly 10 tokens")
 }
 
 func TestGuardStopsAtTheBudget(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 100, 100)
 	rounds := 0
-	pol := PolicyFunc(func(es []Entry, need int) Plan {
+	pol := ViewFunc(func(v *View, need int) Plan {
 		rounds++
-		return OldestFirst{}.Propose(es, need)
+		return OldestFirst{}.Propose(v, need)
 	})
 	// u0, a0 and r0 hold 115 tokens: prune exactly to the budget.
 	res, err := Guard{Budget: c.Tokens() - 115, Policy: pol}.Check(c)

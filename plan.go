@@ -66,25 +66,41 @@ func (c *Context) checkPlan(p Plan) error {
 	return nil
 }
 
-// without returns p less the messages of the given units (as entries
-// place them) and the given tools.
-func (p Plan) without(entries []Entry, units map[UnitID]bool, tools map[string]bool) Plan {
-	unitOf := make(map[MessageID]UnitID, len(entries))
-	for _, e := range entries {
-		unitOf[e.ID] = e.Unit
+// withoutTools returns p less the schema edits of the given tools.
+func withoutTools(p Plan, tools map[string]bool) Plan {
+	if len(tools) == 0 {
+		return p
 	}
-	drop := func(id MessageID) bool { return units[unitOf[id]] }
-	q := p
-	q.Evict = slices.DeleteFunc(slices.Clone(p.Evict), drop)
-	q.Stub = slices.DeleteFunc(slices.Clone(p.Stub), drop)
-	q.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return tools[t] })
+	p.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return tools[t] })
 	if len(p.CompressSchemas) > 0 {
-		q.CompressSchemas = make(map[string]json.RawMessage, len(p.CompressSchemas))
+		cs := make(map[string]json.RawMessage, len(p.CompressSchemas))
 		for t, s := range p.CompressSchemas {
 			if !tools[t] {
-				q.CompressSchemas[t] = s
+				cs[t] = s
 			}
 		}
+		p.CompressSchemas = cs
 	}
-	return q
+	return p
+}
+
+// withoutUnits returns p less the messages of the given units. A message
+// the Context no longer holds stays in: Prune reports it.
+func (c *Context) withoutUnits(p Plan, units map[UnitID]struct{}) Plan {
+	if len(units) == 0 {
+		return p
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	drop := func(id MessageID) bool {
+		x, ok := c.byID[id]
+		if !ok {
+			return false
+		}
+		_, hidden := units[x.unit.id()]
+		return hidden
+	}
+	p.Evict = slices.DeleteFunc(slices.Clone(p.Evict), drop)
+	p.Stub = slices.DeleteFunc(slices.Clone(p.Stub), drop)
+	return p
 }

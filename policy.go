@@ -2,73 +2,71 @@ package pruneguard
 
 import "slices"
 
-// Policy proposes what to prune. It sees a snapshot of the Context and
-// the number of tokens to free, and returns a [Plan]; the guard then
-// decides what of it is safe. Implementations must be safe for the
-// concurrency their callers use; the built-in ones are stateless values.
+// Policy proposes what to prune. It gets a [View] of the Context and the
+// number of tokens to free, and returns a [Plan]; the guard then decides
+// what of it is safe. A policy that walks the View in the order it wants
+// and stops once it has proposed enough costs in proportion to what it
+// proposes; [PolicyFunc] takes the simple way, a snapshot of every
+// message. Implementations must be safe for the concurrency their
+// callers use; the built-in ones are stateless values.
 type Policy interface {
-	Propose(entries []Entry, need int) Plan
+	Propose(v *View, need int) Plan
 }
 
-// PolicyFunc adapts a function to a [Policy].
+// PolicyFunc adapts a function of a snapshot to a [Policy]: it is called
+// with [View.Snapshot], every message the View does not hide, in
+// transcript order. The snapshot costs in proportion to the Context.
 type PolicyFunc func(entries []Entry, need int) Plan
 
+// Propose calls f with a snapshot of v.
+func (f PolicyFunc) Propose(v *View, need int) Plan { return f(v.Snapshot(), need) }
+
+// ViewFunc adapts a function of a [View] to a [Policy], for policies that
+// walk the View or combine other policies.
+type ViewFunc func(v *View, need int) Plan
+
 // Propose calls f.
-func (f PolicyFunc) Propose(entries []Entry, need int) Plan { return f(entries, need) }
+func (f ViewFunc) Propose(v *View, need int) Plan { return f(v, need) }
 
-// unitsInOrder groups entries by unit, in order of each unit's first entry.
-func unitsInOrder(entries []Entry) (order []UnitID, members map[UnitID][]Entry) {
-	members = make(map[UnitID][]Entry)
-	for _, e := range entries {
-		if _, ok := members[e.Unit]; !ok {
-			order = append(order, e.Unit)
-		}
-		members[e.Unit] = append(members[e.Unit], e)
-	}
-	return order, members
-}
-
-func prunable(es []Entry) bool {
-	for _, e := range es {
-		if e.Pinned || e.Open || e.Pending {
-			return false
-		}
-	}
-	return true
-}
+// prunable reports whether a policy may propose unit u: nothing in it is
+// pinned, streaming or waiting for a result.
+func prunable(u Unit) bool { return !u.Pinned && !u.Open && len(u.Pending) == 0 }
 
 // OldestFirst proposes whole units, oldest first, until enough tokens
 // would be freed. It skips units that are pinned or in flight, and keeps
 // the last Keep messages of the transcript, with the units they belong
-// to, out of its proposals.
+// to, out of its proposals. It walks the units from the oldest and stops
+// there.
 type OldestFirst struct {
 	Keep int
 }
 
 // Propose implements [Policy].
-func (o OldestFirst) Propose(entries []Entry, need int) Plan {
-	kept := make(map[UnitID]bool)
+func (o OldestFirst) Propose(v *View, need int) Plan {
+	var kept map[UnitID]bool
 	if o.Keep > 0 {
 		// A unit with a message among the last Keep stays whole.
-		for _, e := range entries[max(0, len(entries)-o.Keep):] {
+		kept = make(map[UnitID]bool, o.Keep)
+		n := 0
+		for e := range v.Newest() {
+			if n == o.Keep {
+				break
+			}
 			kept[e.Unit] = true
+			n++
 		}
 	}
-	order, members := unitsInOrder(entries)
 	var p Plan
 	freed := 0
-	for _, u := range order {
+	for u := range v.Units() {
 		if freed >= need {
 			break
 		}
-		es := members[u]
-		if kept[u] || !prunable(es) {
+		if kept[u.ID] || !prunable(u) {
 			continue
 		}
-		for _, e := range es {
-			p.Evict = append(p.Evict, e.ID)
-			freed += e.Tokens
-		}
+		p.Evict = append(p.Evict, u.Messages...)
+		freed += u.Tokens
 	}
 	return p
 }
@@ -77,7 +75,8 @@ func (o OldestFirst) Propose(entries []Entry, need int) Plan {
 // enough tokens would be freed: their whole units, or with Stub set, the
 // results alone replaced by stubs. When stubbing it skips results of
 // MinTokens or fewer (zero means 8, the default stub's size), which a
-// stub would not make smaller.
+// stub would not make smaller. It walks the results from the largest and
+// stops there.
 type LargestResultsFirst struct {
 	Stub      bool
 	MinTokens int
@@ -91,49 +90,52 @@ func stubFloor(n int) int {
 }
 
 // Propose implements [Policy].
-func (l LargestResultsFirst) Propose(entries []Entry, need int) Plan {
-	_, members := unitsInOrder(entries)
-	var results []Entry
-	for _, e := range entries {
-		if e.Result && !e.Stubbed {
-			results = append(results, e)
-		}
-	}
-	slices.SortStableFunc(results, func(a, b Entry) int { return b.Tokens - a.Tokens })
+func (l LargestResultsFirst) Propose(v *View, need int) Plan {
 	var p Plan
 	freed := 0
-	taken := make(map[UnitID]bool)
-	for _, e := range results {
-		if freed >= need {
-			break
+	var taken map[UnitID]bool
+	floor := stubFloor(l.MinTokens)
+	for e := range v.Largest() {
+		if freed >= need || l.Stub && e.Tokens <= floor {
+			break // the rest are no larger
 		}
-		if !prunable(members[e.Unit]) || taken[e.Unit] {
+		if taken[e.Unit] {
+			continue
+		}
+		u, ok := v.Unit(e.Unit)
+		if !ok || !prunable(u) {
 			continue
 		}
 		if l.Stub {
-			if e.Tokens > stubFloor(l.MinTokens) {
-				p.Stub = append(p.Stub, e.ID)
-				freed += max(0, e.Tokens-DefaultStubTokens)
-			}
+			p.Stub = append(p.Stub, e.ID)
+			freed += max(0, e.Tokens-DefaultStubTokens)
 			continue
 		}
-		taken[e.Unit] = true
-		for _, m := range members[e.Unit] {
-			p.Evict = append(p.Evict, m.ID)
-			freed += m.Tokens
+		if taken == nil {
+			taken = make(map[UnitID]bool)
 		}
+		taken[e.Unit] = true
+		p.Evict = append(p.Evict, u.Messages...)
+		freed += u.Tokens
 	}
 	return p
 }
 
 // KeepLastToolUses clears every tool use but the last Keep (default 3),
-// oldest first, as Anthropic's clear_tool_uses context edit does. Tools
-// named in Exclude are never cleared. With Stub set the results are
-// replaced by placeholders and the calls stay, as that edit does;
-// otherwise the whole units go. When stubbing it skips results of
-// MinTokens or fewer (zero means 8, the default stub's size). It ignores
-// need: once the guard asks, it clears everything older than the kept
-// tool uses.
+// oldest first, as Anthropic's clear_tool_uses context edit does. A tool
+// use is a tool result; stubbed results count. Tools named in Exclude are
+// never cleared. With Stub set the results are replaced by placeholders
+// and the calls stay, as that edit does; otherwise the whole units go,
+// except units that also hold a kept use or a result of an excluded
+// tool. When stubbing it skips results of MinTokens or fewer (zero means
+// 8, the default stub's size). It ignores need: once the guard asks, it
+// clears everything older than the kept tool uses.
+//
+// It finds the oldest kept use in logarithmic time (with Exclude, by
+// walking the kept uses), then walks the older uses still to clear (with
+// Stub, only those not yet stubbed): its cost follows what it clears,
+// plus the results it never clears (excluded tools, pinned or in-flight
+// units, results too small to stub).
 type KeepLastToolUses struct {
 	Keep      int
 	Exclude   []string
@@ -142,53 +144,110 @@ type KeepLastToolUses struct {
 }
 
 // Propose implements [Policy].
-func (k KeepLastToolUses) Propose(entries []Entry, need int) Plan {
+func (k KeepLastToolUses) Propose(v *View, need int) Plan {
 	keep := k.Keep
 	if keep <= 0 {
 		keep = 3
 	}
+	var older []Entry // the uses older than the kept ones, newest first
+	var protected func(e Entry) bool
+	if len(k.Exclude) == 0 {
+		older, protected = k.olderUses(v, keep)
+	} else {
+		older, protected = k.olderUsesExcluding(v, keep)
+	}
+	if len(older) == 0 {
+		return Plan{}
+	}
+	slices.Reverse(older) // oldest first
+	var p Plan
+	var taken map[UnitID]bool
+	floor := stubFloor(k.MinTokens)
+	for _, e := range older {
+		u, ok := v.Unit(e.Unit)
+		if !ok || !prunable(u) {
+			continue
+		}
+		if k.Stub {
+			if !e.Stubbed && e.Tokens > floor {
+				p.Stub = append(p.Stub, e.ID)
+			}
+			continue
+		}
+		if taken[e.Unit] || protected(e) {
+			continue
+		}
+		if taken == nil {
+			taken = make(map[UnitID]bool)
+		}
+		taken[e.Unit] = true
+		p.Evict = append(p.Evict, u.Messages...)
+	}
+	return p
+}
+
+// olderUses finds the oldest kept use in logarithmic time and walks the
+// uses older than it (with Stub, those still whole). A unit that also
+// holds a kept use is protected.
+func (k KeepLastToolUses) olderUses(v *View, keep int) ([]Entry, func(Entry) bool) {
+	b := v.newestResult(keep)
+	if b == nil {
+		return nil, nil
+	}
+	index := results
+	if k.Stub {
+		index = whole
+	}
+	var older []Entry
+	for e := range v.descend(index, b) {
+		older = append(older, e)
+	}
+	return older, func(e Entry) bool { return v.reaches(e.Unit, b) }
+}
+
+// olderUsesExcluding walks the kept uses, newest first, passing over the
+// results of excluded tools, whose units it protects with the kept ones;
+// then, without Stub, every older use, and with it, the older ones still
+// whole.
+func (k KeepLastToolUses) olderUsesExcluding(v *View, keep int) ([]Entry, func(Entry) bool) {
 	excluded := func(e Entry) bool {
 		return slices.ContainsFunc(e.Tools, func(t string) bool { return slices.Contains(k.Exclude, t) })
 	}
-	// Tool uses are results; the last keep of them stay.
-	var uses []Entry
 	protect := make(map[UnitID]bool)
-	for _, e := range entries {
-		if !e.Result {
-			continue
+	kept, whole := 0, 0
+	var older []Entry
+	for e := range v.Results() {
+		if kept == keep && k.Stub {
+			older = append(older, e) // a sign that there are older uses
+			break
+		}
+		if !e.Stubbed {
+			whole++
 		}
 		if excluded(e) {
 			protect[e.Unit] = true
 			continue
 		}
-		uses = append(uses, e)
-	}
-	if len(uses) <= keep {
-		return Plan{}
-	}
-	for _, e := range uses[len(uses)-keep:] {
-		protect[e.Unit] = true
-	}
-	_, members := unitsInOrder(entries)
-	var p Plan
-	taken := make(map[UnitID]bool)
-	for _, e := range uses[:len(uses)-keep] {
-		if !prunable(members[e.Unit]) {
+		if kept < keep {
+			protect[e.Unit] = true
+			kept++
 			continue
 		}
-		if k.Stub {
-			if !e.Stubbed && e.Tokens > stubFloor(k.MinTokens) {
-				p.Stub = append(p.Stub, e.ID)
+		older = append(older, e)
+	}
+	if len(older) > 0 && k.Stub {
+		// The walk of the whole results passes first over those the walk
+		// above counted, then over the older ones still to stub.
+		older = older[:0]
+		for e := range v.WholeResults() {
+			if whole > 0 {
+				whole--
+				continue
 			}
-			continue
-		}
-		if taken[e.Unit] || protect[e.Unit] {
-			continue
-		}
-		taken[e.Unit] = true
-		for _, m := range members[e.Unit] {
-			p.Evict = append(p.Evict, m.ID)
+			if !excluded(e) {
+				older = append(older, e)
+			}
 		}
 	}
-	return p
+	return older, func(e Entry) bool { return protect[e.Unit] }
 }

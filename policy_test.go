@@ -30,25 +30,25 @@ func toolLoop(t *testing.T, cfg Config, tools []string, sizes ...int) *Context {
 
 func TestOldestFirst(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 200, 300)
-	p := OldestFirst{}.Propose(c.Snapshot(), 50)
+	p := OldestFirst{}.Propose(c.View(), 50)
 	assert.Equal(t, []MessageID{"u0", "a0", "r0"}, p.Evict, "the pinned system prompt is skipped")
-	p = OldestFirst{}.Propose(c.Snapshot(), 10)
+	p = OldestFirst{}.Propose(c.View(), 10)
 	assert.Equal(t, []MessageID{"u0"}, p.Evict)
-	p = OldestFirst{Keep: 4}.Propose(c.Snapshot(), 10000)
+	p = OldestFirst{Keep: 4}.Propose(c.View(), 10000)
 	assert.Equal(t, []MessageID{"u0", "a0", "r0"}, p.Evict, "the last four messages are kept")
 
 	mustAppend(t, c, Message{ID: "a9", Calls: []Call{{ID: "k9", Tool: "x"}}})
-	p = OldestFirst{}.Propose(c.Snapshot(), 10000)
+	p = OldestFirst{}.Propose(c.View(), 10000)
 	assert.NotContains(t, p.Evict, MessageID("a9"), "in-flight units are not proposed")
 }
 
 func TestLargestResultsFirst(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 300, 200)
-	p := LargestResultsFirst{}.Propose(c.Snapshot(), 250)
+	p := LargestResultsFirst{}.Propose(c.View(), 250)
 	assert.Equal(t, []MessageID{"a1", "r1"}, p.Evict)
-	p = LargestResultsFirst{}.Propose(c.Snapshot(), 400)
+	p = LargestResultsFirst{}.Propose(c.View(), 400)
 	assert.Equal(t, []MessageID{"a1", "r1", "a2", "r2"}, p.Evict)
-	p = LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 400)
+	p = LargestResultsFirst{Stub: true}.Propose(c.View(), 400)
 	assert.Equal(t, []MessageID{"r1", "r2"}, p.Stub)
 	assert.Empty(t, p.Evict)
 }
@@ -56,18 +56,18 @@ func TestLargestResultsFirst(t *testing.T) {
 func TestKeepLastToolUses(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x", "memory"}, 10, 20, 30, 40, 50, 60)
 	// Results r0 (x), r1 (memory), r2 (x), r3 (memory), r4 (x), r5 (memory).
-	p := KeepLastToolUses{}.Propose(c.Snapshot(), 1)
+	p := KeepLastToolUses{}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"a0", "r0", "a1", "r1", "a2", "r2"}, p.Evict, "the last three tool uses stay")
-	p = KeepLastToolUses{Keep: 1, Exclude: []string{"memory"}, Stub: true}.Propose(c.Snapshot(), 1)
+	p = KeepLastToolUses{Keep: 1, Exclude: []string{"memory"}, Stub: true}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"r0", "r2"}, p.Stub, "memory results are never cleared, r4 is kept")
-	p = KeepLastToolUses{Keep: 6}.Propose(c.Snapshot(), 1)
+	p = KeepLastToolUses{Keep: 6}.Propose(c.View(), 1)
 	assert.True(t, p.Empty())
 
 	// After stubbing, stubbed results are not proposed again.
 	d, err := c.Prune(Plan{Stub: []MessageID{"r0"}})
 	require.NoError(t, err)
 	require.NoError(t, c.Apply(d))
-	p = KeepLastToolUses{Keep: 3, Stub: true}.Propose(c.Snapshot(), 1)
+	p = KeepLastToolUses{Keep: 3, Stub: true}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"r1", "r2"}, p.Stub)
 }
 
@@ -81,20 +81,20 @@ func TestKeepLastToolUsesKeepsBatchWithAKeptResult(t *testing.T) {
 		Message{ID: "r1", Answers: []CallID{"k1"}},
 		Message{ID: "r2", Answers: []CallID{"k2"}},
 	)
-	p := KeepLastToolUses{Keep: 1}.Propose(c.Snapshot(), 1)
+	p := KeepLastToolUses{Keep: 1}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"a0", "r0"}, p.Evict, "r1 is older than the kept r2 but shares its unit")
 }
 
 func TestStubbingPoliciesSkipSmallResults(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 5, 8, 9, 300, 20, 30, 40)
-	p := LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 1000)
+	p := LargestResultsFirst{Stub: true}.Propose(c.View(), 1000)
 	assert.Equal(t, []MessageID{"r3", "r6", "r5", "r4", "r2"}, p.Stub, "results of 8 tokens or fewer are not stubbed")
-	p = LargestResultsFirst{Stub: true, MinTokens: 25}.Propose(c.Snapshot(), 1000)
+	p = LargestResultsFirst{Stub: true, MinTokens: 25}.Propose(c.View(), 1000)
 	assert.Equal(t, []MessageID{"r3", "r6", "r5"}, p.Stub)
-	p = LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 300)
+	p = LargestResultsFirst{Stub: true}.Propose(c.View(), 300)
 	assert.Equal(t, []MessageID{"r3", "r6"}, p.Stub, "a stub frees its result's tokens less its own")
-	p = KeepLastToolUses{Keep: 1, Stub: true}.Propose(c.Snapshot(), 1)
+	p = KeepLastToolUses{Keep: 1, Stub: true}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"r2", "r3", "r4", "r5"}, p.Stub)
-	p = KeepLastToolUses{Keep: 1, Stub: true, MinTokens: 20}.Propose(c.Snapshot(), 1)
+	p = KeepLastToolUses{Keep: 1, Stub: true, MinTokens: 20}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"r3", "r5"}, p.Stub)
 }

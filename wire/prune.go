@@ -276,7 +276,7 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	if inner == nil {
 		inner = pruneguard.OldestFirst{}
 	}
-	sp := &screenPolicy{g: g, inner: inner, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+	sp := &screenPolicy{g: g, inner: inner, tools: map[string]bool{}}
 	guard.Policy = sp
 	res, err := guard.Check(g.ctx)
 	for _, d := range res.Decisions {
@@ -296,26 +296,22 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 // screenPolicy wraps a policy so that the plans it hands the guard keep
 // the body no worse than the input.
 type screenPolicy struct {
-	g      *Guarded
-	inner  pruneguard.Policy
-	hidden map[pruneguard.UnitID]bool
-	tools  map[string]bool // tools whose schema edits the screen refused
-	refs   []Refusal
+	g     *Guarded
+	inner pruneguard.Policy
+	tools map[string]bool // tools whose schema edits the screen refused
+	refs  []Refusal
 }
 
 // Propose asks the inner policy for a plan and screens its decision. A
 // plan the screen passes whole is returned as is; otherwise the refused
-// units are hidden from the inner policy and the refused tools' schema
+// units are hidden from the inner policy (and, through the guard's view,
+// for the rest of the check) and the refused tools' schema
 // edits dropped, and the plan of what the screen kept is returned, or,
 // when it kept nothing, the inner policy is asked again (eight times at
 // most, then the plan is empty).
-func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.Plan {
+func (s *screenPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	for attempt := 0; attempt < 8; attempt++ {
-		es := entries
-		if len(s.hidden) > 0 {
-			es = slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool { return s.hidden[e.Unit] })
-		}
-		p := withoutTools(s.inner.Propose(es, need), s.tools)
+		p := withoutTools(s.inner.Propose(v, need), s.tools)
 		if p.Empty() {
 			return p
 		}
@@ -329,9 +325,7 @@ func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.
 		}
 		s.refs = append(s.refs, wire...)
 		for _, r := range wire {
-			for _, u := range r.Units {
-				s.hidden[u] = true
-			}
+			v.Hide(r.Units...)
 		}
 		maps.Copy(s.tools, skip)
 		if len(kept) > 0 {
