@@ -52,42 +52,35 @@ func callSig(tool string, args json.RawMessage) string {
 	return b.String()
 }
 
-// forget records that the results of x's calls left the prompt, with the
-// class they had, for refetch detection.
-func (c *Context) forget(r *callRec, k Class) {
-	if c.cleared == nil {
-		c.cleared = make(map[string]Class)
+// forget records that the result of call k left the prompt, with the
+// class it had, for refetch detection.
+func (c *Context) forget(k int32, cls Class) {
+	key := callSig(c.tools[c.call(k).tool].t.Name, c.args(k))
+	if old, ok := c.cleared.get(key); ok {
+		cls = max(cls, old)
 	}
-	var args json.RawMessage
-	for _, call := range r.caller.m.Calls {
-		if call.ID == r.id {
-			args = call.Args
-			break
-		}
-	}
-	key := callSig(r.tool, args)
-	c.cleared[key] = max(c.cleared[key], k)
+	c.cleared.put(key, cls)
 }
 
-// hoarded lists the large reconstructible messages a decision leaves in.
-func (r *pruneRun) hoarded() []MessageID {
+// hoarded lists the large reconstructible messages a decision leaves in,
+// in transcript order. It costs time in proportion to the messages of at
+// least Config.HoardTokens that are not stubbed.
+func (r *pruneRun) hoarded() []int32 {
 	c := r.c
 	if len(c.large) == 0 {
 		return nil
 	}
-	var xs []*msg
-	for x := range c.large {
-		if r.inEvict(x) || x.open || x.m.Pinned || x.unit.pending > 0 || x.unit.pinned > 0 || x.refs > 0 {
+	var ps []int32
+	for p := range c.large {
+		x := c.msg(p)
+		u := c.unit(x.unit)
+		if r.has(p, kEvict) || x.flags&(mOpen|mPinned) != 0 || u.pending > 0 || u.pinned > 0 || c.refs(p) > 0 {
 			continue
 		}
-		if c.classify(x) == Reconstructible {
-			xs = append(xs, x)
+		if c.classify(p) == Reconstructible {
+			ps = append(ps, p)
 		}
 	}
-	slices.SortFunc(xs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
-	ids := make([]MessageID, len(xs))
-	for i, x := range xs {
-		ids[i] = x.m.ID
-	}
-	return ids
+	slices.Sort(ps)
+	return ps
 }

@@ -62,60 +62,65 @@ func (r *pruneRun) boundaryGate() {
 	// The closing set holds what the plan names. Count the named members
 	// of each unit, then take the units in the order they are first named.
 	named := r.evict
-	gen := r.d.gen
-	for _, x := range named {
-		u := x.unit
-		if u.namedMark != gen {
-			u.namedMark, u.named = gen, 0
+	count := r.pass()
+	for _, q := range named {
+		u := c.unit(c.msg(q).unit)
+		if u.mark != count {
+			u.mark, u.aux = count, 0
 		}
-		u.named++
+		u.aux++
 	}
-	r.evict = make([]*msg, 0, len(named))
-	done := gen | 1<<62
-	for _, x := range named {
-		u := x.unit
-		if u.namedMark == done {
+	r.evict = make([]int32, 0, len(named))
+	done := r.pass()
+	for _, q := range named {
+		u := c.msg(q).unit
+		un := c.unit(u)
+		if un.mark == done {
 			continue
 		}
-		u.namedMark = done
+		un.mark = done
 		if v := c.heldBack(u); v != nil {
-			for _, y := range u.members {
-				if r.inEvict(y) {
-					v.Messages = append(v.Messages, y.m.ID) // the members named
-					r.unmarkEvict(y)
+			for m := range c.members(u) {
+				if r.has(m, kEvict) {
+					v.Messages = append(v.Messages, c.id(m)) // the members named
+					r.unset(m, kEvict)
 				}
 			}
 			refuse(v)
 			continue
 		}
-		if u.named < len(u.members) && p.Split != SplitGrow {
-			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{u.id()}, pos: u.members[0].seq}
-			for _, y := range u.members {
-				if r.inEvict(y) {
-					r.unmarkEvict(y)
+		size := 0
+		for range c.members(u) {
+			size++
+		}
+		if int(un.aux) < size && p.Split != SplitGrow {
+			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
+			for m := range c.members(u) {
+				if r.has(m, kEvict) {
+					r.unset(m, kEvict)
 				} else {
-					v.Messages = append(v.Messages, y.m.ID) // the members left out
+					v.Messages = append(v.Messages, c.id(m)) // the members left out
 				}
 			}
 			refuse(v)
 			continue
 		}
-		for _, y := range u.members {
-			r.markEvict(y)
-			r.evict = append(r.evict, y)
+		for m := range c.members(u) {
+			r.set(m, kEvict)
+			r.evict = append(r.evict, m)
 		}
 	}
 
 	stubs := 0
 	for _, id := range p.Stub {
-		x := c.byID[id]
-		if r.inEvict(x) || r.heldStub(x) {
+		q, _ := c.find(id)
+		if r.has(q, kEvict|kHeld) {
 			continue
 		}
-		if v := c.heldBack(x.unit); v != nil {
-			v.Messages = []MessageID{x.m.ID}
-			v.pos = x.seq
-			r.holdStub(x)
+		if v := c.heldBack(c.msg(q).unit); v != nil {
+			v.Messages = []MessageID{id}
+			v.pos = uint64(q)
+			r.set(q, kHeld)
 			refuse(v)
 			continue
 		}
@@ -129,30 +134,30 @@ func (r *pruneRun) boundaryGate() {
 		for _, v := range r.refused {
 			de.Units = append(de.Units, v.Units...)
 		}
-		r.refused = nil
 		r.deferred = de
 	}
 }
 
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.
-func (c *Context) heldBack(u *unit) *Violation {
-	if u.open == 0 && u.pending == 0 && u.pinned == 0 {
+func (c *Context) heldBack(u int32) *Violation {
+	un := c.unit(u)
+	if un.open == 0 && un.pending == 0 && un.pinned == 0 {
 		return nil
 	}
-	v := &Violation{Gate: GateBoundary, Units: []UnitID{u.id()}, pos: u.members[0].seq}
+	v := &Violation{Gate: GateBoundary, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
 	switch {
-	case u.open > 0:
+	case un.open > 0:
 		v.Code = CodeOpen
-	case u.pending > 0:
+	case un.pending > 0:
 		v.Code = CodePending
-		for _, x := range u.members {
-			for _, r := range x.calls {
-				if !r.done {
-					v.Calls = append(v.Calls, r.id)
+		for m := range c.members(u) {
+			for k := range c.callsOf(m) {
+				if c.call(k).flags&cDone == 0 {
+					v.Calls = append(v.Calls, CallID(c.callID(k)))
 				}
 			}
 		}
-	case u.pinned > 0:
+	case un.pinned > 0:
 		v.Code = CodePinned
 	default:
 		return nil

@@ -15,7 +15,7 @@ type btree[T any] struct {
 }
 
 const (
-	bMax = 64       // entries per node at most
+	bMax = 63       // entries per node at most: with one to spare, a leaf of int32 fills 256 bytes
 	bMin = bMax / 4 // entries below which a node is merged or refilled
 )
 

@@ -43,15 +43,16 @@ type Decision struct {
 	Hoarded []MessageID
 
 	c     *Context
-	gen   uint64 // the Prune's mark generation
-	list  uint64 // sub-generation for unit listings
 	epoch uint64
+	// compactions is the Context's count when the decision was made: a
+	// compaction since moves the messages the decision names.
+	compactions int
 	// strict says the decision holds only at a commit boundary: the
 	// boundary gate ran in the strict mode.
 	strict  bool
 	applied bool
-	evict   []*msg
-	stubs   []*msg
+	evict   []int32
+	stubs   []int32
 	stamps  []stamp
 	// The audit log, compactly: one rec per evicted then stubbed message,
 	// and the table of the units they belong to.
@@ -96,9 +97,10 @@ func (t toolCounts) get(tool string) int {
 	return 0
 }
 
+// stamp records the version of a unit a decision names.
 type stamp struct {
-	u   *unit
-	ver uint64
+	unit int32
+	ver  uint32
 }
 
 // Empty reports whether the decision changes nothing.
@@ -108,62 +110,94 @@ func (d *Decision) Empty() bool {
 
 // finish fills the decision from the run: the closing set and the stub
 // targets in transcript order, the audit log, the schema edits, and what
-// Apply checks the decision against.
+// Apply checks the decision against. Every id it hands out is cut from
+// one string.
 func (d *Decision) finish(r *pruneRun) {
 	c := r.c
 	d.evict, d.stubs = r.evict, r.stubs
-	slices.SortFunc(d.evict, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
-	slices.SortFunc(d.stubs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
+	slices.Sort(d.evict)
+	slices.Sort(d.stubs)
 	_, stubTokens := c.cfg.stub()
+	hoarded := r.hoarded()
 
-	// Count the distinct units first, so that every slice is allocated
-	// once at its size: a prune allocates in proportion to what it returns.
-	mark := r.listMark()
-	count := func(xs []*msg) (n int) {
-		for _, x := range xs {
-			if x.unit.listMark != mark {
-				x.unit.listMark = mark
+	// The units, in the order of the messages, each once: counted first,
+	// so that every slice is allocated once at its size and a prune
+	// allocates in proportion to what it returns.
+	count := func(ps []int32, t uint32) (n int) {
+		for _, p := range ps {
+			if un := c.unit(c.msg(p).unit); un.mark != t {
+				un.mark = t
 				n++
 			}
 		}
 		return n
 	}
-	nEvictUnits := count(d.evict)
-	nUnits := nEvictUnits + count(d.stubs)
-	d.unitTab = make([]UnitID, 0, nUnits)
+	t := r.pass()
+	nUnits := count(d.evict, t) + count(d.stubs, t)
+	heads := make([]int32, 0, nUnits)
 	d.stamps = make([]stamp, 0, nUnits)
-	d.recs = make([]rec, 0, len(d.evict)+len(d.stubs))
-	d.Evict = make([]MessageID, 0, len(d.evict))
-	mark = r.listMark()
-	add := func(x *msg) {
-		if x.unit.listMark != mark {
-			x.unit.listMark = mark
-			x.unit.tab = int32(len(d.unitTab))
-			d.unitTab = append(d.unitTab, x.unit.id())
-			d.stamps = append(d.stamps, stamp{x.unit, x.unit.version})
-		}
-		d.recs = append(d.recs, rec{tokens: int32(min(x.m.Tokens, math.MaxInt32)), unit: x.unit.tab, class: r.classOf(x)})
-		if !x.m.Pointer.IsZero() {
-			d.Pointers = append(d.Pointers, SpillNote{x.m.ID, x.m.Pointer})
+	t = r.pass()
+	unitsOf := func(ps []int32) {
+		for _, p := range ps {
+			u := c.msg(p).unit
+			if un := c.unit(u); un.mark != t {
+				un.mark, un.aux = t, int32(len(heads))
+				heads = append(heads, un.head)
+				d.stamps = append(d.stamps, stamp{u, un.version})
+			}
 		}
 	}
-	for _, x := range d.evict {
-		d.Evict = append(d.Evict, x.m.ID)
-		d.Freed += x.m.Tokens
-		add(x)
+	unitsOf(d.evict)
+	nEvictUnits := len(heads)
+	unitsOf(d.stubs)
+	// Every id, cut from one string.
+	d.Evict = make([]MessageID, len(d.evict))
+	if len(d.stubs) > 0 {
+		d.Stub = make([]MessageID, len(d.stubs))
+	}
+	d.unitTab = make([]UnitID, len(heads))
+	if len(hoarded) > 0 {
+		d.Hoarded = make([]MessageID, len(hoarded))
+	}
+	all, at := c.joinIDs(d.evict, d.stubs, heads, hoarded), 0
+	next := func(p int32) string {
+		l := int(c.msg(p).idLen)
+		at += l
+		return all[at-l : at]
+	}
+	for i, p := range d.evict {
+		d.Evict[i] = MessageID(next(p))
+	}
+	for i, p := range d.stubs {
+		d.Stub[i] = MessageID(next(p))
+	}
+	for i, p := range heads {
+		d.unitTab[i] = UnitID(next(p))
+	}
+	for i, p := range hoarded {
+		d.Hoarded[i] = MessageID(next(p))
+	}
+
+	d.recs = make([]rec, 0, len(d.evict)+len(d.stubs))
+	add := func(p int32, id MessageID) {
+		tokens := c.tokensOf(p)
+		d.recs = append(d.recs, rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)})
+		if ptr := c.pointer(p); !ptr.IsZero() {
+			d.Pointers = append(d.Pointers, SpillNote{id, ptr})
+		}
+	}
+	for i, p := range d.evict {
+		d.Freed += c.tokensOf(p)
+		add(p, d.Evict[i])
 	}
 	if r.whole {
 		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]
 	}
-	if len(d.stubs) > 0 {
-		d.Stub = make([]MessageID, 0, len(d.stubs))
-	}
-	for _, x := range d.stubs {
-		d.Stub = append(d.Stub, x.m.ID)
-		if x.m.Tokens > stubTokens {
-			d.Freed += x.m.Tokens - stubTokens
+	for i, p := range d.stubs {
+		if n := c.tokensOf(p); n > stubTokens {
+			d.Freed += n - stubTokens
 		}
-		add(x)
+		add(p, d.Stub[i])
 	}
 	for _, e := range r.edits {
 		if e.compressed != nil {
@@ -175,6 +209,5 @@ func (d *Decision) finish(r *pruneRun) {
 			d.Tombstones = append(d.Tombstones, *e.tomb)
 		}
 	}
-	d.Hoarded = r.hoarded()
 	d.stampArgs(c)
 }

@@ -1,6 +1,8 @@
 package pruneguard
 
-import "slices"
+import (
+	"slices"
+)
 
 // Append adds a complete (closed) message at the end of the transcript.
 //
@@ -9,9 +11,10 @@ import "slices"
 // several units joins those units into one. Append fails, changing
 // nothing, on an empty or duplicate ID, a negative token count, an answer
 // for a call the Context never saw ([ErrUnknownCall]), a call that was
-// pruned ([ErrPrunedCall]) or that already has a result
-// ([ErrDuplicateResult]), or a call id that is still pending
-// ([ErrDuplicateCall]).
+// pruned ([ErrPrunedCall]; the Context remembers the 4,096 calls pruned
+// last, and a result for a call pruned before them is [ErrUnknownCall]) or
+// that already has a result ([ErrDuplicateResult]), or a call id that is
+// still pending ([ErrDuplicateCall]).
 func (c *Context) Append(m Message) error {
 	return c.add("append", m, false)
 }
@@ -30,60 +33,88 @@ func (c *Context) add(op string, m Message, open bool) error {
 	if err := c.checkNew(op, m); err != nil {
 		return err
 	}
-	// Copy what the caller may reuse.
-	m.Content = slices.Clone(m.Content)
-	m.Calls = slices.Clone(m.Calls)
-	m.Answers = slices.Clone(m.Answers)
-	m.NeededBy = slices.Clone(m.NeededBy)
+	p := c.msgs.push()
+	x := c.msg(p)
+	*x = mrec{idLen: uint32(len(m.ID)), unit: none, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
+	if open {
+		x.text = c.text.add([]byte(m.ID))
+		x.flags |= mOpen
+		c.side(p).buf = slices.Clone(m.Content)
+	} else {
+		x.text = c.text.add([]byte(m.ID), m.Content)
+	}
+	if m.Content != nil && len(m.Content) == 0 {
+		c.msg(p).flags |= mEmpty
+	}
+	if m.Pinned {
+		c.msg(p).flags |= mPinned
+	}
+	if r := c.internRole(m.Role); r == roleSide {
+		c.side(p).role = m.Role
+		c.msg(p).role = roleSide
+	} else {
+		c.msg(p).role = r
+	}
+	c.setTokens(p, m.Tokens)
+	if !m.Pointer.IsZero() {
+		c.side(p).pointer = m.Pointer
+	}
+	if m.NeededBy != nil {
+		c.side(p).neededBy = slices.Clone(m.NeededBy)
+	}
+	c.live++
+	c.byID.put(p)
 
-	c.seq++
-	x := &msg{m: m, seq: c.seq, open: open}
-
-	// Results first: find the units this message joins.
-	var join []*unit
+	// Results first: bind the answered calls and find the units this
+	// message joins.
+	var join []int32
+	last := none
 	for _, id := range m.Answers {
-		r := c.pending[id]
-		r.result = x
-		x.results = append(x.results, r)
-		if !slices.Contains(join, r.caller.unit) {
-			join = append(join, r.caller.unit)
+		k, _ := c.byCall.find(string(id))
+		r := c.call(k)
+		r.result = p
+		if last == none {
+			c.msg(p).ans = k
+		} else {
+			c.call(last).nextAns = k
+		}
+		last = k
+		if u := c.msg(r.caller).unit; !slices.Contains(join, u) {
+			join = append(join, u)
 		}
 	}
-	var u *unit
+	var u int32
 	if len(join) == 0 {
-		u = &unit{}
+		u = c.newUnit()
 	} else {
 		u = join[0]
 		for _, o := range join[1:] {
 			u = c.merge(u, o)
 		}
 	}
-	c.link(x, u)
+	c.link(p, u)
 
-	for _, call := range m.Calls {
-		c.addCall(x, call)
-	}
-	for _, r := range x.results {
-		if !open {
-			c.complete(r)
+	c.addCalls(p, m.Calls)
+	if !open {
+		for k := range c.answersOf(p) {
+			c.complete(k)
 		}
-	}
-	if open {
-		u.open++
-		c.open[x] = struct{}{}
+	} else {
+		c.unit(u).open++
+		c.open = append(c.open, p)
 	}
 	for _, sid := range m.NeededBy {
-		c.reference(sid, x)
+		c.reference(sid, p)
 	}
 	if len(m.NeededBy) > 0 {
 		c.epoch++
 	}
-	if len(x.results) > 0 {
-		c.results.Insert(x)
-		c.whole.Insert(x)
-		c.bySize.Insert(x)
+	if c.isResult(p) {
+		c.results.Insert(p)
+		c.whole.Insert(p)
+		c.bySize.Insert(p)
 	}
-	c.trackLarge(x)
+	c.trackLarge(p)
 	return nil
 }
 
@@ -92,7 +123,7 @@ func (c *Context) checkNew(op string, m Message) error {
 	if m.ID == "" {
 		return inputErr(op, "", ErrEmptyID)
 	}
-	if _, dup := c.byID[m.ID]; dup {
+	if _, dup := c.find(m.ID); dup {
 		return inputErr(op, string(m.ID), ErrDuplicateMessage)
 	}
 	if m.Tokens < 0 {
@@ -101,36 +132,53 @@ func (c *Context) checkNew(op string, m Message) error {
 	if slices.Contains(m.NeededBy, "") {
 		return inputErr(op, string(m.ID), ErrEmptyID)
 	}
-	seen := make(map[CallID]bool, len(m.Calls)+len(m.Answers))
-	for _, call := range m.Calls {
+	// Duplicates are searched for in short lists, kept in maps for long.
+	var calls, answers map[CallID]bool
+	if len(m.Calls) > 16 {
+		calls = make(map[CallID]bool, len(m.Calls))
+	}
+	if len(m.Answers) > 16 {
+		answers = make(map[CallID]bool, len(m.Answers))
+	}
+	calledBefore := func(i int, id CallID) bool {
+		if calls != nil {
+			return calls[id]
+		}
+		return slices.ContainsFunc(m.Calls[:i], func(k Call) bool { return k.ID == id })
+	}
+	for i, call := range m.Calls {
 		if call.ID == "" {
 			return inputErr(op, string(m.ID), ErrEmptyID)
 		}
-		if _, busy := c.pending[call.ID]; busy || seen[call.ID] {
+		if c.busy(call.ID) || calledBefore(i, call.ID) {
 			return inputErr(op, string(call.ID), ErrDuplicateCall)
 		}
-		seen[call.ID] = true
+		if calls != nil {
+			calls[call.ID] = true
+		}
 	}
-	ans := make(map[CallID]bool, len(m.Answers))
-	for _, id := range m.Answers {
-		if ans[id] {
+	for i, id := range m.Answers {
+		if answers != nil && answers[id] || answers == nil && slices.Contains(m.Answers[:i], id) {
 			return inputErr(op, string(id), ErrDuplicateResult)
 		}
-		ans[id] = true
-		if r, ok := c.pending[id]; ok {
-			if r.result != nil {
+		if answers != nil {
+			answers[id] = true
+		}
+		k, ok := c.byCall.find(string(id))
+		if ok && c.call(k).flags&cDone == 0 {
+			if c.call(k).result != none {
 				return inputErr(op, string(id), ErrDuplicateResult)
 			}
 			continue
 		}
-		if seen[id] {
+		if calledBefore(len(m.Calls), id) {
 			// A message may not answer its own call.
 			return inputErr(op, string(id), ErrUnknownCall)
 		}
-		if _, ok := c.answered[id]; ok {
+		if ok {
 			return inputErr(op, string(id), ErrDuplicateResult)
 		}
-		if _, ok := c.gone[id]; ok {
+		if _, ok := c.gone.get(string(id)); ok {
 			return inputErr(op, string(id), ErrPrunedCall)
 		}
 		return inputErr(op, string(id), ErrUnknownCall)
@@ -138,87 +186,191 @@ func (c *Context) checkNew(op string, m Message) error {
 	return nil
 }
 
-func (c *Context) addCall(x *msg, call Call) {
+// busy reports whether a call with id waits for its result.
+func (c *Context) busy(id CallID) bool {
+	k, ok := c.byCall.find(string(id))
+	return ok && c.call(k).flags&cDone == 0
+}
+
+// newUnit makes an empty unit at the end of the units.
+func (c *Context) newUnit() int32 {
+	u := c.units.push()
+	*c.unit(u) = urec{head: none, tail: none, prev: c.utail, next: none}
+	if c.utail != none {
+		c.unit(c.utail).next = u
+	} else {
+		c.uhead = u
+	}
+	c.utail = u
+	return u
+}
+
+// addCalls records the calls message p emits, after those it has.
+func (c *Context) addCalls(p int32, calls []Call) {
+	last := none
+	for k := range c.callsOf(p) {
+		last = k
+	}
+	for _, call := range calls {
+		k := c.addCall(p, call)
+		if last == none {
+			c.msg(p).call = k
+		} else {
+			c.call(last).sib = k
+		}
+		last = k
+	}
+}
+
+func (c *Context) addCall(p int32, call Call) int32 {
 	t := c.tool(call.Tool)
-	r := &callRec{id: call.ID, tool: call.Tool, caller: x, ver: t.ver, pendingN: true}
-	x.calls = append(x.calls, r)
-	c.pending[call.ID] = r
-	x.unit.pending++
+	k := c.calls.push()
+	r := c.call(k)
+	*r = crec{
+		text: c.text.add([]byte(call.ID), call.Args), idLen: uint32(len(call.ID)),
+		tool: t, caller: p, result: none, sib: none, nextAns: none, nextTool: none,
+		ver: c.tools[t].ver, flags: cPending | cArgsMade,
+	}
+	if call.Args == nil {
+		r.flags |= cArgsNil
+	}
+	if old, ok := c.byCall.find(string(call.ID)); ok {
+		c.byCall.remove(old)
+	}
+	c.byCall.put(k)
+	c.unit(c.msg(p).unit).pending++
 	c.nPending++
-	t.args++
-	if t.live == nil {
-		t.live = make(map[*callRec]struct{})
+	c.pend = append(c.pend, k)
+	tr := &c.tools[t]
+	tr.args++
+	if tr.tail == none {
+		tr.head = k
+	} else {
+		c.call(tr.tail).nextTool = k
 	}
-	t.live[r] = struct{}{}
-	if !t.resident || t.tombstoned {
-		t.ghostCalls++
+	tr.tail = k
+	if !tr.resident || tr.tombstoned {
+		tr.ghostCalls++
 	}
-	if len(c.cleared) > 0 {
-		if k, ok := c.cleared[callSig(call.Tool, call.Args)]; ok {
-			t.refetches++
-			if k == Irreducible {
-				t.irreducibleRefetches++
+	if len(c.cleared.m) > 0 {
+		if cls, ok := c.cleared.get(callSig(call.Tool, call.Args)); ok {
+			tr.refetches++
+			if cls == Irreducible {
+				tr.irreducibleRefetches++
 			}
 		}
 	}
+	return k
 }
 
-// complete marks a call's result closed.
-func (c *Context) complete(r *callRec) {
-	r.done = true
-	delete(c.pending, r.id)
-	c.answered[r.id] = r
-	if r.pendingN {
-		r.pendingN = false
-		r.caller.unit.pending--
-		c.nPending--
-	}
+// complete marks call k's result closed.
+func (c *Context) complete(k int32) {
+	c.call(k).flags |= cDone
+	c.unpend(k)
 }
 
-// link appends x to the transcript and to unit u.
-func (c *Context) link(x *msg, u *unit) {
-	x.prev = c.tail
-	if c.tail != nil {
-		c.tail.next = x
-	} else {
-		c.head = x
-	}
-	c.tail = x
-	c.byID[x.m.ID] = x
+// link appends message p, the newest, to unit u.
+func (c *Context) link(p int32, u int32) {
+	x := c.msg(p)
 	x.unit = u
-	u.members = append(u.members, x) // x has the highest seq
-	u.tokens += x.m.Tokens
-	if x.m.Pinned {
-		u.pinned++
+	un := c.unit(u)
+	if un.tail == none {
+		un.head = p
+	} else {
+		c.msg(un.tail).nextM = p
 	}
-	u.version++
-	c.tokens += x.m.Tokens
+	un.tail = p
+	if x.flags&mPinned != 0 {
+		un.pinned++
+	}
+	un.version++
+	c.tokens += c.tokensOf(p)
 }
 
 // merge joins units a and b and returns the survivor. The absorbed unit
-// is marked dead so that decisions naming it go stale.
-func (c *Context) merge(a, b *unit) *unit {
+// dies, so that decisions naming it go stale; it is recorded in
+// Context.into until the next compaction.
+func (c *Context) merge(a, b int32) int32 {
 	if a == b {
 		return a
 	}
-	if len(a.members) < len(b.members) {
-		a, b = b, a
+	ua, ub := c.unit(a), c.unit(b)
+	if ub.head < ua.head {
+		// The survivor takes the place of the earlier unit in the list.
+		c.unlinkUnit(a)
+		c.relinkUnit(a, ub.prev, ub.next)
+		ub.prev, ub.next = none, none
+	} else {
+		c.unlinkUnit(b)
 	}
-	for _, x := range b.members {
-		x.unit = a
+	// Merge the member lists, both in transcript order.
+	head, tail := none, none
+	add := func(p int32) {
+		c.msg(p).unit = a
+		if tail == none {
+			head = p
+		} else {
+			c.msg(tail).nextM = p
+		}
+		tail = p
 	}
-	a.members = append(a.members, b.members...)
-	slices.SortFunc(a.members, func(p, q *msg) int { return cmpSeq(p.seq, q.seq) })
-	a.pending += b.pending
-	a.open += b.open
-	a.pinned += b.pinned
-	a.tokens += b.tokens
-	a.version++
+	pa, pb := ua.head, ub.head
+	for pa != none || pb != none {
+		if pb == none || pa != none && pa < pb {
+			next := c.msg(pa).nextM
+			add(pa)
+			pa = next
+		} else {
+			next := c.msg(pb).nextM
+			add(pb)
+			pb = next
+		}
+	}
+	c.msg(tail).nextM = none
+	ua.head, ua.tail = head, tail
+	ua.pending += ub.pending
+	ua.open += ub.open
+	ua.pinned += ub.pinned
+	ua.version++
+	*ub = urec{head: none, tail: none, prev: none, next: none, version: ub.version + 1}
+	if c.into == nil {
+		c.into = make(map[int32]int32)
+	}
+	c.into[b] = a
 	c.shape++
-	b.dead = true
-	b.into = a
-	b.members = nil
 	return a
+}
+
+// unlinkUnit takes unit u out of the list of units.
+func (c *Context) unlinkUnit(u int32) {
+	un := c.unit(u)
+	if un.prev != none {
+		c.unit(un.prev).next = un.next
+	} else if c.uhead == u {
+		c.uhead = un.next
+	}
+	if un.next != none {
+		c.unit(un.next).prev = un.prev
+	} else if c.utail == u {
+		c.utail = un.prev
+	}
+	un.prev, un.next = none, none
+}
+
+// relinkUnit puts unit u in the list of units between prev and next.
+func (c *Context) relinkUnit(u, prev, next int32) {
+	un := c.unit(u)
+	un.prev, un.next = prev, next
+	if prev != none {
+		c.unit(prev).next = u
+	} else {
+		c.uhead = u
+	}
+	if next != none {
+		c.unit(next).prev = u
+	} else {
+		c.utail = u
+	}
 }
 
 // Write appends a chunk to an open message and adds tokens to its count.
@@ -229,28 +381,30 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, err := c.lookup("write", id)
+	p, err := c.lookup("write", id)
 	switch {
 	case err != nil:
 		return err
-	case !x.open:
+	case c.msg(p).flags&mOpen == 0:
 		return inputErr("write", string(id), ErrClosedMessage)
 	case tokens < 0:
 		return inputErr("write", string(id), ErrNegativeTokens)
 	}
-	x.m.Content = append(x.m.Content, chunk...)
-	resized := tokens != 0 && len(x.results) > 0 && !x.stubbed
-	if resized {
-		c.bySize.Delete(x)
+	s := c.side(p)
+	s.buf = append(s.buf, chunk...)
+	if tokens != 0 {
+		sized := c.isResult(p) && c.msg(p).flags&mStubbed == 0
+		if sized {
+			c.bySize.Delete(p)
+		}
+		c.setTokens(p, c.tokensOf(p)+tokens)
+		if sized {
+			c.bySize.Insert(p)
+		}
 	}
-	x.m.Tokens += tokens
-	if resized {
-		c.bySize.Insert(x)
-	}
-	x.unit.tokens += tokens
-	x.unit.version++
+	c.unit(c.msg(p).unit).version++
 	c.tokens += tokens
-	c.trackLarge(x)
+	c.trackLarge(p)
 	return nil
 }
 
@@ -262,34 +416,42 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, err := c.lookup("close", id)
+	p, err := c.lookup("close", id)
 	switch {
 	case err != nil:
 		return err
-	case !x.open:
+	case c.msg(p).flags&mOpen == 0:
 		return inputErr("close", string(id), ErrClosedMessage)
 	}
-	seen := make(map[CallID]bool, len(calls))
-	for _, call := range calls {
+	for i, call := range calls {
 		if call.ID == "" {
 			return inputErr("close", string(id), ErrEmptyID)
 		}
-		if _, busy := c.pending[call.ID]; busy || seen[call.ID] || slices.ContainsFunc(x.m.Calls, func(k Call) bool { return k.ID == call.ID }) {
+		own := false
+		for k := range c.callsOf(p) {
+			own = own || string(c.callID(k)) == string(call.ID)
+		}
+		if own || c.busy(call.ID) || slices.ContainsFunc(calls[:i], func(k Call) bool { return k.ID == call.ID }) {
 			return inputErr("close", string(call.ID), ErrDuplicateCall)
 		}
-		seen[call.ID] = true
 	}
-	for _, call := range calls {
-		x.m.Calls = append(x.m.Calls, call)
-		c.addCall(x, call)
+	c.addCalls(p, calls)
+	x := c.msg(p)
+	x.flags &^= mOpen
+	old := x.text
+	x.text = c.text.add(c.msgID(p), c.side(p).buf)
+	c.text.release(old)
+	s := c.side(p)
+	s.buf = nil
+	if s.pointer.IsZero() && s.neededBy == nil && s.refs == 0 && x.flags&mBig == 0 && x.role != roleSide {
+		c.freeSideOf(p)
 	}
-	x.open = false
-	x.unit.open--
-	delete(c.open, x)
-	for _, r := range x.results {
-		c.complete(r)
+	c.unit(x.unit).open--
+	c.open = slices.DeleteFunc(c.open, func(q int32) bool { return q == p })
+	for k := range c.answersOf(p) {
+		c.complete(k)
 	}
-	x.unit.version++
+	c.unit(c.msg(p).unit).version++
 	return nil
 }
 
@@ -301,23 +463,23 @@ func (c *Context) Couple(ids ...MessageID) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	xs := make([]*msg, 0, len(ids))
+	ps := make([]int32, 0, len(ids))
 	for _, id := range ids {
-		x, err := c.lookup("couple", id)
+		p, err := c.lookup("couple", id)
 		if err != nil {
 			return err
 		}
-		xs = append(xs, x)
+		ps = append(ps, p)
 	}
-	if len(xs) < 2 {
+	if len(ps) < 2 {
 		return nil
 	}
 	// Read each message's unit when merging it, not before: an id given
 	// twice, or two ids of one unit, would otherwise merge a unit already
 	// absorbed and count its tokens, pins and pending calls twice.
-	u := xs[0].unit
-	for _, x := range xs[1:] {
-		u = c.merge(u, x.unit)
+	u := c.msg(ps[0]).unit
+	for _, p := range ps[1:] {
+		u = c.merge(u, c.msg(p).unit)
 	}
 	return nil
 }
@@ -328,14 +490,15 @@ func (c *Context) Pin(id MessageID) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, err := c.lookup("pin", id)
+	p, err := c.lookup("pin", id)
 	if err != nil {
 		return err
 	}
-	if !x.m.Pinned {
-		x.m.Pinned = true
-		x.unit.pinned++
-		x.unit.version++
+	if x := c.msg(p); x.flags&mPinned == 0 {
+		x.flags |= mPinned
+		u := c.unit(x.unit)
+		u.pinned++
+		u.version++
 	}
 	return nil
 }
@@ -344,16 +507,18 @@ func (c *Context) Pin(id MessageID) error {
 // at p. The message may then be evicted, whatever its class, while the
 // configured [Resolver] resolves p (planned-step references still hold
 // it). A zero p removes the pointer.
-func (c *Context) Spill(id MessageID, p Pointer) error {
+func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, err := c.lookup("spill", id)
+	p, err := c.lookup("spill", id)
 	if err != nil {
 		return err
 	}
-	x.m.Pointer = p
-	x.unit.version++
+	if !ptr.IsZero() || c.sideOf(p) != nil {
+		c.side(p).pointer = ptr
+	}
+	c.unit(c.msg(p).unit).version++
 	return nil
 }
 
@@ -363,11 +528,12 @@ func (c *Context) Mark(id MessageID, f Facts) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	x, err := c.lookup("mark", id)
+	p, err := c.lookup("mark", id)
 	if err != nil {
 		return err
 	}
-	x.m.Facts |= f
-	x.unit.version++
+	x := c.msg(p)
+	x.facts |= f
+	c.unit(x.unit).version++
 	return nil
 }

@@ -35,28 +35,31 @@ func (p Plan) Empty() bool {
 // checkPlan rejects a plan that names what the Context does not hold.
 func (c *Context) checkPlan(p Plan) error {
 	for _, id := range p.Evict {
-		if _, ok := c.byID[id]; !ok {
+		if _, ok := c.find(id); !ok {
 			return inputErr("plan.evict", string(id), ErrUnknownMessage)
 		}
 	}
 	for _, id := range p.Stub {
-		x, ok := c.byID[id]
+		q, ok := c.find(id)
 		if !ok {
 			return inputErr("plan.stub", string(id), ErrUnknownMessage)
 		}
-		if len(x.results) == 0 {
+		if !c.isResult(q) {
 			return inputErr("plan.stub", string(id), ErrNotResult)
 		}
 	}
 	for _, name := range p.DropSchemas {
-		if r, ok := c.tools[name]; !ok || !r.registered {
+		if r := c.toolRec(name); r == nil || !r.registered {
 			return inputErr("plan.drop_schemas", name, ErrUnknownTool)
 		}
 	}
+	if len(p.CompressSchemas) == 0 {
+		return nil
+	}
 	// In name order, so that equal plans give equal errors.
 	for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
-		r, ok := c.tools[name]
-		if !ok || !r.registered {
+		r := c.toolRec(name)
+		if r == nil || !r.registered {
 			return inputErr("plan.compress_schemas", name, ErrUnknownTool)
 		}
 		if _, err := schemadiff.Compare(r.t.Schema, p.CompressSchemas[name]); err != nil {
@@ -86,19 +89,15 @@ func withoutTools(p Plan, tools map[string]bool) Plan {
 
 // withoutUnits returns p less the messages of the given units. A message
 // the Context no longer holds stays in: Prune reports it.
-func (c *Context) withoutUnits(p Plan, units map[UnitID]struct{}) Plan {
+func (c *Context) withoutUnits(p Plan, units map[string]struct{}) Plan {
 	if len(units) == 0 {
 		return p
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	drop := func(id MessageID) bool {
-		x, ok := c.byID[id]
-		if !ok {
-			return false
-		}
-		_, hidden := units[x.unit.id()]
-		return hidden
+		q, ok := c.find(id)
+		return ok && c.hides(units, q)
 	}
 	p.Evict = slices.DeleteFunc(slices.Clone(p.Evict), drop)
 	p.Stub = slices.DeleteFunc(slices.Clone(p.Stub), drop)

@@ -191,7 +191,7 @@ func (k KeepLastToolUses) Propose(v *View, need int) Plan {
 // holds a kept use is protected.
 func (k KeepLastToolUses) olderUses(v *View, keep int) ([]Entry, func(Entry) bool) {
 	b := v.newestResult(keep)
-	if b == nil {
+	if b == none {
 		return nil, nil
 	}
 	index := results

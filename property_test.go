@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +71,15 @@ func (h *propHarness) prune(p Plan) error {
 		return nil
 	}
 	h.applied++
+	if h.src.intn(3) == 0 {
+		// Compact now, whatever the garbage: what Apply does once the
+		// messages gone outnumber those held.
+		h.logf("  compact")
+		h.c.mu.Lock()
+		h.c.compact()
+		h.c.compactText()
+		h.c.mu.Unlock()
+	}
 	// The reference model applies the decision.
 	for _, id := range d.Evict {
 		x := h.byID[id]
@@ -135,7 +145,7 @@ func (h *propHarness) checkRefusal(p Plan, err error, fault bool) error {
 			return int(a.Gate) - int(b.Gate)
 		}
 		if a.pos != b.pos {
-			return cmpSeq(a.pos, b.pos)
+			return cmp.Compare(a.pos, b.pos)
 		}
 		return strings.Compare(string(a.Code), string(b.Code))
 	}) {

@@ -35,20 +35,22 @@ func (c *Context) Prune(p Plan) (*Decision, error) {
 // stub targets with their marks, and what the gates objected to. Each
 // gate is a step that reads the Context and changes only the run.
 type pruneRun struct {
-	c *Context
-	p Plan
-	d *Decision // the decision being built; its marks generation is d.gen
+	c   *Context
+	p   Plan
+	d   *Decision // the decision being built
+	gen uint32    // the generation of this run's marks on messages
 
-	evict []*msg // the closing set
-	stubs []*msg // the stub targets, none of them in the closing set
+	evict []int32 // the closing set
+	stubs []int32 // the stub targets, none of them in the closing set
 
 	// whole says the closing set is a union of whole units, as the
 	// boundary gate leaves it.
 	whole bool
 	// tools counts, per tool, the calls whose arguments leave with the
 	// closing set; edits are the schema changes the plan asks for.
-	tools toolCounts
-	edits []schemaEdit
+	tools    toolCounts
+	toolsBuf [4]toolCount // tools' first backing: a plan touches few tools
+	edits    []schemaEdit
 
 	violations []*Violation   // objections: the plan is refused
 	refused    []*Violation   // what the gates left out of the plan
@@ -78,14 +80,20 @@ var pipeline = []stage{
 func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	// A zero Context's nil maps read as empty: only an empty plan is valid.
+	// A zero Context reads as empty: only an empty plan is valid.
 	if err := c.checkPlan(p); err != nil {
 		return nil, err
 	}
 	c.pruneMu.Lock()
 	defer c.pruneMu.Unlock()
-	c.pruneGen++
-	r := &pruneRun{c: c, p: p, d: &Decision{c: c, epoch: c.epoch, gen: c.pruneGen}}
+	// The run and its decision in one allocation.
+	both := &struct {
+		d Decision
+		r pruneRun
+	}{d: Decision{c: c, epoch: c.epoch, compactions: c.compactions}}
+	r := &both.r
+	*r = pruneRun{c: c, p: p, gen: c.nextGen(), d: &both.d}
+	r.tools = r.toolsBuf[:0]
 	stages := c.pipeline
 	if stages == nil {
 		stages = pipeline
@@ -112,12 +120,12 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 // takeMessages carries out the plan's evictions as named: the closing
 // set is every message the plan evicts, once each, in the order named.
 func (r *pruneRun) takeMessages() {
-	r.evict = make([]*msg, 0, len(r.p.Evict))
+	r.evict = make([]int32, 0, len(r.p.Evict))
 	for _, id := range r.p.Evict {
-		x := r.c.byID[id]
-		if !r.inEvict(x) {
-			r.markEvict(x)
-			r.evict = append(r.evict, x)
+		p, _ := r.c.find(id)
+		if !r.has(p, kEvict) {
+			r.set(p, kEvict)
+			r.evict = append(r.evict, p)
 		}
 	}
 }
@@ -126,44 +134,81 @@ func (r *pruneRun) takeMessages() {
 // closing set and the stubs a gate held back.
 func (r *pruneRun) takeStubs() {
 	for _, id := range r.p.Stub {
-		x := r.c.byID[id]
-		if !r.inEvict(x) && !r.stubbed(x) && !r.heldStub(x) {
-			r.markStub(x)
+		p, _ := r.c.find(id)
+		if !r.has(p, kEvict|kStub|kHeld) {
+			r.set(p, kStub)
+			r.stubs = append(r.stubs, p)
 		}
 	}
 }
 
-// The marks of the run on messages: in the closing set, a stub target.
-// They hold for the run's generation only, so nothing needs clearing.
+// The marks of a run on messages: a word per message, the run's
+// generation above markBits, the marks below. A mark of an older
+// generation reads as no mark, so nothing needs clearing.
+const (
+	kEvict   uint32 = 1 << iota // in the closing set
+	kStub                       // a stub target
+	kHeld                       // a stub the boundary gate held back
+	kClassed                    // classified: the class is in the next two bits
+	markBits = 6
+)
 
-func (r *pruneRun) inEvict(x *msg) bool { return x.evictMark == r.d.gen }
-func (r *pruneRun) markEvict(x *msg)    { x.evictMark = r.d.gen }
-func (r *pruneRun) unmarkEvict(x *msg)  { x.evictMark = 0 }
-func (r *pruneRun) stubbed(x *msg) bool { return x.stubMark == r.d.gen }
-
-func (r *pruneRun) markStub(x *msg) {
-	x.stubMark = r.d.gen
-	r.stubs = append(r.stubs, x)
-}
-
-func (r *pruneRun) unmarkStub(x *msg)    { x.stubMark = 0 }
-func (r *pruneRun) holdStub(x *msg)      { x.stubMark = r.d.gen | 1<<62 }
-func (r *pruneRun) heldStub(x *msg) bool { return x.stubMark == r.d.gen|1<<62 }
-
-// listMark returns a fresh mark for walking the units of the run once
-// each.
-func (r *pruneRun) listMark() uint64 {
-	r.d.list++
-	return r.d.gen + r.d.list<<48
-}
-
-// classOf returns the class of x, classifying it once per run.
-func (r *pruneRun) classOf(x *msg) Class {
-	if x.classMark != r.d.gen {
-		x.classMark = r.d.gen
-		x.pruneClass = r.c.classify(x)
+// nextGen starts the marks of a new run. When the generations run out,
+// every mark is cleared and they start again.
+func (c *Context) nextGen() uint32 {
+	c.pruneGen++
+	if c.pruneGen >= 1<<(32-markBits) {
+		for p := int32(0); p < c.msgs.n; p++ {
+			c.msg(p).mark = 0
+		}
+		c.pruneGen = 1
 	}
-	return x.pruneClass
+	return c.pruneGen
+}
+
+// pass returns a fresh stamp for a pass over units, so that each unit is
+// visited once per pass. When the stamps run out, every stamp is cleared
+// and they start again.
+func (r *pruneRun) pass() uint32 {
+	c := r.c
+	c.tick++
+	if c.tick == 0 {
+		for u := int32(0); u < c.units.n; u++ {
+			c.unit(u).mark = 0
+		}
+		c.tick = 1
+	}
+	return c.tick
+}
+
+// has reports whether message p has any of the marks.
+func (r *pruneRun) has(p int32, marks uint32) bool {
+	m := r.c.msg(p).mark
+	return m>>markBits == r.gen && m&marks != 0
+}
+
+func (r *pruneRun) set(p int32, marks uint32) {
+	x := r.c.msg(p)
+	if x.mark>>markBits != r.gen {
+		x.mark = r.gen << markBits
+	}
+	x.mark |= marks
+}
+
+func (r *pruneRun) unset(p int32, marks uint32) {
+	if x := r.c.msg(p); x.mark>>markBits == r.gen {
+		x.mark &^= marks
+	}
+}
+
+// classOf returns the class of message p, classifying it once per run.
+func (r *pruneRun) classOf(p int32) Class {
+	if r.has(p, kClassed) {
+		return Class(r.c.msg(p).mark >> 4 & 3)
+	}
+	k := r.c.classify(p)
+	r.set(p, kClassed|uint32(k)<<4)
+	return k
 }
 
 // object records a violation: the plan is refused.
@@ -173,10 +218,10 @@ func (r *pruneRun) object(vs ...*Violation) { r.violations = append(r.violations
 func (r *pruneRun) leaveOut(vs ...*Violation) { r.refused = append(r.refused, vs...) }
 
 // dropUnit takes unit u out of the closing set.
-func (r *pruneRun) dropUnit(u *unit) {
-	r.evict = slices.DeleteFunc(r.evict, func(x *msg) bool {
-		if x.unit == u {
-			r.unmarkEvict(x)
+func (r *pruneRun) dropUnit(u int32) {
+	r.evict = slices.DeleteFunc(r.evict, func(p int32) bool {
+		if r.c.msg(p).unit == u {
+			r.unset(p, kEvict)
 			return true
 		}
 		return false

@@ -123,35 +123,36 @@ func (f OracleFunc) Classify(m Message) Class { return f(m) }
 func (c *Context) ClassOf(id MessageID) (Class, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x, ok := c.byID[id]
+	p, ok := c.find(id)
 	if !ok {
 		return ClassUnset, false
 	}
-	return c.classify(x), true
+	return c.classify(p), true
 }
 
-// classify returns the effective class of x.
-func (c *Context) classify(x *msg) Class {
-	if x.m.Facts != 0 {
+// classify returns the effective class of message p.
+func (c *Context) classify(p int32) Class {
+	x := c.msg(p)
+	if x.facts != 0 {
 		return Irreducible
 	}
-	if x.m.Class != ClassUnset {
-		return x.m.Class
+	if x.class != ClassUnset {
+		return x.class
 	}
 	if c.cfg.Oracle != nil {
-		if k := c.cfg.Oracle.Classify(x.copy()); k != ClassUnset {
+		if k := c.cfg.Oracle.Classify(c.copy(p)); k != ClassUnset {
 			return k
 		}
 	}
-	if len(x.results) == 0 {
+	if x.ans == none {
 		if c.cfg.TextClass != ClassUnset {
 			return c.cfg.TextClass
 		}
 		return Reconstructible
 	}
 	k := Reconstructible
-	for _, r := range x.results {
-		k = max(k, c.toolOutputClass(r.tool))
+	for a := range c.answersOf(p) {
+		k = max(k, c.tools[c.call(a).tool].t.OutputClass())
 	}
 	return k
 }
@@ -163,18 +164,19 @@ func (c *Context) classify(x *msg) Class {
 func (r *pruneRun) regenGate() {
 	c := r.c
 	drop := c.cfg.Regen == RegenDropUnsafe
-	var unsafe []*unit
-	mark := r.listMark()
+	var unsafe []int32
+	t := r.pass()
 	for _, first := range r.evict {
-		u := first.unit
-		if u.listMark == mark {
+		u := c.msg(first).unit
+		if un := c.unit(u); un.mark == t {
 			continue
+		} else {
+			un.mark = t
 		}
-		u.listMark = mark
 		var uv []*Violation
-		for _, x := range u.members {
-			if r.inEvict(x) {
-				uv = append(uv, r.regenCheck(x)...)
+		for p := range c.members(u) {
+			if r.has(p, kEvict) {
+				uv = append(uv, r.regenCheck(p)...)
 			}
 		}
 		if len(uv) == 0 {
@@ -190,14 +192,14 @@ func (r *pruneRun) regenGate() {
 	for _, u := range unsafe {
 		r.dropUnit(u)
 	}
-	r.stubs = slices.DeleteFunc(r.stubs, func(x *msg) bool {
-		sv := r.regenCheck(x)
+	r.stubs = slices.DeleteFunc(r.stubs, func(p int32) bool {
+		sv := r.regenCheck(p)
 		switch {
 		case len(sv) == 0:
 			return false
 		case drop:
 			r.leaveOut(sv...)
-			r.unmarkStub(x)
+			r.unset(p, kStub)
 			return true
 		}
 		r.object(sv...)
@@ -207,28 +209,28 @@ func (r *pruneRun) regenGate() {
 
 // regenCheck returns the violations of the regenerability gate for one
 // message, or nil when it may leave the prompt.
-func (r *pruneRun) regenCheck(x *msg) []*Violation {
+func (r *pruneRun) regenCheck(p int32) []*Violation {
 	c := r.c
 	v := func(code Code) *Violation {
-		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{x.unit.id()}, Messages: []MessageID{x.m.ID}, pos: x.seq}
+		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{c.unitID(c.msg(p).unit)}, Messages: []MessageID{c.id(p)}, pos: uint64(p)}
 	}
 	// A planned step that names the message holds it, whatever else.
-	if x.refs > 0 {
+	if c.refs(p) > 0 {
 		ref := v(CodeReferenced)
-		ref.Steps = c.stepsOf(x)
+		ref.Steps = c.stepsOf(p)
 		return []*Violation{ref}
 	}
 	if c.sealed {
 		return nil // condition 3: closed plan, and no remaining step needs it
 	}
-	k := r.classOf(x)
+	k := r.classOf(p)
 	if k == Reconstructible {
 		return nil
 	}
-	if c.resolvable(x.m.Pointer) {
+	if c.resolvable(c.pointer(p)) {
 		return nil // condition 2: durable spill with a live pointer
 	}
-	if codes := x.m.Facts.codes(); len(codes) > 0 {
+	if codes := c.msg(p).facts.codes(); len(codes) > 0 {
 		out := make([]*Violation, len(codes))
 		for i, code := range codes {
 			out[i] = v(code)

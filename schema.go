@@ -34,9 +34,9 @@ type schemaEdit struct {
 // retires the tombstones of tools whose last arguments leave.
 func (r *pruneRun) takeSchemas() {
 	c, p := r.c, r.p
-	for _, x := range r.evict {
-		for _, k := range x.calls {
-			r.tools.add(k.tool)
+	for _, q := range r.evict {
+		for k := range c.callsOf(q) {
+			r.tools.add(c.tools[c.call(k).tool].t.Name)
 		}
 	}
 	var seen map[string]bool
@@ -48,7 +48,7 @@ func (r *pruneRun) takeSchemas() {
 			return
 		}
 		seen[name] = true
-		t := c.tools[name]
+		t := c.toolRec(name)
 		if !t.resident {
 			return // already withdrawn
 		}
@@ -65,11 +65,13 @@ func (r *pruneRun) takeSchemas() {
 	for _, name := range p.DropSchemas {
 		take(name, nil)
 	}
-	for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
-		take(name, slices.Clone(p.CompressSchemas[name]))
+	if len(p.CompressSchemas) > 0 {
+		for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
+			take(name, slices.Clone(p.CompressSchemas[name]))
+		}
 	}
 	for _, tc := range r.tools {
-		if t := c.tools[tc.tool]; t != nil && t.tombstoned && t.args-tc.n <= 0 && !seen[tc.tool] {
+		if t := c.toolRec(tc.tool); t != nil && t.tombstoned && t.args-tc.n <= 0 && !seen[tc.tool] {
 			r.d.Retire = append(r.d.Retire, tc.tool)
 		}
 	}
@@ -114,7 +116,7 @@ func lossStrings(ls []schemadiff.Loss) []string {
 
 // survivingCalls lists the calls to t whose arguments stay after the run.
 func (r *pruneRun) survivingCalls(t *toolRec) []CallID {
-	return t.callIDs(func(k *callRec) bool { return !r.inEvict(k.caller) })
+	return r.c.callIDs(t, func(k int32) bool { return !r.has(r.c.call(k).caller, kEvict) })
 }
 
 // CompressedSchema is a schema a decision replaces with a compressed form
@@ -135,7 +137,7 @@ type LossyCompression struct {
 // argStamp records how many calls to a tool had their arguments in the
 // Context when a decision about its schema was made.
 type argStamp struct {
-	r    *toolRec
+	tool int32
 	args int
 }
 
@@ -146,8 +148,8 @@ type argStamp struct {
 func (d *Decision) stampArgs(c *Context) {
 	d.argStamps = d.argStamps[:0]
 	add := func(name string) {
-		if r := c.tools[name]; r != nil {
-			d.argStamps = append(d.argStamps, argStamp{r, r.args})
+		if t, ok := c.toolIdx[name]; ok {
+			d.argStamps = append(d.argStamps, argStamp{t, c.tools[t].args})
 		}
 	}
 	for _, name := range d.DropSchemas {
@@ -165,7 +167,7 @@ func (d *Decision) stampArgs(c *Context) {
 // added since.
 func (d *Decision) argsChanged() bool {
 	for _, s := range d.argStamps {
-		if s.r.args != s.args {
+		if d.c.tools[s.tool].args != s.args {
 			return true
 		}
 	}

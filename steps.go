@@ -3,7 +3,7 @@ package pruneguard
 import "slices"
 
 type step struct {
-	refs []*msg
+	refs []int32 // the messages the step reads (those gone are skipped)
 }
 
 // PlanStep registers a planned step that will read the given messages.
@@ -17,41 +17,41 @@ func (c *Context) PlanStep(id StepID, needs ...MessageID) error {
 	if id == "" {
 		return inputErr("plan step", "", ErrEmptyID)
 	}
-	xs := make([]*msg, 0, len(needs))
+	ps := make([]int32, 0, len(needs))
 	for _, n := range needs {
-		x, err := c.lookup("plan step", n)
+		p, err := c.lookup("plan step", n)
 		if err != nil {
 			return err
 		}
-		xs = append(xs, x)
+		ps = append(ps, p)
 	}
 	if c.steps[id] == nil {
 		c.steps[id] = &step{}
 	}
-	for _, x := range xs {
-		c.reference(id, x)
+	for _, p := range ps {
+		c.reference(id, p)
 	}
 	c.epoch++
 	return nil
 }
 
-// reference records that step id will read x.
-func (c *Context) reference(id StepID, x *msg) {
+// reference records that step id will read message p.
+func (c *Context) reference(id StepID, p int32) {
 	s := c.steps[id]
 	if s == nil {
 		s = &step{}
 		c.steps[id] = s
 	}
-	s.refs = append(s.refs, x)
-	x.refs++
-	x.unit.version++
+	s.refs = append(s.refs, p)
+	c.side(p).refs++
+	c.unit(c.msg(p).unit).version++
 }
 
-// stepsOf lists the pending steps that reference x, sorted.
-func (c *Context) stepsOf(x *msg) []StepID {
+// stepsOf lists the pending steps that reference message p, sorted.
+func (c *Context) stepsOf(p int32) []StepID {
 	var out []StepID
 	for id, s := range c.steps {
-		if slices.Contains(s.refs, x) {
+		if slices.Contains(s.refs, p) {
 			out = append(out, id)
 		}
 	}
@@ -69,8 +69,10 @@ func (c *Context) CompleteStep(id StepID) error {
 	if !ok {
 		return inputErr("complete step", string(id), ErrUnknownStep)
 	}
-	for _, x := range s.refs {
-		x.refs--
+	for _, p := range s.refs {
+		if c.msg(p).flags&mDead == 0 {
+			c.side(p).refs--
+		}
 	}
 	delete(c.steps, id)
 	c.epoch++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // Annotations are the MCP tool annotations (spec 2025-03-26 and later).
@@ -134,8 +135,8 @@ type toolRec struct {
 	tombstoned bool
 	compressed json.RawMessage
 	ver        uint32
-	args       int                   // len(live)
-	live       map[*callRec]struct{} // the tool's calls in the Context
+	args       int   // calls to the tool whose caller the Context holds
+	head, tail int32 // the tool's calls in call order, linked by nextTool
 	reexpand   int
 	ghostCalls int
 
@@ -143,22 +144,24 @@ type toolRec struct {
 	irreducibleRefetches int
 }
 
-// tool returns the record of name, creating an unregistered one.
-func (c *Context) tool(name string) *toolRec {
-	t := c.tools[name]
-	if t == nil {
-		t = &toolRec{t: Tool{Name: name}, resident: true}
-		c.tools[name] = t
+// tool returns the index of the record of name, creating an unregistered
+// one.
+func (c *Context) tool(name string) int32 {
+	if t, ok := c.toolIdx[name]; ok {
+		return t
 	}
+	c.tools = append(c.tools, toolRec{t: Tool{Name: name}, resident: true, head: none, tail: none})
+	t := int32(len(c.tools) - 1)
+	c.toolIdx[name] = t
 	return t
 }
 
-func (c *Context) toolOutputClass(name string) Class {
-	t := c.tools[name]
-	if t == nil {
-		return Tool{Name: name}.OutputClass()
+// toolRec returns the record of name, or nil.
+func (c *Context) toolRec(name string) *toolRec {
+	if t, ok := c.toolIdx[name]; ok {
+		return &c.tools[t]
 	}
-	return t.t.OutputClass()
+	return nil
 }
 
 // RegisterTool adds a tool to the registry with its schema resident, or
@@ -175,10 +178,11 @@ func (c *Context) RegisterTool(t Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	r := c.tools[t.Name]
-	if r == nil {
-		c.tools[t.Name] = &toolRec{t: t, registered: true, resident: true}
+	if _, ok := c.toolIdx[t.Name]; !ok {
+		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
+		c.toolIdx[t.Name] = int32(len(c.tools) - 1)
 	} else {
+		r := c.toolRec(t.Name)
 		if r.registered && migrated(r.t, t) {
 			r.ver++
 			// A compression of the old schema says nothing of the new one.
@@ -202,8 +206,8 @@ func migrated(old, new Tool) bool {
 func (c *Context) Tool(name string) (ToolState, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	r, ok := c.tools[name]
-	if !ok {
+	r := c.toolRec(name)
+	if r == nil {
 		return ToolState{}, false
 	}
 	return c.toolState(r), true
@@ -214,18 +218,10 @@ func (c *Context) Tools() []ToolState {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]ToolState, 0, len(c.tools))
-	for _, r := range c.tools {
-		out = append(out, c.toolState(r))
+	for i := range c.tools {
+		out = append(out, c.toolState(&c.tools[i]))
 	}
-	slices.SortFunc(out, func(a, b ToolState) int {
-		switch {
-		case a.Tool.Name < b.Tool.Name:
-			return -1
-		case a.Tool.Name > b.Tool.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b ToolState) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
 	return out
 }
 
@@ -247,8 +243,8 @@ func (c *Context) toolState(r *toolRec) ToolState {
 func (c *Context) StaleCalls(tool string) []CallID {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	r, ok := c.tools[tool]
-	if !ok {
+	r := c.toolRec(tool)
+	if r == nil {
 		return nil
 	}
 	return c.staleCalls(r)
@@ -258,20 +254,21 @@ func (c *Context) staleCalls(r *toolRec) []CallID {
 	if r.ver == 0 || r.args == 0 {
 		return nil
 	}
-	return r.callIDs(func(k *callRec) bool { return k.ver < r.ver })
+	return c.callIDs(r, func(k int32) bool { return c.call(k).ver < r.ver })
 }
 
 // callIDs returns the ids of the tool's calls in the Context that keep
-// passes, in transcript order. It costs time in proportion to the tool's
-// calls, not to the Context.
-func (r *toolRec) callIDs(keep func(*callRec) bool) []CallID {
-	ks := make([]*callRec, 0, len(r.live))
-	for k := range r.live {
-		if keep(k) {
+// passes, in the order the calls were made. It costs time in proportion
+// to the tool's calls (and those pruned since the last compaction), not
+// to the Context.
+func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
+	var ks []int32
+	for k := r.head; k != none; k = c.call(k).nextTool {
+		if c.call(k).flags&cArgsMade != 0 && keep(k) {
 			ks = append(ks, k)
 		}
 	}
-	return sortedCallIDs(ks)
+	return c.sortedCallIDs(ks)
 }
 
 // RequestTool records that the model asked for a tool's schema back and
@@ -282,8 +279,8 @@ func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	r, ok := c.tools[name]
-	if !ok {
+	r := c.toolRec(name)
+	if r == nil {
 		return false, inputErr("request tool", name, ErrUnknownTool)
 	}
 	was := r.tombstoned

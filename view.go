@@ -13,14 +13,14 @@ import "iter"
 // them. A View reads the Context live, taking its read lock for each step
 // of a walk and never across the loop body, so a policy may call the
 // Context's methods while it walks. If the Context changes shape during a
-// walk (another goroutine applies a decision or units merge), the walk
-// ends early; the guard asks again.
+// walk (a decision is applied or units merge, here or in another
+// goroutine), the walk ends early; the guard asks again.
 //
 // A View is meant for one goroutine at a time. The zero View is empty.
 type View struct {
 	c      *Context
 	shape  uint64
-	hidden map[UnitID]struct{}
+	hidden map[string]struct{}
 }
 
 // View returns a View of the whole Context, for calling a [Policy]
@@ -55,26 +55,25 @@ func (v *View) Hide(units ...UnitID) {
 		return
 	}
 	if v.hidden == nil {
-		v.hidden = make(map[UnitID]struct{}, len(units))
+		v.hidden = make(map[string]struct{}, len(units))
 	}
 	for _, u := range units {
-		v.hidden[u] = struct{}{}
+		v.hidden[string(u)] = struct{}{}
 	}
 }
 
 // Hidden reports whether unit u is hidden from the View.
 func (v *View) Hidden(u UnitID) bool {
-	_, ok := v.hidden[u]
+	_, ok := v.hidden[string(u)]
 	return ok
 }
 
-// hides reports whether the unit of x is hidden; the caller holds the
-// read lock.
-func (v *View) hides(x *msg) bool {
-	if len(v.hidden) == 0 {
+// hides reports whether hidden holds the unit of message p.
+func (c *Context) hides(hidden map[string]struct{}, p int32) bool {
+	if len(hidden) == 0 {
 		return false
 	}
-	_, ok := v.hidden[x.unit.id()]
+	_, ok := hidden[string(c.msgID(c.unit(c.msg(p).unit).head))]
 	return ok
 }
 
@@ -100,16 +99,9 @@ func (v *View) Snapshot() []Entry {
 	if v.c == nil {
 		return nil
 	}
-	c := v.c
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]Entry, 0, len(c.byID))
-	for x := c.head; x != nil; x = x.next {
-		if !v.hides(x) {
-			out = append(out, x.entry())
-		}
-	}
-	return out
+	v.c.mu.RLock()
+	defer v.c.mu.RUnlock()
+	return v.c.snapshot(v.hidden)
 }
 
 // Unit describes unit id, hidden or not.
@@ -120,18 +112,18 @@ func (v *View) Unit(id UnitID) (Unit, bool) {
 	c := v.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x, ok := c.byID[MessageID(id)]
-	if !ok || x.unit.members[0] != x {
+	p, ok := c.find(MessageID(id))
+	if !ok || c.unit(c.msg(p).unit).head != p {
 		return Unit{}, false
 	}
-	return x.unit.describe(), true
+	return c.describe(c.msg(p).unit), true
 }
 
 // walk yields what next finds, one step under the read lock at a time,
 // until next finds nothing, yield declines, or the Context changes shape.
-// next gets the message found at the previous step (start at the first)
-// and returns the next one with what to yield.
-func walk[T any](v *View, start *msg, next func(prev *msg) (*msg, T)) iter.Seq[T] {
+// next gets what it found at the previous step (start at the first) and
+// returns what it finds next, or none, with what to yield.
+func walk[T any](v *View, start int32, next func(prev int32) (int32, T)) iter.Seq[T] {
 	return func(yield func(T) bool) {
 		if v.c == nil {
 			return
@@ -144,12 +136,12 @@ func walk[T any](v *View, start *msg, next func(prev *msg) (*msg, T)) iter.Seq[T
 				c.mu.RUnlock()
 				return
 			}
-			x, t := next(prev)
+			at, t := next(prev)
 			c.mu.RUnlock()
-			if x == nil || !yield(t) {
+			if at == none || !yield(t) {
 				return
 			}
-			prev = x
+			prev = at
 		}
 	}
 }
@@ -157,115 +149,123 @@ func walk[T any](v *View, start *msg, next func(prev *msg) (*msg, T)) iter.Seq[T
 // Units walks the units oldest first: in the order of their first
 // message.
 func (v *View) Units() iter.Seq[Unit] {
-	return walk(v, nil, func(prev *msg) (*msg, Unit) {
-		x := v.c.head
-		if prev != nil {
-			x = prev.next
+	return walk(v, none, func(prev int32) (int32, Unit) {
+		c := v.c
+		u := c.firstUnit()
+		if prev != none {
+			u = c.unit(prev).next
 		}
-		for ; x != nil; x = x.next {
-			if x.unit.members[0] == x && !v.hides(x) {
-				return x, x.unit.describe()
+		for ; u != none; u = c.unit(u).next {
+			if !c.hides(v.hidden, c.unit(u).head) {
+				return u, c.describe(u)
 			}
 		}
-		return nil, Unit{}
+		return none, Unit{}
 	})
 }
 
 // Newest walks the messages newest first.
 func (v *View) Newest() iter.Seq[Entry] {
-	return walk(v, nil, func(prev *msg) (*msg, Entry) {
-		x := v.c.tail
-		if prev != nil {
-			x = prev.prev
+	return walk(v, none, func(prev int32) (int32, Entry) {
+		c := v.c
+		p := c.msgs.n - 1
+		if prev != none {
+			p = prev - 1
 		}
-		for ; x != nil; x = x.prev {
-			if !v.hides(x) {
-				return x, x.entry()
+		for ; p >= 0; p-- {
+			if c.msg(p).flags&mDead == 0 && !c.hides(v.hidden, p) {
+				return p, c.entryOf(p)
 			}
 		}
-		return nil, Entry{}
+		return none, Entry{}
 	})
 }
 
+// The indexes a View walks.
+func results(c *Context) *btree[int32] { return &c.results }
+func whole(c *Context) *btree[int32]   { return &c.whole }
+func bySize(c *Context) *btree[int32]  { return &c.bySize }
+
 // descend yields the elements of an index from the greatest down, or
 // from just below start.
-func (v *View) descend(index func(*Context) *btree[*msg], start *msg) iter.Seq[Entry] {
-	return walk(v, start, func(prev *msg) (*msg, Entry) {
-		t := index(v.c)
-		x, ok := t.Max()
-		if prev != nil {
-			x, ok = t.Before(prev)
+func (v *View) descend(index func(*Context) *btree[int32], start int32) iter.Seq[Entry] {
+	return walk(v, start, func(prev int32) (int32, Entry) {
+		c := v.c
+		t := index(c)
+		p, ok := t.Max()
+		if prev != none {
+			p, ok = t.Before(prev)
 		}
-		for ; ok; x, ok = t.Before(x) {
-			if !v.hides(x) {
-				return x, x.entry()
+		for ; ok; p, ok = t.Before(p) {
+			if !c.hides(v.hidden, p) {
+				return p, c.entryOf(p)
 			}
 		}
-		return nil, Entry{}
+		return none, Entry{}
+	})
+}
+
+// ascend yields the elements of an index from the least up.
+func (v *View) ascend(index func(*Context) *btree[int32]) iter.Seq[Entry] {
+	return walk(v, none, func(prev int32) (int32, Entry) {
+		c := v.c
+		t := index(c)
+		p, ok := t.Min()
+		if prev != none {
+			p, ok = t.After(prev)
+		}
+		for ; ok; p, ok = t.After(p) {
+			if !c.hides(v.hidden, p) {
+				return p, c.entryOf(p)
+			}
+		}
+		return none, Entry{}
 	})
 }
 
 // Results walks the tool results (messages that answer a call) newest
 // first, stubbed or not.
-func (v *View) Results() iter.Seq[Entry] {
-	return v.descend(results, nil)
-}
-
-func results(c *Context) *btree[*msg] { return &c.results }
-func whole(c *Context) *btree[*msg]   { return &c.whole }
+func (v *View) Results() iter.Seq[Entry] { return v.descend(results, none) }
 
 // WholeResults walks the tool results that are not stubbed, newest first.
 // It costs nothing per stubbed result it passes over.
-func (v *View) WholeResults() iter.Seq[Entry] {
-	return v.descend(whole, nil)
-}
+func (v *View) WholeResults() iter.Seq[Entry] { return v.descend(whole, none) }
 
 // Largest walks the tool results that are not stubbed, largest first;
 // results of equal size come oldest first.
-func (v *View) Largest() iter.Seq[Entry] {
-	return walk(v, nil, func(prev *msg) (*msg, Entry) {
-		t := &v.c.bySize
-		x, ok := t.Min()
-		if prev != nil {
-			x, ok = t.After(prev)
-		}
-		for ; ok; x, ok = t.After(x) {
-			if !v.hides(x) {
-				return x, x.entry()
-			}
-		}
-		return nil, Entry{}
-	})
-}
+func (v *View) Largest() iter.Seq[Entry] { return v.ascend(bySize) }
 
 // newestResult returns the k-th newest tool result, counting from 1 and
-// counting hidden units' results too, or nil when there are fewer or the
+// counting hidden units' results too, or none when there are fewer or the
 // Context changed shape. It takes logarithmic time.
-func (v *View) newestResult(k int) *msg {
+func (v *View) newestResult(k int) int32 {
 	if v.c == nil || k <= 0 {
-		return nil
+		return none
 	}
 	c := v.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.shape != v.shape {
-		return nil
+		return none
 	}
-	x, _ := c.results.Select(c.results.Len() - k)
-	return x
+	if p, ok := c.results.Select(c.results.Len() - k); ok {
+		return p
+	}
+	return none
 }
 
-// reaches reports whether unit id holds a tool result no older than b.
-func (v *View) reaches(id UnitID, b *msg) bool {
+// reaches reports whether unit id holds a tool result no older than
+// message b.
+func (v *View) reaches(id UnitID, b int32) bool {
 	c := v.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x, ok := c.byID[MessageID(id)]
+	p, ok := c.find(MessageID(id))
 	if !ok || c.shape != v.shape {
 		return false
 	}
-	for _, y := range x.unit.members {
-		if len(y.results) > 0 && y.seq >= b.seq {
+	for m := range c.members(c.msg(p).unit) {
+		if m >= b && c.isResult(m) {
 			return true
 		}
 	}

@@ -133,7 +133,7 @@ func TestViewMatchesTheSnapshot(t *testing.T) {
 		check("largest", ids(v.Largest(), entryID), largest)
 		for k := 1; k <= len(res)+1; k++ {
 			b := v.newestResult(k)
-			if (b == nil) != (k > len(res)) || b != nil && string(b.m.ID) != res[k-1] {
+			if (b == none) != (k > len(res)) || b != none && string(c.id(b)) != res[k-1] {
 				rt.Fatalf("newestResult(%d) = %v, results %v", k, b, res)
 			}
 		}

@@ -1,0 +1,111 @@
+package pruneguard
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests of what the compact layout must keep as the caller gave it.
+
+func TestMessagesComeBackAsGiven(t *testing.T) {
+	c := NewContext(Config{})
+	in := []Message{
+		{ID: "nil", Role: "custom-role", Tokens: 1},
+		{ID: "empty", Content: []byte{}, Tokens: 2, Calls: []Call{{ID: "k1", Tool: "t"}, {ID: "k2", Tool: "t", Args: []byte{}}, {ID: "k3", Tool: "u", Args: []byte(`{"a":1}`)}}},
+		{ID: "big", Tokens: math.MaxInt32 + 10, Content: []byte("x"), Answers: []CallID{"k2", "k1"}, NeededBy: []StepID{}},
+		{ID: "huge", Tokens: 1, Content: make([]byte, 200<<10), Answers: []CallID{"k3"}, Pointer: Pointer{"s", "k"}, Pinned: true, Class: Durable, Facts: TransientState},
+	}
+	for _, m := range in {
+		require.NoError(t, c.Append(m))
+	}
+	for _, m := range in {
+		got, ok := c.Message(m.ID)
+		require.True(t, ok)
+		assert.Equal(t, m, got)
+	}
+	assert.Equal(t, 1+2+math.MaxInt32+10+1, c.Tokens())
+	require.NoError(t, c.Open(Message{ID: "s", Tokens: math.MaxInt32 - 1}))
+	require.NoError(t, c.Write("s", []byte("ab"), 5))
+	m, _ := c.Message("s")
+	assert.Equal(t, math.MaxInt32+4, m.Tokens)
+	assert.Equal(t, "ab", string(m.Content))
+	require.NoError(t, c.Close("s"))
+	m, _ = c.Message("s")
+	assert.Equal(t, "ab", string(m.Content))
+	assert.Equal(t, math.MaxInt32+4, m.Tokens)
+}
+
+// More distinct roles than the role table holds are kept as well.
+func TestManyRoles(t *testing.T) {
+	c := NewContext(Config{})
+	for i := range 300 {
+		require.NoError(t, c.Append(Message{ID: MessageID(fmt.Sprint("m", i)), Role: Role(fmt.Sprint("role", i))}))
+	}
+	for i := range 300 {
+		m, _ := c.Message(MessageID(fmt.Sprint("m", i)))
+		assert.Equal(t, Role(fmt.Sprint("role", i)), m.Role)
+	}
+}
+
+// The Context remembers the calls pruned last: a result for one of them
+// is ErrPrunedCall, for one pruned before them ErrUnknownCall.
+func TestPrunedCallsAreRememberedForAWhile(t *testing.T) {
+	c := NewContext(Config{})
+	closedTools(t, c, "x")
+	for i := range recentBound + 10 {
+		id := fmt.Sprint(i)
+		mustAppend(t, c,
+			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
+			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}},
+		)
+		d, err := c.Prune(Plan{Evict: []MessageID{MessageID("a" + id)}})
+		require.NoError(t, err)
+		require.NoError(t, c.Apply(d))
+	}
+	assert.Equal(t, 0, c.Len())
+	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k0"}}), ErrUnknownCall, "pruned too long ago")
+	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{CallID(fmt.Sprint("k", recentBound))}}), ErrPrunedCall)
+}
+
+// A decision outstanding when Apply compacts the records is stale, and
+// the Context goes on as before.
+func TestCompactionMakesOtherDecisionsStale(t *testing.T) {
+	c := NewContext(Config{})
+	closedTools(t, c, "x")
+	for i := range 2000 {
+		id := fmt.Sprint(i)
+		mustAppend(t, c,
+			Message{ID: MessageID("a" + id), Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
+			Message{ID: MessageID("r" + id), Tokens: 10, Answers: []CallID{CallID("k" + id)}, Content: []byte("result " + id)},
+		)
+	}
+	mustAppend(t, c, Message{ID: "tail", Tokens: 1})
+	other, err := c.Prune(Plan{Evict: []MessageID{"tail"}})
+	require.NoError(t, err)
+	var evict []MessageID
+	for i := range 1500 {
+		evict = append(evict, MessageID(fmt.Sprint("a", i)))
+	}
+	d, err := c.Prune(Plan{Evict: evict})
+	require.NoError(t, err)
+	before := c.compactions
+	require.NoError(t, c.Apply(d))
+	require.Greater(t, c.compactions, before, "3,000 messages gone, 1,001 held: compacted")
+	assert.ErrorIs(t, c.Apply(other), ErrStaleDecision)
+	assert.Equal(t, 1001, c.Len())
+	m, ok := c.Message("r1999")
+	require.True(t, ok)
+	assert.Equal(t, "result 1999", string(m.Content))
+	assert.Equal(t, []CallID{"k1999"}, m.Answers)
+	assert.ErrorIs(t, c.Append(Message{ID: "x", Answers: []CallID{"k3"}}), ErrPrunedCall)
+	d, err = c.Prune(Plan{Evict: []MessageID{"r1700", "tail"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"a1700", "r1700", "tail"}, d.Evict)
+	require.NoError(t, c.Apply(d))
+	assert.Equal(t, 998, c.Len())
+	assert.Equal(t, 499*11, c.Tokens())
+}
