@@ -200,18 +200,3 @@ func (c *Context) remove(p int32) {
 	c.live--
 	c.dead++
 }
-
-// resortUnit moves unit u, whose first message is now later, forward in
-// the list of units.
-func (c *Context) resortUnit(u int32) {
-	head := c.unit(u).head
-	next := c.unit(u).next
-	if next == none || c.unit(next).head > head {
-		return
-	}
-	c.unlinkUnit(u)
-	for c.unit(next).next != none && c.unit(c.unit(next).next).head < head {
-		next = c.unit(next).next
-	}
-	c.relinkUnit(u, next, c.unit(next).next)
-}

@@ -112,13 +112,12 @@ func (r *pruneRun) boundaryGate() {
 	}
 
 	stubs := 0
-	for _, id := range p.Stub {
-		q, _ := c.find(id)
+	for i, q := range r.stubAt {
 		if r.has(q, kEvict|kHeld) {
 			continue
 		}
 		if v := c.heldBack(c.msg(q).unit); v != nil {
-			v.Messages = []MessageID{id}
+			v.Messages = []MessageID{p.Stub[i]}
 			v.pos = uint64(q)
 			r.set(q, kHeld)
 			refuse(v)

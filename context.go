@@ -391,13 +391,16 @@ func (c *Context) Settled() bool {
 }
 
 // trackLarge keeps message p in Context.large while it is at or above
-// cfg.HoardTokens and not stubbed.
+// cfg.HoardTokens and may be hoarded: not stubbed, not pinned, without
+// facts, and not classed otherwise than reconstructible (those never
+// change back).
 func (c *Context) trackLarge(p int32) {
 	if c.cfg.HoardTokens <= 0 {
 		return
 	}
 	x := c.msg(p)
-	in := c.tokensOf(p) >= c.cfg.HoardTokens && x.flags&(mStubbed|mDead) == 0
+	in := c.tokensOf(p) >= c.cfg.HoardTokens && x.flags&(mStubbed|mDead|mPinned) == 0 &&
+		x.facts == 0 && (x.class == ClassUnset || x.class == Reconstructible)
 	switch {
 	case in && x.flags&mLarge == 0:
 		if c.large == nil {
@@ -408,17 +411,6 @@ func (c *Context) trackLarge(p int32) {
 	case !in && x.flags&mLarge != 0:
 		delete(c.large, p)
 		x.flags &^= mLarge
-	}
-}
-
-// members walks the members of unit u in transcript order.
-func (c *Context) members(u int32) func(func(int32) bool) {
-	return func(yield func(int32) bool) {
-		for p := c.unit(u).head; p != none; p = c.msg(p).nextM {
-			if !yield(p) {
-				return
-			}
-		}
 	}
 }
 

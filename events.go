@@ -192,19 +192,6 @@ func (c *Context) busy(id CallID) bool {
 	return ok && c.call(k).flags&cDone == 0
 }
 
-// newUnit makes an empty unit at the end of the units.
-func (c *Context) newUnit() int32 {
-	u := c.units.push()
-	*c.unit(u) = urec{head: none, tail: none, prev: c.utail, next: none}
-	if c.utail != none {
-		c.unit(c.utail).next = u
-	} else {
-		c.uhead = u
-	}
-	c.utail = u
-	return u
-}
-
 // addCalls records the calls message p emits, after those it has.
 func (c *Context) addCalls(p int32, calls []Call) {
 	last := none
@@ -267,110 +254,6 @@ func (c *Context) addCall(p int32, call Call) int32 {
 func (c *Context) complete(k int32) {
 	c.call(k).flags |= cDone
 	c.unpend(k)
-}
-
-// link appends message p, the newest, to unit u.
-func (c *Context) link(p int32, u int32) {
-	x := c.msg(p)
-	x.unit = u
-	un := c.unit(u)
-	if un.tail == none {
-		un.head = p
-	} else {
-		c.msg(un.tail).nextM = p
-	}
-	un.tail = p
-	if x.flags&mPinned != 0 {
-		un.pinned++
-	}
-	un.version++
-	c.tokens += c.tokensOf(p)
-}
-
-// merge joins units a and b and returns the survivor. The absorbed unit
-// dies, so that decisions naming it go stale; it is recorded in
-// Context.into until the next compaction.
-func (c *Context) merge(a, b int32) int32 {
-	if a == b {
-		return a
-	}
-	ua, ub := c.unit(a), c.unit(b)
-	if ub.head < ua.head {
-		// The survivor takes the place of the earlier unit in the list.
-		c.unlinkUnit(a)
-		c.relinkUnit(a, ub.prev, ub.next)
-		ub.prev, ub.next = none, none
-	} else {
-		c.unlinkUnit(b)
-	}
-	// Merge the member lists, both in transcript order.
-	head, tail := none, none
-	add := func(p int32) {
-		c.msg(p).unit = a
-		if tail == none {
-			head = p
-		} else {
-			c.msg(tail).nextM = p
-		}
-		tail = p
-	}
-	pa, pb := ua.head, ub.head
-	for pa != none || pb != none {
-		if pb == none || pa != none && pa < pb {
-			next := c.msg(pa).nextM
-			add(pa)
-			pa = next
-		} else {
-			next := c.msg(pb).nextM
-			add(pb)
-			pb = next
-		}
-	}
-	c.msg(tail).nextM = none
-	ua.head, ua.tail = head, tail
-	ua.pending += ub.pending
-	ua.open += ub.open
-	ua.pinned += ub.pinned
-	ua.version++
-	*ub = urec{head: none, tail: none, prev: none, next: none, version: ub.version + 1}
-	if c.into == nil {
-		c.into = make(map[int32]int32)
-	}
-	c.into[b] = a
-	c.shape++
-	return a
-}
-
-// unlinkUnit takes unit u out of the list of units.
-func (c *Context) unlinkUnit(u int32) {
-	un := c.unit(u)
-	if un.prev != none {
-		c.unit(un.prev).next = un.next
-	} else if c.uhead == u {
-		c.uhead = un.next
-	}
-	if un.next != none {
-		c.unit(un.next).prev = un.prev
-	} else if c.utail == u {
-		c.utail = un.prev
-	}
-	un.prev, un.next = none, none
-}
-
-// relinkUnit puts unit u in the list of units between prev and next.
-func (c *Context) relinkUnit(u, prev, next int32) {
-	un := c.unit(u)
-	un.prev, un.next = prev, next
-	if prev != none {
-		c.unit(prev).next = u
-	} else {
-		c.uhead = u
-	}
-	if next != none {
-		c.unit(next).prev = u
-	} else {
-		c.utail = u
-	}
 }
 
 // Write appends a chunk to an open message and adds tokens to its count.
@@ -499,6 +382,7 @@ func (c *Context) Pin(id MessageID) error {
 		u := c.unit(x.unit)
 		u.pinned++
 		u.version++
+		c.trackLarge(p)
 	}
 	return nil
 }
@@ -535,5 +419,6 @@ func (c *Context) Mark(id MessageID, f Facts) error {
 	x := c.msg(p)
 	x.facts |= f
 	c.unit(x.unit).version++
+	c.trackLarge(p)
 	return nil
 }

@@ -109,3 +109,29 @@ func TestCompactionMakesOtherDecisionsStale(t *testing.T) {
 	assert.Equal(t, 998, c.Len())
 	assert.Equal(t, 499*11, c.Tokens())
 }
+
+// The hoarding report looks only at large messages that may be hoarded:
+// pinned, stubbed, marked or otherwise classed ones leave its set for
+// good.
+func TestHoardingLooksOnlyAtWhatMayBeHoarded(t *testing.T) {
+	c := NewContext(Config{HoardTokens: 100})
+	closedTools(t, c, "x")
+	mustAppend(t, c,
+		Message{ID: "pinned", Tokens: 500, Pinned: true},
+		Message{ID: "secret", Tokens: 500, Facts: OneTimeSecret},
+		Message{ID: "kept", Tokens: 500, Class: Irreducible},
+		Message{ID: "free", Tokens: 500, Class: Reconstructible},
+		Message{ID: "text", Tokens: 500},
+		Message{ID: "a", Calls: []Call{{ID: "k", Tool: "x"}}},
+		Message{ID: "r", Tokens: 500, Answers: []CallID{"k"}},
+	)
+	assert.Len(t, c.large, 3)
+	require.NoError(t, c.Pin("free"))
+	require.NoError(t, c.Mark("text", NegativeResult))
+	assert.Len(t, c.large, 1)
+	d, err := c.Prune(Plan{Stub: []MessageID{"r"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"r"}, d.Hoarded, "still large until the stub is applied")
+	require.NoError(t, c.Apply(d))
+	assert.Empty(t, c.large)
+}

@@ -32,41 +32,47 @@ func (p Plan) Empty() bool {
 	return len(p.Evict) == 0 && len(p.Stub) == 0 && len(p.DropSchemas) == 0 && len(p.CompressSchemas) == 0
 }
 
-// checkPlan rejects a plan that names what the Context does not hold.
-func (c *Context) checkPlan(p Plan) error {
+// checkPlan rejects a plan that names what the Context does not hold. It
+// returns the positions of the messages p.Evict names, then those of
+// p.Stub.
+func (c *Context) checkPlan(p Plan) ([]int32, error) {
+	at := make([]int32, 0, len(p.Evict)+len(p.Stub))
 	for _, id := range p.Evict {
-		if _, ok := c.find(id); !ok {
-			return inputErr("plan.evict", string(id), ErrUnknownMessage)
+		q, ok := c.find(id)
+		if !ok {
+			return nil, inputErr("plan.evict", string(id), ErrUnknownMessage)
 		}
+		at = append(at, q)
 	}
 	for _, id := range p.Stub {
 		q, ok := c.find(id)
 		if !ok {
-			return inputErr("plan.stub", string(id), ErrUnknownMessage)
+			return nil, inputErr("plan.stub", string(id), ErrUnknownMessage)
 		}
 		if !c.isResult(q) {
-			return inputErr("plan.stub", string(id), ErrNotResult)
+			return nil, inputErr("plan.stub", string(id), ErrNotResult)
 		}
+		at = append(at, q)
 	}
 	for _, name := range p.DropSchemas {
 		if r := c.toolRec(name); r == nil || !r.registered {
-			return inputErr("plan.drop_schemas", name, ErrUnknownTool)
+			return nil, inputErr("plan.drop_schemas", name, ErrUnknownTool)
 		}
 	}
 	if len(p.CompressSchemas) == 0 {
-		return nil
+		return at, nil
 	}
 	// In name order, so that equal plans give equal errors.
 	for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
 		r := c.toolRec(name)
 		if r == nil || !r.registered {
-			return inputErr("plan.compress_schemas", name, ErrUnknownTool)
+			return nil, inputErr("plan.compress_schemas", name, ErrUnknownTool)
 		}
 		if _, err := schemadiff.Compare(r.t.Schema, p.CompressSchemas[name]); err != nil {
-			return inputErr("plan.compress_schemas", name, ErrBadSchema)
+			return nil, inputErr("plan.compress_schemas", name, ErrBadSchema)
 		}
 	}
-	return nil
+	return at, nil
 }
 
 // withoutTools returns p less the schema edits of the given tools.

@@ -26,7 +26,9 @@ import "slices"
 // plans give equal decisions. The cost is proportional to the plan and
 // the units it touches, not to the length of the Context; the one
 // exception is the hoarding report, when Config.HoardTokens is set, which
-// looks at every message of at least that many tokens.
+// looks at every message of at least that many tokens that could be
+// hoarded (not stubbed, pinned, marked with facts or classed otherwise
+// than reconstructible).
 func (c *Context) Prune(p Plan) (*Decision, error) {
 	return c.prune(p, true)
 }
@@ -39,6 +41,9 @@ type pruneRun struct {
 	p   Plan
 	d   *Decision // the decision being built
 	gen uint32    // the generation of this run's marks on messages
+
+	// The positions of the messages the plan evicts and stubs.
+	named, stubAt []int32
 
 	evict []int32 // the closing set
 	stubs []int32 // the stub targets, none of them in the closing set
@@ -81,7 +86,8 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	// A zero Context reads as empty: only an empty plan is valid.
-	if err := c.checkPlan(p); err != nil {
+	at, err := c.checkPlan(p)
+	if err != nil {
 		return nil, err
 	}
 	c.pruneMu.Lock()
@@ -92,7 +98,7 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 		r pruneRun
 	}{d: Decision{c: c, epoch: c.epoch, compactions: c.compactions}}
 	r := &both.r
-	*r = pruneRun{c: c, p: p, gen: c.nextGen(), d: &both.d}
+	*r = pruneRun{c: c, p: p, gen: c.nextGen(), d: &both.d, named: at[:len(p.Evict)], stubAt: at[len(p.Evict):]}
 	r.tools = r.toolsBuf[:0]
 	stages := c.pipeline
 	if stages == nil {
@@ -120,9 +126,8 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 // takeMessages carries out the plan's evictions as named: the closing
 // set is every message the plan evicts, once each, in the order named.
 func (r *pruneRun) takeMessages() {
-	r.evict = make([]int32, 0, len(r.p.Evict))
-	for _, id := range r.p.Evict {
-		p, _ := r.c.find(id)
+	r.evict = r.named[:0:len(r.named)] // in place: it only drops duplicates
+	for _, p := range r.named {
 		if !r.has(p, kEvict) {
 			r.set(p, kEvict)
 			r.evict = append(r.evict, p)
@@ -133,8 +138,7 @@ func (r *pruneRun) takeMessages() {
 // takeStubs takes the plan's stubs as named, less the messages of the
 // closing set and the stubs a gate held back.
 func (r *pruneRun) takeStubs() {
-	for _, id := range r.p.Stub {
-		p, _ := r.c.find(id)
+	for _, p := range r.stubAt {
 		if !r.has(p, kEvict|kStub|kHeld) {
 			r.set(p, kStub)
 			r.stubs = append(r.stubs, p)

@@ -63,8 +63,8 @@ type slab struct {
 }
 
 const (
-	slabFirst = 4 << 10   // the first shared chunk's size
-	slabMax   = 256 << 10 // the size shared chunks grow to
+	slabFirst = 4 << 10   // the least size of a shared chunk
+	slabMax   = 256 << 10 // the most
 )
 
 // add stores the concatenation of parts.
@@ -82,11 +82,10 @@ func (s *slab) add(parts ...[]byte) sref {
 		r = sref{chunk: s.chunk(make([]byte, 0, n)), n: uint32(n)}
 	} else {
 		if s.cur < 0 || len(s.chunks) == 0 || cap(s.chunks[s.cur])-len(s.chunks[s.cur]) < n {
-			size := slabFirst
-			if s.cur >= 0 && len(s.chunks) > 0 {
-				size = min(2*cap(s.chunks[s.cur]), slabMax)
-			}
-			s.cur = int(s.chunk(make([]byte, 0, max(size, n))))
+			// A quarter of what is live, within bounds: the room left in
+			// the chunk being filled stays small beside what the slab holds.
+			size := min(max(s.live/4, slabFirst, n), slabMax)
+			s.cur = int(s.chunk(make([]byte, 0, size)))
 		}
 		r = sref{chunk: uint32(s.cur), off: uint32(len(s.chunks[s.cur])), n: uint32(n)}
 	}
