@@ -135,3 +135,36 @@ func TestHoardingLooksOnlyAtWhatMayBeHoarded(t *testing.T) {
 	require.NoError(t, c.Apply(d))
 	assert.Empty(t, c.large)
 }
+
+// The generations of a prune's marks, and the stamps of its passes over
+// units, start again when they run out: stale marks are cleared, and
+// decisions stay what they were.
+func TestMarksOutliveTheirGenerations(t *testing.T) {
+	plans := []Plan{
+		{Evict: []MessageID{"r1", "u2"}, Stub: []MessageID{"r3"}},
+		{Evict: []MessageID{"u1", "r1"}, Split: SplitShrink},
+		{Evict: []MessageID{"a2"}, Stub: []MessageID{"r1", "r2"}},
+	}
+	fresh := batchContext(t, Config{}, false)
+	var want []any
+	for _, p := range plans {
+		d, err := fresh.Prune(p)
+		require.NoError(t, err)
+		want = append(want, decisionFields(d))
+	}
+	c := batchContext(t, Config{}, false)
+	// Marks of the first generation, which comes round again.
+	_, err := c.Prune(Plan{Evict: []MessageID{"u1", "r1", "a2", "u2"}, Stub: []MessageID{"r2"}})
+	require.NoError(t, err)
+	c.pruneGen = 1<<(32-markBits) - 2
+	c.tick = ^uint32(0) - 3
+	for round := range 4 {
+		for i, p := range plans {
+			d, err := c.Prune(p)
+			require.NoError(t, err)
+			assert.Equal(t, want[i], decisionFields(d), "round %d, plan %d", round, i)
+		}
+	}
+	assert.Less(t, c.pruneGen, uint32(20), "the generations started again")
+	assert.Less(t, c.tick, uint32(100), "the stamps started again")
+}

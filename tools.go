@@ -120,7 +120,8 @@ type ToolState struct {
 	// was not in the prompt, or stood behind a tombstone.
 	GhostCalls int
 	// Refetches counts calls made with the same arguments as a call whose
-	// result had been pruned or stubbed: work pruning made the agent redo.
+	// result had been pruned or stubbed (one of the 4,096 such calls
+	// pruned last): work pruning made the agent redo.
 	// IrreducibleRefetches counts those whose pruned result was classed
 	// irreducible, which only a gate switched off or a bad classification
 	// lets happen: alert on it.
