@@ -32,144 +32,131 @@ const (
 	SplitStrict
 )
 
-type gateMask uint8
-
-const (
-	disableBoundary gateMask = 1 << iota
-	disableSchema
-	disableRegen
-)
-
-// boundaryGate closes the plan's eviction set under unit membership and
-// holds back what the commit boundary forbids. It fills d.evict with the
-// units that may go and d.stubs with the stub targets, and returns the
-// violations (in SplitStrict) or a deferral.
-func (c *Context) boundaryGate(p Plan, d *Decision) ([]*Violation, *DeferredError) {
-	if c.disabled&disableBoundary != 0 {
-		// Unguarded: evict exactly what the plan names.
-		for _, id := range p.Evict {
-			x := c.byID[id]
-			if !d.inEvict(x) {
-				d.markEvict(x)
-				d.evict = append(d.evict, x)
-			}
-		}
-		for _, id := range p.Stub {
-			x := c.byID[id]
-			if !d.inEvict(x) && !d.stubbed(x) {
-				d.markStub(x)
-			}
-		}
-		return nil, nil
-	}
-	if c.cfg.Boundary == BoundaryStrict && (c.nPending > 0 || len(c.open) > 0) {
-		return nil, &DeferredError{Pending: c.pendingIDs(), Open: c.openIDs()}
+// boundaryGate closes the closing set under unit membership and holds
+// back what the commit boundary forbids. In the strict mode it defers the
+// prune while anything is in flight. Each unit the plan names goes whole,
+// is left out, or refuses the plan, as the split mode and the unit's state
+// say; a named stub in a unit held back is left out too.
+func (r *pruneRun) boundaryGate() {
+	c, p := r.c, r.p
+	r.whole = true
+	r.d.strict = c.cfg.Boundary == BoundaryStrict
+	if r.d.strict && (c.nPending > 0 || len(c.open) > 0) {
+		r.deferred = &DeferredError{Pending: c.pendingIDs(), Open: c.openIDs()}
+		return
 	}
 
-	var vs []*Violation
-	inFlight := 0
+	held, inFlight := 0, 0
 	refuse := func(v *Violation) {
 		if p.Split == SplitStrict {
-			vs = append(vs, v)
+			r.object(v)
 			return
 		}
 		if v.Code == CodeOpen || v.Code == CodePending {
 			inFlight++
 		}
-		d.Refused = append(d.Refused, v)
+		held++
+		r.leaveOut(v)
 	}
 
-	// Count how many members of each unit the plan names; then take the
-	// units in the order they are first named.
-	for _, id := range p.Evict {
-		x := c.byID[id]
-		if x.planMark == d.gen {
-			continue
+	// The closing set holds what the plan names. Count the named members
+	// of each unit, then take the units in the order they are first named.
+	named := r.evict
+	count := r.pass()
+	for _, q := range named {
+		u := c.unit(c.msg(q).unit)
+		if u.mark != count {
+			u.mark, u.aux = count, 0
 		}
-		x.planMark = d.gen
-		u := x.unit
-		if u.namedMark != d.gen {
-			u.namedMark, u.named = d.gen, 0
-		}
-		u.named++
+		u.aux++
 	}
-	done := d.gen | 1<<62
-	for _, id := range p.Evict {
-		u := c.byID[id].unit
-		if u.namedMark == done {
+	r.evict = make([]int32, 0, len(named))
+	done := r.pass()
+	for _, q := range named {
+		u := c.msg(q).unit
+		un := c.unit(u)
+		if un.mark == done {
 			continue
 		}
-		u.namedMark = done
+		un.mark = done
 		if v := c.heldBack(u); v != nil {
-			for _, x := range u.members {
-				if x.planMark == d.gen {
-					v.Messages = append(v.Messages, x.m.ID) // the members named
+			for m := range c.members(u) {
+				if r.has(m, kEvict) {
+					v.Messages = append(v.Messages, c.id(m)) // the members named
+					r.unset(m, kEvict)
 				}
 			}
 			refuse(v)
 			continue
 		}
-		if u.named < len(u.members) && p.Split != SplitGrow {
-			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{u.id()}, pos: u.members[0].seq}
-			for _, x := range u.members {
-				if x.planMark != d.gen {
-					v.Messages = append(v.Messages, x.m.ID) // the members left out
+		size := 0
+		for range c.members(u) {
+			size++
+		}
+		if int(un.aux) < size && p.Split != SplitGrow {
+			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
+			for m := range c.members(u) {
+				if r.has(m, kEvict) {
+					r.unset(m, kEvict)
+				} else {
+					v.Messages = append(v.Messages, c.id(m)) // the members left out
 				}
 			}
 			refuse(v)
 			continue
 		}
-		for _, x := range u.members {
-			d.markEvict(x)
-			d.evict = append(d.evict, x)
+		for m := range c.members(u) {
+			r.set(m, kEvict)
+			r.evict = append(r.evict, m)
 		}
 	}
 
-	for _, id := range p.Stub {
-		x := c.byID[id]
-		if d.inEvict(x) || d.stubbed(x) {
+	stubs := 0
+	for i, q := range r.stubAt {
+		if r.has(q, kEvict|kHeld) {
 			continue
 		}
-		if v := c.heldBack(x.unit); v != nil {
-			v.Messages = []MessageID{x.m.ID}
-			v.pos = x.seq
+		if v := c.heldBack(c.msg(q).unit); v != nil {
+			v.Messages = []MessageID{p.Stub[i]}
+			v.pos = uint64(q)
+			r.set(q, kHeld)
 			refuse(v)
 			continue
 		}
-		d.markStub(x)
+		stubs++
 	}
 
-	if len(vs) == 0 && inFlight > 0 && inFlight == len(d.Refused) && len(d.evict) == 0 && len(d.stubs) == 0 {
+	if len(r.violations) == 0 && inFlight > 0 && inFlight == held && len(r.evict) == 0 && stubs == 0 {
 		// Everything the plan named is in flight: the relaxed reading
 		// defers as the strict one would.
 		de := &DeferredError{}
-		for _, v := range d.Refused {
+		for _, v := range r.refused {
 			de.Units = append(de.Units, v.Units...)
 		}
-		return nil, de
+		r.deferred = de
 	}
-	return vs, nil
 }
 
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.
-func (c *Context) heldBack(u *unit) *Violation {
-	if u.open == 0 && u.pending == 0 && u.pinned == 0 {
+func (c *Context) heldBack(u int32) *Violation {
+	un := c.unit(u)
+	if un.open == 0 && un.pending == 0 && un.pinned == 0 {
 		return nil
 	}
-	v := &Violation{Gate: GateBoundary, Units: []UnitID{u.id()}, pos: u.members[0].seq}
+	v := &Violation{Gate: GateBoundary, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
 	switch {
-	case u.open > 0:
+	case un.open > 0:
 		v.Code = CodeOpen
-	case u.pending > 0:
+	case un.pending > 0:
 		v.Code = CodePending
-		for _, x := range u.members {
-			for _, r := range x.calls {
-				if !r.done {
-					v.Calls = append(v.Calls, r.id)
+		for m := range c.members(u) {
+			for k := range c.callsOf(m) {
+				if c.call(k).flags&cDone == 0 {
+					v.Calls = append(v.Calls, CallID(c.callID(k)))
 				}
 			}
 		}
-	case u.pinned > 0:
+	case un.pinned > 0:
 		v.Code = CodePinned
 	default:
 		return nil

@@ -1,7 +1,6 @@
 package pruneguard
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,11 +17,32 @@ func closedTools(t *testing.T, c *Context, names ...string) {
 	}
 }
 
-// batchContext: u1 | a1(c1,c2) r1 r2 | u2 | a2(c3) [r3 pending unless done]
+// batchContext: u1 | a1(c1,c2) r1 r2 | u2 | a2(c3) [r3 pending unless done],
+// with every gate and x a read-only, closed-world tool.
 func batchContext(t *testing.T, cfg Config, pending bool) *Context {
 	t.Helper()
 	c := NewContext(cfg)
 	closedTools(t, c, "x")
+	batchTranscript(t, c, pending)
+	return c
+}
+
+// boundaryAlone is the transcript of batchContext under the boundary gate
+// alone. Tool x is unannotated: its results are irreducible and it
+// mutates without a tombstone, so the other gates would refuse what the
+// boundary tests prune.
+func boundaryAlone(t *testing.T, cfg Config, pending bool) *Context {
+	t.Helper()
+	cfg.NoTombstones = true
+	c := NewContext(cfg)
+	onlyGate(c, GateBoundary)
+	require.NoError(t, c.RegisterTool(Tool{Name: "x", Schema: []byte(`{"type":"object"}`)}))
+	batchTranscript(t, c, pending)
+	return c
+}
+
+func batchTranscript(t *testing.T, c *Context, pending bool) {
+	t.Helper()
 	mustAppend(t, c,
 		Message{ID: "u1", Role: RoleUser, Tokens: 10},
 		Message{ID: "a1", Role: RoleAssistant, Tokens: 20, Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
@@ -34,11 +54,30 @@ func batchContext(t *testing.T, cfg Config, pending bool) *Context {
 	if !pending {
 		mustAppend(t, c, Message{ID: "r3", Role: RoleTool, Tokens: 50, Answers: []CallID{"c3"}})
 	}
-	return c
+}
+
+// The boundary gate alone lets irreducible results and a mutation tool's
+// schema go: it judges units and flight, nothing else.
+func TestBoundaryGateAlone(t *testing.T) {
+	c := boundaryAlone(t, Config{}, false)
+	d, err := c.Prune(Plan{Evict: []MessageID{"r1"}, DropSchemas: []string{"x"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"a1", "r1", "r2"}, d.Evict)
+	assert.Equal(t, []UnitID{"a1"}, d.Units)
+	assert.Equal(t, []string{"x"}, d.DropSchemas)
+	assert.Empty(t, d.Tombstones)
+	recs := d.Records()
+	require.Len(t, recs, 3)
+	assert.Equal(t, Irreducible, recs[1].Class, "classified for the audit log all the same")
+
+	// With the full pipeline the same plan is refused.
+	allGates(c)
+	_, err = c.Prune(Plan{Evict: []MessageID{"r1"}, DropSchemas: []string{"x"}})
+	assert.ErrorIs(t, err, ErrRegen)
 }
 
 func TestStrictBoundaryDefers(t *testing.T) {
-	c := batchContext(t, Config{}, true)
+	c := boundaryAlone(t, Config{}, true)
 	require.NoError(t, c.Open(Message{ID: "s", Role: RoleAssistant}))
 	_, err := c.Prune(Plan{Evict: []MessageID{"u1"}})
 	var de *DeferredError
@@ -55,7 +94,7 @@ func TestStrictBoundaryDefers(t *testing.T) {
 }
 
 func TestRelaxedBoundaryPrunesClosedUnits(t *testing.T) {
-	c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
+	c := boundaryAlone(t, Config{Boundary: BoundaryRelaxed}, true)
 	d, err := c.Prune(Plan{Evict: []MessageID{"r1", "a2"}})
 	require.NoError(t, err)
 	assert.Equal(t, []MessageID{"a1", "r1", "r2"}, d.Evict, "grown to the whole batch")
@@ -85,6 +124,7 @@ func TestRelaxedBoundaryPrunesClosedUnits(t *testing.T) {
 
 func TestRelaxedBoundaryHoldsOpenUnits(t *testing.T) {
 	c := NewContext(Config{Boundary: BoundaryRelaxed})
+	onlyGate(c, GateBoundary)
 	mustAppend(t, c, Message{ID: "u1", Tokens: 1})
 	require.NoError(t, c.Open(Message{ID: "s", Tokens: 1}))
 	d, err := c.Prune(Plan{Evict: []MessageID{"u1", "s"}})
@@ -98,14 +138,14 @@ func TestRelaxedBoundaryHoldsOpenUnits(t *testing.T) {
 func TestSplitModes(t *testing.T) {
 	plan := func(s SplitMode) Plan { return Plan{Evict: []MessageID{"u1", "r1"}, Split: s} }
 	t.Run("grow", func(t *testing.T) {
-		c := batchContext(t, Config{}, false)
+		c := boundaryAlone(t, Config{}, false)
 		d, err := c.Prune(plan(SplitGrow))
 		require.NoError(t, err)
 		assert.Equal(t, []MessageID{"u1", "a1", "r1", "r2"}, d.Evict)
 		assert.Empty(t, d.Refused)
 	})
 	t.Run("shrink", func(t *testing.T) {
-		c := batchContext(t, Config{}, false)
+		c := boundaryAlone(t, Config{}, false)
 		d, err := c.Prune(plan(SplitShrink))
 		require.NoError(t, err)
 		assert.Equal(t, []MessageID{"u1"}, d.Evict)
@@ -114,7 +154,7 @@ func TestSplitModes(t *testing.T) {
 		assert.Equal(t, []MessageID{"a1", "r2"}, d.Refused[0].Messages, "the members the plan left out")
 	})
 	t.Run("strict", func(t *testing.T) {
-		c := batchContext(t, Config{}, false)
+		c := boundaryAlone(t, Config{}, false)
 		_, err := c.Prune(plan(SplitStrict))
 		var pe *PruneError
 		require.ErrorAs(t, err, &pe)
@@ -126,7 +166,7 @@ func TestSplitModes(t *testing.T) {
 		assert.Equal(t, []MessageID{"a1", "r2"}, v.Messages)
 	})
 	t.Run("strict with whole units", func(t *testing.T) {
-		c := batchContext(t, Config{}, false)
+		c := boundaryAlone(t, Config{}, false)
 		d, err := c.Prune(Plan{Evict: []MessageID{"r2", "a1", "r1", "r1"}, Split: SplitStrict})
 		require.NoError(t, err)
 		assert.Equal(t, []MessageID{"a1", "r1", "r2"}, d.Evict, "transcript order, duplicates ignored")
@@ -134,7 +174,7 @@ func TestSplitModes(t *testing.T) {
 }
 
 func TestPinnedUnitsStay(t *testing.T) {
-	c := batchContext(t, Config{}, false)
+	c := boundaryAlone(t, Config{}, false)
 	require.NoError(t, c.Pin("r2"))
 	d, err := c.Prune(Plan{Evict: []MessageID{"u1", "r1"}})
 	require.NoError(t, err)
@@ -149,7 +189,7 @@ func TestPinnedUnitsStay(t *testing.T) {
 }
 
 func TestStubs(t *testing.T) {
-	c := batchContext(t, Config{StubText: "[gone]", StubTokens: 2}, false)
+	c := boundaryAlone(t, Config{StubText: "[gone]", StubTokens: 2}, false)
 	_, err := c.Prune(Plan{Stub: []MessageID{"a1"}})
 	assert.ErrorIs(t, err, ErrNotResult)
 	_, err = c.Prune(Plan{Stub: []MessageID{"nope"}})
@@ -177,7 +217,7 @@ func TestStubs(t *testing.T) {
 
 func TestStubInFlightIsRefused(t *testing.T) {
 	c := NewContext(Config{Boundary: BoundaryRelaxed})
-	closedTools(t, c, "x")
+	onlyGate(c, GateBoundary)
 	mustAppend(t, c,
 		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
 		Message{ID: "r1", Tokens: 50, Answers: []CallID{"c1"}},
@@ -192,106 +232,8 @@ func TestStubInFlightIsRefused(t *testing.T) {
 	assert.Equal(t, []MessageID{"r1"}, v.Messages)
 }
 
-func TestApplyRefusesStaleDecisions(t *testing.T) {
-	events := map[string]func(c *Context) error{
-		"coupled":       func(c *Context) error { return c.Couple("u1", "a1") },
-		"pinned":        func(c *Context) error { return c.Pin("r1") },
-		"spilled":       func(c *Context) error { return c.Spill("r2", Pointer{Store: "s", Key: "k"}) },
-		"marked":        func(c *Context) error { return c.Mark("r2", TransientState) },
-		"step planned":  func(c *Context) error { return c.PlanStep("next", "u2") },
-		"tool migrated": func(c *Context) error { return c.RegisterTool(Tool{Name: "x", Version: "2"}) },
-		"sealed":        func(c *Context) error { c.SealSteps(true); return nil },
-		"new pending call": func(c *Context) error {
-			return c.Append(Message{ID: "a9", Calls: []Call{{ID: "c9", Tool: "x"}}})
-		},
-		"stream opened": func(c *Context) error { return c.Open(Message{ID: "s9"}) },
-	}
-	for name, ev := range events {
-		t.Run(name, func(t *testing.T) {
-			c := batchContext(t, Config{}, false)
-			d, err := c.Prune(Plan{Evict: []MessageID{"a1", "u2"}})
-			require.NoError(t, err)
-			require.NoError(t, ev(c))
-			before := observe(c)
-			err = c.Apply(d)
-			require.ErrorIs(t, err, ErrStaleDecision)
-			var se *StaleError
-			require.ErrorAs(t, err, &se)
-			assert.Equal(t, before, observe(c))
-		})
-	}
-	t.Run("unrelated append in relaxed mode", func(t *testing.T) {
-		c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
-		d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
-		require.NoError(t, err)
-		mustAppend(t, c, Message{ID: "r3", Answers: []CallID{"c3"}}, Message{ID: "u9", Tokens: 1})
-		require.NoError(t, c.Apply(d))
-		_, ok := c.Message("a1")
-		assert.False(t, ok)
-	})
-	t.Run("units named", func(t *testing.T) {
-		c := batchContext(t, Config{}, false)
-		d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
-		require.NoError(t, err)
-		require.NoError(t, c.Pin("r2"))
-		var se *StaleError
-		require.ErrorAs(t, c.Apply(d), &se)
-		assert.Equal(t, []UnitID{"a1"}, se.Units)
-	})
-}
-
-func TestApplyOnceAndOnlyHere(t *testing.T) {
-	c := batchContext(t, Config{}, false)
-	other := batchContext(t, Config{}, false)
-	d, err := c.Prune(Plan{Evict: []MessageID{"u1"}})
-	require.NoError(t, err)
-	assert.ErrorIs(t, other.Apply(d), ErrForeignDecision)
-	assert.ErrorIs(t, c.Apply(nil), ErrForeignDecision)
-	require.NoError(t, c.Apply(d))
-	assert.ErrorIs(t, c.Apply(d), ErrForeignDecision)
-	assert.Equal(t, 6, c.Len())
-}
-
-func TestPruneChangesNothing(t *testing.T) {
-	c := batchContext(t, Config{}, false)
-	before := observe(c)
-	_, err := c.Prune(Plan{Evict: []MessageID{"u1", "r1"}, Stub: []MessageID{"r3"}})
-	require.NoError(t, err)
-	assert.Equal(t, before, observe(c))
-}
-
-func TestPlanNamingUnknownIDs(t *testing.T) {
-	c := batchContext(t, Config{}, false)
-	_, err := c.Prune(Plan{Evict: []MessageID{"u1", "ghost"}})
-	var ie *InputError
-	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, "plan.evict", ie.Op)
-	assert.Equal(t, "ghost", ie.ID)
-	assert.True(t, errors.Is(err, ErrUnknownMessage))
-}
-
-func TestDefaultStub(t *testing.T) {
-	c := batchContext(t, Config{}, false)
-	d, err := c.Prune(Plan{Stub: []MessageID{"r1"}})
-	require.NoError(t, err)
-	assert.Equal(t, 100-8, d.Freed)
-	require.NoError(t, c.Apply(d))
-	m, _ := c.Message("r1")
-	assert.Equal(t, DefaultStubText, string(m.Content))
-	assert.Equal(t, 8, m.Tokens)
-
-	// A result already smaller than a stub frees nothing.
-	mustAppend(t, c,
-		Message{ID: "a5", Calls: []Call{{ID: "c5", Tool: "x"}}},
-		Message{ID: "r5", Tokens: 3, Answers: []CallID{"c5"}},
-	)
-	d, err = c.Prune(Plan{Stub: []MessageID{"r5"}})
-	require.NoError(t, err)
-	assert.Equal(t, 0, d.Freed)
-}
-
 func TestRefusalsAreSorted(t *testing.T) {
-	c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
+	c := boundaryAlone(t, Config{Boundary: BoundaryRelaxed}, true)
 	require.NoError(t, c.Pin("u1"))
 	d, err := c.Prune(Plan{Evict: []MessageID{"a2", "u2", "u1"}})
 	require.NoError(t, err)

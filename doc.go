@@ -40,7 +40,30 @@
 // atomically, and refuses one that events since have made stale. The
 // [Guard] helper wraps the loop: check the budget in constant time, ask a
 // [Policy], prune, apply, and answer under budget, pruned, deferred, or a
-// [*CeilingError].
+// [*CeilingError]:
+//
+//	g := pruneguard.Guard{Budget: 32000, Policy: pruneguard.OldestFirst{}}
+//	res, err := g.Check(c) // before each model call
+//
+// # Policies
+//
+// A [Policy] proposes; it never decides. It gets a [View] of the Context:
+// walks over the units oldest first ([View.Units]), the messages newest
+// first ([View.Newest]), the tool results newest first ([View.Results],
+// [View.WholeResults]) and largest first ([View.Largest]), each kept in
+// an index as messages arrive, are stubbed or leave, so that a policy
+// that stops once it has proposed enough costs what it proposes, however
+// long the session. The built-in [OldestFirst], [LargestResultsFirst]
+// and [KeepLastToolUses] do so. [PolicyFunc] takes the simple way, a
+// snapshot of every message; [ViewFunc] combines walks and policies:
+//
+//	pol := pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+//		p := pruneguard.LargestResultsFirst{Stub: true}.Propose(v, need)
+//		if p.Empty() {
+//			p = pruneguard.OldestFirst{}.Propose(v, need)
+//		}
+//		return p
+//	})
 //
 // # The gates
 //
@@ -92,10 +115,14 @@
 // [*InputError] matching [ErrInvalidInput] and a specific sentinel, and
 // leave the Context unchanged.
 //
-// # Concurrency
+// # Cost
 //
 // A [Context] is safe for concurrent use. [Context.Tokens] and
 // [Guard.Check] under budget take constant time and do not allocate.
 // [Context.Prune] costs time in proportion to the plan and the units it
-// touches, not to the length of the Context.
+// touches, and [Guard.Check] over budget in proportion to what its policy
+// walks, proposes and prunes, not to the length of the Context (beside a
+// logarithm for the indexes). A Context keeps a few dozen bytes per
+// message beyond the ids, contents and arguments it was given, and
+// reclaims the memory of the messages that leave.
 package pruneguard

@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -234,7 +235,7 @@ func sortViolations(vs []*Violation) {
 		if a.Gate != b.Gate {
 			return int(a.Gate) - int(b.Gate)
 		}
-		if d := cmpSeq(a.pos, b.pos); d != 0 {
+		if d := cmp.Compare(a.pos, b.pos); d != 0 {
 			return d
 		}
 		return strings.Compare(string(a.Code), string(b.Code))

@@ -68,3 +68,42 @@ func ExampleGuard_Check() {
 	// f1 answered: pruned, 1800 -> 1000 tokens
 	//   evicted: [a1 r1] units: [a1]
 }
+
+// A policy built from the walks of a View: stub the largest tool results
+// first, and once none is left worth stubbing, evict the oldest units.
+// Each walk stops as soon as the plan frees enough, however long the
+// session.
+func ExampleViewFunc() {
+	pol := pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+		p := pruneguard.LargestResultsFirst{Stub: true}.Propose(v, need)
+		if p.Empty() {
+			p = pruneguard.OldestFirst{}.Propose(v, need)
+		}
+		return p
+	})
+
+	c := pruneguard.NewContext(pruneguard.Config{})
+	c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: pruneguard.Annotations{
+		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false),
+	}})
+	c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 500, Pinned: true})
+	for i, size := range []int{3000, 200, 5000} {
+		call := pruneguard.CallID(fmt.Sprint("c", i))
+		c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Role: pruneguard.RoleAssistant, Tokens: 20,
+			Calls: []pruneguard.Call{{ID: call, Tool: "read_file"}}})
+		c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("r", i)), Role: pruneguard.RoleTool, Tokens: size,
+			Answers: []pruneguard.CallID{call}})
+	}
+	res, err := pruneguard.Guard{Budget: 500, Policy: pol}.Check(c)
+	if err != nil {
+		fmt.Println(err)
+	}
+	for _, d := range res.Decisions {
+		fmt.Println("stubbed", d.Stub, "evicted", d.Evict)
+	}
+	fmt.Println(res.Outcome, res.Before, "->", res.After)
+	// Output:
+	// stubbed [r0 r1 r2] evicted []
+	// stubbed [] evicted [a0 r0 a1 r1 a2 r2]
+	// pruned 8760 -> 500
+}

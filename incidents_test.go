@@ -36,7 +36,7 @@ func TestIncidentParallelBatchEvictedMidFlight(t *testing.T) {
 	run := func(t *testing.T, gateOff bool) (orphanErr error, pruneErr error) {
 		c := NewContext(Config{})
 		if gateOff {
-			c.disabled = disableBoundary
+			withoutGates(c, GateBoundary)
 		}
 		require.NoError(t, c.Append(Message{ID: "sys", Role: RoleSystem, Tokens: 500, Pinned: true}))
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 200}))
@@ -80,7 +80,7 @@ func TestIncidentStreamingResultEvicted(t *testing.T) {
 	run := func(t *testing.T, gateOff bool) (c *Context, writeErr, pruneErr error) {
 		c = NewContext(Config{Boundary: BoundaryRelaxed})
 		if gateOff {
-			c.disabled = disableBoundary
+			withoutGates(c, GateBoundary)
 		}
 		require.NoError(t, c.RegisterTool(Tool{Name: "fetch", Output: Reconstructible}))
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 100}))
@@ -121,7 +121,7 @@ func TestIncidentGhostMutationTool(t *testing.T) {
 	setup := func(t *testing.T, cfg Config, gateOff bool) *Context {
 		c := NewContext(cfg)
 		if gateOff {
-			c.disabled = disableSchema
+			withoutGates(c, GateSchema)
 		}
 		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: schema, Annotations: Annotations{ReadOnlyHint: Bool(false), DestructiveHint: Bool(true)}}))
 		require.NoError(t, c.RegisterTool(Tool{Name: "search_logs", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
@@ -190,7 +190,7 @@ func TestIncidentNegativeResultPruned(t *testing.T) {
 	run := func(t *testing.T, gateOff bool) (*Context, error) {
 		c := NewContext(Config{})
 		if gateOff {
-			c.disabled = disableRegen
+			withoutGates(c, GateRegen)
 		}
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 40, Content: []byte("the service OOMs under load")}))
 		require.NoError(t, c.Append(Message{ID: "think", Role: RoleAssistant, Tokens: 120, Facts: NegativeResult,
@@ -227,7 +227,7 @@ func TestIncidentOneTimeNoncePruned(t *testing.T) {
 	run := func(t *testing.T, gateOff bool) (*Context, error) {
 		c := NewContext(Config{})
 		if gateOff {
-			c.disabled = disableRegen
+			withoutGates(c, GateRegen)
 		}
 		require.NoError(t, c.RegisterTool(Tool{Name: "submit_payment", Annotations: Annotations{ReadOnlyHint: Bool(false), IdempotentHint: Bool(false)}}))
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 40}))

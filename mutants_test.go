@@ -22,7 +22,7 @@ func TestStubDecisionGoesStale(t *testing.T) {
 func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 	t.Run("pending caller", func(t *testing.T) {
 		c := batchContext(t, Config{}, true)
-		c.disabled = disableBoundary
+		withoutGates(c, GateBoundary)
 		d, err := c.Prune(Plan{Evict: []MessageID{"a2"}})
 		require.NoError(t, err)
 		require.NoError(t, c.Apply(d))
@@ -31,7 +31,7 @@ func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 	})
 	t.Run("open result", func(t *testing.T) {
 		c := NewContext(Config{})
-		c.disabled = disableBoundary
+		withoutGates(c, GateBoundary)
 		closedTools(t, c, "x")
 		mustAppend(t, c, Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}})
 		require.NoError(t, c.Open(Message{ID: "r1", Answers: []CallID{"c1"}}))
@@ -49,7 +49,7 @@ func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 	})
 	t.Run("pinned member", func(t *testing.T) {
 		c := batchContext(t, Config{}, false)
-		c.disabled = disableBoundary
+		withoutGates(c, GateBoundary)
 		require.NoError(t, c.Pin("r1"))
 		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
 		require.NoError(t, err)
@@ -58,7 +58,7 @@ func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
 		assert.False(t, u.Pinned)
 		assert.Equal(t, []MessageID{"a1", "r2"}, u.Messages)
 		// What is left of the cut unit can still be pruned.
-		c.disabled = 0
+		allGates(c)
 		d, err = c.Prune(Plan{Evict: []MessageID{"a1"}})
 		require.NoError(t, err)
 		assert.Equal(t, []MessageID{"a1", "r2"}, d.Evict)
@@ -84,21 +84,21 @@ func TestEvictingAReusedCallIDKeepsTheLaterCall(t *testing.T) {
 
 func TestLargestResultsFirstOrder(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 50, 70, 50, 70)
-	p := LargestResultsFirst{Stub: true}.Propose(c.Snapshot(), 1000)
+	p := LargestResultsFirst{Stub: true}.Propose(c.View(), 1000)
 	assert.Equal(t, []MessageID{"r1", "r3", "r0", "r2"}, p.Stub, "ties keep transcript order")
 	// Exactly enough: stop there.
-	p = LargestResultsFirst{}.Propose(c.Snapshot(), 75)
+	p = LargestResultsFirst{}.Propose(c.View(), 75)
 	assert.Equal(t, []MessageID{"a1", "r1"}, p.Evict)
-	p = OldestFirst{}.Propose(c.Snapshot(), 10)
+	p = OldestFirst{}.Propose(c.View(), 10)
 	assert.Equal(t, []MessageID{"u0"}, p.Evict, "u0 holds exactly 10 tokens")
 }
 
 func TestGuardStopsAtTheBudget(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 100, 100)
 	rounds := 0
-	pol := PolicyFunc(func(es []Entry, need int) Plan {
+	pol := ViewFunc(func(v *View, need int) Plan {
 		rounds++
-		return OldestFirst{}.Propose(es, need)
+		return OldestFirst{}.Propose(v, need)
 	})
 	// u0, a0 and r0 hold 115 tokens: prune exactly to the budget.
 	res, err := Guard{Budget: c.Tokens() - 115, Policy: pol}.Check(c)
@@ -156,7 +156,7 @@ func TestGuardedCutKeepsEntriesTrue(t *testing.T) {
 	c := batchContext(t, Config{}, false)
 	mustAppend(t, c, Message{ID: "a3", Calls: []Call{{ID: "c4", Tool: "x"}, {ID: "c5", Tool: "x"}}})
 	mustAppend(t, c, Message{ID: "r4", Answers: []CallID{"c4"}})
-	c.disabled = disableBoundary
+	withoutGates(c, GateBoundary)
 	d, err := c.Prune(Plan{Evict: []MessageID{"a3"}})
 	require.NoError(t, err)
 	require.NoError(t, c.Apply(d))

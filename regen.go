@@ -117,194 +117,120 @@ type OracleFunc func(Message) Class
 // Classify calls f(m).
 func (f OracleFunc) Classify(m Message) Class { return f(m) }
 
-type step struct {
-	refs []*msg
-}
-
-// PlanStep registers a planned step that will read the given messages.
-// Until [Context.CompleteStep] resolves it, none of them may be evicted or
-// stubbed, whatever their class. Registering an existing step adds to its
-// references.
-func (c *Context) PlanStep(id StepID, needs ...MessageID) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.init()
-	if id == "" {
-		return inputErr("plan step", "", ErrEmptyID)
-	}
-	xs := make([]*msg, 0, len(needs))
-	for _, n := range needs {
-		x, err := c.lookup("plan step", n)
-		if err != nil {
-			return err
-		}
-		xs = append(xs, x)
-	}
-	if c.steps[id] == nil {
-		c.steps[id] = &step{}
-	}
-	for _, x := range xs {
-		c.reference(id, x)
-	}
-	c.epoch++
-	return nil
-}
-
-// reference records that step id will read x.
-func (c *Context) reference(id StepID, x *msg) {
-	s := c.steps[id]
-	if s == nil {
-		s = &step{}
-		c.steps[id] = s
-	}
-	s.refs = append(s.refs, x)
-	x.refs++
-	x.unit.version++
-}
-
-// stepsOf lists the pending steps that reference x, sorted.
-func (c *Context) stepsOf(x *msg) []StepID {
-	var out []StepID
-	for id, s := range c.steps {
-		if slices.Contains(s.refs, x) {
-			out = append(out, id)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// CompleteStep resolves a planned step: its references no longer hold
-// messages in the prompt.
-func (c *Context) CompleteStep(id StepID) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.init()
-	s, ok := c.steps[id]
-	if !ok {
-		return inputErr("complete step", string(id), ErrUnknownStep)
-	}
-	for _, x := range s.refs {
-		x.refs--
-	}
-	delete(c.steps, id)
-	c.epoch++
-	return nil
-}
-
-// SealSteps declares that the steps registered with [Context.PlanStep] are
-// the complete set of steps that remain (a closed dependency set). While
-// sealed, a message no remaining step references counts as safe to evict
-// even when irreducible: the plan proves nobody will read it. Seal only
-// when the plan really is closed, typically for its terminal step.
-func (c *Context) SealSteps(sealed bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.init()
-	if c.sealed != sealed {
-		c.sealed = sealed
-		c.epoch++
-	}
-}
-
-// Spill records that message id's content was written to a durable store
-// at p. The message may then be evicted, whatever its class, while the
-// configured [Resolver] resolves p (planned-step references still hold
-// it). A zero p removes the pointer.
-func (c *Context) Spill(id MessageID, p Pointer) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.init()
-	x, err := c.lookup("spill", id)
-	if err != nil {
-		return err
-	}
-	x.m.Pointer = p
-	x.unit.version++
-	return nil
-}
-
-// Mark adds facts to a message, for example when a later step learns that
-// an earlier observation was a negative result.
-func (c *Context) Mark(id MessageID, f Facts) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.init()
-	x, err := c.lookup("mark", id)
-	if err != nil {
-		return err
-	}
-	x.m.Facts |= f
-	x.unit.version++
-	return nil
-}
-
 // ClassOf reports the regenerability class the guard gives message id
 // now: its explicit class, the oracle's answer or the derived one, raised
 // to [Irreducible] by any [Facts].
 func (c *Context) ClassOf(id MessageID) (Class, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x, ok := c.byID[id]
+	p, ok := c.find(id)
 	if !ok {
 		return ClassUnset, false
 	}
-	return c.classify(x), true
+	return c.classify(p), true
 }
 
-// classify returns the effective class of x.
-func (c *Context) classify(x *msg) Class {
-	if x.m.Facts != 0 {
+// classify returns the effective class of message p.
+func (c *Context) classify(p int32) Class {
+	x := c.msg(p)
+	if x.facts != 0 {
 		return Irreducible
 	}
-	if x.m.Class != ClassUnset {
-		return x.m.Class
+	if x.class != ClassUnset {
+		return x.class
 	}
 	if c.cfg.Oracle != nil {
-		if k := c.cfg.Oracle.Classify(x.copy()); k != ClassUnset {
+		if k := c.cfg.Oracle.Classify(c.copy(p)); k != ClassUnset {
 			return k
 		}
 	}
-	if len(x.results) == 0 {
+	if x.ans == none {
 		if c.cfg.TextClass != ClassUnset {
 			return c.cfg.TextClass
 		}
 		return Reconstructible
 	}
 	k := Reconstructible
-	for _, r := range x.results {
-		k = max(k, c.toolOutputClass(r.tool))
+	for a := range c.answersOf(p) {
+		k = max(k, c.tools[c.call(a).tool].t.OutputClass())
 	}
 	return k
 }
 
+// regenGate checks every message that would leave the prompt: each
+// member of the closing set, a unit at a time, and each stub target. In
+// RegenRefuse an unsafe one refuses the plan; in RegenDropUnsafe its unit,
+// or its stub, is left out.
+func (r *pruneRun) regenGate() {
+	c := r.c
+	drop := c.cfg.Regen == RegenDropUnsafe
+	var unsafe []int32
+	t := r.pass()
+	for _, first := range r.evict {
+		u := c.msg(first).unit
+		if un := c.unit(u); un.mark == t {
+			continue
+		} else {
+			un.mark = t
+		}
+		var uv []*Violation
+		for p := range c.members(u) {
+			if r.has(p, kEvict) {
+				uv = append(uv, r.regenCheck(p)...)
+			}
+		}
+		if len(uv) == 0 {
+			continue
+		}
+		if drop {
+			unsafe = append(unsafe, u)
+			r.leaveOut(uv...)
+		} else {
+			r.object(uv...)
+		}
+	}
+	for _, u := range unsafe {
+		r.dropUnit(u)
+	}
+	r.stubs = slices.DeleteFunc(r.stubs, func(p int32) bool {
+		sv := r.regenCheck(p)
+		switch {
+		case len(sv) == 0:
+			return false
+		case drop:
+			r.leaveOut(sv...)
+			r.unset(p, kStub)
+			return true
+		}
+		r.object(sv...)
+		return false
+	})
+}
+
 // regenCheck returns the violations of the regenerability gate for one
 // message, or nil when it may leave the prompt.
-func (c *Context) regenCheck(x *msg) []*Violation {
-	x.pruneClass = c.classify(x)
-	if c.disabled&disableRegen != 0 {
-		return nil
-	}
+func (r *pruneRun) regenCheck(p int32) []*Violation {
+	c := r.c
 	v := func(code Code) *Violation {
-		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{x.unit.id()}, Messages: []MessageID{x.m.ID}, pos: x.seq}
+		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{c.unitID(c.msg(p).unit)}, Messages: []MessageID{c.id(p)}, pos: uint64(p)}
 	}
 	// A planned step that names the message holds it, whatever else.
-	if x.refs > 0 {
-		r := v(CodeReferenced)
-		r.Steps = c.stepsOf(x)
-		return []*Violation{r}
+	if c.refs(p) > 0 {
+		ref := v(CodeReferenced)
+		ref.Steps = c.stepsOf(p)
+		return []*Violation{ref}
 	}
 	if c.sealed {
 		return nil // condition 3: closed plan, and no remaining step needs it
 	}
-	k := x.pruneClass
+	k := r.classOf(p)
 	if k == Reconstructible {
 		return nil
 	}
-	if c.resolvable(x.m.Pointer) {
+	if c.resolvable(c.pointer(p)) {
 		return nil // condition 2: durable spill with a live pointer
 	}
-	if codes := x.m.Facts.codes(); len(codes) > 0 {
+	if codes := c.msg(p).facts.codes(); len(codes) > 0 {
 		out := make([]*Violation, len(codes))
 		for i, code := range codes {
 			out[i] = v(code)
@@ -319,26 +245,4 @@ func (c *Context) regenCheck(x *msg) []*Violation {
 
 func (c *Context) resolvable(p Pointer) bool {
 	return !p.IsZero() && c.cfg.Resolver != nil && c.cfg.Resolver.Resolvable(p)
-}
-
-// hoarded lists the large reconstructible messages a decision leaves in.
-func (c *Context) hoarded(d *Decision) []MessageID {
-	if len(c.large) == 0 {
-		return nil
-	}
-	var xs []*msg
-	for x := range c.large {
-		if d.inEvict(x) || x.open || x.m.Pinned || x.unit.pending > 0 || x.unit.pinned > 0 || x.refs > 0 {
-			continue
-		}
-		if c.classify(x) == Reconstructible {
-			xs = append(xs, x)
-		}
-	}
-	slices.SortFunc(xs, func(a, b *msg) int { return cmpSeq(a.seq, b.seq) })
-	ids := make([]MessageID, len(xs))
-	for i, x := range xs {
-		ids[i] = x.m.ID
-	}
-	return ids
 }

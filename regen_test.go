@@ -9,10 +9,12 @@ import (
 )
 
 // regenContext: one call to tool "t" (annotated by ann) answered by r,
-// whose fields come from m.
+// whose fields come from m, under the regenerability gate alone: a plan
+// evicts exactly what it names.
 func regenContext(t *testing.T, cfg Config, tool Tool, m Message) *Context {
 	t.Helper()
 	c := NewContext(cfg)
+	onlyGate(c, GateRegen)
 	tool.Name = "t"
 	require.NoError(t, c.RegisterTool(tool))
 	mustAppend(t, c, Message{ID: "a", Role: RoleAssistant, Tokens: 10, Calls: []Call{{ID: "k", Tool: "t"}}})
@@ -59,7 +61,7 @@ func TestRegenClasses(t *testing.T) {
 			d, err := c.Prune(Plan{Evict: []MessageID{"r"}})
 			if tt.codes == nil {
 				require.NoError(t, err)
-				assert.Equal(t, []MessageID{"a", "r"}, d.Evict)
+				assert.Equal(t, []MessageID{"r"}, d.Evict)
 				if !tt.m.Pointer.IsZero() {
 					assert.Equal(t, []SpillNote{{"r", tt.m.Pointer}}, d.Pointers)
 				}
@@ -140,7 +142,7 @@ func TestPlannedStepsHoldMessages(t *testing.T) {
 	c := regenContext(t, Config{}, Tool{Annotations: closedWorld}, Message{})
 	require.NoError(t, c.PlanStep("verify", "r"))
 	require.NoError(t, c.PlanStep("report", "r", "a"))
-	_, err := c.Prune(Plan{Evict: []MessageID{"r"}})
+	_, err := c.Prune(Plan{Evict: []MessageID{"r", "a"}})
 	var pe *PruneError
 	require.ErrorAs(t, err, &pe)
 	require.Len(t, pe.Violations, 2)
@@ -185,7 +187,7 @@ func TestSealedPlanReleasesUnreferenced(t *testing.T) {
 	c.SealSteps(true)
 	d, err := c.Prune(Plan{Evict: []MessageID{"r"}})
 	require.NoError(t, err, "no remaining step needs r")
-	assert.Equal(t, []MessageID{"a", "r"}, d.Evict)
+	assert.Equal(t, []MessageID{"r"}, d.Evict)
 	_, err = c.Prune(Plan{Evict: []MessageID{"u"}})
 	require.ErrorIs(t, err, ErrRegen, "the final step needs u")
 	c.SealSteps(false)
@@ -275,4 +277,43 @@ func TestEveryViolationAtOnce(t *testing.T) {
 	assert.Equal(t, err.Error(), again.Error(), "stable order")
 	assert.Regexp(t, `^pruneguard: prune refused \(4 violations\): boundary gate: pinned`, err.Error())
 	assert.True(t, errors.Is(err, ErrSchema))
+}
+
+// The regenerability gate alone judges the messages a plan names, one by
+// one, whatever their units and calls in flight.
+func TestRegenGateAlone(t *testing.T) {
+	c := NewContext(Config{Regen: RegenDropUnsafe})
+	onlyGate(c, GateRegen)
+	closedTools(t, c, "x")
+	mustAppend(t, c,
+		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}, {ID: "c3", Tool: "x"}}},
+		Message{ID: "r1", Tokens: 50, Answers: []CallID{"c1"}},
+		Message{ID: "r2", Tokens: 50, Facts: NegativeResult, Answers: []CallID{"c2"}},
+		Message{ID: "u1", Tokens: 5},
+	)
+	// c3 is pending: the boundary gate would defer; alone, regen judges.
+	d, err := c.Prune(Plan{Evict: []MessageID{"r1", "u1"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"r1", "u1"}, d.Evict, "no unit grows")
+	assert.Nil(t, d.Units, "the closing set is not known to be whole units")
+	assert.Empty(t, d.Refused)
+
+	// An unsafe member drops what the plan named of its unit.
+	d, err = c.Prune(Plan{Evict: []MessageID{"r1", "r2", "u1"}, Stub: []MessageID{"r2"}})
+	require.NoError(t, err)
+	assert.Equal(t, []MessageID{"u1"}, d.Evict)
+	assert.Empty(t, d.Stub)
+	require.Len(t, d.Refused, 1, "r2 named twice, refused once as part of its unit's eviction")
+	assert.Equal(t, CodeNegative, d.Refused[0].Code)
+	require.NoError(t, c.Apply(d))
+
+	// RegenRefuse: the same plan is refused.
+	c = NewContext(Config{})
+	onlyGate(c, GateRegen)
+	mustAppend(t, c, Message{ID: "n", Facts: TransientState}, Message{ID: "m"})
+	_, err = c.Prune(Plan{Evict: []MessageID{"m", "n"}})
+	var v *Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, CodeTransient, v.Code)
+	assert.Equal(t, []MessageID{"n"}, v.Messages)
 }

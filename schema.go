@@ -1,302 +1,13 @@
 package pruneguard
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/pruneguard/pruneguard/internal/schemadiff"
 )
-
-// Annotations are the MCP tool annotations (spec 2025-03-26 and later).
-// A nil field takes the spec's default: not read-only, destructive, not
-// idempotent, open world. Those defaults are pessimistic on purpose: a
-// tool nobody described counts as mutating, and its outputs as
-// irreducible. MCP calls annotations hints that must not be trusted from
-// untrusted servers; pass them on only from servers you trust.
-type Annotations struct {
-	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
-}
-
-// ReadOnly reports readOnlyHint with its default (false).
-func (a Annotations) ReadOnly() bool { return hint(a.ReadOnlyHint, false) }
-
-// Destructive reports destructiveHint with its default (true). A read-only
-// tool is never destructive.
-func (a Annotations) Destructive() bool { return !a.ReadOnly() && hint(a.DestructiveHint, true) }
-
-// Idempotent reports idempotentHint with its default (false). A read-only
-// tool is always idempotent.
-func (a Annotations) Idempotent() bool { return a.ReadOnly() || hint(a.IdempotentHint, false) }
-
-// OpenWorld reports openWorldHint with its default (true).
-func (a Annotations) OpenWorld() bool { return hint(a.OpenWorldHint, true) }
-
-func hint(p *bool, def bool) bool {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-// Bool returns a pointer to b, for filling [Annotations].
-func Bool(b bool) *bool { return &b }
-
-// Tool describes one tool the model may call: its schema, whether calling
-// it changes the world, and whether its outputs can be obtained again.
-type Tool struct {
-	// Name is the tool's name as calls give it. Required.
-	Name string
-	// Schema is the tool's input JSON Schema as the prompt carries it.
-	Schema json.RawMessage
-	// Version names the schema's version. Registering the tool again with
-	// another version (or, when both versions are empty, another schema)
-	// is a migration: arguments of calls made before it are stale.
-	Version string
-	// Annotations decide mutation and, with Output unset, the class of the
-	// tool's results.
-	Annotations Annotations
-	// Output, when set, is the regenerability class of the tool's results,
-	// overriding the one derived from Annotations.
-	Output Class
-	// NoTombstone says the runtime cannot insert a tombstone for this tool.
-	// Withdrawing a mutation tool's schema while its arguments stay is then
-	// refused.
-	NoTombstone bool
-}
-
-// Mutating reports whether calling the tool may change its environment
-// (MCP: not read-only).
-func (t Tool) Mutating() bool { return !t.Annotations.ReadOnly() }
-
-// OutputClass returns the regenerability class of the tool's results:
-// Output when set; otherwise a read-only, closed-world tool's results are
-// [Reconstructible], and so are an idempotent, non-destructive,
-// closed-world tool's; everything else (non-idempotent, destructive or
-// open-world) is [Irreducible].
-func (t Tool) OutputClass() Class {
-	if t.Output != ClassUnset {
-		return t.Output
-	}
-	a := t.Annotations
-	if !a.OpenWorld() && a.Idempotent() && !a.Destructive() {
-		return Reconstructible
-	}
-	return Irreducible
-}
-
-// Tombstone is the one-line note a runtime inserts in the prompt when a
-// tool's schema leaves while arguments of earlier calls to it stay: it
-// tells the model the tool exists and must be asked for before use.
-type Tombstone struct {
-	Tool     string
-	Mutating bool
-	// Stale lists surviving calls made under an older schema version.
-	Stale []CallID
-	Text  string
-}
-
-// ToolState is the guard's record of one tool.
-type ToolState struct {
-	Tool Tool
-	// Registered is false for tools known only from calls.
-	Registered bool
-	// Resident reports whether the schema is in the prompt.
-	Resident bool
-	// Tombstoned reports whether a tombstone stands in for the schema.
-	Tombstoned bool
-	// Compressed holds the compressed schema in the prompt, if any.
-	Compressed json.RawMessage
-	// Args counts calls to the tool whose arguments are in the Context.
-	Args int
-	// Stale counts those made under an older schema version.
-	Stale int
-	// Reexpansions counts [Context.RequestTool] calls for the tool while it
-	// was tombstoned: how often the model asked for a withdrawn schema.
-	Reexpansions int
-	// GhostCalls counts calls the model made to the tool while its schema
-	// was not in the prompt, or stood behind a tombstone.
-	GhostCalls int
-	// Refetches counts calls made with the same arguments as a call whose
-	// result had been pruned or stubbed: work pruning made the agent redo.
-	// IrreducibleRefetches counts those whose pruned result was classed
-	// irreducible, which only a gate switched off or a bad classification
-	// lets happen: alert on it.
-	Refetches            int
-	IrreducibleRefetches int
-}
-
-type toolRec struct {
-	t          Tool
-	registered bool
-	resident   bool
-	tombstoned bool
-	compressed json.RawMessage
-	ver        uint32
-	args       int                   // len(live)
-	live       map[*callRec]struct{} // the tool's calls in the Context
-	reexpand   int
-	ghostCalls int
-
-	refetches            int
-	irreducibleRefetches int
-}
-
-// tool returns the record of name, creating an unregistered one.
-func (c *Context) tool(name string) *toolRec {
-	t := c.tools[name]
-	if t == nil {
-		t = &toolRec{t: Tool{Name: name}, resident: true}
-		c.tools[name] = t
-	}
-	return t
-}
-
-func (c *Context) toolOutputClass(name string) Class {
-	t := c.tools[name]
-	if t == nil {
-		return Tool{Name: name}.OutputClass()
-	}
-	return t.t.OutputClass()
-}
-
-// RegisterTool adds a tool to the registry with its schema resident, or
-// updates it. A changed Version (or schema, when no versions are given)
-// is a migration: calls already in the Context become stale.
-func (c *Context) RegisterTool(t Tool) error {
-	if t.Name == "" {
-		return inputErr("register tool", "", ErrEmptyID)
-	}
-	if len(t.Schema) > 0 && !json.Valid(t.Schema) {
-		return inputErr("register tool", t.Name, ErrBadSchema)
-	}
-	t.Schema = slices.Clone(t.Schema)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.init()
-	r := c.tools[t.Name]
-	if r == nil {
-		c.tools[t.Name] = &toolRec{t: t, registered: true, resident: true}
-	} else {
-		if r.registered && migrated(r.t, t) {
-			r.ver++
-			// A compression of the old schema says nothing of the new one.
-			r.compressed = nil
-		}
-		r.t = t
-		r.registered = true
-	}
-	c.epoch++
-	return nil
-}
-
-func migrated(old, new Tool) bool {
-	if old.Version != "" || new.Version != "" {
-		return old.Version != new.Version
-	}
-	return !bytes.Equal(old.Schema, new.Schema)
-}
-
-// Tool returns the guard's record of a tool.
-func (c *Context) Tool(name string) (ToolState, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	r, ok := c.tools[name]
-	if !ok {
-		return ToolState{}, false
-	}
-	return c.toolState(r), true
-}
-
-// Tools returns the records of every tool, sorted by name.
-func (c *Context) Tools() []ToolState {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]ToolState, 0, len(c.tools))
-	for _, r := range c.tools {
-		out = append(out, c.toolState(r))
-	}
-	slices.SortFunc(out, func(a, b ToolState) int {
-		switch {
-		case a.Tool.Name < b.Tool.Name:
-			return -1
-		case a.Tool.Name > b.Tool.Name:
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
-func (c *Context) toolState(r *toolRec) ToolState {
-	s := ToolState{
-		Tool: r.t, Registered: r.registered, Resident: r.resident, Tombstoned: r.tombstoned,
-		Compressed: r.compressed, Args: r.args, Reexpansions: r.reexpand, GhostCalls: r.ghostCalls,
-		Refetches: r.refetches, IrreducibleRefetches: r.irreducibleRefetches,
-	}
-	if r.ver > 0 {
-		s.Stale = len(c.staleCalls(r))
-	}
-	return s
-}
-
-// StaleCalls returns the calls to a tool, still in the Context, that were
-// made under an older version of its schema. Their arguments may not fit
-// the current schema; a model copying them would send stale values.
-func (c *Context) StaleCalls(tool string) []CallID {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	r, ok := c.tools[tool]
-	if !ok {
-		return nil
-	}
-	return c.staleCalls(r)
-}
-
-func (c *Context) staleCalls(r *toolRec) []CallID {
-	if r.ver == 0 || r.args == 0 {
-		return nil
-	}
-	return r.callIDs(func(k *callRec) bool { return k.ver < r.ver })
-}
-
-// callIDs returns the ids of the tool's calls in the Context that keep
-// passes, in transcript order. It costs time in proportion to the tool's
-// calls, not to the Context.
-func (r *toolRec) callIDs(keep func(*callRec) bool) []CallID {
-	ks := make([]*callRec, 0, len(r.live))
-	for k := range r.live {
-		if keep(k) {
-			ks = append(ks, k)
-		}
-	}
-	return sortedCallIDs(ks)
-}
-
-// RequestTool records that the model asked for a tool's schema back and
-// makes the schema resident again. It reports whether the tool was
-// tombstoned: a true answer is the diagnostic signal that pruning took a
-// schema the model still needed.
-func (c *Context) RequestTool(name string) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.init()
-	r, ok := c.tools[name]
-	if !ok {
-		return false, inputErr("request tool", name, ErrUnknownTool)
-	}
-	was := r.tombstoned
-	if was {
-		r.reexpand++
-	}
-	r.resident, r.tombstoned, r.compressed = true, false, nil
-	c.epoch++
-	return was, nil
-}
 
 func tombstoneText(name string, mutating bool) string {
 	if mutating {
@@ -305,77 +16,94 @@ func tombstoneText(name string, mutating bool) string {
 	return fmt.Sprintf("[pruneguard] tool %q is still available but its schema was withdrawn; ask for its schema before calling it.", name)
 }
 
-// schemaGate decides, after message eviction is settled, which schemas may
-// go and which need tombstones. evicted counts, per tool, the calls whose
-// arguments leave with the decision.
-func (c *Context) schemaGate(p Plan, evicted toolCounts, d *Decision) []*Violation {
-	var vs []*Violation
-	consider := func(name string, lossy []schemadiff.Loss, compressed json.RawMessage) {
-		r := c.tools[name]
-		surviving := r.args - evicted.get(name)
-		if !r.resident {
-			return // already withdrawn
-		}
-		if compressed != nil && len(lossy) == 0 {
-			d.Compress = append(d.Compress, CompressedSchema{Tool: name, Schema: compressed})
-			return
-		}
-		if compressed != nil {
-			d.Lossy = append(d.Lossy, LossyCompression{Tool: name, Losses: lossStrings(lossy)})
-		}
-		if surviving <= 0 || c.disabled&disableSchema != 0 {
-			d.add(name, compressed, nil)
-			return
-		}
-		mut := r.t.Mutating()
-		noTomb := c.cfg.NoTombstones || r.t.NoTombstone
-		switch {
-		case noTomb && mut:
-			vs = append(vs, &Violation{Gate: GateSchema, Code: CodeGhostTool, Tools: []string{name}, Calls: c.survivingCalls(r, d)})
-		case noTomb:
-			// A read-only tool fails closed: the model asks for it back.
-			d.add(name, compressed, nil)
-		default:
-			ts := &Tombstone{Tool: name, Mutating: mut, Text: tombstoneText(name, mut)}
-			if r.ver > 0 {
-				ts.Stale = c.staleCalls(r)
-			}
-			d.add(name, compressed, ts)
+// schemaEdit is one schema change a plan asks for: a withdrawal, or a
+// compression that keeps every constraint (lossless) or not.
+type schemaEdit struct {
+	tool       string
+	r          *toolRec
+	compressed json.RawMessage // nil: the schema is withdrawn
+	lossless   bool
+	surviving  int        // calls to the tool whose arguments stay
+	tomb       *Tombstone // the tombstone that stands in for the schema
+}
+
+// takeSchemas carries out the plan's schema edits as named, once the
+// closing set is settled: it counts the calls whose arguments leave with
+// it, lists the edits of schemas still in the prompt (withdrawals first,
+// then compressions by tool name), reports lossy compressions, and
+// retires the tombstones of tools whose last arguments leave.
+func (r *pruneRun) takeSchemas() {
+	c, p := r.c, r.p
+	for _, q := range r.evict {
+		for k := range c.callsOf(q) {
+			r.tools.add(c.tools[c.call(k).tool].t.Name)
 		}
 	}
 	var seen map[string]bool
 	if n := len(p.DropSchemas) + len(p.CompressSchemas); n > 0 {
 		seen = make(map[string]bool, n)
 	}
+	take := func(name string, compressed json.RawMessage) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		t := c.toolRec(name)
+		if !t.resident {
+			return // already withdrawn
+		}
+		e := schemaEdit{tool: name, r: t, compressed: compressed, surviving: t.args - r.tools.get(name)}
+		if compressed != nil {
+			lossy, _ := schemadiff.Compare(t.t.Schema, compressed) // validated in checkPlan
+			e.lossless = len(lossy) == 0
+			if !e.lossless {
+				r.d.Lossy = append(r.d.Lossy, LossyCompression{Tool: name, Losses: lossStrings(lossy)})
+			}
+		}
+		r.edits = append(r.edits, e)
+	}
 	for _, name := range p.DropSchemas {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		consider(name, nil, nil)
+		take(name, nil)
 	}
-	names := make([]string, 0, len(p.CompressSchemas))
-	for name := range p.CompressSchemas {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		r := c.tools[name]
-		lossy, _ := schemadiff.Compare(r.t.Schema, p.CompressSchemas[name]) // validated in checkPlan
-		consider(name, lossy, slices.Clone(p.CompressSchemas[name]))
-	}
-	// Tombstones whose tool loses its last arguments can go too.
-	for _, tc := range evicted {
-		if r := c.tools[tc.tool]; r != nil && r.tombstoned && r.args-tc.n <= 0 && !seen[tc.tool] {
-			d.Retire = append(d.Retire, tc.tool)
+	if len(p.CompressSchemas) > 0 {
+		for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
+			take(name, slices.Clone(p.CompressSchemas[name]))
 		}
 	}
-	slices.Sort(d.Retire)
-	return vs
+	for _, tc := range r.tools {
+		if t := c.toolRec(tc.tool); t != nil && t.tombstoned && t.args-tc.n <= 0 && !seen[tc.tool] {
+			r.d.Retire = append(r.d.Retire, tc.tool)
+		}
+	}
+	slices.Sort(r.d.Retire)
+}
+
+// schemaGate decides each edit that takes a schema, or a constraint of
+// it, away from arguments that stay: it stands behind a tombstone, a
+// read-only tool without tombstones fails closed (the model asks for it
+// back), and a mutation tool without tombstones keeps its schema and
+// refuses the plan.
+func (r *pruneRun) schemaGate() {
+	c := r.c
+	kept := r.edits[:0]
+	for _, e := range r.edits {
+		if !e.lossless && e.surviving > 0 {
+			t := e.r
+			mut := t.t.Mutating()
+			switch noTomb := c.cfg.NoTombstones || t.t.NoTombstone; {
+			case noTomb && mut:
+				r.object(&Violation{Gate: GateSchema, Code: CodeGhostTool, Tools: []string{e.tool}, Calls: r.survivingCalls(t)})
+				continue
+			case !noTomb:
+				e.tomb = &Tombstone{Tool: e.tool, Mutating: mut, Text: tombstoneText(e.tool, mut)}
+				if t.ver > 0 {
+					e.tomb.Stale = c.staleCalls(t)
+				}
+			}
+		}
+		kept = append(kept, e)
+	}
+	r.edits = kept
 }
 
 func lossStrings(ls []schemadiff.Loss) []string {
@@ -386,9 +114,9 @@ func lossStrings(ls []schemadiff.Loss) []string {
 	return out
 }
 
-// survivingCalls lists the calls to r that stay after decision d.
-func (c *Context) survivingCalls(r *toolRec, d *Decision) []CallID {
-	return r.callIDs(func(k *callRec) bool { return !d.inEvict(k.caller) })
+// survivingCalls lists the calls to t whose arguments stay after the run.
+func (r *pruneRun) survivingCalls(t *toolRec) []CallID {
+	return r.c.callIDs(t, func(k int32) bool { return !r.has(r.c.call(k).caller, kEvict) })
 }
 
 // CompressedSchema is a schema a decision replaces with a compressed form
@@ -409,7 +137,7 @@ type LossyCompression struct {
 // argStamp records how many calls to a tool had their arguments in the
 // Context when a decision about its schema was made.
 type argStamp struct {
-	r    *toolRec
+	tool int32
 	args int
 }
 
@@ -420,8 +148,8 @@ type argStamp struct {
 func (d *Decision) stampArgs(c *Context) {
 	d.argStamps = d.argStamps[:0]
 	add := func(name string) {
-		if r := c.tools[name]; r != nil {
-			d.argStamps = append(d.argStamps, argStamp{r, r.args})
+		if t, ok := c.toolIdx[name]; ok {
+			d.argStamps = append(d.argStamps, argStamp{t, c.tools[t].args})
 		}
 	}
 	for _, name := range d.DropSchemas {
@@ -439,7 +167,7 @@ func (d *Decision) stampArgs(c *Context) {
 // added since.
 func (d *Decision) argsChanged() bool {
 	for _, s := range d.argStamps {
-		if s.r.args != s.args {
+		if d.c.tools[s.tool].args != s.args {
 			return true
 		}
 	}

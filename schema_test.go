@@ -41,12 +41,14 @@ func TestAnnotationDefaults(t *testing.T) {
 	}
 }
 
-// schemaContext: update_incident (mutating) called once; lookup
-// (read-only) called once; both answered.
+// schemaContext: update_incident (mutating, irreducible results) called
+// once; lookup (read-only) called once; both answered; under the
+// evict-or-tombstone gate alone.
 func schemaContext(t *testing.T, cfg Config) *Context {
 	t.Helper()
 	c := NewContext(cfg)
-	require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: incidentSchema, Output: Reconstructible}))
+	onlyGate(c, GateSchema)
+	require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: incidentSchema}))
 	require.NoError(t, c.RegisterTool(Tool{Name: "lookup", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),
 		Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
 	require.NoError(t, c.RegisterTool(Tool{Name: "unused", Schema: json.RawMessage(`{}`)}))
@@ -257,7 +259,7 @@ func TestRefetchesAreCounted(t *testing.T) {
 		Message{ID: "a2", Calls: []Call{{ID: "k2", Tool: "fetch", Args: json.RawMessage(`{"url":"u"}`)}}},
 		Message{ID: "r2", Tokens: 10, Answers: []CallID{"k2"}},
 	)
-	c.disabled = disableRegen // let the irreducible result go, to see the alarm
+	withoutGates(c, GateRegen) // let the irreducible result go, to see the alarm
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, Stub: []MessageID{"r2"}})
 	require.NoError(t, err)
 	recs := d.Records()
@@ -291,4 +293,26 @@ func TestGhostCallsBehindTombstonesAndMigrations(t *testing.T) {
 	require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: json.RawMessage(`{"type":"object","required":["id"]}`)}))
 	st, _ = c.Tool("update_incident")
 	assert.Nil(t, st.Compressed, "a migration drops the old compression")
+}
+
+// The evict-or-tombstone gate alone counts the arguments that leave with
+// exactly what the plan evicts: a call leaves with its caller, whatever
+// its unit or its result.
+func TestSchemaGateAlone(t *testing.T) {
+	c := schemaContext(t, Config{NoTombstones: true})
+	mustAppend(t, c, Message{ID: "a3", Calls: []Call{{ID: "k3", Tool: "update_incident"}}}) // pending
+	_, err := c.Prune(Plan{Evict: []MessageID{"a1"}, DropSchemas: []string{"update_incident"}})
+	var v *Violation
+	require.ErrorAs(t, err, &v, "k3's arguments stay")
+	assert.Equal(t, []CallID{"k3"}, v.Calls)
+
+	d, err := c.Prune(Plan{Evict: []MessageID{"a1", "a3"}, DropSchemas: []string{"update_incident"}})
+	require.NoError(t, err, "no deferral: the boundary gate is not asked")
+	assert.Equal(t, []MessageID{"a1", "a3"}, d.Evict)
+	assert.Equal(t, []string{"update_incident"}, d.DropSchemas)
+	assert.Empty(t, d.Tombstones)
+
+	// Evicting the result leaves the arguments in.
+	_, err = c.Prune(Plan{Evict: []MessageID{"r1", "a3"}, DropSchemas: []string{"update_incident"}})
+	assert.ErrorIs(t, err, ErrSchema)
 }

@@ -2,6 +2,8 @@ package pruneguard
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -164,7 +166,7 @@ func TestBadEventsChangeNothing(t *testing.T) {
 
 func TestResultForPrunedCall(t *testing.T) {
 	c := NewContext(Config{})
-	c.disabled = disableBoundary
+	withoutGates(c, GateBoundary)
 	mustAppend(t, c, Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}})
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
 	require.NoError(t, err)
@@ -231,4 +233,34 @@ func TestSnapshotEntries(t *testing.T) {
 	assert.True(t, es[2].Result)
 	assert.Equal(t, []string{"grep"}, es[2].Tools)
 	assert.Equal(t, UnitID("a1"), es[2].Unit)
+}
+
+// Long lists of calls and answers are checked as short ones are: the
+// first duplicate is the one reported.
+func TestLongCallLists(t *testing.T) {
+	c := NewContext(Config{})
+	var calls []Call
+	var answers []CallID
+	for i := range 40 {
+		id := CallID(fmt.Sprint("k", i))
+		calls = append(calls, Call{ID: id, Tool: "x"})
+		answers = append(answers, id)
+	}
+	dup := append(slices.Clone(calls), Call{ID: "k3", Tool: "x"}, Call{ID: "k7", Tool: "x"})
+	var ie *InputError
+	require.ErrorAs(t, c.Append(Message{ID: "a0", Calls: dup}), &ie)
+	assert.Equal(t, "k3", ie.ID)
+	assert.ErrorIs(t, ie, ErrDuplicateCall)
+	own := Message{ID: "a0", Calls: calls, Answers: []CallID{"k39"}}
+	assert.ErrorIs(t, c.Append(own), ErrUnknownCall, "a message may not answer its own call")
+	require.NoError(t, c.Append(Message{ID: "a1", Calls: calls}))
+	twice := append(slices.Clone(answers), "k5")
+	require.ErrorAs(t, c.Append(Message{ID: "r1", Answers: twice}), &ie)
+	assert.Equal(t, "k5", ie.ID)
+	assert.ErrorIs(t, ie, ErrDuplicateResult)
+	require.NoError(t, c.Append(Message{ID: "r1", Answers: answers}))
+	assert.True(t, c.Settled())
+	assert.Equal(t, 0, len(c.Pending()))
+	u, _ := c.UnitOf("r1")
+	assert.Equal(t, []MessageID{"a1", "r1"}, u.Messages)
 }

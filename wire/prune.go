@@ -500,17 +500,16 @@ type screenPolicy struct {
 // is asked again (eight times at most, then the plan is empty). A plan
 // the core defers, or that names what the Context does not hold, is
 // returned as it is: the guard meets the same error and applies nothing.
-func (s *screenPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.Plan {
+func (s *screenPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	if s.last != nil && s.g.applied(s.last) {
 		s.g.record(s.last)
 	}
 	s.last = nil
 	for attempt := 0; attempt < 8; attempt++ {
-		es := entries
-		if len(s.st.hidden) > 0 {
-			es = slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool { return s.st.hidden[e.Unit] })
+		for u := range s.st.hidden {
+			v.Hide(u)
 		}
-		p := withoutTools(s.inner.Propose(es, need), s.st.tools)
+		p := withoutTools(s.inner.Propose(v, need), s.st.tools)
 		if p.Split == pruneguard.SplitGrow {
 			p.Split = s.split
 		}

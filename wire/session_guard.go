@@ -539,23 +539,28 @@ type sessionPolicy struct {
 }
 
 // Propose implements pruneguard.Policy.
-func (p *sessionPolicy) Propose(entries []pruneguard.Entry, need int) pruneguard.Plan {
+func (p *sessionPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	if p.last != nil && p.s.applied(p.last) {
 		p.s.record(p.last)
 	}
 	p.last = nil
 	protect := p.s.protected()
+	for u := range protect {
+		v.Hide(u)
+	}
 	for attempt := 0; attempt < 8; attempt++ {
-		es := slices.DeleteFunc(slices.Clone(entries), func(e pruneguard.Entry) bool {
-			return protect[e.Unit] || p.hidden[e.Unit]
-		})
-		visible := map[pruneguard.MessageID]bool{}
-		for _, e := range es {
-			visible[e.ID] = true
+		for u := range p.hidden {
+			v.Hide(u)
 		}
-		plan := p.inner.Propose(es, need)
-		plan.Evict = slices.DeleteFunc(plan.Evict, func(id pruneguard.MessageID) bool { return !visible[id] })
-		plan.Stub = slices.DeleteFunc(plan.Stub, func(id pruneguard.MessageID) bool { return !visible[id] })
+		plan := p.inner.Propose(v, need)
+		// A policy may name what the view hides; the session never lets
+		// those go.
+		hidden := func(id pruneguard.MessageID) bool {
+			u, ok := p.s.ctx.UnitOf(id)
+			return !ok || v.Hidden(u.ID)
+		}
+		plan.Evict = slices.DeleteFunc(plan.Evict, hidden)
+		plan.Stub = slices.DeleteFunc(plan.Stub, hidden)
 		plan = withoutSchemas(plan, p.tools)
 		if plan.Split == pruneguard.SplitGrow {
 			plan.Split = p.split

@@ -110,8 +110,8 @@ func TestSessionScreenEmptyTools(t *testing.T) {
 // TestSessionWithdrawsSchema: a schema whose calls all left goes from the
 // tools array; the others stay.
 func TestSessionWithdrawsSchema(t *testing.T) {
-	pol := pruneguard.PolicyFunc(func(es []pruneguard.Entry, need int) pruneguard.Plan {
-		p := pruneguard.OldestFirst{}.Propose(es, need)
+	pol := pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+		p := pruneguard.OldestFirst{}.Propose(v, need)
 		p.DropSchemas = []string{"a"}
 		return p
 	})
@@ -264,8 +264,8 @@ func TestRenderResults(t *testing.T) {
 // provider rule with (the tool_choice names the tool) is refused under
 // that rule, and the tool stays declared.
 func TestSessionScreenValidates(t *testing.T) {
-	pol := pruneguard.PolicyFunc(func(es []pruneguard.Entry, need int) pruneguard.Plan {
-		p := pruneguard.OldestFirst{}.Propose(es, need)
+	pol := pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+		p := pruneguard.OldestFirst{}.Propose(v, need)
 		p.DropSchemas = []string{"a"}
 		return p
 	})

@@ -308,10 +308,10 @@ func policyFor(name string, keep int) (pruneguard.Policy, error) {
 	case "oldest":
 		return pruneguard.OldestFirst{}, nil
 	case "largest":
-		return pruneguard.PolicyFunc(func(es []pruneguard.Entry, need int) pruneguard.Plan {
-			p := pruneguard.LargestResultsFirst{Stub: true}.Propose(es, need)
+		return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+			p := pruneguard.LargestResultsFirst{Stub: true}.Propose(v, need)
 			if p.Empty() {
-				p = pruneguard.OldestFirst{}.Propose(es, need)
+				p = pruneguard.OldestFirst{}.Propose(v, need)
 			}
 			return p
 		}), nil
@@ -339,8 +339,8 @@ type dropUnused struct {
 }
 
 // Propose returns the inner policy's plan with the withdrawals added.
-func (pu *dropUnused) Propose(es []pruneguard.Entry, need int) pruneguard.Plan {
-	p := pu.inner.Propose(es, need)
+func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
+	p := pu.inner.Propose(v, need)
 	ctx := pu.g.Context()
 	evict := make(map[pruneguard.MessageID]bool, len(p.Evict))
 	for _, id := range p.Evict {

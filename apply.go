@@ -1,0 +1,202 @@
+package pruneguard
+
+import "slices"
+
+// Apply carries out a decision of [Context.Prune] atomically: it removes
+// the evicted messages, stubs the results, and records withdrawn,
+// compressed and tombstoned schemas. It refuses with a [*StaleError],
+// changing nothing, when events since Prune invalidated the decision: a
+// unit it names changed (a chunk, a result, a coupling, a pin, a spill, a
+// new step reference), the tool registry or the task plan changed, or, in
+// the strict mode, the Context left the commit boundary. A decision can
+// be applied once, to the Context that made it.
+//
+// Apply is also where the Context reclaims the memory of messages gone:
+// once they outnumber the messages it holds, it compacts its records,
+// which takes time in proportion to what it holds (amortized, a constant
+// per message removed).
+func (c *Context) Apply(d *Decision) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	if d == nil || d.c != c || d.applied {
+		return inputErr("apply", "", ErrForeignDecision)
+	}
+	if d.strict && (c.nPending > 0 || len(c.open) > 0) && !d.Empty() {
+		return &StaleError{Reason: "the context is no longer at a commit boundary"}
+	}
+	const changedContext = "tools, steps or earlier decisions changed the context"
+	if d.compactions != c.compactions {
+		return &StaleError{Reason: changedContext}
+	}
+	var changed []UnitID
+	stale := false
+	for _, s := range d.stamps {
+		if u := c.unit(s.unit); u.head == none || u.version != s.ver {
+			stale = true
+			// A unit merged into another is named by the one that holds
+			// its messages now.
+			v := s.unit
+			for {
+				next, ok := c.into[v]
+				if !ok {
+					break
+				}
+				v = next
+			}
+			if c.unit(v).head != none {
+				if id := c.unitID(v); !slices.Contains(changed, id) {
+					changed = append(changed, id)
+				}
+			}
+		}
+	}
+	if stale {
+		return &StaleError{Units: changed, Reason: "units changed since the decision"}
+	}
+	if d.epoch != c.epoch {
+		return &StaleError{Reason: changedContext}
+	}
+	if d.argsChanged() {
+		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
+	}
+
+	for i, p := range d.evict {
+		for k := range c.answersOf(p) {
+			c.forget(k, d.recs[i].class)
+		}
+		c.remove(p)
+	}
+	for i, p := range d.stubs {
+		for k := range c.answersOf(p) {
+			c.forget(k, d.recs[len(d.evict)+i].class)
+		}
+		c.stub(p)
+	}
+	tomb := make(map[string]bool, len(d.Tombstones))
+	for _, t := range d.Tombstones {
+		tomb[t.Tool] = true
+	}
+	for _, name := range d.DropSchemas {
+		r := c.toolRec(name)
+		r.resident, r.compressed = false, nil
+		r.tombstoned = tomb[name]
+	}
+	for _, cs := range d.Compress {
+		r := c.toolRec(cs.Tool)
+		r.compressed = slices.Clone(cs.Schema)
+		r.tombstoned = tomb[cs.Tool]
+	}
+	for _, name := range d.Retire {
+		c.toolRec(name).tombstoned = false
+	}
+	d.applied = true
+	c.epoch++
+	c.shape++
+	c.reclaim()
+	return nil
+}
+
+// stub replaces the content of result p with the stub.
+func (c *Context) stub(p int32) {
+	c.whole.Delete(p)
+	c.bySize.Delete(p)
+	x := c.msg(p)
+	text, n := c.cfg.stub()
+	if x.flags&mOpen != 0 {
+		// A stream stubbed mid-flight (only without the boundary gate)
+		// goes on writing after the stub.
+		c.side(p).buf = slices.Clone(text)
+	} else {
+		x.text = c.text.truncate(x.text, x.idLen)
+	}
+	delta := n - c.tokensOf(p)
+	c.setTokens(p, n)
+	x = c.msg(p)
+	x.flags = x.flags&^mEmpty | mStubbed
+	c.unit(x.unit).version++
+	c.tokens += delta
+	c.trackLarge(p)
+}
+
+// remove takes message p out of the transcript and its unit.
+func (c *Context) remove(p int32) {
+	x := c.msg(p)
+	c.byID.remove(p)
+	if x.ans != none {
+		c.results.Delete(p)
+		if x.flags&mStubbed == 0 {
+			c.whole.Delete(p)
+			c.bySize.Delete(p)
+		}
+	}
+	if x.flags&mLarge != 0 {
+		delete(c.large, p)
+	}
+	c.tokens -= c.tokensOf(p)
+
+	u := x.unit
+	un := c.unit(u)
+	if x.flags&mPinned != 0 {
+		un.pinned--
+	}
+	if x.flags&mOpen != 0 {
+		un.open--
+		c.open = slices.DeleteFunc(c.open, func(q int32) bool { return q == p })
+	}
+	for k := range c.callsOf(p) {
+		c.unpend(k)
+		r := c.call(k)
+		if q, ok := c.byCall.find(string(c.callID(k))); ok && q == k {
+			c.byCall.remove(k)
+		}
+		c.gone.put(string(c.callID(k)), struct{}{})
+		if r.flags&cArgsMade != 0 {
+			r.flags &^= cArgsMade
+			c.tools[r.tool].args--
+		}
+		if r.result == none || c.msg(r.result).flags&mDead != 0 {
+			c.text.release(r.text)
+		}
+	}
+	for k := range c.answersOf(p) {
+		r := c.call(k)
+		if r.result == p {
+			r.result = none
+		}
+		if r.caller == none || c.msg(r.caller).flags&mDead != 0 {
+			c.text.release(r.text)
+		}
+	}
+
+	// Out of its unit's members.
+	prev := none
+	for q := un.head; q != p; q = c.msg(q).nextM {
+		prev = q
+	}
+	if prev == none {
+		un.head = x.nextM
+	} else {
+		c.msg(prev).nextM = x.nextM
+	}
+	if un.tail == p {
+		un.tail = prev
+	}
+	un.version++
+	switch {
+	case un.head == none:
+		c.unlinkUnit(u)
+	case prev == none:
+		// Its first message left the unit (only without the boundary
+		// gate): the unit moves to its place among the others.
+		c.resortUnit(u)
+	}
+
+	c.text.release(x.text)
+	c.freeSideOf(p)
+	x = c.msg(p)
+	x.flags |= mDead
+	x.nextM = none
+	c.live--
+	c.dead++
+}

@@ -1,0 +1,380 @@
+package pruneguard
+
+// btree is an ordered set kept as a B+tree: the elements sit in the
+// leaves, in the order cmp gives them, and every internal node holds, for
+// each child but the first, the least element that child may hold. It
+// backs the indexes a View walks in order (tool results by size and by
+// position), so that a walk costs what it yields plus a logarithm, and an
+// insertion or a deletion a logarithm. Nodes hold between a quarter and
+// all of bMax entries, except the root and nodes the rebalancing could not
+// fill; a node that empties is removed. It is not safe for concurrent use.
+type btree[T any] struct {
+	cmp  func(a, b T) int
+	root *bnode[T]
+	n    int
+}
+
+const (
+	bMax = 63       // entries per node at most: with one to spare, a leaf of int32 fills 256 bytes
+	bMin = bMax / 4 // entries below which a node is merged or refilled
+)
+
+type bnode[T any] struct {
+	items []T         // a leaf's elements; an internal node's separators
+	kids  []*bnode[T] // nil in a leaf; len(items)+1 children otherwise
+	count int         // elements in the subtree
+}
+
+// recount sets n.count from its entries.
+func (n *bnode[T]) recount() {
+	if n.leaf() {
+		n.count = len(n.items)
+		return
+	}
+	n.count = 0
+	for _, k := range n.kids {
+		n.count += k.count
+	}
+}
+
+func (n *bnode[T]) leaf() bool { return n.kids == nil }
+
+// size is the number of entries: elements of a leaf, children otherwise.
+func (n *bnode[T]) size() int {
+	if n.leaf() {
+		return len(n.items)
+	}
+	return len(n.kids)
+}
+
+// Len returns the number of elements.
+func (t *btree[T]) Len() int { return t.n }
+
+// child returns the index of the child of internal node n where x
+// belongs: every element of kids[i] is less than items[i], which is not
+// greater than any element of kids[i+1].
+func (t *btree[T]) child(n *bnode[T], x T) int {
+	lo, hi := 0, len(n.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.cmp(x, n.items[m]) < 0 {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// search returns the index of the first element of leaf n not less than
+// x, and whether it equals x.
+func (t *btree[T]) search(n *bnode[T], x T) (int, bool) {
+	lo, hi := 0, len(n.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.cmp(n.items[m], x) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(n.items) && t.cmp(n.items[lo], x) == 0
+}
+
+// Insert adds x; an element equal to x is replaced.
+func (t *btree[T]) Insert(x T) {
+	if t.root == nil {
+		t.root = &bnode[T]{items: make([]T, 0, bMax+1)}
+	}
+	right, sep, split := t.insert(t.root, x, true)
+	if split {
+		root := newInternal[T]()
+		root.items = append(root.items, sep)
+		root.kids = append(root.kids, t.root, right)
+		root.recount()
+		t.root = root
+	}
+}
+
+// insert adds x under n. When n overflows it splits and returns its new
+// right sibling with the separator between them. An element appended to
+// the right edge of the tree splits off alone, so that a tree filled in
+// ascending order keeps its nodes full.
+func (t *btree[T]) insert(n *bnode[T], x T, rightmost bool) (*bnode[T], T, bool) {
+	var zero T
+	if n.leaf() {
+		i, found := t.search(n, x)
+		if found {
+			n.items[i] = x
+			return nil, zero, false
+		}
+		n.items = insertAt(n.items, i, x)
+		n.count++
+		t.n++
+		if len(n.items) <= bMax {
+			return nil, zero, false
+		}
+		at := len(n.items) / 2
+		if rightmost && i == len(n.items)-1 {
+			at = len(n.items) - 1
+		}
+		right := &bnode[T]{items: make([]T, 0, bMax+1)}
+		right.items = append(right.items, n.items[at:]...)
+		clear(n.items[at:])
+		n.items = n.items[:at]
+		n.recount()
+		right.recount()
+		return right, right.items[0], true
+	}
+	i := t.child(n, x)
+	before := t.n
+	kid, sep, split := t.insert(n.kids[i], x, rightmost && i == len(n.kids)-1)
+	n.count += t.n - before
+	if !split {
+		return nil, zero, false
+	}
+	n.items = insertAt(n.items, i, sep)
+	n.kids = insertAt(n.kids, i+1, kid)
+	if len(n.kids) <= bMax {
+		return nil, zero, false
+	}
+	at := len(n.kids) / 2
+	if rightmost && i+1 == len(n.kids)-1 {
+		at = len(n.kids) - 1
+	}
+	right := newInternal[T]()
+	right.kids = append(right.kids, n.kids[at:]...)
+	right.items = append(right.items, n.items[at:]...)
+	sep = n.items[at-1]
+	clear(n.kids[at:])
+	clear(n.items[at-1:])
+	n.kids, n.items = n.kids[:at], n.items[:at-1]
+	n.recount()
+	right.recount()
+	return right, sep, true
+}
+
+// newInternal returns an empty internal node with room for bMax+1
+// children, so that it never grows by reallocation.
+func newInternal[T any]() *bnode[T] {
+	return &bnode[T]{items: make([]T, 0, bMax), kids: make([]*bnode[T], 0, bMax+1)}
+}
+
+func insertAt[S ~[]E, E any](s S, i int, x E) S {
+	var zero E
+	s = append(s, zero)
+	copy(s[i+1:], s[i:])
+	s[i] = x
+	return s
+}
+
+func removeAt[S ~[]E, E any](s S, i int) S {
+	copy(s[i:], s[i+1:])
+	var zero E
+	s[len(s)-1] = zero
+	return s[:len(s)-1]
+}
+
+// Delete removes the element equal to x, if any, and reports whether it
+// was there.
+func (t *btree[T]) Delete(x T) bool {
+	if t.root == nil || !t.delete(t.root, x) {
+		return false
+	}
+	t.n--
+	switch {
+	case t.n == 0:
+		t.root = nil
+	case !t.root.leaf() && len(t.root.kids) == 1:
+		t.root = t.root.kids[0]
+	}
+	return true
+}
+
+func (t *btree[T]) delete(n *bnode[T], x T) bool {
+	if n.leaf() {
+		i, found := t.search(n, x)
+		if found {
+			n.items = removeAt(n.items, i)
+			n.count--
+		}
+		return found
+	}
+	i := t.child(n, x)
+	if !t.delete(n.kids[i], x) {
+		return false
+	}
+	n.count--
+	if n.kids[i].size() < bMin {
+		t.rebalance(n, i)
+	}
+	return true
+}
+
+// rebalance merges the underfull child i of n with a sibling, or moves
+// entries from the sibling into it when both do not fit in one node. An
+// empty leaf is dropped.
+func (t *btree[T]) rebalance(n *bnode[T], i int) {
+	if n.kids[i].size() == 0 {
+		n.kids = removeAt(n.kids, i)
+		if len(n.items) > 0 {
+			n.items = removeAt(n.items, max(i-1, 0))
+		}
+		return
+	}
+	l := i - 1 // merge child l+1 into child l
+	if l < 0 {
+		l = 0
+	}
+	if l+1 >= len(n.kids) {
+		return // an only child: the caller collapses the root
+	}
+	a, b := n.kids[l], n.kids[l+1]
+	if a.size()+b.size() <= bMax {
+		if a.leaf() {
+			a.items = append(a.items, b.items...)
+		} else {
+			a.items = append(append(a.items, n.items[l]), b.items...)
+			a.kids = append(a.kids, b.kids...)
+		}
+		a.count += b.count
+		n.kids = removeAt(n.kids, l+1)
+		n.items = removeAt(n.items, l)
+		return
+	}
+	// Even the two out.
+	if a.leaf() {
+		all := append(append(make([]T, 0, len(a.items)+len(b.items)), a.items...), b.items...)
+		h := len(all) / 2
+		a.items = append(a.items[:0], all[:h]...)
+		b.items = append(b.items[:0], all[h:]...)
+		n.items[l] = b.items[0]
+		a.recount()
+		b.recount()
+		return
+	}
+	items := append(append(append(make([]T, 0, len(a.items)+len(b.items)+1), a.items...), n.items[l]), b.items...)
+	kids := append(append(make([]*bnode[T], 0, len(a.kids)+len(b.kids)), a.kids...), b.kids...)
+	h := len(kids) / 2
+	a.kids = append(a.kids[:0], kids[:h]...)
+	b.kids = append(b.kids[:0], kids[h:]...)
+	a.items = append(a.items[:0], items[:h-1]...)
+	n.items[l] = items[h-1]
+	b.items = append(b.items[:0], items[h:]...)
+	a.recount()
+	b.recount()
+}
+
+// Select returns the element of rank k: the k-th least, from 0.
+func (t *btree[T]) Select(k int) (T, bool) {
+	var zero T
+	if k < 0 || k >= t.n {
+		return zero, false
+	}
+	n := t.root
+	for !n.leaf() {
+		for _, kid := range n.kids {
+			if k < kid.count {
+				n = kid
+				break
+			}
+			k -= kid.count
+		}
+	}
+	return n.items[k], true
+}
+
+// Min returns the least element.
+func (t *btree[T]) Min() (T, bool) {
+	var zero T
+	if t.root == nil {
+		return zero, false
+	}
+	n := t.root
+	for !n.leaf() {
+		n = n.kids[0]
+	}
+	return n.items[0], true
+}
+
+// Max returns the greatest element.
+func (t *btree[T]) Max() (T, bool) {
+	var zero T
+	if t.root == nil {
+		return zero, false
+	}
+	n := t.root
+	for !n.leaf() {
+		n = n.kids[len(n.kids)-1]
+	}
+	return n.items[len(n.items)-1], true
+}
+
+// After returns the least element greater than x.
+func (t *btree[T]) After(x T) (T, bool) {
+	var zero T
+	if t.root == nil {
+		return zero, false
+	}
+	return t.after(t.root, x)
+}
+
+func (t *btree[T]) after(n *bnode[T], x T) (T, bool) {
+	if n.leaf() {
+		i, found := t.search(n, x)
+		if found {
+			i++
+		}
+		if i < len(n.items) {
+			return n.items[i], true
+		}
+		var zero T
+		return zero, false
+	}
+	i := t.child(n, x)
+	if y, ok := t.after(n.kids[i], x); ok {
+		return y, true
+	}
+	if i+1 < len(n.kids) {
+		m := n.kids[i+1]
+		for !m.leaf() {
+			m = m.kids[0]
+		}
+		return m.items[0], true
+	}
+	var zero T
+	return zero, false
+}
+
+// Before returns the greatest element less than x.
+func (t *btree[T]) Before(x T) (T, bool) {
+	var zero T
+	if t.root == nil {
+		return zero, false
+	}
+	return t.before(t.root, x)
+}
+
+func (t *btree[T]) before(n *bnode[T], x T) (T, bool) {
+	if n.leaf() {
+		i, _ := t.search(n, x)
+		if i > 0 {
+			return n.items[i-1], true
+		}
+		var zero T
+		return zero, false
+	}
+	i := t.child(n, x)
+	if y, ok := t.before(n.kids[i], x); ok {
+		return y, true
+	}
+	if i > 0 {
+		m := n.kids[i-1]
+		for !m.leaf() {
+			m = m.kids[len(m.kids)-1]
+		}
+		return m.items[len(m.items)-1], true
+	}
+	var zero T
+	return zero, false
+}

@@ -1,0 +1,159 @@
+package pruneguard
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The btree against a sorted slice: random insertions and deletions, with
+// every neighbour query checked after each step and the structure's
+// invariants checked throughout.
+func TestBtreeMatchesASortedSlice(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		tr := btree[int]{cmp: cmp.Compare[int]}
+		var model []int
+		span := rapid.SampledFrom([]int{50, 500, 5000}).Draw(rt, "span")
+		steps := rapid.IntRange(1, 3000).Draw(rt, "steps")
+		ascending := rapid.Bool().Draw(rt, "ascending")
+		next := 0
+		for i := 0; i < steps; i++ {
+			x := rapid.IntRange(0, span).Draw(rt, "x")
+			if ascending && rapid.IntRange(0, 3).Draw(rt, "append") > 0 {
+				next++
+				x = span + next
+			}
+			j, found := slices.BinarySearch(model, x)
+			if rapid.IntRange(0, 2).Draw(rt, "op") == 0 {
+				if tr.Delete(x) != found {
+					rt.Fatalf("Delete(%d) = %v, model %v", x, !found, found)
+				}
+				if found {
+					model = slices.Delete(model, j, j+1)
+				}
+			} else {
+				tr.Insert(x)
+				if !found {
+					model = slices.Insert(model, j, x)
+				}
+			}
+			if tr.Len() != len(model) {
+				rt.Fatalf("Len %d, model %d", tr.Len(), len(model))
+			}
+			checkBtree(rt, &tr)
+			q := rapid.IntRange(-1, span+next+1).Draw(rt, "q")
+			k, found := slices.BinarySearch(model, q)
+			a, ok := tr.After(q)
+			ka := k
+			if found {
+				ka++
+			}
+			if ok != (ka < len(model)) || ok && a != model[ka] {
+				rt.Fatalf("After(%d) = %d %v, model %v", q, a, ok, model)
+			}
+			b, ok := tr.Before(q)
+			if ok != (k > 0) || ok && b != model[k-1] {
+				rt.Fatalf("Before(%d) = %d %v", q, b, ok)
+			}
+			r := rapid.IntRange(-1, len(model)).Draw(rt, "rank")
+			e, ok := tr.Select(r)
+			if ok != (r >= 0 && r < len(model)) || ok && e != model[r] {
+				rt.Fatalf("Select(%d) = %d %v, model %v", r, e, ok, model)
+			}
+		}
+		// A full walk both ways.
+		var up, down []int
+		for x, ok := tr.Min(); ok; x, ok = tr.After(x) {
+			up = append(up, x)
+		}
+		for x, ok := tr.Max(); ok; x, ok = tr.Before(x) {
+			down = append(down, x)
+		}
+		slices.Reverse(down)
+		if !slices.Equal(up, model) || !slices.Equal(down, model) {
+			rt.Fatalf("walks %v %v, model %v", up, down, model)
+		}
+	})
+}
+
+// checkBtree checks the ordering of every node against its separators
+// and the sizes of the nodes.
+func checkBtree(rt *rapid.T, t *btree[int]) {
+	if t.root == nil {
+		if t.n != 0 {
+			rt.Fatalf("empty root, %d elements", t.n)
+		}
+		return
+	}
+	n := 0
+	var walk func(x *bnode[int], lo, hi *int, root bool)
+	walk = func(x *bnode[int], lo, hi *int, root bool) {
+		if x.size() > bMax {
+			rt.Fatalf("node of %d entries", x.size())
+		}
+		if x.size() == 0 {
+			rt.Fatalf("empty node")
+		}
+		if x.leaf() {
+			if x.count != len(x.items) {
+				rt.Fatalf("leaf counts %d of %d", x.count, len(x.items))
+			}
+			n += len(x.items)
+			for i, v := range x.items {
+				if i > 0 && x.items[i-1] >= v || lo != nil && v < *lo || hi != nil && v >= *hi {
+					rt.Fatalf("leaf out of order: %v within [%v, %v)", x.items, lo, hi)
+				}
+			}
+			return
+		}
+		if len(x.items) != len(x.kids)-1 {
+			rt.Fatalf("%d separators for %d children", len(x.items), len(x.kids))
+		}
+		sum := 0
+		for _, k := range x.kids {
+			sum += k.count
+		}
+		if sum != x.count {
+			rt.Fatalf("node counts %d, children hold %d", x.count, sum)
+		}
+		for i, k := range x.kids {
+			l, h := lo, hi
+			if i > 0 {
+				l = &x.items[i-1]
+			}
+			if i < len(x.items) {
+				h = &x.items[i]
+			}
+			walk(k, l, h, false)
+		}
+	}
+	walk(t.root, nil, nil, true)
+	if n != t.n {
+		rt.Fatalf("%d elements in the leaves, Len %d", n, t.n)
+	}
+}
+
+// Filled in ascending order, the leaves stay full.
+func TestBtreeAscendingFillsLeaves(t *testing.T) {
+	tr := btree[int]{cmp: cmp.Compare[int]}
+	for i := range 100000 {
+		tr.Insert(i)
+	}
+	leaves := 0
+	var walk func(x *bnode[int])
+	walk = func(x *bnode[int]) {
+		if x.leaf() {
+			leaves++
+			return
+		}
+		for _, k := range x.kids {
+			walk(k)
+		}
+	}
+	walk(tr.root)
+	if full := (100000 + bMax - 1) / bMax; leaves > full+1 {
+		t.Fatalf("%d leaves for 100,000 elements, %d when full", leaves, full)
+	}
+}

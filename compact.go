@@ -1,0 +1,185 @@
+package pruneguard
+
+import "slices"
+
+// reclaim compacts the records once the messages gone outnumber those
+// held, and the slab once its garbage outweighs its live bytes, so that a
+// long session's memory follows what it holds, not what it ever held.
+// Both take time in proportion to what is held, paid for by what left
+// since the last time. Only Apply calls it: every other outstanding
+// decision is stale by then.
+func (c *Context) reclaim() {
+	if c.dead > c.live && c.dead >= arenaChunk/4 {
+		c.compact()
+	}
+	if c.text.garbage() {
+		c.compactText()
+	}
+}
+
+// callLive reports whether call k is still named: its caller or its
+// result is held.
+func (c *Context) callLive(k int32) bool {
+	r := c.call(k)
+	return r.caller != none && c.msg(r.caller).flags&mDead == 0 || r.result != none && c.msg(r.result).flags&mDead == 0
+}
+
+// compact rewrites the arenas without the records of messages, calls and
+// units gone, renumbers every link, and rebuilds the indexes.
+func (c *Context) compact() {
+	remap := func(m []int32, i int32) int32 {
+		if i == none {
+			return none
+		}
+		return m[i]
+	}
+	// Messages, in transcript order.
+	pm := make([]int32, c.msgs.n)
+	var msgs arena[mrec]
+	for p := int32(0); p < c.msgs.n; p++ {
+		pm[p] = none
+		if x := c.msg(p); x.flags&mDead == 0 {
+			pm[p] = msgs.push()
+			*msgs.at(pm[p]) = *x
+		}
+	}
+	// Calls, in the order they were made, while a message names them.
+	cm := make([]int32, c.calls.n)
+	var calls arena[crec]
+	for k := int32(0); k < c.calls.n; k++ {
+		cm[k] = none
+		if c.callLive(k) {
+			cm[k] = calls.push()
+			*calls.at(cm[k]) = *c.call(k)
+		}
+	}
+	// Units, in the order of the list.
+	um := make([]int32, c.units.n)
+	for i := range um {
+		um[i] = none
+	}
+	var units arena[urec]
+	prev := none
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		v := units.push()
+		um[u] = v
+		n := units.at(v)
+		*n = *c.unit(u)
+		n.prev, n.next = prev, none
+		if prev != none {
+			units.at(prev).next = v
+		}
+		prev = v
+	}
+	c.uhead, c.utail = none, prev
+	if units.n > 0 {
+		c.uhead = 0
+	}
+	for i := int32(0); i < units.n; i++ {
+		n := units.at(i)
+		n.head, n.tail = pm[n.head], pm[n.tail]
+	}
+	for p := int32(0); p < msgs.n; p++ {
+		x := msgs.at(p)
+		x.unit = um[x.unit]
+		x.nextM = remap(pm, x.nextM)
+		x.call = remap(cm, x.call)
+		x.ans = remap(cm, x.ans)
+	}
+	for i := range c.tools {
+		c.tools[i].head, c.tools[i].tail = none, none
+	}
+	for k := int32(0); k < calls.n; k++ {
+		r := calls.at(k)
+		r.caller = remap(pm, r.caller)
+		r.result = remap(pm, r.result)
+		r.sib = remap(cm, r.sib)
+		r.nextAns = remap(cm, r.nextAns)
+		r.nextTool = none
+		if r.caller == none {
+			continue // named by its result only: out of its tool's calls
+		}
+		t := &c.tools[r.tool]
+		if t.tail == none {
+			t.head = k
+		} else {
+			calls.at(t.tail).nextTool = k
+		}
+		t.tail = k
+	}
+	c.msgs, c.calls, c.units = msgs, calls, units
+	c.dead = 0
+	c.compactions++
+
+	for i, p := range c.open {
+		c.open[i] = pm[p]
+	}
+	for i, k := range c.pend {
+		c.pend[i] = cm[k]
+	}
+	for _, s := range c.steps {
+		refs := s.refs[:0]
+		for _, p := range s.refs {
+			if q := pm[p]; q != none {
+				refs = append(refs, q)
+			}
+		}
+		s.refs = refs
+	}
+	if len(c.large) > 0 {
+		large := make(map[int32]struct{}, len(c.large))
+		for p := range c.large {
+			large[pm[p]] = struct{}{}
+		}
+		c.large = large
+	}
+	c.into = nil
+
+	// The indexes.
+	c.byID.reset(c.live)
+	c.results = btree[int32]{cmp: c.results.cmp}
+	c.whole = btree[int32]{cmp: c.whole.cmp}
+	c.bySize = btree[int32]{cmp: c.bySize.cmp}
+	var sized []int32
+	for p := int32(0); p < c.msgs.n; p++ {
+		c.byID.put(p)
+		if x := c.msg(p); x.ans != none {
+			c.results.Insert(p)
+			if x.flags&mStubbed == 0 {
+				c.whole.Insert(p)
+				sized = append(sized, p)
+			}
+		}
+	}
+	slices.SortFunc(sized, c.bySize.cmp)
+	for _, p := range sized {
+		c.bySize.Insert(p)
+	}
+	old := c.byCall.slots
+	c.byCall.reset(c.byCall.n)
+	for _, s := range old {
+		if s != 0 {
+			if k := cm[s-1]; k != none {
+				c.byCall.put(k)
+			}
+		}
+	}
+}
+
+// compactText copies the live bytes into fresh chunks and drops the old.
+func (c *Context) compactText() {
+	var s slab
+	s.cur = -1
+	for p := int32(0); p < c.msgs.n; p++ {
+		if x := c.msg(p); x.flags&mDead == 0 {
+			x.text = s.add(c.text.bytes(x.text))
+		}
+	}
+	for k := int32(0); k < c.calls.n; k++ {
+		if c.callLive(k) {
+			r := c.call(k)
+			r.text = s.add(c.text.bytes(r.text))
+		}
+	}
+	c.text = s
+}

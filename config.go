@@ -1,0 +1,71 @@
+package pruneguard
+
+// Config sets how a [Context]'s gates decide. It is a plain value, copied
+// into the Context; its Oracle and Resolver are called from whichever
+// goroutine calls Prune, so they must be safe for that. The zero Config is the
+// strictest reading of each gate: any pending call or streaming message
+// defers every prune, split units grow to whole units, any unsafe
+// candidate refuses the whole plan, tombstones are available, and
+// messages with no tool origin are reconstructible.
+type Config struct {
+	// Boundary chooses the strict (default) or relaxed commit boundary.
+	Boundary BoundaryMode
+	// Regen chooses whether one unsafe candidate refuses the whole plan
+	// (RegenRefuse, the default) or only its own unit (RegenDropUnsafe).
+	Regen RegenMode
+	// Oracle, if set, classifies messages that carry no explicit Class.
+	Oracle Oracle
+	// Resolver, if set, decides whether spill pointers still resolve.
+	// Without one no pointer counts.
+	Resolver Resolver
+	// TextClass is the class of messages that answer no call and carry no
+	// explicit class (user, assistant and system text). Zero means
+	// Reconstructible: mark what must stay with Facts, Class or Pin.
+	TextClass Class
+	// NoTombstones says the runtime cannot insert tombstones at all.
+	NoTombstones bool
+	// Ceiling, when positive, is the hard token limit: a Prune that must
+	// defer while the Context holds more tokens than this fails loudly
+	// with a [*CeilingError] instead, and a [Guard] with no ceiling of its
+	// own uses it.
+	Ceiling int
+	// HoardTokens, when positive, makes every decision list in
+	// [Decision.Hoarded] the reconstructible messages of at least this
+	// many tokens that it leaves in the prompt.
+	HoardTokens int
+	// StubText replaces a stubbed result's content. Empty means
+	// DefaultStubText. StubTokens is its token count (default
+	// DefaultStubTokens).
+	StubText   string
+	StubTokens int
+}
+
+// RegenMode chooses what the regenerability gate does with an unsafe
+// candidate.
+type RegenMode uint8
+
+const (
+	// RegenRefuse, the default, refuses the whole plan.
+	RegenRefuse RegenMode = iota
+	// RegenDropUnsafe leaves out the unsafe candidates' units and reports
+	// them in [Decision.Refused].
+	RegenDropUnsafe
+)
+
+// DefaultStubText is the placeholder a stubbed tool result carries, and
+// DefaultStubTokens the token count the guard gives it.
+const (
+	DefaultStubText   = "[tool result removed to save context; call the tool again if you need it]"
+	DefaultStubTokens = 8
+)
+
+func (cfg Config) stub() ([]byte, int) {
+	text, n := cfg.StubText, cfg.StubTokens
+	if text == "" {
+		text = DefaultStubText
+	}
+	if n <= 0 {
+		n = DefaultStubTokens
+	}
+	return []byte(text), n
+}

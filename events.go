@@ -1,0 +1,424 @@
+package pruneguard
+
+import (
+	"slices"
+)
+
+// Append adds a complete (closed) message at the end of the transcript.
+//
+// Calls in m become pending until a closed result names them. Answers in m
+// bind m to the unit of each answered call; a message answering calls of
+// several units joins those units into one. Append fails, changing
+// nothing, on an empty or duplicate ID, a negative token count, an answer
+// for a call the Context never saw ([ErrUnknownCall]), a call that was
+// pruned ([ErrPrunedCall]; the Context remembers the 4,096 calls pruned
+// last, and a result for a call pruned before them is [ErrUnknownCall]) or
+// that already has a result ([ErrDuplicateResult]), or a call id that is
+// still pending ([ErrDuplicateCall]).
+func (c *Context) Append(m Message) error {
+	return c.add("append", m, false)
+}
+
+// Open adds a message that is still streaming. It stays open, and is
+// never pruned, until [Context.Close]. A streaming result keeps its call
+// pending until it closes.
+func (c *Context) Open(m Message) error {
+	return c.add("open", m, true)
+}
+
+func (c *Context) add(op string, m Message, open bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	if err := c.checkNew(op, m); err != nil {
+		return err
+	}
+	p := c.msgs.push()
+	x := c.msg(p)
+	*x = mrec{idLen: uint32(len(m.ID)), unit: none, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
+	if open {
+		x.text = c.text.add([]byte(m.ID))
+		x.flags |= mOpen
+		c.side(p).buf = slices.Clone(m.Content)
+	} else {
+		x.text = c.text.add([]byte(m.ID), m.Content)
+	}
+	if m.Content != nil && len(m.Content) == 0 {
+		c.msg(p).flags |= mEmpty
+	}
+	if m.Pinned {
+		c.msg(p).flags |= mPinned
+	}
+	if r := c.internRole(m.Role); r == roleSide {
+		c.side(p).role = m.Role
+		c.msg(p).role = roleSide
+	} else {
+		c.msg(p).role = r
+	}
+	c.setTokens(p, m.Tokens)
+	if !m.Pointer.IsZero() {
+		c.side(p).pointer = m.Pointer
+	}
+	if m.NeededBy != nil {
+		c.side(p).neededBy = slices.Clone(m.NeededBy)
+	}
+	c.live++
+	c.byID.put(p)
+
+	// Results first: bind the answered calls and find the units this
+	// message joins.
+	var join []int32
+	last := none
+	for _, id := range m.Answers {
+		k, _ := c.byCall.find(string(id))
+		r := c.call(k)
+		r.result = p
+		if last == none {
+			c.msg(p).ans = k
+		} else {
+			c.call(last).nextAns = k
+		}
+		last = k
+		if u := c.msg(r.caller).unit; !slices.Contains(join, u) {
+			join = append(join, u)
+		}
+	}
+	var u int32
+	if len(join) == 0 {
+		u = c.newUnit()
+	} else {
+		u = join[0]
+		for _, o := range join[1:] {
+			u = c.merge(u, o)
+		}
+	}
+	c.link(p, u)
+
+	c.addCalls(p, m.Calls)
+	if !open {
+		for k := range c.answersOf(p) {
+			c.complete(k)
+		}
+	} else {
+		c.unit(u).open++
+		c.open = append(c.open, p)
+	}
+	for _, sid := range m.NeededBy {
+		c.reference(sid, p)
+	}
+	if len(m.NeededBy) > 0 {
+		c.epoch++
+	}
+	if c.isResult(p) {
+		c.results.Insert(p)
+		c.whole.Insert(p)
+		c.bySize.Insert(p)
+	}
+	c.trackLarge(p)
+	return nil
+}
+
+// checkNew validates a message before anything changes.
+func (c *Context) checkNew(op string, m Message) error {
+	if m.ID == "" {
+		return inputErr(op, "", ErrEmptyID)
+	}
+	if _, dup := c.find(m.ID); dup {
+		return inputErr(op, string(m.ID), ErrDuplicateMessage)
+	}
+	if m.Tokens < 0 {
+		return inputErr(op, string(m.ID), ErrNegativeTokens)
+	}
+	if slices.Contains(m.NeededBy, "") {
+		return inputErr(op, string(m.ID), ErrEmptyID)
+	}
+	// Duplicates are searched for in short lists, kept in maps for long.
+	var calls, answers map[CallID]bool
+	if len(m.Calls) > 16 {
+		calls = make(map[CallID]bool, len(m.Calls))
+	}
+	if len(m.Answers) > 16 {
+		answers = make(map[CallID]bool, len(m.Answers))
+	}
+	calledBefore := func(i int, id CallID) bool {
+		if calls != nil {
+			return calls[id]
+		}
+		return slices.ContainsFunc(m.Calls[:i], func(k Call) bool { return k.ID == id })
+	}
+	for i, call := range m.Calls {
+		if call.ID == "" {
+			return inputErr(op, string(m.ID), ErrEmptyID)
+		}
+		if c.busy(call.ID) || calledBefore(i, call.ID) {
+			return inputErr(op, string(call.ID), ErrDuplicateCall)
+		}
+		if calls != nil {
+			calls[call.ID] = true
+		}
+	}
+	for i, id := range m.Answers {
+		if answers != nil && answers[id] || answers == nil && slices.Contains(m.Answers[:i], id) {
+			return inputErr(op, string(id), ErrDuplicateResult)
+		}
+		if answers != nil {
+			answers[id] = true
+		}
+		k, ok := c.byCall.find(string(id))
+		if ok && c.call(k).flags&cDone == 0 {
+			if c.call(k).result != none {
+				return inputErr(op, string(id), ErrDuplicateResult)
+			}
+			continue
+		}
+		if calledBefore(len(m.Calls), id) {
+			// A message may not answer its own call.
+			return inputErr(op, string(id), ErrUnknownCall)
+		}
+		if ok {
+			return inputErr(op, string(id), ErrDuplicateResult)
+		}
+		if _, ok := c.gone.get(string(id)); ok {
+			return inputErr(op, string(id), ErrPrunedCall)
+		}
+		return inputErr(op, string(id), ErrUnknownCall)
+	}
+	return nil
+}
+
+// busy reports whether a call with id waits for its result.
+func (c *Context) busy(id CallID) bool {
+	k, ok := c.byCall.find(string(id))
+	return ok && c.call(k).flags&cDone == 0
+}
+
+// addCalls records the calls message p emits, after those it has.
+func (c *Context) addCalls(p int32, calls []Call) {
+	last := none
+	for k := range c.callsOf(p) {
+		last = k
+	}
+	for _, call := range calls {
+		k := c.addCall(p, call)
+		if last == none {
+			c.msg(p).call = k
+		} else {
+			c.call(last).sib = k
+		}
+		last = k
+	}
+}
+
+func (c *Context) addCall(p int32, call Call) int32 {
+	t := c.tool(call.Tool)
+	k := c.calls.push()
+	r := c.call(k)
+	*r = crec{
+		text: c.text.add([]byte(call.ID), call.Args), idLen: uint32(len(call.ID)),
+		tool: t, caller: p, result: none, sib: none, nextAns: none, nextTool: none,
+		ver: c.tools[t].ver, flags: cPending | cArgsMade,
+	}
+	if call.Args == nil {
+		r.flags |= cArgsNil
+	}
+	if old, ok := c.byCall.find(string(call.ID)); ok {
+		c.byCall.remove(old)
+	}
+	c.byCall.put(k)
+	c.unit(c.msg(p).unit).pending++
+	c.nPending++
+	c.pend = append(c.pend, k)
+	tr := &c.tools[t]
+	tr.args++
+	if tr.tail == none {
+		tr.head = k
+	} else {
+		c.call(tr.tail).nextTool = k
+	}
+	tr.tail = k
+	if !tr.resident || tr.tombstoned {
+		tr.ghostCalls++
+	}
+	if len(c.cleared.m) > 0 {
+		if cls, ok := c.cleared.get(callSig(call.Tool, call.Args)); ok {
+			tr.refetches++
+			if cls == Irreducible {
+				tr.irreducibleRefetches++
+			}
+		}
+	}
+	return k
+}
+
+// complete marks call k's result closed.
+func (c *Context) complete(k int32) {
+	c.call(k).flags |= cDone
+	c.unpend(k)
+}
+
+// Write appends a chunk to an open message and adds tokens to its count.
+// It fails with [ErrClosedMessage] if the message is not open and with
+// [ErrUnknownMessage] if the Context does not hold it (for example because
+// an unguarded prune removed it mid-stream).
+func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	p, err := c.lookup("write", id)
+	switch {
+	case err != nil:
+		return err
+	case c.msg(p).flags&mOpen == 0:
+		return inputErr("write", string(id), ErrClosedMessage)
+	case tokens < 0:
+		return inputErr("write", string(id), ErrNegativeTokens)
+	}
+	s := c.side(p)
+	s.buf = append(s.buf, chunk...)
+	if tokens != 0 {
+		sized := c.isResult(p) && c.msg(p).flags&mStubbed == 0
+		if sized {
+			c.bySize.Delete(p)
+		}
+		c.setTokens(p, c.tokensOf(p)+tokens)
+		if sized {
+			c.bySize.Insert(p)
+		}
+	}
+	c.unit(c.msg(p).unit).version++
+	c.tokens += tokens
+	c.trackLarge(p)
+	return nil
+}
+
+// Close ends the stream of an open message. Calls whose ids arrived only
+// at the end of the stream may be given here; they become pending like
+// the calls of an appended message. Closing a streamed result completes
+// the calls it answers.
+func (c *Context) Close(id MessageID, calls ...Call) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	p, err := c.lookup("close", id)
+	switch {
+	case err != nil:
+		return err
+	case c.msg(p).flags&mOpen == 0:
+		return inputErr("close", string(id), ErrClosedMessage)
+	}
+	for i, call := range calls {
+		if call.ID == "" {
+			return inputErr("close", string(id), ErrEmptyID)
+		}
+		own := false
+		for k := range c.callsOf(p) {
+			own = own || string(c.callID(k)) == string(call.ID)
+		}
+		if own || c.busy(call.ID) || slices.ContainsFunc(calls[:i], func(k Call) bool { return k.ID == call.ID }) {
+			return inputErr("close", string(call.ID), ErrDuplicateCall)
+		}
+	}
+	c.addCalls(p, calls)
+	x := c.msg(p)
+	x.flags &^= mOpen
+	old := x.text
+	x.text = c.text.add(c.msgID(p), c.side(p).buf)
+	c.text.release(old)
+	s := c.side(p)
+	s.buf = nil
+	if s.pointer.IsZero() && s.neededBy == nil && s.refs == 0 && x.flags&mBig == 0 && x.role != roleSide {
+		c.freeSideOf(p)
+	}
+	c.unit(x.unit).open--
+	c.open = slices.DeleteFunc(c.open, func(q int32) bool { return q == p })
+	for k := range c.answersOf(p) {
+		c.complete(k)
+	}
+	c.unit(c.msg(p).unit).version++
+	return nil
+}
+
+// Couple ties messages into one unit, so that they are kept or pruned
+// together: a reasoning item with the calls that follow it, a user
+// message with the tool results it carries alongside. Units already
+// holding any of the messages are merged.
+func (c *Context) Couple(ids ...MessageID) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	ps := make([]int32, 0, len(ids))
+	for _, id := range ids {
+		p, err := c.lookup("couple", id)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) < 2 {
+		return nil
+	}
+	// Read each message's unit when merging it, not before: an id given
+	// twice, or two ids of one unit, would otherwise merge a unit already
+	// absorbed and count its tokens, pins and pending calls twice.
+	u := c.msg(ps[0]).unit
+	for _, p := range ps[1:] {
+		u = c.merge(u, c.msg(p).unit)
+	}
+	return nil
+}
+
+// Pin marks a message as never to be pruned (a system prompt, a user's
+// one-time instruction). A unit holding a pinned message is never pruned.
+func (c *Context) Pin(id MessageID) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	p, err := c.lookup("pin", id)
+	if err != nil {
+		return err
+	}
+	if x := c.msg(p); x.flags&mPinned == 0 {
+		x.flags |= mPinned
+		u := c.unit(x.unit)
+		u.pinned++
+		u.version++
+		c.trackLarge(p)
+	}
+	return nil
+}
+
+// Spill records that message id's content was written to a durable store
+// at p. The message may then be evicted, whatever its class, while the
+// configured [Resolver] resolves p (planned-step references still hold
+// it). A zero p removes the pointer.
+func (c *Context) Spill(id MessageID, ptr Pointer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	p, err := c.lookup("spill", id)
+	if err != nil {
+		return err
+	}
+	if !ptr.IsZero() || c.sideOf(p) != nil {
+		c.side(p).pointer = ptr
+	}
+	c.unit(c.msg(p).unit).version++
+	return nil
+}
+
+// Mark adds facts to a message, for example when a later step learns that
+// an earlier observation was a negative result.
+func (c *Context) Mark(id MessageID, f Facts) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	p, err := c.lookup("mark", id)
+	if err != nil {
+		return err
+	}
+	x := c.msg(p)
+	x.facts |= f
+	c.unit(x.unit).version++
+	c.trackLarge(p)
+	return nil
+}

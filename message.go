@@ -1,0 +1,103 @@
+package pruneguard
+
+import "encoding/json"
+
+// MessageID names one message of a [Context]. IDs are chosen by the runtime
+// and must be unique among the messages the Context holds.
+type MessageID string
+
+// CallID is the id a model gave one tool call (OpenAI's tool_call_id,
+// Anthropic's tool_use id, and so on). A call id may be reused after the
+// call it named has been answered; two unanswered calls may not share one.
+type CallID string
+
+// UnitID names a unit: the ID of the earliest message in it.
+type UnitID string
+
+// StepID names a planned step of the runtime's task plan that has declared
+// which messages it will read (see [Context.PlanStep]).
+type StepID string
+
+// Role is the author of a message. The guard treats roles as opaque labels
+// except for [RoleUser], whose unmarked messages are ordinary conversation.
+type Role string
+
+// The roles runtimes use. Any other string is accepted as a role.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+	RoleReasoning Role = "reasoning"
+)
+
+// Call is one tool call emitted by an assistant message.
+type Call struct {
+	// ID is the provider's call id; results name it in Message.Answers.
+	ID CallID
+	// Tool is the name of the tool called.
+	Tool string
+	// Args holds the call's JSON arguments. The guard never parses them; it
+	// only knows that they stay in the prompt while the message does.
+	Args json.RawMessage
+}
+
+// Message is one entry of the transcript as the runtime hands it to a
+// [Context]. The Context copies what it keeps; the caller may reuse m.
+type Message struct {
+	// ID is unique within the Context. Required.
+	ID MessageID
+	// Role is the author of the message.
+	Role Role
+	// Tokens is the message's size as the runtime's tokenizer counts it.
+	// It must not be negative.
+	Tokens int
+	// Content is opaque to the guard. A streamed message grows by chunks.
+	Content []byte
+	// Calls are the tool calls this message emits. All calls of one message
+	// are a parallel batch and belong to one unit with all their results.
+	Calls []Call
+	// Answers lists the calls this message carries results for. Each must
+	// name a call the Context holds and that has no result yet.
+	Answers []CallID
+	// Pinned messages are never pruned, nor is any unit holding one.
+	Pinned bool
+	// Class overrides the regenerability class the guard would derive.
+	// Facts still win over it: see [Facts].
+	Class Class
+	// Facts marks what makes the content impossible to obtain again.
+	Facts Facts
+	// Pointer, when set, says where the content was spilled durably.
+	Pointer Pointer
+	// NeededBy names planned steps that will read this message, as if
+	// [Context.PlanStep] were called for each in the same event, so that
+	// no prune can slip in between.
+	NeededBy []StepID
+}
+
+// Entry describes one message of a [Context] for a salience [Policy]. It is
+// a snapshot: later events do not change it.
+type Entry struct {
+	ID      MessageID
+	Role    Role
+	Tokens  int
+	Unit    UnitID
+	Tools   []string // tools called by the message, or answered by it
+	Calls   int      // number of calls the message emits
+	Result  bool     // the message answers at least one call
+	Pinned  bool
+	Open    bool // the message is still streaming
+	Pending bool // its unit has a call without a complete result
+	Stubbed bool // its content was replaced by a stub
+}
+
+// Unit describes one unit of a [Context]: the messages tied together by
+// calls, their results, parallel batches and explicit coupling.
+type Unit struct {
+	ID       UnitID
+	Messages []MessageID // in transcript order
+	Pending  []CallID    // calls still waiting for a complete result
+	Open     bool        // some message of the unit is still streaming
+	Pinned   bool
+	Tokens   int
+}

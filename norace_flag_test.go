@@ -1,0 +1,5 @@
+//go:build !race
+
+package pruneguard_test
+
+const raceEnabled = false

@@ -1,0 +1,111 @@
+package pruneguard
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/schemadiff"
+)
+
+// Plan is what a salience policy proposes: messages to evict, results to
+// stub, schemas to withdraw or compress. The guard disposes. A Plan is a
+// plain value; Prune only reads it.
+type Plan struct {
+	// Evict names messages to remove from the prompt.
+	Evict []MessageID
+	// Stub names tool results whose content should be replaced by a short
+	// placeholder while the call, the result and their ids stay. The
+	// content is gone either way, so the regenerability gate applies.
+	Stub []MessageID
+	// DropSchemas names tools whose schema should leave the prompt.
+	DropSchemas []string
+	// CompressSchemas proposes smaller schemas. One that drops required
+	// fields, enum members or types counts as withdrawing the schema.
+	CompressSchemas map[string]json.RawMessage
+	// Split says how to treat units the plan names only in part.
+	Split SplitMode
+}
+
+// Empty reports whether the plan proposes nothing.
+func (p Plan) Empty() bool {
+	return len(p.Evict) == 0 && len(p.Stub) == 0 && len(p.DropSchemas) == 0 && len(p.CompressSchemas) == 0
+}
+
+// checkPlan rejects a plan that names what the Context does not hold. It
+// returns the positions of the messages p.Evict names, then those of
+// p.Stub.
+func (c *Context) checkPlan(p Plan) ([]int32, error) {
+	at := make([]int32, 0, len(p.Evict)+len(p.Stub))
+	for _, id := range p.Evict {
+		q, ok := c.find(id)
+		if !ok {
+			return nil, inputErr("plan.evict", string(id), ErrUnknownMessage)
+		}
+		at = append(at, q)
+	}
+	for _, id := range p.Stub {
+		q, ok := c.find(id)
+		if !ok {
+			return nil, inputErr("plan.stub", string(id), ErrUnknownMessage)
+		}
+		if !c.isResult(q) {
+			return nil, inputErr("plan.stub", string(id), ErrNotResult)
+		}
+		at = append(at, q)
+	}
+	for _, name := range p.DropSchemas {
+		if r := c.toolRec(name); r == nil || !r.registered {
+			return nil, inputErr("plan.drop_schemas", name, ErrUnknownTool)
+		}
+	}
+	if len(p.CompressSchemas) == 0 {
+		return at, nil
+	}
+	// In name order, so that equal plans give equal errors.
+	for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
+		r := c.toolRec(name)
+		if r == nil || !r.registered {
+			return nil, inputErr("plan.compress_schemas", name, ErrUnknownTool)
+		}
+		if _, err := schemadiff.Compare(r.t.Schema, p.CompressSchemas[name]); err != nil {
+			return nil, inputErr("plan.compress_schemas", name, ErrBadSchema)
+		}
+	}
+	return at, nil
+}
+
+// withoutTools returns p less the schema edits of the given tools.
+func withoutTools(p Plan, tools map[string]bool) Plan {
+	if len(tools) == 0 {
+		return p
+	}
+	p.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return tools[t] })
+	if len(p.CompressSchemas) > 0 {
+		cs := make(map[string]json.RawMessage, len(p.CompressSchemas))
+		for t, s := range p.CompressSchemas {
+			if !tools[t] {
+				cs[t] = s
+			}
+		}
+		p.CompressSchemas = cs
+	}
+	return p
+}
+
+// withoutUnits returns p less the messages of the given units. A message
+// the Context no longer holds stays in: Prune reports it.
+func (c *Context) withoutUnits(p Plan, units map[string]struct{}) Plan {
+	if len(units) == 0 {
+		return p
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	drop := func(id MessageID) bool {
+		q, ok := c.find(id)
+		return ok && c.hides(units, q)
+	}
+	p.Evict = slices.DeleteFunc(slices.Clone(p.Evict), drop)
+	p.Stub = slices.DeleteFunc(slices.Clone(p.Stub), drop)
+	return p
+}

@@ -1,0 +1,233 @@
+package pruneguard
+
+import "slices"
+
+// Prune decides whether plan p may be carried out, and what it really
+// takes. It changes nothing; pass the decision to [Context.Apply].
+//
+// The gates run in this order, and every violation of every gate is
+// reported at once:
+//
+//  1. Commit boundary. In the strict mode (the default) a pending call or
+//     a streaming message anywhere defers the prune ([*DeferredError]). A
+//     unit named in part is grown, shrunk or refused as p.Split says; a
+//     unit with a pinned message, and in the relaxed mode a unit in
+//     flight, is never pruned. The result is a union of whole units.
+//  2. Regenerability. Every evicted or stubbed message must be
+//     reconstructible, or spilled behind a resolvable pointer, or outside
+//     every step of a sealed plan; no message a pending planned step names
+//     may go. Facts make a message irreducible whatever else is said.
+//  3. Evict-or-tombstone, over what survives the first two: a schema may
+//     leave when no arguments of calls to its tool survive, or behind a
+//     tombstone; a mutation tool that cannot be tombstoned keeps it.
+//
+// A plan naming a message, tool or schema the Context does not hold is an
+// [*InputError]. A refused plan yields a [*PruneError]. Equal Contexts and
+// plans give equal decisions. The cost is proportional to the plan and
+// the units it touches, not to the length of the Context; the one
+// exception is the hoarding report, when Config.HoardTokens is set, which
+// looks at every message of at least that many tokens that could be
+// hoarded (not stubbed, pinned, marked with facts or classed otherwise
+// than reconstructible).
+func (c *Context) Prune(p Plan) (*Decision, error) {
+	return c.prune(p, true)
+}
+
+// pruneRun is one Prune in progress: the plan, the closing set and the
+// stub targets with their marks, and what the gates objected to. Each
+// gate is a step that reads the Context and changes only the run.
+type pruneRun struct {
+	c   *Context
+	p   Plan
+	d   *Decision // the decision being built
+	gen uint32    // the generation of this run's marks on messages
+
+	// The positions of the messages the plan evicts and stubs.
+	named, stubAt []int32
+
+	evict []int32 // the closing set
+	stubs []int32 // the stub targets, none of them in the closing set
+
+	// whole says the closing set is a union of whole units, as the
+	// boundary gate leaves it.
+	whole bool
+	// tools counts, per tool, the calls whose arguments leave with the
+	// closing set; edits are the schema changes the plan asks for.
+	tools    toolCounts
+	toolsBuf [4]toolCount // tools' first backing: a plan touches few tools
+	edits    []schemaEdit
+
+	violations []*Violation   // objections: the plan is refused
+	refused    []*Violation   // what the gates left out of the plan
+	deferred   *DeferredError // the boundary gate defers the prune
+}
+
+// A stage is one step of the pipeline Prune runs. Stages with a gate are
+// the gates; the others carry out the plan as named.
+type stage struct {
+	gate Gate
+	run  func(r *pruneRun)
+}
+
+// pipeline is what Prune runs, in order. A gate narrows what the steps
+// before it took; without it, the plan goes through as named.
+var pipeline = []stage{
+	{0, (*pruneRun).takeMessages},
+	{GateBoundary, (*pruneRun).boundaryGate},
+	{0, (*pruneRun).takeStubs},
+	{GateRegen, (*pruneRun).regenGate},
+	{0, (*pruneRun).takeSchemas},
+	{GateSchema, (*pruneRun).schemaGate},
+}
+
+// prune is Prune; with ceiling false a deferral past Config.Ceiling stays
+// a deferral, for the Guard, which applies its own ceiling.
+func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	// A zero Context reads as empty: only an empty plan is valid.
+	at, err := c.checkPlan(p)
+	if err != nil {
+		return nil, err
+	}
+	c.pruneMu.Lock()
+	defer c.pruneMu.Unlock()
+	// The run and its decision in one allocation.
+	both := &struct {
+		d Decision
+		r pruneRun
+	}{d: Decision{c: c, epoch: c.epoch, compactions: c.compactions}}
+	r := &both.r
+	*r = pruneRun{c: c, p: p, gen: c.nextGen(), d: &both.d, named: at[:len(p.Evict)], stubAt: at[len(p.Evict):]}
+	r.tools = r.toolsBuf[:0]
+	stages := c.pipeline
+	if stages == nil {
+		stages = pipeline
+	}
+	for _, s := range stages {
+		s.run(r)
+		if r.deferred != nil {
+			if ceiling && c.cfg.Ceiling > 0 && c.tokens > c.cfg.Ceiling {
+				return nil, &CeilingError{Tokens: c.tokens, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
+			}
+			return nil, r.deferred
+		}
+	}
+	if len(r.violations) > 0 {
+		sortViolations(r.violations)
+		return nil, &PruneError{Violations: r.violations}
+	}
+	sortViolations(r.refused)
+	r.d.Refused = r.refused
+	r.d.finish(r)
+	return r.d, nil
+}
+
+// takeMessages carries out the plan's evictions as named: the closing
+// set is every message the plan evicts, once each, in the order named.
+func (r *pruneRun) takeMessages() {
+	r.evict = r.named[:0:len(r.named)] // in place: it only drops duplicates
+	for _, p := range r.named {
+		if !r.has(p, kEvict) {
+			r.set(p, kEvict)
+			r.evict = append(r.evict, p)
+		}
+	}
+}
+
+// takeStubs takes the plan's stubs as named, less the messages of the
+// closing set and the stubs a gate held back.
+func (r *pruneRun) takeStubs() {
+	for _, p := range r.stubAt {
+		if !r.has(p, kEvict|kStub|kHeld) {
+			r.set(p, kStub)
+			r.stubs = append(r.stubs, p)
+		}
+	}
+}
+
+// The marks of a run on messages: a word per message, the run's
+// generation above markBits, the marks below. A mark of an older
+// generation reads as no mark, so nothing needs clearing.
+const (
+	kEvict   uint32 = 1 << iota // in the closing set
+	kStub                       // a stub target
+	kHeld                       // a stub the boundary gate held back
+	kClassed                    // classified: the class is in the next two bits
+	markBits = 6
+)
+
+// nextGen starts the marks of a new run. When the generations run out,
+// every mark is cleared and they start again.
+func (c *Context) nextGen() uint32 {
+	c.pruneGen++
+	if c.pruneGen >= 1<<(32-markBits) {
+		for p := int32(0); p < c.msgs.n; p++ {
+			c.msg(p).mark = 0
+		}
+		c.pruneGen = 1
+	}
+	return c.pruneGen
+}
+
+// pass returns a fresh stamp for a pass over units, so that each unit is
+// visited once per pass. When the stamps run out, every stamp is cleared
+// and they start again.
+func (r *pruneRun) pass() uint32 {
+	c := r.c
+	c.tick++
+	if c.tick == 0 {
+		for u := int32(0); u < c.units.n; u++ {
+			c.unit(u).mark = 0
+		}
+		c.tick = 1
+	}
+	return c.tick
+}
+
+// has reports whether message p has any of the marks.
+func (r *pruneRun) has(p int32, marks uint32) bool {
+	m := r.c.msg(p).mark
+	return m>>markBits == r.gen && m&marks != 0
+}
+
+func (r *pruneRun) set(p int32, marks uint32) {
+	x := r.c.msg(p)
+	if x.mark>>markBits != r.gen {
+		x.mark = r.gen << markBits
+	}
+	x.mark |= marks
+}
+
+func (r *pruneRun) unset(p int32, marks uint32) {
+	if x := r.c.msg(p); x.mark>>markBits == r.gen {
+		x.mark &^= marks
+	}
+}
+
+// classOf returns the class of message p, classifying it once per run.
+func (r *pruneRun) classOf(p int32) Class {
+	if r.has(p, kClassed) {
+		return Class(r.c.msg(p).mark >> 4 & 3)
+	}
+	k := r.c.classify(p)
+	r.set(p, kClassed|uint32(k)<<4)
+	return k
+}
+
+// object records a violation: the plan is refused.
+func (r *pruneRun) object(vs ...*Violation) { r.violations = append(r.violations, vs...) }
+
+// leaveOut records a refusal: the plan goes on without what v names.
+func (r *pruneRun) leaveOut(vs ...*Violation) { r.refused = append(r.refused, vs...) }
+
+// dropUnit takes unit u out of the closing set.
+func (r *pruneRun) dropUnit(u int32) {
+	r.evict = slices.DeleteFunc(r.evict, func(p int32) bool {
+		if r.c.msg(p).unit == u {
+			r.unset(p, kEvict)
+			return true
+		}
+		return false
+	})
+}

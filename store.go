@@ -1,0 +1,323 @@
+package pruneguard
+
+import "hash/maphash"
+
+// The storage of a Context: records in chunked arenas addressed by int32,
+// the bytes of ids, contents and arguments in a slab, and open-addressing
+// indexes from ids to records. None of it holds a pointer per message, so
+// a Context of a million messages costs the garbage collector a few
+// hundred objects, and its bookkeeping a few dozen bytes per message.
+
+// none marks a missing record in an int32 link.
+const none int32 = -1
+
+// arena is a growing array of records in chunks of arenaChunk, so that
+// growing never copies more than one chunk. The first chunk grows as a
+// slice does, so that a small Context stays small; a pointer into the
+// arena is good until the next push.
+type arena[T any] struct {
+	chunks [][]T
+	n      int32
+}
+
+const (
+	arenaBits  = 10
+	arenaChunk = 1 << arenaBits
+)
+
+func (a *arena[T]) at(i int32) *T { return &a.chunks[i>>arenaBits][i&(arenaChunk-1)] }
+
+// push adds a zero record and returns its index.
+func (a *arena[T]) push() int32 {
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last]) == arenaChunk {
+		c := 16
+		if last >= 0 {
+			c = arenaChunk
+		}
+		a.chunks = append(a.chunks, make([]T, 0, c))
+		last++
+	}
+	var zero T
+	a.chunks[last] = append(a.chunks[last], zero)
+	i := a.n
+	a.n++
+	return i
+}
+
+// sref addresses bytes in a slab: a chunk, an offset in it, a length.
+type sref struct {
+	chunk, off, n uint32
+}
+
+// slab keeps byte strings in large chunks. A string larger than a
+// quarter of the chunk size gets a chunk of its own, freed with it; the
+// others leave garbage that the Context compacts when it outweighs what
+// is live.
+type slab struct {
+	chunks [][]byte
+	cur    int      // the chunk being filled, or -1
+	free   []uint32 // released chunk numbers
+	live   int      // bytes referenced
+	dead   int      // bytes no longer referenced in shared chunks
+}
+
+const (
+	slabFirst = 4 << 10   // the least size of a shared chunk
+	slabMax   = 256 << 10 // the most
+)
+
+// add stores the concatenation of parts.
+func (s *slab) add(parts ...[]byte) sref {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n == 0 {
+		return sref{}
+	}
+	s.live += n
+	var r sref
+	if n > slabMax/4 {
+		r = sref{chunk: s.chunk(make([]byte, 0, n)), n: uint32(n)}
+	} else {
+		if s.cur < 0 || len(s.chunks) == 0 || cap(s.chunks[s.cur])-len(s.chunks[s.cur]) < n {
+			// A quarter of what is live, within bounds: the room left in
+			// the chunk being filled stays small beside what the slab holds.
+			size := min(max(s.live/4, slabFirst, n), slabMax)
+			s.cur = int(s.chunk(make([]byte, 0, size)))
+		}
+		r = sref{chunk: uint32(s.cur), off: uint32(len(s.chunks[s.cur])), n: uint32(n)}
+	}
+	c := s.chunks[r.chunk]
+	for _, p := range parts {
+		c = append(c, p...)
+	}
+	s.chunks[r.chunk] = c
+	return r
+}
+
+// chunk installs b as a chunk and returns its number.
+func (s *slab) chunk(b []byte) uint32 {
+	if k := len(s.free); k > 0 {
+		i := s.free[k-1]
+		s.free = s.free[:k-1]
+		s.chunks[i] = b
+		return i
+	}
+	s.chunks = append(s.chunks, b)
+	return uint32(len(s.chunks) - 1)
+}
+
+func (s *slab) bytes(r sref) []byte {
+	if r.n == 0 {
+		return nil
+	}
+	return s.chunks[r.chunk][r.off : r.off+r.n : r.off+r.n]
+}
+
+// own reports whether r has a chunk of its own.
+func (s *slab) own(r sref) bool {
+	return r.n > 0 && r.off == 0 && int(r.chunk) != s.cur && len(s.chunks[r.chunk]) == int(r.n)
+}
+
+// release forgets r.
+func (s *slab) release(r sref) {
+	if r.n == 0 {
+		return
+	}
+	s.live -= int(r.n)
+	if s.own(r) {
+		s.chunks[r.chunk] = nil
+		s.free = append(s.free, r.chunk)
+		return
+	}
+	s.dead += int(r.n)
+}
+
+// truncate keeps the first n bytes of r and forgets the rest. A string
+// with a chunk of its own moves what it keeps to a shared chunk, so that
+// its chunk is freed at once.
+func (s *slab) truncate(r sref, n uint32) sref {
+	if n >= r.n {
+		return r
+	}
+	if s.own(r) {
+		k := s.add(s.bytes(r)[:n])
+		s.release(r)
+		return k
+	}
+	s.live -= int(r.n - n)
+	s.dead += int(r.n - n)
+	r.n = n
+	return r
+}
+
+// garbage reports whether compacting would be worth its cost: the dead
+// bytes outweigh the live ones, and there are enough of them.
+func (s *slab) garbage() bool { return s.dead > s.live && s.dead > slabMax }
+
+// index maps ids to the records that hold them: open addressing over
+// int32 slots (a record's index plus one; zero is empty), Robin Hood
+// linear probing, deletion by shifting back. Beside each slot it keeps a
+// byte of the id's hash and the slot's distance from where the id
+// hashes, so that it reads an id only when the hash bytes match and never
+// to delete. It keeps no key: key reads the id of a record. Its load
+// stays between about a half and four fifths, so it costs 7 to 11 bytes
+// per id.
+type index struct {
+	slots []int32
+	meta  []uint16 // distance<<8 | hash byte
+	lost  []int32  // records a failed place left out, until the resize
+	n     int
+	seed  maphash.Seed
+	key   func(i int32) []byte
+}
+
+func (t *index) home(h uint64) int { return int(uint64(uint32(h)) * uint64(len(t.slots)) >> 32) }
+
+func (t *index) next(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
+}
+
+// find returns the record holding id.
+func (t *index) find(id string) (int32, bool) {
+	if t.n == 0 {
+		return none, false
+	}
+	h := maphash.String(t.seed, id)
+	g := uint16(h >> 56)
+	for i, d := t.home(h), uint16(0); ; i, d = t.next(i), d+1 {
+		s, m := t.slots[i], t.meta[i]
+		if s == 0 || m>>8 < d {
+			return none, false
+		}
+		if m == d<<8|g && string(t.key(s-1)) == id {
+			return s - 1, true
+		}
+	}
+}
+
+// put maps the id of record r to r. The id must not be in the index.
+func (t *index) put(r int32) {
+	if (t.n+1)*5 > len(t.slots)*4 {
+		t.resize(max(16, len(t.slots)*3/2))
+	}
+	if !t.place(r, maphash.Bytes(t.seed, t.key(r))) {
+		t.resize(len(t.slots) * 3 / 2)
+	}
+	t.n++
+}
+
+// place puts record r, whose id hashes to h, taking the slot of any
+// record nearer to its home on the way. It reports false, leaving the
+// index without some record, when a distance would not fit its byte;
+// the caller then resizes, which places every record again.
+func (t *index) place(r int32, h uint64) bool {
+	s, m := r+1, uint16(h>>56)
+	for i := t.home(h); ; i = t.next(i) {
+		if t.slots[i] == 0 {
+			t.slots[i], t.meta[i] = s, m
+			return true
+		}
+		if t.meta[i]>>8 < m>>8 {
+			t.slots[i], s = s, t.slots[i]
+			t.meta[i], m = m, t.meta[i]
+		}
+		if m>>8 == 0xff {
+			t.lost = append(t.lost, s-1)
+			return false
+		}
+		m += 1 << 8
+	}
+}
+
+// remove unmaps record r.
+func (t *index) remove(r int32) {
+	if t.n == 0 {
+		return
+	}
+	i := t.home(maphash.Bytes(t.seed, t.key(r)))
+	for t.slots[i] != r+1 {
+		if t.slots[i] == 0 {
+			return
+		}
+		i = t.next(i)
+	}
+	t.n--
+	// Shift back the records after it that are away from home.
+	for j := t.next(i); t.slots[j] != 0 && t.meta[j]>>8 > 0; i, j = j, t.next(j) {
+		t.slots[i], t.meta[i] = t.slots[j], t.meta[j]-1<<8
+	}
+	t.slots[i], t.meta[i] = 0, 0
+}
+
+// resize rebuilds the index with size slots.
+func (t *index) resize(size int) {
+	old := t.slots
+	lost := t.lost
+	t.lost = nil
+	t.slots = make([]int32, size)
+	t.meta = make([]uint16, size)
+	for _, s := range old {
+		if s != 0 {
+			t.rehash(s - 1)
+		}
+	}
+	for _, r := range lost {
+		t.rehash(r)
+	}
+}
+
+func (t *index) rehash(r int32) {
+	if !t.place(r, maphash.Bytes(t.seed, t.key(r))) {
+		t.resize(len(t.slots) * 3 / 2)
+	}
+}
+
+// reset empties the index and sizes it for n ids.
+func (t *index) reset(n int) {
+	size := max(16, n*3/2)
+	t.slots = make([]int32, size)
+	t.meta = make([]uint16, size)
+	t.n = 0
+}
+
+// recent remembers the last keys given to it, up to a bound, with a
+// value each: the oldest are forgotten first.
+type recent[V any] struct {
+	m    map[string]V
+	ring []string
+	next int
+}
+
+// recentBound is how many pruned calls a Context remembers, by id for
+// results that arrive too late and by signature for refetches.
+const recentBound = 4096
+
+func (r *recent[V]) get(k string) (V, bool) {
+	v, ok := r.m[k]
+	return v, ok
+}
+
+// put sets k's value and makes k the most recent key.
+func (r *recent[V]) put(k string, v V) {
+	if r.m == nil {
+		r.m = make(map[string]V)
+	}
+	if _, ok := r.m[k]; ok {
+		r.m[k] = v
+		return
+	}
+	if len(r.ring) < recentBound {
+		r.ring = append(r.ring, k)
+	} else {
+		delete(r.m, r.ring[r.next])
+		r.ring[r.next] = k
+		r.next = (r.next + 1) % recentBound
+	}
+	r.m[k] = v
+}

@@ -1,0 +1,294 @@
+package pruneguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Annotations are the MCP tool annotations (spec 2025-03-26 and later).
+// A nil field takes the spec's default: not read-only, destructive, not
+// idempotent, open world. Those defaults are pessimistic on purpose: a
+// tool nobody described counts as mutating, and its outputs as
+// irreducible. MCP calls annotations hints that must not be trusted from
+// untrusted servers; pass them on only from servers you trust.
+type Annotations struct {
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+// ReadOnly reports readOnlyHint with its default (false).
+func (a Annotations) ReadOnly() bool { return hint(a.ReadOnlyHint, false) }
+
+// Destructive reports destructiveHint with its default (true). A read-only
+// tool is never destructive.
+func (a Annotations) Destructive() bool { return !a.ReadOnly() && hint(a.DestructiveHint, true) }
+
+// Idempotent reports idempotentHint with its default (false). A read-only
+// tool is always idempotent.
+func (a Annotations) Idempotent() bool { return a.ReadOnly() || hint(a.IdempotentHint, false) }
+
+// OpenWorld reports openWorldHint with its default (true).
+func (a Annotations) OpenWorld() bool { return hint(a.OpenWorldHint, true) }
+
+func hint(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// Bool returns a pointer to b, for filling [Annotations].
+func Bool(b bool) *bool { return &b }
+
+// Tool describes one tool the model may call: its schema, whether calling
+// it changes the world, and whether its outputs can be obtained again.
+type Tool struct {
+	// Name is the tool's name as calls give it. Required.
+	Name string
+	// Schema is the tool's input JSON Schema as the prompt carries it.
+	Schema json.RawMessage
+	// Version names the schema's version. Registering the tool again with
+	// another version (or, when both versions are empty, another schema)
+	// is a migration: arguments of calls made before it are stale.
+	Version string
+	// Annotations decide mutation and, with Output unset, the class of the
+	// tool's results.
+	Annotations Annotations
+	// Output, when set, is the regenerability class of the tool's results,
+	// overriding the one derived from Annotations.
+	Output Class
+	// NoTombstone says the runtime cannot insert a tombstone for this tool.
+	// Withdrawing a mutation tool's schema while its arguments stay is then
+	// refused.
+	NoTombstone bool
+}
+
+// Mutating reports whether calling the tool may change its environment
+// (MCP: not read-only).
+func (t Tool) Mutating() bool { return !t.Annotations.ReadOnly() }
+
+// OutputClass returns the regenerability class of the tool's results:
+// Output when set; otherwise a read-only, closed-world tool's results are
+// [Reconstructible], and so are an idempotent, non-destructive,
+// closed-world tool's; everything else (non-idempotent, destructive or
+// open-world) is [Irreducible].
+func (t Tool) OutputClass() Class {
+	if t.Output != ClassUnset {
+		return t.Output
+	}
+	a := t.Annotations
+	if !a.OpenWorld() && a.Idempotent() && !a.Destructive() {
+		return Reconstructible
+	}
+	return Irreducible
+}
+
+// Tombstone is the one-line note a runtime inserts in the prompt when a
+// tool's schema leaves while arguments of earlier calls to it stay: it
+// tells the model the tool exists and must be asked for before use.
+type Tombstone struct {
+	Tool     string
+	Mutating bool
+	// Stale lists surviving calls made under an older schema version.
+	Stale []CallID
+	Text  string
+}
+
+// ToolState is the guard's record of one tool.
+type ToolState struct {
+	Tool Tool
+	// Registered is false for tools known only from calls.
+	Registered bool
+	// Resident reports whether the schema is in the prompt.
+	Resident bool
+	// Tombstoned reports whether a tombstone stands in for the schema.
+	Tombstoned bool
+	// Compressed holds the compressed schema in the prompt, if any.
+	Compressed json.RawMessage
+	// Args counts calls to the tool whose arguments are in the Context.
+	Args int
+	// Stale counts those made under an older schema version.
+	Stale int
+	// Reexpansions counts [Context.RequestTool] calls for the tool while it
+	// was tombstoned: how often the model asked for a withdrawn schema.
+	Reexpansions int
+	// GhostCalls counts calls the model made to the tool while its schema
+	// was not in the prompt, or stood behind a tombstone.
+	GhostCalls int
+	// Refetches counts calls made with the same arguments as a call whose
+	// result had been pruned or stubbed (one of the 4,096 such calls
+	// pruned last): work pruning made the agent redo.
+	// IrreducibleRefetches counts those whose pruned result was classed
+	// irreducible, which only a gate switched off or a bad classification
+	// lets happen: alert on it.
+	Refetches            int
+	IrreducibleRefetches int
+}
+
+type toolRec struct {
+	t          Tool
+	registered bool
+	resident   bool
+	tombstoned bool
+	compressed json.RawMessage
+	ver        uint32
+	args       int   // calls to the tool whose caller the Context holds
+	head, tail int32 // the tool's calls in call order, linked by nextTool
+	reexpand   int
+	ghostCalls int
+
+	refetches            int
+	irreducibleRefetches int
+}
+
+// tool returns the index of the record of name, creating an unregistered
+// one.
+func (c *Context) tool(name string) int32 {
+	if t, ok := c.toolIdx[name]; ok {
+		return t
+	}
+	c.tools = append(c.tools, toolRec{t: Tool{Name: name}, resident: true, head: none, tail: none})
+	t := int32(len(c.tools) - 1)
+	c.toolIdx[name] = t
+	return t
+}
+
+// toolRec returns the record of name, or nil.
+func (c *Context) toolRec(name string) *toolRec {
+	if t, ok := c.toolIdx[name]; ok {
+		return &c.tools[t]
+	}
+	return nil
+}
+
+// RegisterTool adds a tool to the registry with its schema resident, or
+// updates it. A changed Version (or schema, when no versions are given)
+// is a migration: calls already in the Context become stale.
+func (c *Context) RegisterTool(t Tool) error {
+	if t.Name == "" {
+		return inputErr("register tool", "", ErrEmptyID)
+	}
+	if len(t.Schema) > 0 && !json.Valid(t.Schema) {
+		return inputErr("register tool", t.Name, ErrBadSchema)
+	}
+	t.Schema = slices.Clone(t.Schema)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	if _, ok := c.toolIdx[t.Name]; !ok {
+		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
+		c.toolIdx[t.Name] = int32(len(c.tools) - 1)
+	} else {
+		r := c.toolRec(t.Name)
+		if r.registered && migrated(r.t, t) {
+			r.ver++
+			// A compression of the old schema says nothing of the new one.
+			r.compressed = nil
+		}
+		r.t = t
+		r.registered = true
+	}
+	c.epoch++
+	return nil
+}
+
+func migrated(old, new Tool) bool {
+	if old.Version != "" || new.Version != "" {
+		return old.Version != new.Version
+	}
+	return !bytes.Equal(old.Schema, new.Schema)
+}
+
+// Tool returns the guard's record of a tool.
+func (c *Context) Tool(name string) (ToolState, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r := c.toolRec(name)
+	if r == nil {
+		return ToolState{}, false
+	}
+	return c.toolState(r), true
+}
+
+// Tools returns the records of every tool, sorted by name.
+func (c *Context) Tools() []ToolState {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]ToolState, 0, len(c.tools))
+	for i := range c.tools {
+		out = append(out, c.toolState(&c.tools[i]))
+	}
+	slices.SortFunc(out, func(a, b ToolState) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
+	return out
+}
+
+func (c *Context) toolState(r *toolRec) ToolState {
+	s := ToolState{
+		Tool: r.t, Registered: r.registered, Resident: r.resident, Tombstoned: r.tombstoned,
+		Compressed: r.compressed, Args: r.args, Reexpansions: r.reexpand, GhostCalls: r.ghostCalls,
+		Refetches: r.refetches, IrreducibleRefetches: r.irreducibleRefetches,
+	}
+	if r.ver > 0 {
+		s.Stale = len(c.staleCalls(r))
+	}
+	return s
+}
+
+// StaleCalls returns the calls to a tool, still in the Context, that were
+// made under an older version of its schema. Their arguments may not fit
+// the current schema; a model copying them would send stale values.
+func (c *Context) StaleCalls(tool string) []CallID {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r := c.toolRec(tool)
+	if r == nil {
+		return nil
+	}
+	return c.staleCalls(r)
+}
+
+func (c *Context) staleCalls(r *toolRec) []CallID {
+	if r.ver == 0 || r.args == 0 {
+		return nil
+	}
+	return c.callIDs(r, func(k int32) bool { return c.call(k).ver < r.ver })
+}
+
+// callIDs returns the ids of the tool's calls in the Context that keep
+// passes, in the order the calls were made. It costs time in proportion
+// to the tool's calls (and those pruned since the last compaction), not
+// to the Context.
+func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
+	var ks []int32
+	for k := r.head; k != none; k = c.call(k).nextTool {
+		if c.call(k).flags&cArgsMade != 0 && keep(k) {
+			ks = append(ks, k)
+		}
+	}
+	return c.sortedCallIDs(ks)
+}
+
+// RequestTool records that the model asked for a tool's schema back and
+// makes the schema resident again. It reports whether the tool was
+// tombstoned: a true answer is the diagnostic signal that pruning took a
+// schema the model still needed.
+func (c *Context) RequestTool(name string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	r := c.toolRec(name)
+	if r == nil {
+		return false, inputErr("request tool", name, ErrUnknownTool)
+	}
+	was := r.tombstoned
+	if was {
+		r.reexpand++
+	}
+	r.resident, r.tombstoned, r.compressed = true, false, nil
+	c.epoch++
+	return was, nil
+}
