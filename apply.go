@@ -92,6 +92,7 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	d.applied = true
 	c.epoch++
+	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
 	c.shape++
 	c.reclaim()
 	return nil

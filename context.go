@@ -90,6 +90,9 @@ type Context struct {
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
 	pipeline []stage
+
+	// mem is what the guards remember of the refusals they met.
+	mem refusalMemory
 }
 
 // mrec is the record of one message: 48 bytes.

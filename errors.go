@@ -22,6 +22,9 @@ var (
 	ErrSchema = errors.New("pruneguard: evict-or-tombstone")
 	// ErrRegen: the plan would evict content that cannot be obtained again.
 	ErrRegen = errors.New("pruneguard: regenerability")
+	// ErrScreen: a [Guard]'s [Screen] refused part of a decision, for a
+	// rule the gates do not know (a provider's request rules).
+	ErrScreen = errors.New("pruneguard: screen")
 )
 
 // States that are not violations of a plan.
@@ -93,6 +96,7 @@ const (
 	GateBoundary Gate = iota + 1 // commit boundary
 	GateSchema                   // evict-or-tombstone
 	GateRegen                    // regenerability oracle
+	GateScreen                   // a Guard's Screen: rules beyond the gates
 )
 
 // String returns the name of the gate.
@@ -104,6 +108,8 @@ func (g Gate) String() string {
 		return "schema"
 	case GateRegen:
 		return "regen"
+	case GateScreen:
+		return "screen"
 	}
 	return fmt.Sprintf("gate(%d)", int(g))
 }
@@ -114,6 +120,8 @@ func (g Gate) sentinel() error {
 		return ErrBoundary
 	case GateSchema:
 		return ErrSchema
+	case GateScreen:
+		return ErrScreen
 	}
 	return ErrRegen
 }
@@ -158,6 +166,7 @@ type Violation struct {
 	Calls    []CallID
 	Steps    []StepID // planned steps holding the messages (CodeReferenced)
 	pos      uint64   // transcript position of the first message, for ordering
+	seen     seenAt   // the unit as Prune saw it, for the guard's memory
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.

@@ -403,6 +403,7 @@ func (c *Context) Spill(id MessageID, ptr Pointer) error {
 		c.side(p).pointer = ptr
 	}
 	c.unit(c.msg(p).unit).version++
+	c.mem.spilled(c, p)
 	return nil
 }
 

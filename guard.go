@@ -2,10 +2,13 @@ package pruneguard
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
+	"strconv"
 )
 
-// Outcome is the answer of [Guard.Check].
+// Outcome is the answer of [Guard.Check]. The zero Outcome is
+// UnderBudget.
 type Outcome uint8
 
 const (
@@ -15,8 +18,9 @@ const (
 	// budget when the guard refused the rest; it is under the ceiling.
 	Pruned
 	// Deferred: the Context could not be pruned safely now (a call
-	// pending, a message streaming, or every proposal refused) and is
-	// still under its hard ceiling. Retry at the next budget check.
+	// pending, a message streaming, or no safe prune of any kind, spills
+	// included, that frees anything) and is still under its hard
+	// ceiling. Retry at the next budget check.
 	Deferred
 )
 
@@ -38,185 +42,621 @@ func (o Outcome) String() string {
 // dispose until the Context fits or nothing more can safely go.
 //
 // A Guard is a plain value; it may be shared by goroutines as long as its
-// Policy may.
+// Policy, Spill, Screen and Logger may. The zero Guard is invalid: it has
+// no Budget, and [Guard.Check] refuses it with a [*ConfigError] rather
+// than prune everything it may. Every other zero field is a working
+// default, documented on the field.
 type Guard struct {
-	// Budget is the token count to prune down to.
+	// Budget is the token count to prune down to. Required: it must be
+	// positive.
 	Budget int
 	// Ceiling, when positive, is the hard limit: above it a Context that
 	// cannot be pruned safely makes Check fail with a [*CeilingError].
-	// Zero means the Context's Config.Ceiling.
+	// Zero means the Context's Config.Ceiling. It must not be below the
+	// Budget.
 	Ceiling int
-	// Policy proposes what to prune; nil means OldestFirst{}.
+	// Policy proposes what to prune; nil means OldestFirst{}. A Policy
+	// that keeps the newest messages out of its proposals says so by
+	// implementing [Keeper] or by hiding them through its [View]; the
+	// guard's own prunes keep them too.
 	Policy Policy
 	// Split is passed on in every plan that leaves it unset.
 	Split SplitMode
-	// Rounds bounds the propose-refuse cycles of one Check (default 64).
-	// Each round either applies a decision or hides at least one refused
-	// unit from the policy, so the bound only stops a policy that keeps
+	// Rounds bounds the propose-refuse cycles of one Check (default 64),
+	// and separately the rounds of the guard's own furthest safe prune.
+	// Each round either applies a decision or takes at least one refused
+	// unit out of the plans, so the bound only stops a policy that keeps
 	// proposing what changes nothing.
 	Rounds int
+
+	// Trigger is the token count above which a Check prunes; zero means
+	// Budget. Once triggered, a Check prunes down to the Budget. A Trigger
+	// above the Budget keeps the provider's prompt cache: checks at or
+	// under it change nothing, so consecutive requests share the prefix
+	// the last prune left. It must not be below the Budget nor above a
+	// positive ceiling.
+	Trigger int
+	// MinClear is the least number of tokens a triggered Check frees, as
+	// Anthropic's clear_at_least: it prunes down to the Budget or to
+	// MinClear below where it started, whichever is lower, so that prunes,
+	// and the cache misses they cause, come seldom. When no safe prune
+	// frees that much, the Check frees what it safely can: it is Pruned
+	// if it applied anything, and Result.Before less Result.After says
+	// how much went. Zero means no minimum; it must not be negative.
+	MinClear int
+
+	// Spill, when set, is where the guard stores content before it
+	// evicts or stubs it: when a closed unit (or a result to stub) is
+	// refused only because content in it cannot be obtained again
+	// (irreducible, or durable without a resolvable pointer), the guard
+	// writes the unit's messages that have no resolvable pointer (or the
+	// result), all those of one round as one segment, records the pointer
+	// on each with [Context.Spill], and prunes again. Content a planned
+	// step names is never spilled. A spill that fails, or whose pointer
+	// the Context's Resolver does not resolve, is reported in
+	// Result.SpillErrors and its unit stays. The Context's Config.Resolver
+	// must be set (normally to the same store); Check refuses a Spill
+	// without one. Nil means nothing is spilled.
+	Spill Spiller
+	// Screen, when set, vets each decision before it is applied, for
+	// rules the gates do not know (a provider's request rules); what it
+	// refuses is taken out and the plan pruned again. Nil means no screen.
+	Screen Screen
+	// Hoard says what a Check does with the large reconstructible
+	// messages Config.HoardTokens reports as hoarded, even under budget:
+	// nothing (HoardReport, the default), stub them (HoardStub) or evict
+	// their units (HoardEvict). See [HoardMode].
+	Hoard HoardMode
+	// HoardKeep is how many of the newest units the hoarding rule leaves
+	// alone, so that the model reads a large result at least once before
+	// it goes; zero means 1.
+	HoardKeep int
+	// Logger, when set, receives one record per decision, refusal, spill
+	// and failed spill, and one per check that ran, never any content;
+	// see the log record names (LogDecision, ...) for their attributes and
+	// how they map onto the Agent Client Protocol's compaction events. Nil
+	// means no logging, at no cost.
+	Logger *slog.Logger
 }
 
-// Result reports what [Guard.Check] did.
+// Screen vets a decision a [Guard] is about to apply, for rules the gates
+// do not know, such as a provider's request rules. It returns nil to let
+// the decision through, or the violations that stand in its way (with
+// Gate [GateScreen], matching [ErrScreen]), each naming what to take out:
+// the tools whose schema edits it refuses, the stubs it refuses (by
+// message), or else the units it refuses. The guard takes them out for the
+// rest of the check and prunes again; a violation that names nothing of
+// the decision refuses all of it. Screen is called from the goroutine
+// running Check, with no lock of the Context held; it must not apply the
+// decision.
+type Screen interface {
+	Screen(d *Decision) []*Violation
+}
+
+// ScreenFunc adapts a function to a [Screen].
+type ScreenFunc func(d *Decision) []*Violation
+
+// Screen calls f(d).
+func (f ScreenFunc) Screen(d *Decision) []*Violation { return f(d) }
+
+// Result reports what [Guard.Check] did. The zero Result reports a check
+// that did nothing.
 type Result struct {
 	Outcome Outcome
 	Before  int // tokens before the check
 	After   int // tokens after it
-	// Decisions are the applied decisions, in order.
+	// Decisions are the applied decisions, in order. A message a decision
+	// evicts or stubs that is listed in its Pointers was spilled: show
+	// the pointer's text (spill.PointerText) where it was, never the stub
+	// text, which tells the model to call the tool again.
 	Decisions []*Decision
 	// Refused lists every refusal met on the way, once each, in the order
 	// met: units held back by the boundary, irreducible content, schemas a
-	// mutation tool could not lose. It explains a Deferred outcome or a
-	// Pruned one still over budget.
+	// mutation tool could not lose, what the Screen refused. It explains a
+	// Deferred outcome or a Pruned one still over budget. Refusals
+	// remembered from earlier checks are passed over, not met again; see
+	// [Context.Refusals].
 	Refused []*Violation
 	// Reason is the last error met (a *DeferredError, *PruneError or
-	// *StaleError), if any.
+	// *StaleError), if any. A check that ends over the budget having met
+	// nothing new gives the refusals remembered from earlier checks that
+	// still hold, as a *PruneError.
 	Reason error
+
+	// Compaction names this check, unique within the Context: the
+	// compactionId of the Agent Client Protocol's compaction events. It is
+	// empty when the check returned at once (under the trigger, nothing
+	// hoarded, or a configuration error).
+	Compaction string
+	// Spills are the spills the guard made, in order.
+	Spills []SpillReport
+	// SpillErrors are the spills that failed; their units stayed.
+	SpillErrors []*SpillError
 }
 
-// refuse records vs in r.Refused, skipping those already there.
-func (r *Result) refuse(vs []*Violation) {
+// refuse records vs in r.Refused, skipping those already there, and
+// returns those it added.
+func (r *Result) refuse(vs []*Violation) []*Violation {
+	n := len(r.Refused)
 	for _, v := range vs {
 		if !slices.ContainsFunc(r.Refused, v.same) {
 			r.Refused = append(r.Refused, v)
 		}
 	}
+	return r.Refused[n:]
 }
 
-// Check brings c under g.Budget if it safely can. Under budget it returns
-// at once, in constant time and without allocating. Otherwise it asks
-// the policy for a plan, prunes and applies it; units and tools the gates
-// refuse are hidden from the policy (through its [View]) and it is asked
-// again, up to Rounds times. Beside the policy's own work, a check costs
-// in proportion to what it proposes, prunes and refuses, not to the
-// length of the Context. It fails with a [*CeilingError] when c ends above
-// a positive Ceiling, and with the [*InputError] when the policy proposes
-// ids or tools the Context does not hold.
+// Check brings c under g.Budget if it safely can.
+//
+// It validates g and c's Config first ([Guard.ValidateFor]); a
+// configuration error changes nothing and is returned with only Before and
+// After set. At or under the Trigger (Budget by default), with no hoarding
+// to act on, it returns at once, in constant time and without allocating.
+//
+// Otherwise it acts on hoarding, if asked (see [HoardMode]), then, over the
+// trigger, asks the policy for a plan, prunes and applies it; units and
+// results the gates refuse are hidden from the policy (through its
+// [View]) and remembered in c, so that later checks pass over them, and
+// the policy is asked again, up to Rounds times. When the policy can make
+// no more room (it proposes nothing, or nothing it proposes may go), the
+// guard goes on with the furthest safe prune: whole units, oldest first,
+// that are neither pinned, in flight, hidden by the policy nor among the
+// newest messages the policy keeps ([Keeper]), spilling what only a spill
+// lets go when a Spill store is set. It stops once c is at the Budget
+// (or MinClear below where it started, if lower). The outcome is Deferred
+// only when no safe prune of any kind freed anything.
+//
+// Beside the policy's own work, a check costs in proportion to what it
+// proposes, prunes and refuses, not to the length of the Context nor to
+// the refusals remembered from earlier checks. It fails with a
+// [*CeilingError] when c ends above a positive Ceiling, and with the
+// [*InputError] when the policy proposes ids or tools the Context does not
+// hold.
 func (g Guard) Check(c *Context) (Result, error) {
-	before := c.Tokens()
-	if before <= g.Budget {
-		return Result{Outcome: UnderBudget, Before: before, After: before}, nil
+	if c == nil {
+		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
 	}
-	pol := g.Policy
-	if pol == nil {
-		pol = OldestFirst{}
+	tokens, cfg, hoarding := c.guardState()
+	if err := g.validateFor(&cfg); err != nil {
+		return Result{Before: tokens, After: tokens}, err
 	}
-	cfg := c.Config()
-	if g.Ceiling <= 0 {
-		g.Ceiling = cfg.Ceiling
+	trigger := g.Trigger
+	if trigger == 0 {
+		trigger = g.Budget
 	}
-	rounds := g.Rounds
-	if rounds <= 0 {
-		rounds = 64
+	if tokens <= trigger && (g.Hoard == HoardReport || !hoarding) {
+		return Result{Outcome: UnderBudget, Before: tokens, After: tokens}, nil
 	}
-	res := Result{Before: before}
-	v := &View{c: c}
-	var refusedTools map[string]bool
-	refuse := func(vs []*Violation) {
-		res.refuse(vs)
-		for _, x := range vs {
-			v.Hide(x.Units...)
-			if x.Gate == GateSchema && len(x.Tools) > 0 {
-				if refusedTools == nil {
-					refusedTools = make(map[string]bool)
-				}
-				for _, t := range x.Tools {
-					refusedTools[t] = true
-				}
+	return g.run(c, cfg, tokens, trigger)
+}
+
+// guardState reads, under one lock, what a check needs to decide whether
+// to do anything.
+func (c *Context) guardState() (tokens int, cfg Config, hoarding bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.tokens, c.cfg, len(c.large) > 0
+}
+
+// guardRun is one Check past the quick return.
+type guardRun struct {
+	g       Guard
+	c       *Context
+	cfg     Config
+	pol     Policy
+	v       *View
+	res     Result
+	trigger int
+	target  int
+	ceiling int
+	rounds  int
+	stubMin int // a stub of a result this size or smaller frees nothing
+
+	refusedTools map[string]bool
+	noEvict      map[UnitID]bool // units refused eviction in this check, not remembered
+	spillTried   map[string]bool // units and results a spill was tried for
+	log          *guardLog
+}
+
+// The parts of a check, for the log.
+const (
+	fromPolicy = "policy" // the policy's proposals
+	fromReach  = "reach"  // the guard's furthest safe prune
+	fromHoard  = "hoard"  // the hoarding rule
+)
+
+func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) {
+	r := &guardRun{g: g, c: c, cfg: cfg, trigger: trigger, res: Result{Before: before}}
+	r.pol = g.Policy
+	if r.pol == nil {
+		r.pol = OldestFirst{}
+	}
+	r.ceiling = g.Ceiling
+	if r.ceiling <= 0 {
+		r.ceiling = cfg.Ceiling
+	}
+	r.rounds = g.Rounds
+	if r.rounds <= 0 {
+		r.rounds = 64
+	}
+	_, r.stubMin = cfg.stub()
+	r.v = &View{c: c}
+	r.res.Compaction = "pruneguard-" + strconv.FormatUint(c.mem.checks.Add(1), 10)
+	r.log = newGuardLog(g.Logger, r.res.Compaction)
+	over := before > trigger
+	var err error
+	switch {
+	case cfg.Boundary == BoundaryStrict && !c.Settled():
+		if over {
+			// Nothing may go while a call is pending or a stream is
+			// open; say which, without asking the policy.
+			if _, e := c.prune(Plan{}, false); e != nil {
+				r.res.Reason = e
 			}
 		}
-	}
-	if cfg.Boundary == BoundaryStrict && !c.Settled() {
-		// Nothing may go while a call is pending or a stream is open; say
-		// which, without asking the policy.
-		if _, err := c.prune(Plan{}, false); err != nil {
-			res.Reason = err
-			rounds = 0
+	default:
+		if g.Hoard != HoardReport {
+			err = r.hoard()
+		}
+		if err == nil && over {
+			r.target = max(0, min(g.Budget, before-g.MinClear))
+			err = r.reduce()
 		}
 	}
-	for i := 0; i < rounds; i++ {
-		now := c.Tokens()
-		if now <= g.Budget {
-			break
+	return r.finish(over, err)
+}
+
+// reduce asks the policy until the Context is at the target, then goes
+// on with the furthest safe prune.
+func (r *guardRun) reduce() error {
+	for i := 0; i < r.rounds; i++ {
+		now := r.c.Tokens()
+		if now <= r.target {
+			return nil
 		}
-		v.arm()
-		p := withoutTools(pol.Propose(v, now-g.Budget), refusedTools)
+		r.v.arm()
+		p := r.pol.Propose(r.v, now-r.target)
 		if p.Split == SplitGrow {
-			p.Split = g.Split
+			p.Split = r.g.Split
 		}
+		p = r.filter(p)
 		if p.Empty() {
 			break
 		}
-		d, err := c.prune(p, false)
-		for retry := 0; err != nil && retry < 4; retry++ {
-			// Take the refused units and tools out of the plan and try
-			// what is left, without asking the policy again.
-			var pe *PruneError
-			if !errors.As(err, &pe) {
-				break
-			}
-			res.Reason = err
-			refuse(pe.Violations)
-			p = withoutTools(c.withoutUnits(p, v.hidden), refusedTools)
-			if p.Empty() {
-				break
-			}
-			d, err = c.prune(p, false)
-		}
+		out, err := r.try(p, fromPolicy)
 		if err != nil {
-			res.Reason = err
-			var ie *InputError
-			if errors.As(err, &ie) && v.changed() {
-				// Another goroutine changed the Context after the policy
-				// looked: look again.
-				continue
-			}
-			if errors.Is(err, ErrInvalidInput) {
-				// The policy named what the Context does not hold.
-				res.After = c.Tokens()
-				res.Outcome = Deferred
-				if len(res.Decisions) > 0 {
-					res.Outcome = Pruned
-				}
-				return res, err
-			}
-			var pe *PruneError
-			if !errors.As(err, &pe) {
-				break // deferred
-			}
-			refuse(pe.Violations)
-			continue
+			return err
 		}
-		refuse(d.Refused)
-		if len(d.Refused) > 0 {
-			res.Reason = &PruneError{Violations: d.Refused}
+		if out == tryDeferred {
+			return nil
 		}
-		if d.Empty() {
-			continue
-		}
-		if err := c.Apply(d); err != nil {
-			res.Reason = err
-			continue
-		}
-		res.Decisions = append(res.Decisions, d)
 	}
-	res.After = c.Tokens()
+	return r.reach()
+}
+
+// finish sets the outcome and checks the ceiling.
+func (r *guardRun) finish(over bool, err error) (Result, error) {
+	res := &r.res
+	res.After = r.c.Tokens()
+	applied := len(res.Decisions) > 0
+	if over && res.After > r.g.Budget && res.Reason == nil && err == nil {
+		// What stood in the way was met at earlier checks.
+		if rs := r.c.Refusals(); len(rs) > 0 {
+			res.Reason = &PruneError{Violations: rs}
+		}
+	}
 	switch {
-	case res.After <= g.Budget:
-		res.Outcome = Pruned
-	case g.Ceiling > 0 && res.After > g.Ceiling:
+	case err != nil:
+		// The policy named what the Context does not hold.
 		res.Outcome = Deferred
-		if len(res.Decisions) > 0 {
+		if applied {
 			res.Outcome = Pruned
 		}
-		return res, &CeilingError{Tokens: res.After, Ceiling: g.Ceiling, Cause: res.Reason}
-	case len(res.Decisions) > 0:
+	case r.ceiling > 0 && res.After > r.ceiling:
+		res.Outcome = Deferred
+		if applied {
+			res.Outcome = Pruned
+		}
+		err = &CeilingError{Tokens: res.After, Ceiling: r.ceiling, Cause: res.Reason}
+	case applied:
 		res.Outcome = Pruned
+	case !over:
+		res.Outcome = UnderBudget
+	case res.After <= r.g.Budget:
+		res.Outcome = Pruned // another goroutine made the room
 	default:
 		res.Outcome = Deferred
-		if res.Reason == nil && !c.Settled() {
-			res.Reason = &DeferredError{Pending: c.Pending(), Open: c.OpenMessages()}
+		if res.Reason == nil && !r.c.Settled() {
+			res.Reason = &DeferredError{Pending: r.c.Pending(), Open: r.c.OpenMessages()}
 		}
 	}
-	return res, nil
+	r.logRefetchAlerts()
+	r.log.check(r, over, err)
+	return *res, err
+}
+
+// tryOutcome says what one plan came to.
+type tryOutcome uint8
+
+const (
+	tryNothing  tryOutcome = iota // nothing applied; ask again
+	tryApplied                    // a decision was applied
+	tryDeferred                   // the Context left the commit boundary: stop
+)
+
+// try prunes plan p, takes out what the gates refuse and tries what is
+// left, spills what only a spill lets go and prunes again, screens the
+// decision and applies it. It returns a non-nil error only for a plan
+// that names what the Context does not hold (and not because the
+// Context changed since the policy looked).
+func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
+	c := r.c
+	for attempt := 0; attempt < 16; attempt++ {
+		if attempt > 0 {
+			p = r.filter(p)
+		}
+		if p.Empty() {
+			return tryNothing, nil
+		}
+		d, err := c.prune(p, false)
+		var vs []*Violation
+		if err != nil {
+			r.res.Reason = err
+			var pe *PruneError
+			if !errors.As(err, &pe) {
+				if errors.Is(err, ErrInvalidInput) {
+					if r.v.changed() {
+						return tryNothing, nil // look again
+					}
+					return tryNothing, err
+				}
+				return tryDeferred, nil
+			}
+			vs = pe.Violations
+		} else if len(d.Refused) > 0 {
+			r.res.Reason = &PruneError{Violations: d.Refused}
+			vs = d.Refused
+		}
+		if len(vs) > 0 {
+			if cands := r.learn(p, vs); len(cands) > 0 && r.spill(cands) {
+				continue // the spilled content may go now
+			}
+			if err != nil {
+				continue
+			}
+		}
+		if d.Empty() {
+			return tryNothing, nil
+		}
+		if r.g.Screen != nil {
+			if sv := r.g.Screen.Screen(d); len(sv) > 0 {
+				r.screened(d, sv)
+				continue
+			}
+		}
+		if err := c.Apply(d); err != nil {
+			r.res.Reason = err
+			return tryNothing, nil
+		}
+		r.res.Decisions = append(r.res.Decisions, d)
+		r.log.decision(r, d, from)
+		return tryApplied, nil
+	}
+	return tryNothing, nil
+}
+
+// filter takes out of a plan what this check or an earlier one learned
+// may not go: schema edits of refused tools, evictions of units refused
+// or hidden, stubs refused or in units that may not be pruned, and stubs
+// that would free nothing (those it hides from the policy too).
+func (r *guardRun) filter(p Plan) Plan {
+	p = withoutTools(p, r.refusedTools)
+	if len(p.Evict) == 0 && len(p.Stub) == 0 {
+		return p
+	}
+	c := r.c
+	var small []MessageID
+	c.mu.RLock()
+	dropEvict := func(id MessageID) bool {
+		q, ok := c.find(id)
+		if !ok {
+			return false // Prune reports it
+		}
+		u := c.msg(q).unit
+		return c.hides(r.v.hidden, q) || c.mem.refused(c, u) != nil || len(r.noEvict) > 0 && r.noEvict[c.unitID(u)]
+	}
+	dropStub := func(id MessageID) bool {
+		q, ok := c.find(id)
+		if !ok {
+			return false
+		}
+		x := c.msg(q)
+		if c.hides(r.v.hidden, q) || c.mem.stubRefused(q) || r.v.stubHidden(q) {
+			return true
+		}
+		if ur := c.mem.refused(c, x.unit); ur != nil && !ur.regen {
+			return true // held back by the boundary: nothing of it may go
+		}
+		if x.flags&mStubbed == 0 && x.ans != none && c.tokensOf(q) <= r.stubMin {
+			small = append(small, id)
+			return true
+		}
+		return false
+	}
+	if slices.ContainsFunc(p.Evict, dropEvict) {
+		p.Evict = slices.DeleteFunc(slices.Clone(p.Evict), dropEvict)
+	}
+	if slices.ContainsFunc(p.Stub, dropStub) {
+		small = small[:0]
+		p.Stub = slices.DeleteFunc(slices.Clone(p.Stub), dropStub)
+	}
+	c.mu.RUnlock()
+	if len(small) > 0 {
+		r.v.hideStub(small...)
+	}
+	return p
+}
+
+// learn records the refusals vs of plan p: in the result and the log,
+// in the Context's memory (units refused eviction, results refused a
+// stub, by the boundary's pins and the regenerability gate), and for the
+// rest of the check (units in flight, split units, refused tools). With a
+// Spill store it returns, instead of remembering them, the units and
+// results refused only for content a spill would let go.
+func (r *guardRun) learn(p Plan, vs []*Violation) []spillCand {
+	for _, v := range r.res.refuse(vs) {
+		r.log.refusal(r, v)
+	}
+	var stubs, evictUnits map[string]bool
+	if len(p.Stub) > 0 {
+		stubs = make(map[string]bool, len(p.Stub))
+		for _, id := range p.Stub {
+			stubs[string(id)] = true
+		}
+		evictUnits = r.c.unitsOf(p.Evict)
+	}
+	var remUnits, remStubs []*Violation
+	blocked := map[UnitID]bool{}
+	var cands []spillCand
+	spillable := func(v *Violation, key string) bool {
+		return r.g.Spill != nil && v.Code != CodeReferenced && !r.spillTried[key]
+	}
+	for _, v := range vs {
+		switch v.Gate {
+		case GateBoundary:
+			if v.Code == CodePinned {
+				remUnits = append(remUnits, v)
+				for _, u := range v.Units {
+					r.noEvictUnit(u)
+				}
+			} else {
+				r.v.Hide(v.Units...)
+			}
+			for _, u := range v.Units {
+				blocked[u] = true
+			}
+		case GateSchema:
+			for _, t := range v.Tools {
+				if r.refusedTools == nil {
+					r.refusedTools = make(map[string]bool)
+				}
+				r.refusedTools[t] = true
+			}
+		case GateRegen:
+			if len(v.Units) == 0 || len(v.Messages) == 0 {
+				continue
+			}
+			u, m := v.Units[0], v.Messages[0]
+			if stubs[string(m)] && !evictUnits[string(u)] {
+				if spillable(v, string(m)) {
+					cands = append(cands, spillCand{unit: u, stub: m})
+				} else {
+					remStubs = append(remStubs, v)
+					r.v.hideStub(m)
+				}
+				continue
+			}
+			if !spillable(v, string(u)) {
+				blocked[u] = true
+				remUnits = append(remUnits, v)
+				r.noEvictUnit(u)
+				continue
+			}
+			if !slices.ContainsFunc(cands, func(k spillCand) bool { return k.unit == u && k.stub == "" }) {
+				cands = append(cands, spillCand{unit: u})
+			}
+		}
+	}
+	// A unit held for any reason a spill does not lift is not spilled:
+	// its refusals are remembered whole.
+	cands = slices.DeleteFunc(cands, func(k spillCand) bool {
+		if k.stub == "" && blocked[k.unit] {
+			for _, v := range vs {
+				if v.Gate == GateRegen && len(v.Units) > 0 && v.Units[0] == k.unit && !slices.Contains(remUnits, v) {
+					remUnits = append(remUnits, v)
+				}
+			}
+			return true
+		}
+		return false
+	})
+	r.c.remember(remUnits, remStubs)
+	return cands
+}
+
+func (r *guardRun) noEvictUnit(u UnitID) {
+	if r.noEvict == nil {
+		r.noEvict = make(map[UnitID]bool)
+	}
+	r.noEvict[u] = true
+}
+
+// unitsOf returns the units of the messages ids names, by id.
+func (c *Context) unitsOf(ids []MessageID) map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if p, ok := c.find(id); ok {
+			out[string(c.unitID(c.msg(p).unit))] = true
+		}
+	}
+	return out
+}
+
+// screened takes out what the Screen refused of decision d for the rest
+// of the check.
+func (r *guardRun) screened(d *Decision, vs []*Violation) {
+	for _, v := range r.res.refuse(vs) {
+		r.log.refusal(r, v)
+	}
+	acted := false
+	for _, v := range vs {
+		for _, t := range v.Tools {
+			if slices.Contains(d.DropSchemas, t) || slices.ContainsFunc(d.Compress, func(cs CompressedSchema) bool { return cs.Tool == t }) {
+				if r.refusedTools == nil {
+					r.refusedTools = make(map[string]bool)
+				}
+				r.refusedTools[t] = true
+				acted = true
+			}
+		}
+		stubbed := false
+		for _, m := range v.Messages {
+			if slices.Contains(d.Stub, m) {
+				r.v.hideStub(m)
+				stubbed, acted = true, true
+			}
+		}
+		if !stubbed {
+			for _, u := range v.Units {
+				if slices.Contains(d.unitTab, u) {
+					r.v.Hide(u)
+					r.noEvictUnit(u)
+					acted = true
+				}
+			}
+		}
+	}
+	if !acted {
+		// Nothing named: the whole decision is refused.
+		r.v.Hide(d.unitTab...)
+		for _, u := range d.unitTab {
+			r.noEvictUnit(u)
+		}
+		r.v.hideStub(d.Stub...)
+		for _, t := range d.DropSchemas {
+			r.refuseTool(t)
+		}
+		for _, cs := range d.Compress {
+			r.refuseTool(cs.Tool)
+		}
+	}
+}
+
+func (r *guardRun) refuseTool(t string) {
+	if r.refusedTools == nil {
+		r.refusedTools = make(map[string]bool)
+	}
+	r.refusedTools[t] = true
 }

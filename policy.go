@@ -103,7 +103,7 @@ func (l LargestResultsFirst) Propose(v *View, need int) Plan {
 			continue
 		}
 		u, ok := v.Unit(e.Unit)
-		if !ok || !prunable(u) {
+		if !ok || !prunable(u) || !l.Stub && v.Hidden(u.ID) {
 			continue
 		}
 		if l.Stub {
@@ -174,7 +174,7 @@ func (k KeepLastToolUses) Propose(v *View, need int) Plan {
 			}
 			continue
 		}
-		if taken[e.Unit] || protected(e) {
+		if taken[e.Unit] || protected(e) || v.Hidden(e.Unit) {
 			continue
 		}
 		if taken == nil {
@@ -221,7 +221,7 @@ func (k KeepLastToolUses) olderUsesExcluding(v *View, keep int) ([]Entry, func(E
 			older = append(older, e) // a sign that there are older uses
 			break
 		}
-		if !e.Stubbed {
+		if v.wholeEntry(e) {
 			whole++
 		}
 		if excluded(e) {

@@ -461,7 +461,7 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 		// as written still exceeds the budget, ask again for the difference.
 		target := o.budget - g.Overhead()
 		for try := 0; try < 4; try++ {
-			res, rs, _ := g.Check(pruneguard.Guard{Budget: max(target, 0), Policy: pol, Rounds: 32})
+			res, rs, _ := g.Check(pruneguard.Guard{Budget: max(target, 1), Policy: pol, Rounds: 32})
 			refs = append(refs, rs...)
 			decisions = append(decisions, res.Decisions...)
 			if len(res.Decisions) > 0 {
