@@ -138,7 +138,7 @@ func (c *Context) remember(units, stubs []*Violation) {
 			m.units[s.unit] = r
 		}
 		r.regen = r.regen || v.Gate == GateRegen
-		if !slices.Contains(r.vs, v) {
+		if !slices.ContainsFunc(r.vs, v.same) {
 			r.vs = append(r.vs, v)
 		}
 	}
@@ -159,7 +159,7 @@ func (c *Context) remember(units, stubs []*Violation) {
 			c.bySize.Delete(p)
 			c.shape++
 		}
-		if !slices.Contains(m.stubs[p], v) {
+		if !slices.ContainsFunc(m.stubs[p], v.same) {
 			m.stubs[p] = append(m.stubs[p], v)
 		}
 	}
@@ -338,7 +338,7 @@ func (c *Context) Refusals() []*Violation {
 		}
 	}
 	sortViolations(out)
-	return slices.CompactFunc(out, func(a, b *Violation) bool { return a == b })
+	return slices.CompactFunc(out, (*Violation).same)
 }
 
 // ForgetRefusals drops every refusal the guards remembered, so that the
