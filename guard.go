@@ -129,11 +129,15 @@ type Guard struct {
 // the decision refuses all of it. Screen is called from the goroutine
 // running Check, with no lock of the Context held; it must not apply the
 // decision.
+//
+// A nil Screen in a Guard vets nothing.
 type Screen interface {
 	Screen(d *Decision) []*Violation
 }
 
 // ScreenFunc adapts a function to a [Screen].
+//
+// A nil ScreenFunc must not be used: calling it panics.
 type ScreenFunc func(d *Decision) []*Violation
 
 // Screen calls f(d).

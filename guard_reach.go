@@ -10,6 +10,9 @@ package pruneguard
 // see [Guard.Check]) never take a unit holding that message or a later
 // one. A policy may instead hide what it keeps through its [View], which
 // the guard respects for the rest of the check.
+//
+// A Policy that does not implement Keeper keeps nothing back from the
+// guard's own prunes beyond what it hides through its View.
 type Keeper interface {
 	Kept(v *View) (MessageID, bool)
 }

@@ -10,6 +10,8 @@ import (
 // and resolves the pointers it hands out. The package spill's Spiller is
 // one; its SpillMessages writes the messages as one segment, reads it
 // back and compares it before it returns the pointer.
+//
+// A nil Spiller in a Guard spills nothing.
 type Spiller interface {
 	Resolver
 	// SpillMessages stores ms together and returns the pointer they
@@ -29,6 +31,9 @@ var ErrUnresolvedSpill = errors.New("pruneguard: the context's resolver does not
 // SpillError reports a spill a [Guard] tried and that failed: the
 // messages stay in the prompt, unspilled. It matches [ErrSpill] and its
 // Err with errors.Is.
+//
+// The zero SpillError, with no Err, is not a valid error; the package never
+// returns one.
 type SpillError struct {
 	Units    []UnitID    // the units whose content was to be spilled
 	Messages []MessageID // the messages, in transcript order

@@ -14,6 +14,8 @@ var ErrConfig = errors.New("pruneguard: invalid configuration")
 // ConfigError names a field of a [Guard] or [Config] that was refused,
 // and why. It matches [ErrConfig]. Several refused fields come joined
 // with [errors.Join]; errors.As finds the first.
+//
+// The zero ConfigError names no field; the package returns it filled in.
 type ConfigError struct {
 	Field  string // e.g. "Guard.Budget", "Config.Boundary"
 	Value  string // the value refused, as text

@@ -11,6 +11,8 @@ import (
 // Plan is what a salience policy proposes: messages to evict, results to
 // stub, schemas to withdraw or compress. The guard disposes. A Plan is a
 // plain value; Prune only reads it.
+//
+// The zero Plan proposes nothing.
 type Plan struct {
 	// Evict names messages to remove from the prompt.
 	Evict []MessageID
