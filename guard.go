@@ -402,6 +402,7 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 		if p.Empty() {
 			return tryNothing, nil
 		}
+		prev := r.res.Reason
 		d, err := c.prune(p, false)
 		var vs []*Violation
 		if err != nil {
@@ -422,8 +423,15 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 			vs = d.Refused
 		}
 		if len(vs) > 0 {
-			if cands := r.learn(p, vs); len(cands) > 0 && r.spill(cands) {
-				continue // the spilled content may go now
+			cands, pending := r.learn(p, vs)
+			if len(cands) > 0 {
+				if r.spill(cands) {
+					if len(pending) == len(vs) {
+						r.res.Reason = prev // nothing stood in the way but what went to the store
+					}
+					continue // the spilled content may go now
+				}
+				r.report(pending)
 			}
 			if err != nil {
 				continue
@@ -507,10 +515,7 @@ func (r *guardRun) filter(p Plan) Plan {
 // rest of the check (units in flight, split units, refused tools). With a
 // Spill store it returns, instead of remembering them, the units and
 // results refused only for content a spill would let go.
-func (r *guardRun) learn(p Plan, vs []*Violation) []spillCand {
-	for _, v := range r.res.refuse(vs) {
-		r.log.refusal(r, v)
-	}
+func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []*Violation) {
 	var stubs, evictUnits map[string]bool
 	if len(p.Stub) > 0 {
 		stubs = make(map[string]bool, len(p.Stub))
@@ -521,7 +526,6 @@ func (r *guardRun) learn(p Plan, vs []*Violation) []spillCand {
 	}
 	var remUnits, remStubs []*Violation
 	blocked := map[UnitID]bool{}
-	var cands []spillCand
 	spillable := func(v *Violation, key string) bool {
 		return r.g.Spill != nil && v.Code != CodeReferenced && !r.spillTried[key]
 	}
@@ -585,7 +589,23 @@ func (r *guardRun) learn(p Plan, vs []*Violation) []spillCand {
 		return false
 	})
 	r.c.remember(remUnits, remStubs)
-	return cands
+	// The refusals a spill may lift are reported only if it fails.
+	for _, v := range vs {
+		if v.Gate == GateRegen && len(v.Units) > 0 && len(v.Messages) > 0 && slices.ContainsFunc(cands, func(k spillCand) bool {
+			return k.stub == "" && k.unit == v.Units[0] || k.stub != "" && k.stub == v.Messages[0]
+		}) {
+			pending = append(pending, v)
+		}
+	}
+	r.report(slices.DeleteFunc(slices.Clone(vs), func(v *Violation) bool { return slices.Contains(pending, v) }))
+	return cands, pending
+}
+
+// report records refusals in the result and the log.
+func (r *guardRun) report(vs []*Violation) {
+	for _, v := range r.res.refuse(vs) {
+		r.log.refusal(r, v)
+	}
 }
 
 func (r *guardRun) noEvictUnit(u UnitID) {
@@ -611,9 +631,7 @@ func (c *Context) unitsOf(ids []MessageID) map[string]bool {
 // screened takes out what the Screen refused of decision d for the rest
 // of the check.
 func (r *guardRun) screened(d *Decision, vs []*Violation) {
-	for _, v := range r.res.refuse(vs) {
-		r.log.refusal(r, v)
-	}
+	r.report(vs)
 	acted := false
 	for _, v := range vs {
 		for _, t := range v.Tools {

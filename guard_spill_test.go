@@ -53,6 +53,8 @@ func TestGuardSpillsThenEvicts(t *testing.T) {
 	assert.Equal(t, []pruneguard.MessageID{"a0", "r0", "a1", "r1", "a2", "r2"}, rep.Messages)
 	assert.Equal(t, 5+100+5+200+5+300, rep.Tokens)
 	assert.Empty(t, res.SpillErrors)
+	assert.Empty(t, res.Refused, "what the spill let go was not refused")
+	assert.NoError(t, res.Reason)
 
 	// Every message that went is listed with the one pointer, so the
 	// runtime shows where it is, and it reads back identical.
@@ -113,6 +115,8 @@ func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
 			assert.Equal(t, []pruneguard.UnitID{"a0", "a1"}, se.Units)
 			assert.Equal(t, []pruneguard.MessageID{"a0", "r0", "a1", "r1"}, se.Messages)
 			assert.Empty(t, res.Spills)
+			assert.Len(t, res.Refused, 2, "the refusals the spill would have lifted stand")
+			assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
 			assert.Equal(t, before, state(c), "the units stay, with no pointer")
 
 			// The failure is not remembered as a refusal: the next check
