@@ -220,26 +220,40 @@ func (g Guard) Check(c *Context) (Result, error) {
 	if c == nil {
 		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
 	}
-	tokens, cfg, hoarding := c.guardState()
-	if err := g.validateFor(&cfg); err != nil {
-		return Result{Before: tokens, After: tokens}, err
+	s := c.guardState()
+	if !s.cfgOK || !g.valid(&s) {
+		cfg := c.Config()
+		if err := g.validateFor(&cfg); err != nil {
+			return Result{Before: s.tokens, After: s.tokens}, err
+		}
 	}
 	trigger := g.Trigger
 	if trigger == 0 {
 		trigger = g.Budget
 	}
-	if tokens <= trigger && (g.Hoard == HoardReport || !hoarding) {
-		return Result{Outcome: UnderBudget, Before: tokens, After: tokens}, nil
+	if s.tokens <= trigger && (g.Hoard == HoardReport || !s.hoarding) {
+		return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens}, nil
 	}
-	return g.run(c, cfg, tokens, trigger)
+	return g.run(c, c.Config(), s.tokens, trigger)
 }
 
-// guardState reads, under one lock, what a check needs to decide whether
-// to do anything.
-func (c *Context) guardState() (tokens int, cfg Config, hoarding bool) {
+// guardView is what a check reads of a Context, under one lock, to
+// decide whether to do anything.
+type guardView struct {
+	tokens      int
+	ceiling     int // Config.Ceiling
+	hoardTokens int // Config.HoardTokens
+	hoarding    bool
+	resolver    bool // Config.Resolver is set
+	cfgOK       bool // Config.Validate passes
+}
+
+func (c *Context) guardState() guardView {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.tokens, c.cfg, len(c.large) > 0
+	s := guardView{tokens: c.tokens, ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
+		hoarding: len(c.large) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
+	c.mu.RUnlock()
+	return s
 }
 
 // guardRun is one Check past the quick return.

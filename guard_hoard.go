@@ -44,6 +44,7 @@ func (r *guardRun) hoard() error {
 	if keep <= 0 {
 		keep = 1
 	}
+	r.v.arm()
 	bound, _ := r.kept()
 	ids := r.c.hoardedNow(r.g.Hoard == HoardStub, keep, bound)
 	if len(ids) == 0 {

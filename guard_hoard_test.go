@@ -91,4 +91,14 @@ func TestHoardLeavesWhatThePolicyKeeps(t *testing.T) {
 	require.NoError(t, err)
 	_, stubbed := evictedBy(res)
 	assert.Equal(t, []pruneguard.MessageID{"r0"}, stubbed, "r1, r2 and r3 are the three tool uses kept")
+
+	c = loopContext(t, pruneguard.Config{HoardTokens: 500}, 1000, 1000, 1000, 100)
+	require.NoError(t, c.Append(pruneguard.Message{ID: "u", Role: pruneguard.RoleUser, Tokens: 5}))
+	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"task"}}) // the Context has changed shape before
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	res, err = pruneguard.Guard{Budget: 1 << 20, Hoard: pruneguard.HoardStub, Policy: pruneguard.OldestFirst{Keep: 5}}.Check(c)
+	require.NoError(t, err)
+	_, stubbed = evictedBy(res)
+	assert.Equal(t, []pruneguard.MessageID{"r0", "r1"}, stubbed, "the last five messages are a2, r2, a3, r3 and u")
 }

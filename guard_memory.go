@@ -39,6 +39,7 @@ type refusalMemory struct {
 	applies uint64                 // the Context's epoch bumps made by Apply
 	gen     uint64                 // bumped when a refusal is dropped or units move
 	checks  atomic.Uint64          // the guard checks that ran, for their compaction ids
+	cfg     atomic.Uint32          // the Config checked: 1 valid, 2 not
 }
 
 // unitRefusal is a unit the gates refused to evict whole.

@@ -149,18 +149,46 @@ func (g Guard) ValidateFor(c *Context) error {
 	return g.validateFor(&cfg)
 }
 
-// validateFor is ValidateFor on a copy of the Context's Config. It does
-// not allocate when everything is valid.
-func (g *Guard) validateFor(cfg *Config) error {
-	if g.Budget > 0 && g.Ceiling >= 0 && g.Trigger >= 0 && g.MinClear >= 0 && g.Rounds >= 0 && g.HoardKeep >= 0 &&
+// valid reports, without allocating, whether g is valid on a Context
+// whose Config is valid and reads as s: the path of every check.
+func (g *Guard) valid(s *guardView) bool {
+	return g.Budget > 0 && g.Ceiling >= 0 && g.Trigger >= 0 && g.MinClear >= 0 && g.Rounds >= 0 && g.HoardKeep >= 0 &&
 		(g.Ceiling == 0 || g.Ceiling >= g.Budget) && (g.Trigger == 0 || g.Trigger >= g.Budget) &&
 		(g.Trigger == 0 || g.Ceiling == 0 || g.Trigger <= g.Ceiling) && g.Split <= SplitStrict && g.Hoard <= HoardEvict &&
-		cfg.Boundary <= BoundaryRelaxed && cfg.Regen <= RegenDropUnsafe && cfg.TextClass <= Irreducible &&
+		(g.Spill == nil || s.resolver) && (g.Hoard == HoardReport || s.hoardTokens > 0) &&
+		(g.Ceiling > 0 || s.ceiling == 0 || s.ceiling >= g.Budget && (g.Trigger == 0 || g.Trigger <= s.ceiling))
+}
+
+// valid reports, without allocating, whether cfg is valid.
+func (cfg *Config) valid() bool {
+	return cfg.Boundary <= BoundaryRelaxed && cfg.Regen <= RegenDropUnsafe && cfg.TextClass <= Irreducible &&
 		cfg.Ceiling >= 0 && cfg.HoardTokens >= 0 && cfg.StubTokens >= 0 &&
-		(cfg.StubText == "" || strings.TrimSpace(cfg.StubText) != "") &&
-		(g.Spill == nil || cfg.Resolver != nil) && (g.Hoard == HoardReport || cfg.HoardTokens > 0) &&
-		(g.Ceiling > 0 || cfg.Ceiling == 0 || cfg.Ceiling >= g.Budget && (g.Trigger == 0 || g.Trigger <= cfg.Ceiling)) {
-		return nil // the path of every check: no allocation
+		(cfg.StubText == "" || strings.TrimSpace(cfg.StubText) != "")
+}
+
+// cfgValid reports whether the Context's Config is valid, checking it
+// once: a Config never changes. Under the read lock.
+func (c *Context) cfgValid() bool {
+	switch c.mem.cfg.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok := c.cfg.valid()
+	if ok {
+		c.mem.cfg.Store(1)
+	} else {
+		c.mem.cfg.Store(2)
+	}
+	return ok
+}
+
+// validateFor is ValidateFor on a copy of the Context's Config.
+func (g *Guard) validateFor(cfg *Config) error {
+	s := guardView{ceiling: cfg.Ceiling, hoardTokens: cfg.HoardTokens, resolver: cfg.Resolver != nil}
+	if cfg.valid() && g.valid(&s) {
+		return nil
 	}
 	var es configErrs
 	g.validate(&es)
