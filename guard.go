@@ -62,11 +62,12 @@ type Guard struct {
 	Policy Policy
 	// Split is passed on in every plan that leaves it unset.
 	Split SplitMode
-	// Rounds bounds the propose-refuse cycles of one Check (default 64),
-	// and separately the rounds of the guard's own furthest safe prune.
-	// Each round either applies a decision or takes at least one refused
-	// unit out of the plans, so the bound only stops a policy that keeps
-	// proposing what changes nothing.
+	// Rounds bounds the rounds of one Check (default 64): each round
+	// prunes one plan, the policy's or, once the policy can make no more
+	// room, the guard's own furthest safe prune. Each round either
+	// applies a decision or takes at least one refused unit out of the
+	// plans, so the bound only stops a policy that keeps proposing what
+	// changes nothing.
 	Rounds int
 
 	// Trigger is the token count above which a Check prunes; zero means
@@ -327,7 +328,7 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 // reduce asks the policy until the Context is at the target, then goes
 // on with the furthest safe prune.
 func (r *guardRun) reduce() error {
-	for i := 0; i < r.rounds; i++ {
+	for r.rounds > 0 {
 		now := r.c.Tokens()
 		if now <= r.target {
 			return nil
@@ -341,6 +342,7 @@ func (r *guardRun) reduce() error {
 		if p.Empty() {
 			break
 		}
+		r.rounds--
 		out, err := r.try(p, fromPolicy)
 		if err != nil {
 			return err

@@ -61,7 +61,7 @@ func (k KeepLastToolUses) Kept(v *View) (MessageID, bool) {
 // that may safely go, until the Context is at the target or no unit is
 // left to try.
 func (r *guardRun) reach() error {
-	for i := 0; i < r.rounds; i++ {
+	for r.rounds > 0 {
 		now := r.c.Tokens()
 		if now <= r.target {
 			return nil
@@ -71,6 +71,7 @@ func (r *guardRun) reach() error {
 		if p.Empty() {
 			return nil
 		}
+		r.rounds--
 		out, err := r.try(p, fromReach)
 		if err != nil {
 			return err

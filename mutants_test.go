@@ -113,14 +113,13 @@ func TestGuardPassesItsSplitMode(t *testing.T) {
 	partial := PolicyFunc(func([]Entry, int) Plan { return Plan{Evict: []MessageID{"u1", "r1"}} })
 	res, err := Guard{Budget: 1, Policy: partial, Split: SplitShrink, Rounds: 1}.Check(c)
 	require.NoError(t, err)
-	require.NotEmpty(t, res.Decisions)
+	require.Len(t, res.Decisions, 1)
 	assert.Equal(t, []MessageID{"u1"}, res.Decisions[0].Evict, "shrunk, not grown")
 
-	c = batchContext(t, Config{}, false)
 	strict := PolicyFunc(func([]Entry, int) Plan { return Plan{Evict: []MessageID{"u2", "r1"}, Split: SplitStrict} })
 	res, err = Guard{Budget: 1, Policy: strict, Split: SplitGrow, Rounds: 1}.Check(c)
 	require.NoError(t, err)
-	require.NotEmpty(t, res.Decisions)
+	require.Len(t, res.Decisions, 1)
 	assert.Equal(t, []MessageID{"u2"}, res.Decisions[0].Evict, "the plan's own split mode wins")
 }
 
