@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Outcome is the answer of [Guard.Check]. The zero Outcome is
@@ -64,10 +65,11 @@ type Guard struct {
 	Split SplitMode
 	// Rounds bounds the rounds of one Check (default 64): each round
 	// prunes one plan, the policy's or, once the policy can make no more
-	// room, the guard's own furthest safe prune. Each round either
-	// applies a decision or takes at least one refused unit out of the
-	// plans, so the bound only stops a policy that keeps proposing what
-	// changes nothing.
+	// room, the guard's own furthest safe prune. A round whose plan the
+	// gates or the Screen refused, so that what they refused is taken out
+	// of later plans (and remembered), is not counted: every unit is tried
+	// once. The bound stops a policy that keeps proposing what changes
+	// nothing, and counts the decisions applied.
 	Rounds int
 
 	// Trigger is the token count above which a Check prunes; zero means
@@ -179,16 +181,40 @@ type Result struct {
 	SpillErrors []*SpillError
 }
 
-// refuse records vs in r.Refused, skipping those already there, and
-// returns those it added.
-func (r *Result) refuse(vs []*Violation) []*Violation {
-	n := len(r.Refused)
+// report records refusals in the result, skipping those already there,
+// and in the log.
+func (r *guardRun) report(vs []*Violation) {
+	n := len(r.res.Refused)
 	for _, v := range vs {
-		if !slices.ContainsFunc(r.Refused, v.same) {
-			r.Refused = append(r.Refused, v)
+		k := v.key()
+		if r.met[k] {
+			continue
+		}
+		if r.met == nil {
+			r.met = make(map[string]bool)
+		}
+		r.met[k] = true
+		r.res.Refused = append(r.res.Refused, v)
+	}
+	for _, v := range r.res.Refused[n:] {
+		r.log.refusal(r, v)
+	}
+}
+
+// key identifies the objection v makes, as same compares them.
+func (v *Violation) key() string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(int(v.Gate)))
+	b.WriteByte(0)
+	b.WriteString(string(v.Code))
+	for _, ids := range [][]string{unitStrings(v.Units), msgStrings(v.Messages), v.Tools} {
+		b.WriteByte(1)
+		for _, id := range ids {
+			b.WriteString(id)
+			b.WriteByte(0)
 		}
 	}
-	return r.Refused[n:]
+	return b.String()
 }
 
 // Check brings c under g.Budget if it safely can.
@@ -271,6 +297,8 @@ type guardRun struct {
 	rounds  int
 	stubMin int // a stub of a result this size or smaller frees nothing
 
+	learned      int             // refusals taken out of the plans so far
+	met          map[string]bool // the refusals in the result, by key
 	refusedTools map[string]bool
 	noEvict      map[UnitID]bool // units refused eviction in this check, not remembered
 	spillTried   map[string]bool // units and results a spill was tried for
@@ -343,7 +371,11 @@ func (r *guardRun) reduce() error {
 			break
 		}
 		r.rounds--
+		learned := r.learned
 		out, err := r.try(p, fromPolicy)
+		if out == tryNothing && r.learned > learned {
+			r.rounds++ // the refused are out of the next plans
+		}
 		if err != nil {
 			return err
 		}
@@ -545,9 +577,15 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 	spillable := func(v *Violation, key string) bool {
 		return r.g.Spill != nil && v.Code != CodeReferenced && !r.spillTried[key]
 	}
-	for _, v := range vs {
+	// cand is the spill candidate a regen violation would make, if any.
+	cand := make([]spillCand, len(vs))
+	unitCand := map[UnitID]bool{}
+	for i, v := range vs {
 		switch v.Gate {
 		case GateBoundary:
+			if len(v.Units) > 0 {
+				r.learned++
+			}
 			if v.Code == CodePinned {
 				remUnits = append(remUnits, v)
 				for _, u := range v.Units {
@@ -560,20 +598,21 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 				blocked[u] = true
 			}
 		case GateSchema:
+			if len(v.Tools) > 0 {
+				r.learned++
+			}
 			for _, t := range v.Tools {
-				if r.refusedTools == nil {
-					r.refusedTools = make(map[string]bool)
-				}
-				r.refusedTools[t] = true
+				r.refuseTool(t)
 			}
 		case GateRegen:
 			if len(v.Units) == 0 || len(v.Messages) == 0 {
 				continue
 			}
+			r.learned++
 			u, m := v.Units[0], v.Messages[0]
 			if stubs[string(m)] && !evictUnits[string(u)] {
 				if spillable(v, string(m)) {
-					cands = append(cands, spillCand{unit: u, stub: m})
+					cand[i] = spillCand{unit: u, stub: m}
 				} else {
 					remStubs = append(remStubs, v)
 					r.v.hideStub(m)
@@ -586,42 +625,33 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 				r.noEvictUnit(u)
 				continue
 			}
-			if !slices.ContainsFunc(cands, func(k spillCand) bool { return k.unit == u && k.stub == "" }) {
-				cands = append(cands, spillCand{unit: u})
-			}
+			cand[i] = spillCand{unit: u}
 		}
 	}
 	// A unit held for any reason a spill does not lift is not spilled:
-	// its refusals are remembered whole.
-	cands = slices.DeleteFunc(cands, func(k spillCand) bool {
-		if k.stub == "" && blocked[k.unit] {
-			for _, v := range vs {
-				if v.Gate == GateRegen && len(v.Units) > 0 && v.Units[0] == k.unit && !slices.Contains(remUnits, v) {
-					remUnits = append(remUnits, v)
-				}
-			}
-			return true
-		}
-		return false
-	})
-	r.c.remember(remUnits, remStubs)
-	// The refusals a spill may lift are reported only if it fails.
-	for _, v := range vs {
-		if v.Gate == GateRegen && len(v.Units) > 0 && len(v.Messages) > 0 && slices.ContainsFunc(cands, func(k spillCand) bool {
-			return k.stub == "" && k.unit == v.Units[0] || k.stub != "" && k.stub == v.Messages[0]
-		}) {
+	// its refusals are remembered whole. The refusals a spill may lift
+	// are reported only if it fails.
+	var now []*Violation
+	for i, v := range vs {
+		k := cand[i]
+		switch {
+		case k.unit == "":
+			now = append(now, v)
+		case k.stub == "" && blocked[k.unit]:
+			remUnits = append(remUnits, v)
+			r.noEvictUnit(k.unit)
+			now = append(now, v)
+		default:
 			pending = append(pending, v)
+			if k.stub != "" || !unitCand[k.unit] {
+				unitCand[k.unit] = unitCand[k.unit] || k.stub == ""
+				cands = append(cands, k)
+			}
 		}
 	}
-	r.report(slices.DeleteFunc(slices.Clone(vs), func(v *Violation) bool { return slices.Contains(pending, v) }))
+	r.c.remember(remUnits, remStubs)
+	r.report(now)
 	return cands, pending
-}
-
-// report records refusals in the result and the log.
-func (r *guardRun) report(vs []*Violation) {
-	for _, v := range r.res.refuse(vs) {
-		r.log.refusal(r, v)
-	}
 }
 
 func (r *guardRun) noEvictUnit(u UnitID) {
@@ -647,6 +677,7 @@ func (c *Context) unitsOf(ids []MessageID) map[string]bool {
 // screened takes out what the Screen refused of decision d for the rest
 // of the check.
 func (r *guardRun) screened(d *Decision, vs []*Violation) {
+	r.learned++ // something of d is taken out of later plans, or all of it
 	r.report(vs)
 	acted := false
 	for _, v := range vs {
@@ -697,4 +728,20 @@ func (r *guardRun) refuseTool(t string) {
 		r.refusedTools = make(map[string]bool)
 	}
 	r.refusedTools[t] = true
+}
+
+func unitStrings(ids []UnitID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
+}
+
+func msgStrings(ids []MessageID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
 }

@@ -72,7 +72,11 @@ func (r *guardRun) reach() error {
 			return nil
 		}
 		r.rounds--
+		learned := r.learned
 		out, err := r.try(p, fromReach)
+		if out == tryNothing && r.learned > learned {
+			r.rounds++
+		}
 		if err != nil {
 			return err
 		}

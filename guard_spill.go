@@ -79,9 +79,14 @@ func (r *guardRun) spill(cands []spillCand) bool {
 	var rep SpillReport
 	var ms []Message
 	var olds []Pointer
+	taken := map[MessageID]bool{}
 	add := func(u UnitID, id MessageID) {
+		if taken[id] {
+			return
+		}
+		taken[id] = true
 		m, ok := c.Message(id)
-		if !ok || r.resolvable(m.Pointer) || containsMsg(ms, id) {
+		if !ok || r.resolvable(m.Pointer) {
 			return
 		}
 		ms = append(ms, m)
@@ -146,13 +151,4 @@ func (r *guardRun) spill(cands []spillCand) bool {
 
 func (r *guardRun) resolvable(p Pointer) bool {
 	return !p.IsZero() && r.cfg.Resolver != nil && r.cfg.Resolver.Resolvable(p)
-}
-
-func containsMsg(ms []Message, id MessageID) bool {
-	for i := range ms {
-		if ms[i].ID == id {
-			return true
-		}
-	}
-	return false
 }
