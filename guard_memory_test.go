@@ -213,3 +213,16 @@ func TestCheckCostIndependentOfRefusedUnits(t *testing.T) {
 	t.Logf("a turn: %v with 10 refused units, %v with 50,000", small, large)
 	assert.Less(t, large, 4*small+20*time.Microsecond)
 }
+
+// One check gets past any number of refused units: the rounds that only
+// learn refusals are not counted against Rounds.
+func TestOneCheckGetsPastAPileOfRefusals(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 3000, 10)
+	res, err := pruneguard.Guard{Budget: c.Tokens() - 300}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Pruned, res.Outcome)
+	assert.LessOrEqual(t, res.After, res.Before-300)
+	assert.Len(t, res.Refused, 3000)
+	assert.Len(t, c.Refusals(), 3000)
+}
