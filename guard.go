@@ -170,10 +170,12 @@ type Result struct {
 	// still hold, as a *PruneError.
 	Reason error
 
-	// Compaction names this check, unique within the Context: the
-	// compactionId of the Agent Client Protocol's compaction events. It is
-	// empty when the check returned at once (under the trigger, nothing
-	// hoarded, or a configuration error).
+	// Compaction names this check, unique among the checks of one
+	// Context ("pruneguard-" and a count): the compactionId of the Agent
+	// Client Protocol's compaction events. A runtime that restores a
+	// session into a new Context qualifies it with the session's own id.
+	// It is empty when Check returned at once: at or under the trigger
+	// with no hoarding to act on, or on a configuration error.
 	Compaction string
 	// Spills are the spills the guard made, in order.
 	Spills []SpillReport
