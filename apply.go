@@ -60,16 +60,19 @@ func (c *Context) Apply(d *Decision) error {
 	if d.argsChanged() {
 		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
 	}
+	if d.soundGen != c.unsoundGen {
+		return &StaleError{Reason: "arguments or messages came to stand behind a missing schema since the decision"}
+	}
 
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
-			c.forget(k, d.recs[i].class)
+			c.forget(k, d.recs[i], d.Evict[i], false)
 		}
 		c.remove(p)
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
-			c.forget(k, d.recs[len(d.evict)+i].class)
+			c.forget(k, d.recs[len(d.evict)+i], d.Stub[i], true)
 		}
 		c.stub(p)
 	}
@@ -90,6 +93,7 @@ func (c *Context) Apply(d *Decision) error {
 	for _, name := range d.Retire {
 		c.toolRec(name).tombstoned = false
 	}
+	c.applyTools(d)
 	d.applied = true
 	c.epoch++
 	c.shape++
@@ -99,6 +103,7 @@ func (c *Context) Apply(d *Decision) error {
 
 // stub replaces the content of result p with the stub.
 func (c *Context) stub(p int32) {
+	c.unrequire(p)
 	c.whole.Delete(p)
 	c.bySize.Delete(p)
 	x := c.msg(p)
@@ -121,6 +126,7 @@ func (c *Context) stub(p int32) {
 
 // remove takes message p out of the transcript and its unit.
 func (c *Context) remove(p int32) {
+	c.unrequire(p)
 	x := c.msg(p)
 	c.byID.remove(p)
 	if x.ans != none {
@@ -154,6 +160,7 @@ func (c *Context) remove(p int32) {
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade
 			c.tools[r.tool].args--
+			c.recheck(r.tool)
 		}
 		if r.result == none || c.msg(r.result).flags&mDead != 0 {
 			c.text.release(r.text)

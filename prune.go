@@ -60,6 +60,10 @@ type pruneRun struct {
 	violations []*Violation   // objections: the plan is refused
 	refused    []*Violation   // what the gates left out of the plan
 	deferred   *DeferredError // the boundary gate defers the prune
+
+	// repairs are the tombstones the decision adds for tools whose
+	// arguments already stood behind no schema.
+	repairs []Tombstone
 }
 
 // A stage is one step of the pipeline Prune runs. Stages with a gate are
@@ -78,6 +82,7 @@ var pipeline = []stage{
 	{GateRegen, (*pruneRun).regenGate},
 	{0, (*pruneRun).takeSchemas},
 	{GateSchema, (*pruneRun).schemaGate},
+	{GateSchema, (*pruneRun).toolGate},
 }
 
 // prune is Prune; with ceiling false a deferral past Config.Ceiling stays
@@ -107,8 +112,8 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 	for _, s := range stages {
 		s.run(r)
 		if r.deferred != nil {
-			if ceiling && c.cfg.Ceiling > 0 && c.tokens > c.cfg.Ceiling {
-				return nil, &CeilingError{Tokens: c.tokens, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
+			if held := c.tokens + c.toolTokens; ceiling && c.cfg.Ceiling > 0 && held > c.cfg.Ceiling {
+				return nil, &CeilingError{Tokens: held, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
 			}
 			return nil, r.deferred
 		}
