@@ -10,9 +10,10 @@ type Record struct {
 	Class   Class
 	Tokens  int
 	Stubbed bool // the content was stubbed; the message stays
-	// Hash is the hash of the content the message had when the decision
-	// was made (see [ContentHash]): a result fetched again is compared
-	// with it ([RefetchAlert]).
+	// Hash is, for a tool result (a message that answers calls), the hash
+	// of the content it had when the decision was made (see
+	// [ContentHash]): a result fetched again is compared with it
+	// ([RefetchAlert]). It is zero for other messages.
 	Hash ContentHash
 }
 

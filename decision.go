@@ -189,7 +189,11 @@ func (d *Decision) finish(r *pruneRun) {
 	d.recs = make([]rec, 0, len(d.evict)+len(d.stubs))
 	add := func(p int32, id MessageID) {
 		tokens := c.tokensOf(p)
-		d.recs = append(d.recs, rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p), hash: hashOf(c.content(p))})
+		rc := rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)}
+		if c.isResult(p) {
+			rc.hash = hashOf(c.content(p))
+		}
+		d.recs = append(d.recs, rc)
 		if ptr := c.pointer(p); !ptr.IsZero() {
 			d.Pointers = append(d.Pointers, SpillNote{id, ptr})
 		}

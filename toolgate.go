@@ -248,10 +248,14 @@ func (c *Context) applyTools(d *Decision) {
 	// of a tool; remove and stub rechecked those as they went.
 }
 
-// registered brings tool i up to date with its registration: the
+// registered brings tool i up to date with its registration, unless
+// same says its schema did not change and has no compression: the
 // properties and kinds of its schema, the tokens of its schema, whether
 // a compression kept from before loses constraints of the schema now.
-func (c *Context) registered(i int32) {
+func (c *Context) registered(i int32, same bool) {
+	if same {
+		return
+	}
 	t := &c.tools[i]
 	t.props = schemaProps(t.t.Schema)
 	t.schemaTok = c.count(t.t.Schema)

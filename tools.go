@@ -238,11 +238,13 @@ func (c *Context) RegisterTool(t Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
+	same := false
 	if _, ok := c.toolIdx[t.Name]; !ok {
 		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
 		c.toolIdx[t.Name] = int32(len(c.tools) - 1)
 	} else {
 		r := c.toolRec(t.Name)
+		same = r.registered && bytes.Equal(r.t.Schema, t.Schema) && r.compressed == nil
 		if r.registered && migrated(r.t, t) {
 			r.ver++
 			// A compression of the old schema says nothing of the new one.
@@ -251,7 +253,7 @@ func (c *Context) RegisterTool(t Tool) error {
 		r.t = t
 		r.registered = true
 	}
-	c.registered(c.toolIdx[t.Name])
+	c.registered(c.toolIdx[t.Name], same)
 	c.epoch++
 	return nil
 }
