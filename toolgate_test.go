@@ -16,8 +16,8 @@ import (
 // the next decision, or every Prune refuses until they are.
 
 var (
-	incidentV1 = json.RawMessage(`{"type":"object","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2","SEV-3"]},"assignee_id":{"type":"string"},"notify":{"type":"boolean"}},"required":["severity","assignee_id","notify"]}`)
-	incidentV2 = json.RawMessage(`{"type":"object","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2","SEV-3"]},"assignee_id":{"type":"object"},"notify":{"type":"boolean"}},"required":["severity","assignee_id","notify"]}`)
+	incidentV1  = json.RawMessage(`{"type":"object","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2","SEV-3"]},"assignee_id":{"type":"string"},"notify":{"type":"boolean"}},"required":["severity","assignee_id","notify"]}`)
+	incidentV2  = json.RawMessage(`{"type":"object","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2","SEV-3"]},"assignee_id":{"type":"object"},"notify":{"type":"boolean"}},"required":["severity","assignee_id","notify"]}`)
 	closedWorld = pg.Annotations{ReadOnlyHint: pg.Bool(true), OpenWorldHint: pg.Bool(false)}
 )
 
