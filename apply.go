@@ -7,8 +7,10 @@ import "slices"
 // compressed and tombstoned schemas. It refuses with a [*StaleError],
 // changing nothing, when events since Prune invalidated the decision: a
 // unit it names changed (a chunk, a result, a coupling, a pin, a spill, a
-// new step reference), the tool registry or the task plan changed, or, in
-// the strict mode, the Context left the commit boundary. A decision can
+// new step reference), the tool registry or the task plan changed, calls
+// to a tool whose schema it changes arrived, arguments or a requiring
+// message came to stand behind a missing schema (see [Context.Unsound]),
+// or, in the strict mode, the Context left the commit boundary. A decision can
 // be applied once, to the Context that made it.
 //
 // Apply is also where the Context reclaims the memory of messages gone:

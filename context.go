@@ -22,7 +22,9 @@ import (
 // bytes per message beyond its id, content and call arguments, and the
 // memory of a message that leaves is reused. Of the calls pruned it
 // remembers only the 4,096 most recent (for [ErrPrunedCall] and
-// [ToolState.Refetches]).
+// [RefetchAlert]); it keeps the 1,024 latest refetch alerts until
+// [Context.TakeAlerts] takes them, and the 64 latest ghost-tool episodes
+// ([Context.Ghosts]).
 //
 // A zero Context is ready to use with a zero [Config]; [NewContext] sets
 // another. A Context is safe for concurrent use by multiple goroutines:

@@ -5,11 +5,14 @@ import (
 )
 
 // Append adds a complete (closed) message at the end of the transcript.
+// With Config.Counter set and m.Tokens 0, the Context counts m's content
+// and its calls' arguments.
 //
 // Calls in m become pending until a closed result names them. Answers in m
 // bind m to the unit of each answered call; a message answering calls of
 // several units joins those units into one. Append fails, changing
-// nothing, on an empty or duplicate ID, a negative token count, an answer
+// nothing, on an empty or duplicate ID (or an empty name in Requires), a
+// negative token count, an answer
 // for a call the Context never saw ([ErrUnknownCall]), a call that was
 // pruned ([ErrPrunedCall]; the Context remembers the 4,096 calls pruned
 // last, and a result for a call pruned before them is [ErrUnknownCall]) or
@@ -260,7 +263,8 @@ func (c *Context) complete(k int32) {
 	c.unpend(k)
 }
 
-// Write appends a chunk to an open message and adds tokens to its count.
+// Write appends a chunk to an open message and adds tokens to its count;
+// with Config.Counter set, a chunk written with 0 tokens is counted.
 // It fails with [ErrClosedMessage] if the message is not open and with
 // [ErrUnknownMessage] if the Context does not hold it (for example because
 // an unguarded prune removed it mid-stream).

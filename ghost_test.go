@@ -55,6 +55,13 @@ func TestGhostTriad(t *testing.T) {
 	assert.Equal(t, pg.GhostEvidence{Tool: "update_incident", Call: "k9", Copied: "k2", Missing: []string{"notify"}, Stale: []string{"assignee_id"}}, gs[0])
 	assert.Equal(t, 1, gs[0].Legs())
 
+	// Another rebuilt call counts, but the evidence keeps the first.
+	appendAll(t, c, pg.Message{ID: "a9b", Calls: []pg.Call{call("k9b", "update_incident", `{"severity":"SEV-1"}`)}},
+		pg.Message{ID: "r9b", Answers: []pg.CallID{"k9b"}})
+	st, _ := c.Tool("update_incident")
+	assert.Equal(t, 2, st.GhostCopies)
+	assert.Equal(t, pg.CallID("k9"), c.Ghosts()[0].Call)
+
 	appendAll(t, c, pg.Message{ID: "r9", Role: pg.RoleTool, Answers: []pg.CallID{"k9"}, IsError: true,
 		Content: []byte(`validation failed: "notify" is required; assignee_id: expected object, got string`)})
 	gs = c.Ghosts()
@@ -71,12 +78,12 @@ func TestGhostTriad(t *testing.T) {
 	assert.True(t, gs[0].Triad())
 	assert.False(t, gs[0].Reexpanded)
 
-	st, _ := c.Tool("update_incident")
-	assert.Equal(t, 1, st.GhostCopies)
+	st, _ = c.Tool("update_incident")
+	assert.Equal(t, 2, st.GhostCopies)
 	assert.Equal(t, 1, st.GhostRejections)
 	assert.Equal(t, 1, st.GhostDetours)
 	assert.Equal(t, 1, st.GhostTriads)
-	assert.Equal(t, 1, st.GhostCalls)
+	assert.Equal(t, 2, st.GhostCalls)
 
 	// The triad closed the episode: another sibling call is no detour.
 	appendAll(t, c, pg.Message{ID: "r10", Answers: []pg.CallID{"k10"}}, pg.Message{ID: "a11", Calls: []pg.Call{call("k11", "create_incident", `{}`)}})
@@ -150,6 +157,18 @@ func TestGhostFirstLegNeedsTheSchemaMissingAndTheCopyInThePrompt(t *testing.T) {
 		pg.Message{ID: "r2", Answers: []pg.CallID{"k2"}, Class: pg.Reconstructible},
 	)
 	assert.Empty(t, c.Ghosts())
+
+	// Without a migration, a value of a kind the schema refuses is no
+	// stale copy: the earlier call was made under the same schema.
+	c2 := pg.NewContext(pg.Config{})
+	require.NoError(t, c2.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV1}))
+	appendAll(t, c2,
+		pg.Message{ID: "a1", Calls: []pg.Call{call("k1", "update_incident", `{"severity":"SEV-2","assignee_id":17}`)}},
+		pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Class: pg.Reconstructible},
+	)
+	prune(t, c2, pg.Plan{DropSchemas: []string{"update_incident"}})
+	appendAll(t, c2, pg.Message{ID: "a2", Calls: []pg.Call{call("k2", "update_incident", `{"severity":"SEV-1","assignee_id":18}`)}})
+	assert.Empty(t, c2.Ghosts())
 
 	// The earlier call left with the schema: nothing to copy from.
 	prune(t, c, pg.Plan{Evict: []pg.MessageID{"a1", "a2"}, DropSchemas: []string{"update_incident"}})

@@ -338,9 +338,10 @@ func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
 }
 
 // RequestTool records that the model asked for a tool's schema back and
-// makes the schema resident again. It reports whether the tool was
-// tombstoned: a true answer is the diagnostic signal that pruning took a
-// schema the model still needed.
+// makes the schema resident again, whole, which ends the tool's
+// ghost-tool episode ([GhostEvidence.Reexpanded]). It reports whether the
+// tool was tombstoned: a true answer is the diagnostic signal that
+// pruning took a schema the model still needed.
 func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
