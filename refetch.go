@@ -36,7 +36,10 @@ func hashOf(b []byte) ContentHash {
 // equal as JSON up to key order and white space (arguments that are not
 // valid JSON must be equal byte for byte). The Context queues one when
 // such a call's result closes, unless a result of that signature is still
-// in the prompt (not stubbed), and then forgets the pruned result.
+// in the prompt (closed, not stubbed), and then forgets the pruned
+// result. Looking for such a result costs time in proportion to the calls
+// to the tool the Context holds, and happens only for a call whose
+// signature was pruned.
 type RefetchAlert struct {
 	Tool   string
 	Call   CallID    // the call that fetched again

@@ -345,3 +345,69 @@ func TestRequiresAndIsErrorInput(t *testing.T) {
 	assert.Equal(t, 1, st.Required)
 	assert.True(t, errors.Is(c.Append(pg.Message{ID: "m3", Requires: []string{""}}), pg.ErrEmptyID))
 }
+
+// The set of unsound tools stays true as tools join and leave it in any
+// order.
+func TestUnsoundToolsLeaveInAnyOrder(t *testing.T) {
+	names := []string{"t0", "t1", "t2", "t3"}
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}} {
+		c := pg.NewContext(pg.Config{NoTombstones: true})
+		appendAll(t, c, pg.Message{ID: "u", Tokens: 1})
+		for _, n := range names {
+			require.NoError(t, c.RegisterTool(pg.Tool{Name: n, Annotations: closedWorld}))
+			prune(t, c, pg.Plan{DropSchemas: []string{n}})
+			appendAll(t, c,
+				pg.Message{ID: pg.MessageID("a" + n), Calls: []pg.Call{call("k"+n, n, `{}`)}},
+				pg.Message{ID: pg.MessageID("r" + n), Answers: []pg.CallID{pg.CallID("k" + n)}},
+			)
+		}
+		want := append([]string(nil), names...)
+		assert.Equal(t, want, c.Unsound())
+		for _, i := range order {
+			_, err := c.RequestTool(names[i])
+			require.NoError(t, err)
+			for j, n := range want {
+				if n == names[i] {
+					want = append(want[:j:j], want[j+1:]...)
+					break
+				}
+			}
+			if len(want) == 0 {
+				want = nil
+			}
+			assert.Equal(t, want, c.Unsound(), "order %v", order)
+		}
+	}
+}
+
+// Registering a tool again under the same version keeps its compression,
+// which may lose constraints of the new schema or not.
+func TestReRegistrationWeighsTheCompressionAgain(t *testing.T) {
+	base := json.RawMessage(`{"type":"object","properties":{"severity":{"type":"string"}},"required":["severity"]}`)
+	annotated := json.RawMessage(`{"type":"object","description":"set fields","properties":{"severity":{"type":"string"}},"required":["severity"]}`)
+	stricter := json.RawMessage(`{"type":"object","properties":{"severity":{"type":"string"},"notify":{"type":"boolean"}},"required":["severity","notify"]}`)
+	setup := func() *pg.Context {
+		c := pg.NewContext(pg.Config{})
+		require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Version: "v1", Schema: base}))
+		appendAll(t, c,
+			pg.Message{ID: "a1", Calls: []pg.Call{call("k1", "update_incident", `{"severity":"SEV-2"}`)}},
+			pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}},
+		)
+		d := prune(t, c, pg.Plan{CompressSchemas: map[string]json.RawMessage{"update_incident": base}})
+		require.Empty(t, d.Tombstones)
+		return c
+	}
+	c := setup()
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Version: "v1", Schema: annotated}))
+	st, _ := c.Tool("update_incident")
+	require.NotNil(t, st.Compressed, "the same version: the compression stays")
+	assert.False(t, st.Ghost, "it keeps every constraint of the new schema")
+
+	c = setup()
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Version: "v1", Schema: stricter}))
+	st, _ = c.Tool("update_incident")
+	require.NotNil(t, st.Compressed)
+	assert.True(t, st.Ghost, "it drops notify, which the new schema requires")
+	d := prune(t, c, pg.Plan{})
+	require.Len(t, d.Tombstones, 1)
+}
