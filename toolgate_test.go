@@ -411,3 +411,21 @@ func TestReRegistrationWeighsTheCompressionAgain(t *testing.T) {
 	d := prune(t, c, pg.Plan{})
 	require.Len(t, d.Tombstones, 1)
 }
+
+// A repairing tombstone lists the calls made under an older schema, as a
+// plan's does.
+func TestRepairingTombstoneListsStaleCalls(t *testing.T) {
+	c := withdrawnIncident(t, pg.Config{})
+	ghostCall(t, c, "1")
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV2}))
+	ghostCall(t, c, "2")
+	d := prune(t, c, pg.Plan{})
+	require.Len(t, d.Tombstones, 1)
+	assert.Equal(t, []pg.CallID{"k1"}, d.Tombstones[0].Stale)
+
+	c = withdrawnIncident(t, pg.Config{})
+	ghostCall(t, c, "1")
+	d = prune(t, c, pg.Plan{})
+	require.Len(t, d.Tombstones, 1)
+	assert.Empty(t, d.Tombstones[0].Stale, "no migration")
+}
