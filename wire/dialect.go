@@ -66,10 +66,15 @@ func (d Dialect) entryName() string {
 // thinking budget_tokens and stop_sequences, and then on OpenAI Chat, the
 // most widely spoken format.
 func Detect(body []byte) (Dialect, error) {
-	top, err := parseTop(body)
+	top, err := readTop(body)
 	if err != nil {
 		return "", fmt.Errorf("wire: detect: %w", err)
 	}
+	return detect(top)
+}
+
+// detect is Detect of a top-level object already read.
+func detect(top *topLevel) (Dialect, error) {
 	f := top.fields
 	if raw, ok := f["contents"]; ok && kindOf(raw) == '[' {
 		return Gemini, nil
