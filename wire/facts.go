@@ -184,11 +184,29 @@ func (f *facts) message() Message {
 // ---- reading one message ------------------------------------------------------
 
 // reader reads messages of one dialect into facts, reusing its buffers
-// from one message to the next.
+// from one message to the next. The parts of the messages it reads are
+// cut from chunks of its own, each message's at its exact size.
 type reader struct {
 	d      Dialect
 	v      viewer
 	intern map[string]string
+	parts  []fpart // the parts of the message being read
+	chunk  []fpart // where the parts of the messages read are kept
+}
+
+// keep moves the parts of f out of the reader's buffer into a chunk.
+func (r *reader) keep(f *facts) {
+	n := len(f.parts)
+	if n == 0 {
+		f.parts = nil
+		return
+	}
+	if cap(r.chunk)-len(r.chunk) < n {
+		r.chunk = make([]fpart, 0, max(n, 1024))
+	}
+	at := len(r.chunk)
+	r.chunk = append(r.chunk, f.parts...)
+	f.parts = r.chunk[at : at+n : at+n]
 }
 
 func newReader(d Dialect) *reader {
@@ -249,8 +267,15 @@ func textPart(kind PartKind, typ string, val []byte, signed bool) fpart {
 // message reads one message (item, content turn) into facts. ws is the
 // whitespace between its tokens, counted by the scanner.
 func (r *reader) message(raw []byte, ws int, inputString bool) (facts, error) {
+	f, err := r.read(raw, ws, inputString)
+	r.parts = f.parts[:0]
+	r.keep(&f)
+	return f, err
+}
+
+func (r *reader) read(raw []byte, ws int, inputString bool) (facts, error) {
 	r.v.reset()
-	f := facts{raw: raw, ws: int32(ws)}
+	f := facts{raw: raw, ws: int32(ws), parts: r.parts[:0]}
 	if inputString {
 		f.role, f.typ = "user", "message"
 		f.add(textPart(PartText, "input_text", trimSpace(raw), false))

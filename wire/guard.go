@@ -273,6 +273,22 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 	return g, nil
 }
 
+// Bind reads a request body of dialect d (Detect when d is empty) and
+// binds it to a pruneguard.Context, as [Read] followed by [Body.Context]
+// does, without making the body's Messages: what the guard needs of each
+// message is read in one pass, and each message stays a slice of body,
+// written back by [Guarded.WriteTo] as it was read. It is the way in for
+// a large body read only to be pruned; body must not change while the
+// Guarded is in use. The errors are Read's and Body.Context's.
+func Bind(body []byte, d Dialect, opts Options) (*Guarded, error) {
+	b, err := readBody(body, d)
+	if err != nil {
+		return nil, err
+	}
+	b.top.elems = nil // the facts hold the messages now
+	return b.Context(opts)
+}
+
 // build feeds the body's messages to the Context: a first pass of the
 // tracker finds the calls that will never be answered, the second appends
 // each message with its pairing, class and unit, then the pins.
@@ -280,17 +296,15 @@ func (g *Guarded) build(un Unannotated) error {
 	b := g.src
 	n := len(b.facts)
 	var callMsg []int32 // the message of each call, by key
+	var kbuf []int32
 	keys := func(i int) []int32 {
 		f := &b.facts[i]
-		if f.ncalls == 0 {
-			return nil
-		}
-		ks := make([]int32, f.ncalls)
-		for k := range ks {
-			ks[k] = int32(len(callMsg))
+		kbuf = kbuf[:0]
+		for range f.ncalls {
+			kbuf = append(kbuf, int32(len(callMsg)))
 			callMsg = append(callMsg, int32(i))
 		}
-		return ks
+		return kbuf
 	}
 	// Pass 1: what stays unanswered, and what is stored on the server.
 	tr := newTracker(b.Dialect, b.continues)
@@ -545,6 +559,35 @@ func (g *Guarded) StubText() string { return g.stubText }
 
 // Dialect returns the dialect of the body.
 func (g *Guarded) Dialect() Dialect { return g.src.Dialect }
+
+// Len returns the number of messages of the body as read.
+func (g *Guarded) Len() int { return len(g.src.facts) }
+
+// Tools lists the tools the body as read declares, as [Body.Tools] does.
+func (g *Guarded) Tools() []ToolDecl { return g.src.Tools() }
+
+// ServerTools lists, in order, the names of the tools the provider runs
+// that the body as read uses (Anthropic server and MCP tool use, Gemini
+// code execution, Responses server items).
+func (g *Guarded) ServerTools() []string {
+	var out []string
+	for i := range g.src.facts {
+		if !g.src.facts[i].server {
+			continue
+		}
+		for _, p := range g.src.facts[i].parts {
+			if (p.kind == PartServerCall || p.kind == PartServerResult) && p.name != "" && !slices.Contains(out, p.name) {
+				out = append(out, p.name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Field returns the top-level field key of the body as read (a slice of
+// the body), or nil when it has none.
+func (g *Guarded) Field(key string) json.RawMessage { return g.src.top.fields[key] }
 
 // stubFacts returns message i with its results stubbed, or false when
 // they cannot be.

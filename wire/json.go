@@ -254,8 +254,16 @@ func valueStart(b []byte, off int) int {
 // for the new ones; keys the document lacks are appended at the end of the
 // object, in sorted order. Everything else is kept byte for byte.
 func (t *topLevel) with(edits map[string][]byte) []byte {
+	n := len(t.src) + 64
+	for k, v := range edits {
+		if sp, ok := t.spans[k]; ok {
+			n += len(v) - (sp[1] - sp[0])
+		} else {
+			n += len(k) + len(v) + 4
+		}
+	}
 	var buf bytes.Buffer
-	buf.Grow(len(t.src) + 64)
+	buf.Grow(n)
 	_ = t.write(&buf, edits, "", nil)
 	return buf.Bytes()
 }
@@ -411,9 +419,9 @@ func argsJSON(raw json.RawMessage) json.RawMessage {
 	if isNull(raw) {
 		return nil
 	}
-	if s, ok := asString(raw); ok {
-		if json.Valid([]byte(s)) {
-			return json.RawMessage(s)
+	if t := trimSpace(raw); kindOf(t) == '"' {
+		if s := unquoteBytes(t); validJSON(s) {
+			return s
 		}
 	}
 	return append(json.RawMessage(nil), raw...)

@@ -84,73 +84,65 @@ type candidate struct {
 // the messages the decision edits and those around them, and at the
 // top-level fields its schema edits touch, not at the whole body.
 func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Refusal, skip map[string]bool, all bool) {
-	var cands []candidate
-	at := map[pruneguard.UnitID]int{}
-	recs := d.Records()
-	for k, id := range d.Evict {
-		i, ok := g.Index(id)
-		if !ok || g.seq.removed[i] {
-			continue
-		}
-		u := recs[k].Unit
-		c, seen := at[u]
-		if !seen {
-			c = len(cands)
-			at[u] = c
-			cands = append(cands, candidate{unit: u, stub: -1, first: i})
-		}
-		cands[c].evict = append(cands[c].evict, i)
-	}
+	// A stub that does not shrink its message (a short result, a long
+	// placeholder) only costs tokens; one whose content cannot become text
+	// cannot be made.
+	var recs []pruneguard.Record
+	var badStub map[int]bool
 	for k, id := range d.Stub {
 		i, ok := g.Index(id)
 		if !ok || g.seq.removed[i] {
 			continue
 		}
-		cands = append(cands, candidate{unit: recs[len(d.Evict)+k].Unit, stub: i, first: i})
-	}
-	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
-
-	// A stub that does not shrink its message (a short result, a long
-	// placeholder) only costs tokens; one whose content cannot become text
-	// cannot be made.
-	cands = slices.DeleteFunc(cands, func(c candidate) bool {
-		if c.stub < 0 {
-			return false
-		}
 		code := ""
-		if s := g.stub(c.stub); !s.ok {
+		if s := g.stub(i); !s.ok {
 			code = CodeStubUnsupported
-		} else if s.tokens >= g.written(c.stub) {
+		} else if s.tokens >= g.written(i) {
 			code = CodeStubNotSmaller
 		}
 		if code == "" {
-			return false
+			continue
 		}
-		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{c.unit},
-			Messages: []pruneguard.MessageID{ID(c.stub)}, Indexes: []int{c.stub}})
-		return true
-	})
-
+		if recs == nil {
+			recs = d.Records()
+		}
+		if badStub == nil {
+			badStub = map[int]bool{}
+		}
+		badStub[i] = true
+		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{recs[len(d.Evict)+k].Unit},
+			Messages: []pruneguard.MessageID{ID(i)}, Indexes: []int{i}})
+	}
 	skip, refused, ts, base := g.screenSchemas(d, refused)
-	if len(cands) == 0 {
+
+	// The whole decision first: most pass.
+	e := g.seq.newEdits()
+	for _, id := range d.Evict {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] {
+			e.remove(int32(i))
+		}
+	}
+	for _, id := range d.Stub {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
+			e.stub(int32(i))
+		}
+	}
+	if e.empty() {
 		return nil, refused, skip, len(refused) == 0
 	}
+	if delta, after := g.rules.delta(view{s: g.seq}, e, ts); len(g.rules.fresh(base, delta, after)) == 0 {
+		if len(refused) == 0 {
+			return nil, nil, skip, true // the caller needs no candidates
+		}
+		return g.candidates(d, recs, badStub), refused, skip, false
+	}
+	cands := g.candidates(d, recs, badStub)
 	edit := func(c candidate, e *edits) {
 		for _, i := range c.evict {
 			e.remove(int32(i))
 		}
 		if c.stub >= 0 {
 			e.stub(int32(c.stub))
-		}
-	}
-	{
-		e := g.seq.newEdits()
-		for _, c := range cands {
-			edit(c, e)
-		}
-		delta, after := g.rules.delta(view{s: g.seq}, e, ts)
-		if len(g.rules.fresh(base, delta, after)) == 0 {
-			return cands, refused, skip, len(refused) == 0
 		}
 	}
 	// Greedy, in transcript order: take each candidate that keeps the body
@@ -181,6 +173,39 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		refused = append(refused, ref)
 	}
 	return kept, refused, skip, false
+}
+
+// candidates splits decision d into its units and stubs, in transcript
+// order, leaving out the stubs in bad; recs are d's records, or nil.
+func (g *Guarded) candidates(d *pruneguard.Decision, recs []pruneguard.Record, bad map[int]bool) []candidate {
+	if recs == nil {
+		recs = d.Records()
+	}
+	var cands []candidate
+	at := map[pruneguard.UnitID]int{}
+	for k, id := range d.Evict {
+		i, ok := g.Index(id)
+		if !ok || g.seq.removed[i] {
+			continue
+		}
+		u := recs[k].Unit
+		c, seen := at[u]
+		if !seen {
+			c = len(cands)
+			at[u] = c
+			cands = append(cands, candidate{unit: u, stub: -1, first: i})
+		}
+		cands[c].evict = append(cands[c].evict, i)
+	}
+	for k, id := range d.Stub {
+		i, ok := g.Index(id)
+		if !ok || g.seq.removed[i] || bad[i] {
+			continue
+		}
+		cands = append(cands, candidate{unit: recs[len(d.Evict)+k].Unit, stub: i, first: i})
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
+	return cands
 }
 
 // screenSchemas checks the schema edits of decision d, tool by tool in

@@ -1,9 +1,11 @@
 package wire
 
 import (
-	"encoding/json"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -157,11 +159,14 @@ func (s *scanner) member(i int) (int, error) {
 }
 
 // str checks the string starting at the quote at i and returns the index
-// past its closing quote.
+// past its closing quote. Plain bytes are skipped eight at a time.
 func (s *scanner) str(i int) (int, error) {
 	src := s.src
 	i++
 	for i < len(src) {
+		for i+8 <= len(src) && !special(binary.LittleEndian.Uint64(src[i:])) {
+			i += 8
+		}
 		c := src[i]
 		switch {
 		case c == '"':
@@ -188,6 +193,17 @@ func (s *scanner) str(i int) (int, error) {
 		}
 	}
 	return 0, errSyntax
+}
+
+// special reports whether any of the eight bytes of w is a quote, a
+// backslash or a control character: a byte a string scan must look at.
+func special(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	// A byte below 0x20: w - 0x20 borrows into its high bit, unless the
+	// byte itself has it set.
+	ctl := (w - 0x20*ones) &^ w & highs
+	return ctl|zero(w^('"'*ones))|zero(w^('\\'*ones)) != 0
 }
 
 func isHex(c byte) bool {
@@ -287,17 +303,23 @@ func skip(src []byte, i int) int {
 // i.
 func skipString(src []byte, i int) int {
 	i++
-	for i < len(src) {
-		switch src[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			i += 2
-			continue
+	for {
+		j := bytes.IndexByte(src[i:], '"')
+		if j < 0 {
+			return len(src)
+		}
+		i += j
+		// The quote ends the string unless an odd run of backslashes
+		// escapes it.
+		k := i
+		for k > 0 && src[k-1] == '\\' {
+			k--
 		}
 		i++
+		if (i-1-k)%2 == 0 {
+			return i
+		}
 	}
-	return i
 }
 
 func skipSpace(src []byte, i int) int {
@@ -332,22 +354,104 @@ func compactLen(raw []byte) int {
 	return n
 }
 
-// unquote decodes the checked JSON string raw. A string without escapes
-// is converted directly; one with escapes is decoded by encoding/json,
-// which replaces invalid surrogates as it always does.
+// unquote decodes the checked JSON string raw, as encoding/json does
+// (an escaped surrogate that pairs with nothing becomes U+FFFD).
 func unquote(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' {
 		return ""
 	}
 	body := raw[1 : len(raw)-1]
-	for _, c := range body {
-		if c == '\\' {
-			var s string
-			_ = json.Unmarshal(raw, &s)
-			return s
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body)
+	}
+	return string(unescape(body))
+}
+
+// unquoteBytes is unquote into bytes of their own.
+func unquoteBytes(raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil
+	}
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return append([]byte(nil), body...)
+	}
+	return unescape(body)
+}
+
+// unescape decodes the escapes of a checked JSON string's body.
+func unescape(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c != '\\' {
+			j := bytes.IndexByte(b[i:], '\\')
+			if j < 0 {
+				return append(out, b[i:]...)
+			}
+			out = append(out, b[i:i+j]...)
+			i += j
+			continue
+		}
+		switch b[i+1] {
+		case '"', '\\', '/':
+			out = append(out, b[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(b[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
+					r2 = hex4(b[i+2 : i+6])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+					i += 6
+					r = dec
+				} else {
+					r = unicode.ReplacementChar
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		i += 2
+	}
+	return out
+}
+
+// hex4 decodes four checked hex digits.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		default:
+			r |= rune(c-'A') + 10
 		}
 	}
-	return string(body)
+	return r
+}
+
+// validJSON reports whether b is one JSON value, whitespace around it
+// allowed, as json.Valid does.
+func validJSON(b []byte) bool {
+	s := scanner{src: b}
+	end, err := s.value(0, maxDepth)
+	return err == nil && s.space(end) == len(b)
 }
 
 // rawEquals reports whether the checked JSON string raw decodes to s.
@@ -382,18 +486,7 @@ func blankString(raw []byte) bool {
 			case 'n', 't', 'r', 'f':
 				i += 2
 			case 'u':
-				var r rune
-				for _, h := range b[i+2 : i+6] {
-					r <<= 4
-					switch {
-					case h >= '0' && h <= '9':
-						r |= rune(h - '0')
-					case h >= 'a' && h <= 'f':
-						r |= rune(h-'a') + 10
-					default:
-						r |= rune(h-'A') + 10
-					}
-				}
+				r := hex4(b[i+2 : i+6])
 				if !unicode.IsSpace(r) { // surrogates are never space
 					return false
 				}

@@ -136,14 +136,14 @@ func (rs *ruleScreen) factsIn(v view, i int32) *facts {
 func (rs *ruleScreen) globalsOf(v view) globals {
 	gl := rs.glob
 	d := rs.g.src.Dialect
-	seen := map[int32]bool{}
+	// The two sets of a view are disjoint: a message belongs to one set
+	// at a time.
 	for _, e := range []*edits{v.a, v.b} {
 		if e == nil {
 			continue
 		}
 		for _, i := range e.rm {
-			if !v.s.removed[i] && !seen[i] {
-				seen[i] = true
+			if !v.s.removed[i] {
 				gl.add(d, &rs.g.src.facts[i], -1)
 			}
 		}

@@ -30,8 +30,9 @@ type tracker struct {
 	turnCalls []tcall
 	answering bool // the current turn is the user turn after an assistant turn
 
-	// Gemini, Bedrock: the calls of the previous message.
-	prev []tcall
+	// Gemini, Bedrock: the calls of the previous message, and a spare
+	// buffer for the next one's.
+	prev, spare []tcall
 
 	// Responses: every call in order, the unanswered ones by kind and id,
 	// and the last message that closes the model's turn.
@@ -128,11 +129,13 @@ func (t *tracker) finish() (closed []int32, report func(key int32) bool) {
 }
 
 // callsOf lists the calls of f with the caller's keys.
-func callsOf(f *facts, keys []int32) []tcall {
+func callsOf(f *facts, keys []int32) []tcall { return appendCalls(nil, f, keys) }
+
+// appendCalls appends the calls of f with the caller's keys to out.
+func appendCalls(out []tcall, f *facts, keys []int32) []tcall {
 	if f.ncalls == 0 {
-		return nil
+		return out
 	}
-	out := make([]tcall, 0, f.ncalls)
 	f.eachCall(func(k int, p *fpart) {
 		key := int32(-1)
 		if k < len(keys) {
@@ -178,10 +181,10 @@ func (t *tracker) chat(f *facts, keys []int32, s *step) {
 	}
 	if t.inBlock {
 		s.closed = openKeys(t.block)
-		t.block, t.inBlock = nil, false
+		t.inBlock = false
 	}
 	if f.role == "assistant" && f.ncalls > 0 {
-		t.block, t.inBlock = callsOf(f, keys), true
+		t.block, t.inBlock = appendCalls(t.block[:0], f, keys), true
 		return
 	}
 	for range f.nresults {
@@ -243,7 +246,7 @@ func (t *tracker) anthropic(f *facts, keys []int32, s *step) {
 		}
 		t.answering = f.role == "user" && t.role == "assistant"
 		if !t.answering {
-			t.turnCalls = nil
+			t.turnCalls = t.turnCalls[:0]
 		}
 		t.role = f.role
 	}
@@ -258,13 +261,13 @@ func (t *tracker) anthropic(f *facts, keys []int32, s *step) {
 		s.answers = append(s.answers, k)
 	}
 	if f.role == "assistant" {
-		t.turnCalls = append(t.turnCalls, callsOf(f, keys)...)
+		t.turnCalls = appendCalls(t.turnCalls, f, keys)
 	}
 }
 
 func (t *tracker) adjacent(f *facts, keys []int32, s *step) {
 	prev := t.prev
-	t.prev = callsOf(f, keys)
+	t.prev, t.spare = appendCalls(t.spare[:0], f, keys), prev
 	if len(prev) == 0 || !(t.d == Gemini || f.role == "user") || f.nresults == 0 {
 		for range f.nresults {
 			s.answers = append(s.answers, -1)
