@@ -132,6 +132,17 @@ type Guarded struct {
 	// journal, while a check runs, holds what each decision carried out
 	// changed, so that it can be undone.
 	journal []undo
+	// screened is the last decision the screen passed whole, with how it
+	// changes the rule counts, for carrying it out.
+	screened *screened
+}
+
+// screened is a decision the screen passed, with the delta it found, on
+// the applied state of the given version.
+type screened struct {
+	d       *pruneguard.Decision
+	version uint64
+	delta   map[string]int
 }
 
 // undo is what carrying out one decision changed.
@@ -669,7 +680,14 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 	if e.empty() {
 		return
 	}
-	delta, _ := g.rules.delta(view{s: g.seq}, e, g.tools)
+	var delta map[string]int
+	if sc := g.screened; sc != nil && sc.version == g.seq.version && len(d.DropSchemas) == 0 && len(d.Compress) == 0 &&
+		len(d.Tombstones) == 0 && len(d.Retire) == 0 && sameDecision(sc.d, d) {
+		delta = sc.delta
+	} else {
+		delta, _ = g.rules.delta(view{s: g.seq}, e, g.tools)
+	}
+	g.screened = nil
 	g.rules.commit(delta)
 	u.add(delta)
 	for _, i := range e.st {
@@ -705,6 +723,7 @@ func (g *Guarded) undo() {
 		}
 		for _, i := range u.stubbed {
 			g.seq.stubbed[i] = false
+			g.seq.version++
 		}
 		neg := make(map[string]int, len(u.delta))
 		for key, n := range u.delta {

@@ -132,6 +132,10 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 	}
 	if delta, after := g.rules.delta(view{s: g.seq}, e, ts); len(g.rules.fresh(base, delta, after)) == 0 {
 		if len(refused) == 0 {
+			if ts == g.tools {
+				// Carrying the decision out will need the same delta.
+				g.screened = &screened{d: d, version: g.seq.version, delta: delta}
+			}
 			return nil, nil, skip, true // the caller needs no candidates
 		}
 		return g.candidates(d, recs, badStub), refused, skip, false

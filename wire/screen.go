@@ -570,6 +570,7 @@ func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
 	for _, i := range e.st {
 		if !e.removes(i) && !s.stubbed[i] {
 			s.stubbed[i] = true
+			s.version++
 			stubbed = append(stubbed, i)
 		}
 	}

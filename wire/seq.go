@@ -16,6 +16,7 @@ type seqState struct {
 	stubbed    []bool
 	fen        []int32 // Fenwick tree over removed, 1-based
 	kept       int
+	version    uint64 // counts the changes
 
 	// The marks of the sets of tentative edits (see edits).
 	gen            uint32
@@ -44,6 +45,7 @@ func (s *seqState) remove(i int32) {
 	}
 	s.removed[i] = true
 	s.kept--
+	s.version++
 	p, n := s.prev[i], s.next[i]
 	if p >= 0 {
 		s.next[p] = n
@@ -68,6 +70,7 @@ func (s *seqState) restore(i int32) {
 	}
 	s.removed[i] = false
 	s.kept++
+	s.version++
 	p, n := s.prev[i], s.next[i]
 	if p >= 0 {
 		s.next[p] = i
