@@ -167,6 +167,9 @@ func (s *scanner) str(i int) (int, error) {
 		for i+8 <= len(src) && !special(binary.LittleEndian.Uint64(src[i:])) {
 			i += 8
 		}
+		if i >= len(src) {
+			break
+		}
 		c := src[i]
 		switch {
 		case c == '"':
