@@ -135,12 +135,6 @@ func (cs *Conversations) guard(ctx context.Context, d Dialect, body []byte) (str
 	return c.name, out, rep, err
 }
 
-// present reports a top-level field set to something other than null.
-func present(top *topFields, key string) bool {
-	v, ok := top.get(key)
-	return ok && strings.TrimSpace(string(v)) != "null"
-}
-
 // find returns the conversation a request belongs to, making it when new.
 func (cs *Conversations) find(ctx context.Context, d Dialect, b *Body) (*conversation, error) {
 	cs.mu.Lock()

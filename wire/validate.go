@@ -474,18 +474,6 @@ func responsesPairing(ms []*facts, sc scope, v *violations) {
 	}
 }
 
-// responsesBarrier returns the index of the last item that closes the
-// model's turn, an output or a user message; calls after it are pending.
-func responsesBarrier(items []*facts) int {
-	barrier := -1
-	for i, m := range items {
-		if m.nresults > 0 || isUserMessage(m) {
-			barrier = i
-		}
-	}
-	return barrier
-}
-
 // signedReasoning reports a signed reasoning part in m.
 func signedReasoning(m *facts) bool {
 	for _, p := range m.parts {
