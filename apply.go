@@ -7,8 +7,10 @@ import "slices"
 // compressed and tombstoned schemas. It refuses with a [*StaleError],
 // changing nothing, when events since Prune invalidated the decision: a
 // unit it names changed (a chunk, a result, a coupling, a pin, a spill, a
-// new step reference), the tool registry or the task plan changed, or, in
-// the strict mode, the Context left the commit boundary. A decision can
+// new step reference), the tool registry or the task plan changed, calls
+// to a tool whose schema it changes arrived, arguments or a requiring
+// message came to stand behind a missing schema (see [Context.Unsound]),
+// or, in the strict mode, the Context left the commit boundary. A decision can
 // be applied once, to the Context that made it.
 //
 // Apply is also where the Context reclaims the memory of messages gone:
@@ -60,16 +62,19 @@ func (c *Context) Apply(d *Decision) error {
 	if d.argsChanged() {
 		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
 	}
+	if d.soundGen != c.unsoundGen {
+		return &StaleError{Reason: "arguments or messages came to stand behind a missing schema since the decision"}
+	}
 
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
-			c.forget(k, d.recs[i].class)
+			c.forget(k, d.recs[i], d.Evict[i], false)
 		}
 		c.remove(p)
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
-			c.forget(k, d.recs[len(d.evict)+i].class)
+			c.forget(k, d.recs[len(d.evict)+i], d.Stub[i], true)
 		}
 		c.stub(p)
 	}
@@ -90,6 +95,7 @@ func (c *Context) Apply(d *Decision) error {
 	for _, name := range d.Retire {
 		c.toolRec(name).tombstoned = false
 	}
+	c.applyTools(d)
 	d.applied = true
 	c.epoch++
 	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
@@ -100,6 +106,7 @@ func (c *Context) Apply(d *Decision) error {
 
 // stub replaces the content of result p with the stub.
 func (c *Context) stub(p int32) {
+	c.unrequire(p)
 	c.whole.Delete(p)
 	c.bySize.Delete(p)
 	x := c.msg(p)
@@ -122,6 +129,7 @@ func (c *Context) stub(p int32) {
 
 // remove takes message p out of the transcript and its unit.
 func (c *Context) remove(p int32) {
+	c.unrequire(p)
 	x := c.msg(p)
 	c.byID.remove(p)
 	if x.ans != none {
@@ -155,6 +163,7 @@ func (c *Context) remove(p int32) {
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade
 			c.tools[r.tool].args--
+			c.recheck(r.tool)
 		}
 		if r.result == none || c.msg(r.result).flags&mDead != 0 {
 			c.text.release(r.text)

@@ -1,10 +1,6 @@
 package pruneguard
 
-import (
-	"bytes"
-	"encoding/json"
-	"slices"
-)
+import "slices"
 
 // Record is one audit entry of a [Decision]. A spilled message's pointer
 // is in [Decision.Pointers].
@@ -16,23 +12,29 @@ type Record struct {
 	Class   Class
 	Tokens  int
 	Stubbed bool // the content was stubbed; the message stays
+	// Hash is, for a tool result (a message that answers calls), the hash
+	// of the content it had when the decision was made (see
+	// [ContentHash]): a result fetched again is compared with it
+	// ([RefetchAlert]). It is zero for other messages.
+	Hash ContentHash
 }
 
 type rec struct {
 	tokens int32 // the message's tokens when the decision was made
 	unit   int32 // index in unitTab
 	class  Class
+	hash   ContentHash
 }
 
 // Records returns the audit log of the decision: one entry per evicted or
 // stubbed message, evictions first, each in transcript order, with the
-// regenerability class it had when the decision was made. Log it:
-// correlated with [ToolState.Refetches] it shows pruning that cost a
-// re-run.
+// regenerability class it had when the decision was made and the hash of
+// its content. Log it: the Context correlates it with the calls that
+// fetch a pruned result again ([Context.TakeAlerts]).
 func (d *Decision) Records() []Record {
 	out := make([]Record, len(d.recs))
 	for i, r := range d.recs {
-		out[i] = Record{Unit: d.unitTab[r.unit], Class: r.class, Tokens: int(r.tokens)}
+		out[i] = Record{Unit: d.unitTab[r.unit], Class: r.class, Tokens: int(r.tokens), Hash: r.hash}
 		if i < len(d.Evict) {
 			out[i].Message = d.Evict[i]
 		} else {
@@ -40,28 +42,6 @@ func (d *Decision) Records() []Record {
 		}
 	}
 	return out
-}
-
-// callSig identifies a call by tool and arguments, whitespace aside, to
-// notice a model calling again for a result that was pruned.
-func callSig(tool string, args json.RawMessage) string {
-	var b bytes.Buffer
-	b.WriteString(tool)
-	b.WriteByte(0)
-	if json.Compact(&b, args) != nil {
-		b.Write(args)
-	}
-	return b.String()
-}
-
-// forget records that the result of call k left the prompt, with the
-// class it had, for refetch detection.
-func (c *Context) forget(k int32, cls Class) {
-	key := callSig(c.tools[c.call(k).tool].t.Name, c.args(k))
-	if old, ok := c.cleared.get(key); ok {
-		cls = max(cls, old)
-	}
-	c.cleared.put(key, cls)
 }
 
 // hoarded lists the large reconstructible messages a decision leaves in,

@@ -87,7 +87,16 @@ func (c *Context) compact() {
 		x.ans = remap(cm, x.ans)
 	}
 	for i := range c.tools {
-		c.tools[i].head, c.tools[i].tail = none, none
+		t := &c.tools[i]
+		t.head, t.tail = none, none
+		for j, p := range t.reqBy {
+			t.reqBy[j] = pm[p]
+		}
+		for j, e := range t.window {
+			if e != 0 {
+				t.window[j] = cm[e-1] + 1 // zero when the call is gone
+			}
+		}
 	}
 	for k := int32(0); k < calls.n; k++ {
 		r := calls.at(k)

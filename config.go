@@ -41,6 +41,18 @@ type Config struct {
 	// StubTokens is its token count (default DefaultStubTokens).
 	StubText   string
 	StubTokens int
+	// Counter, when set, counts the tokens the runtime gives no count
+	// for: a message appended or opened with Tokens 0 is counted from its
+	// Content and its calls' Args, a chunk written with 0 tokens from the
+	// chunk, calls given to Close from their Args when the message was
+	// opened with Tokens 0; and the tool schemas in the prompt (or their
+	// compressed forms) and the tombstones that stand count toward
+	// [Context.Tokens] and [Decision.Freed]. Nil counts none of these:
+	// messages carry the counts given, and schemas and tombstones count
+	// zero. [ApproxCounter] is the approximation; a real tokenizer (such
+	// as package tokenizer's encodings) satisfies Counter too. It must be
+	// safe for concurrent use.
+	Counter Counter
 }
 
 // RegenMode chooses what the regenerability gate does with an unsafe

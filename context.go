@@ -22,7 +22,9 @@ import (
 // bytes per message beyond its id, content and call arguments, and the
 // memory of a message that leaves is reused. Of the calls pruned it
 // remembers only the 4,096 most recent (for [ErrPrunedCall] and
-// [ToolState.Refetches]).
+// [RefetchAlert]); it keeps the 1,024 latest refetch alerts until
+// [Context.TakeAlerts] takes them, and the 64 latest ghost-tool episodes
+// ([Context.Ghosts]).
 //
 // A zero Context is ready to use with a zero [Config]; [NewContext] sets
 // another. A Context is safe for concurrent use by multiple goroutines:
@@ -70,9 +72,9 @@ type Context struct {
 
 	large map[int32]struct{} // messages at or above cfg.HoardTokens
 
-	// cleared maps the calls whose results were pruned or stubbed last
-	// (tool and arguments) to the class the results had.
-	cleared recent[Class]
+	// cleared maps the signatures of the calls whose results were pruned
+	// or stubbed last (see sigKey) to what the results were.
+	cleared recent[prunedResult]
 
 	// into names the unit that absorbed a unit merged away, until the
 	// next compaction.
@@ -90,6 +92,19 @@ type Context struct {
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
 	pipeline []stage
+
+	// unsound lists the tools whose arguments or requiring messages stand
+	// behind no schema (see toolRec.isUnsound); unsoundGen counts the
+	// times a tool joined it, so that a decision made before goes stale.
+	unsound    []int32
+	unsoundGen uint64
+	// toolTokens is what schemas and tombstones add to the tokens held.
+	toolTokens int
+	// alerts waits for TakeAlerts; ghostLog holds the last ghost
+	// episodes, openGhosts how many of them are open.
+	alerts     []RefetchAlert
+	ghostLog   []*ghostEpisode
+	openGhosts int
 
 	// mem is what the guards remember of the refusals they met.
 	mem refusalMemory
@@ -135,7 +150,10 @@ type side struct {
 	buf      []byte // the content of an open message
 	tokens   int    // the token count, when it does not fit an int32
 	role     Role
-	next     int32 // the next free side record, plus one
+	next     int32   // the next free side record, plus one
+	requires []int32 // the tools the message requires, by index
+	isError  bool    // the message reports a failed call
+	counted  bool    // opened with no token count: the Counter counts it
 }
 
 // crec is the record of one call: 48 bytes.
@@ -158,6 +176,7 @@ const (
 	cPending                    // counted in the unit's and the Context's pending totals
 	cArgsNil                    // its arguments were nil
 	cArgsMade                   // it counts in its tool's Args
+	cGhost                      // made while its tool's schema was not shown whole
 )
 
 // urec is the record of one unit: 40 bytes. A dead unit has no head.
@@ -369,11 +388,13 @@ func (c *Context) lookup(op string, id MessageID) (int32, error) {
 	return p, nil
 }
 
-// Tokens reports the total token count of the messages the Context holds.
-// It takes constant time and does not allocate.
+// Tokens reports the total token count of the messages the Context
+// holds, plus, when Config.Counter is set, the tool schemas in the prompt
+// and the tombstones that stand (see [ToolState.Tokens]). It takes
+// constant time and does not allocate.
 func (c *Context) Tokens() int {
 	c.mu.RLock()
-	n := c.tokens
+	n := c.tokens + c.toolTokens
 	c.mu.RUnlock()
 	return n
 }

@@ -20,7 +20,12 @@ type Decision struct {
 	Units []UnitID
 	// Stub are the results whose content will be replaced by a stub.
 	Stub []MessageID
-	// Freed is the number of tokens the decision frees.
+	// Freed is the number of tokens the decision frees: those of the
+	// messages it evicts, and of the results it stubs less the stubs'; and
+	// with Config.Counter set, those of the schemas it withdraws or
+	// compresses and of the tombstones it retires, less those of the
+	// compressed schemas and tombstones it adds. A decision that only
+	// adds tombstones frees a negative number.
 	Freed int
 	// DropSchemas are the tools whose schema may leave the prompt.
 	DropSchemas []string
@@ -70,6 +75,8 @@ type Decision struct {
 	// argStamps: argument counts of the tools whose schema the decision
 	// withdraws, compresses or un-tombstones, as Prune saw them.
 	argStamps []argStamp
+	// soundGen is Context.unsoundGen as Prune saw it.
+	soundGen uint64
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -116,7 +123,8 @@ type stamp struct {
 
 // Empty reports whether the decision changes nothing.
 func (d *Decision) Empty() bool {
-	return len(d.Evict) == 0 && len(d.Stub) == 0 && len(d.DropSchemas) == 0 && len(d.Compress) == 0 && len(d.Retire) == 0
+	return len(d.Evict) == 0 && len(d.Stub) == 0 && len(d.DropSchemas) == 0 && len(d.Compress) == 0 && len(d.Retire) == 0 &&
+		len(d.Tombstones) == 0
 }
 
 // finish fills the decision from the run: the closing set and the stub
@@ -192,7 +200,11 @@ func (d *Decision) finish(r *pruneRun) {
 	d.recs = make([]rec, 0, len(d.evict)+len(d.stubs))
 	add := func(p int32, id MessageID) {
 		tokens := c.tokensOf(p)
-		d.recs = append(d.recs, rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)})
+		rc := rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)}
+		if c.isResult(p) {
+			rc.hash = hashOf(c.content(p))
+		}
+		d.recs = append(d.recs, rc)
 		if ptr := c.pointer(p); !ptr.IsZero() {
 			d.Pointers = append(d.Pointers, SpillNote{id, ptr})
 		}
@@ -221,4 +233,5 @@ func (d *Decision) finish(r *pruneRun) {
 		}
 	}
 	d.stampArgs(c)
+	d.finishTools(r)
 }

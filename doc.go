@@ -4,10 +4,10 @@
 // typed error saying which gate refused and why.
 //
 // The package does no I/O, reads no clock and draws no random numbers.
-// Stores, loggers and provider wire formats live at the edges, behind the
-// small [Resolver], [Oracle], [Spiller] and [Screen] interfaces, a
-// *slog.Logger, or in other packages (see package wire for provider
-// request bodies, package spill for stores).
+// Stores, loggers, tokenizers and provider wire formats live at the
+// edges, behind the small [Resolver], [Oracle], [Counter], [Spiller] and
+// [Screen] interfaces, a *slog.Logger, or in other packages (see package
+// wire for provider request bodies, package spill for stores).
 //
 // # Tour
 //
@@ -67,10 +67,10 @@
 // guard also stubs or evicts the large reconstructible messages that
 // Config.HoardTokens reports, under budget too. A Screen vets each
 // decision for rules beyond the gates (a provider's). The Logger gets
-// one record per decision, refusal and spill, and one per check, with
-// ids, codes, classes and token counts but never content; the records
-// of a check map onto the Agent Client Protocol's compaction events
-// (see [LogDecision]).
+// one record per decision, refusal, spill and refetch alert, and one per
+// check, with ids, codes, classes and token counts but never content; the
+// records of a check map onto the Agent Client Protocol's compaction
+// events (see [LogDecision]).
 //
 // # Policies
 //
@@ -106,12 +106,31 @@
 // Evict-or-tombstone ([ErrSchema]). A tool's schema may leave the prompt
 // only when no arguments of earlier calls to the tool stay, or behind a
 // one-line [Tombstone] that tells the model to ask for the schema back.
-// The gate runs after message eviction is settled, so a plan that evicts
-// a tool's last arguments may drop its schema in the same plan. A
-// compression that loses required fields, enum members or types counts as
-// dropping the schema. A mutation tool that cannot be tombstoned keeps its
-// schema. [Context.RequestTool] records the model asking for a tombstoned
-// tool, the signal that pruning is too aggressive.
+// A compression that loses a constraint counts as dropping the schema.
+// A mutation tool that cannot be tombstoned keeps its schema; a read-only
+// one may lose it, as it fails closed. The gate runs once the other gates
+// have settled what leaves, so schemas are decided on the arguments that
+// really leave, in the same decision: a plan that evicts a tool's last
+// arguments may drop its schema without a tombstone, and a decision that
+// takes the last arguments of a tombstoned tool retires its tombstone
+// ([Decision.Retire]). A message that requires a schema
+// ([Message.Requires], as Anthropic's tool_reference blocks do) keeps it,
+// tombstone or not ([CodeRequiredTool]), until a decision evicts or stubs
+// the last such message.
+//
+// The gate looks at every tool at every decision, not only at those a
+// plan names. When arguments come to stand behind no schema without a
+// plan (the model called a tool whose schema had left: a ghost call), the
+// next decision adds a tombstone for the tool, even a decision of an
+// empty plan; for a mutation tool that cannot be tombstoned, every Prune
+// refuses ([CodeGhostTool]) until a plan evicts those arguments or
+// [Context.RequestTool] brings the schema back. A message requiring a
+// schema the prompt does not show whole refuses every Prune the same way.
+// [Context.Unsound] lists such tools; a decision made before one arose is
+// stale. The Context keeps that list as events happen, so a decision
+// costs in proportion to it. [Context.RequestTool] records the model
+// asking for a tombstoned tool, the signal that pruning is too
+// aggressive.
 //
 // Regenerability ([ErrRegen]). Only reconstructible content may go, or
 // content spilled to a durable store behind a pointer the configured
@@ -126,12 +145,38 @@
 // # Diagnostics
 //
 // Every [Decision] keeps [Decision.Records], an audit line per evicted
-// or stubbed message with the class it had. [ToolState] counts what
-// pruning made the model redo: re-expansion requests for tombstoned
-// schemas, ghost calls to tools whose schema was withdrawn, and refetches
-// of results that were pruned (irreducible refetches mean a gate was
-// bypassed). Package spill provides durable stores and a [Resolver] that
-// lets irreducible content leave the prompt behind a verified pointer.
+// or stubbed message with the class it had and, for a tool result, a
+// [ContentHash] of its content. The Context remembers the results of the
+// 4,096 calls pruned last by their signature (the tool, and the
+// arguments as JSON with key order and white space aside). When a later
+// call with a remembered signature gets its closed result, and no result
+// of that signature is left in the prompt, it queues a [RefetchAlert]
+// saying whether the content came back the same and what class the
+// pruned result had, and forgets the pruned result; [Context.TakeAlerts]
+// drains the queue. An irreducible result fetched again means a pointer
+// was not followed or a gate was bypassed; a result that came back
+// different means what was pruned could not be had again.
+//
+// [ToolState] counts what pruning made the model redo: re-expansion
+// requests for tombstoned schemas, ghost calls to tools whose schema was
+// not shown whole, refetches, and the legs of the ghost-tool triad, whose
+// evidence [Context.Ghosts] keeps: a call rebuilt from an earlier call's
+// arguments while the schema was missing, a validation error naming the
+// schema's fields ([Message.IsError], [Context.ReportValidationError]),
+// and a detour to a sibling tool ([Siblings]) before the model asked for
+// the schema back. Package spill provides durable stores and a [Resolver]
+// that lets irreducible content leave the prompt behind a verified
+// pointer.
+//
+// # Token counts
+//
+// Messages carry the token counts the runtime gives. With
+// [Config.Counter] set ([ApproxCounter], a quarter of the bytes, or a
+// real tokenizer such as those of package tokenizer), the Context counts
+// what it is given no count for (a message appended or opened with
+// Tokens 0, a chunk written with 0 tokens), and the tool schemas in the
+// prompt and the tombstones that stand count toward [Context.Tokens] and
+// [Decision.Freed].
 //
 // # Errors
 //

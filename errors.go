@@ -149,6 +149,11 @@ const (
 	// CodeGhostTool: a mutation tool's schema would leave while arguments of
 	// its earlier calls stay, and no tombstone may be inserted for it.
 	CodeGhostTool Code = "ghost-tool"
+	// CodeRequiredTool: a message that requires a tool's schema
+	// ([Message.Requires]) would stay, or stays, while the schema is
+	// withdrawn or compressed with losses. Tombstones do not help: the
+	// provider refuses the message without the schema.
+	CodeRequiredTool Code = "required-tool"
 )
 
 // Reasons of the regenerability gate.

@@ -5,11 +5,14 @@ import (
 )
 
 // Append adds a complete (closed) message at the end of the transcript.
+// With Config.Counter set and m.Tokens 0, the Context counts m's content
+// and its calls' arguments.
 //
 // Calls in m become pending until a closed result names them. Answers in m
 // bind m to the unit of each answered call; a message answering calls of
 // several units joins those units into one. Append fails, changing
-// nothing, on an empty or duplicate ID, a negative token count, an answer
+// nothing, on an empty or duplicate ID (or an empty name in Requires), a
+// negative token count, an answer
 // for a call the Context never saw ([ErrUnknownCall]), a call that was
 // pruned ([ErrPrunedCall]; the Context remembers the 4,096 calls pruned
 // last, and a result for a call pruned before them is [ErrUnknownCall]) or
@@ -55,7 +58,13 @@ func (c *Context) add(op string, m Message, open bool) error {
 	} else {
 		c.msg(p).role = r
 	}
-	c.setTokens(p, m.Tokens)
+	c.setTokens(p, c.tokensFor(m))
+	if open && m.Tokens == 0 && c.cfg.Counter != nil {
+		c.side(p).counted = true
+	}
+	if m.IsError {
+		c.side(p).isError = true
+	}
 	if !m.Pointer.IsZero() {
 		c.side(p).pointer = m.Pointer
 	}
@@ -95,10 +104,12 @@ func (c *Context) add(op string, m Message, open bool) error {
 	c.link(p, u)
 
 	c.addCalls(p, m.Calls)
+	c.require(p, m.Requires)
 	if !open {
 		for k := range c.answersOf(p) {
 			c.complete(k)
 		}
+		c.answered(p)
 	} else {
 		c.unit(u).open++
 		c.open = append(c.open, p)
@@ -129,7 +140,7 @@ func (c *Context) checkNew(op string, m Message) error {
 	if m.Tokens < 0 {
 		return inputErr(op, string(m.ID), ErrNegativeTokens)
 	}
-	if slices.Contains(m.NeededBy, "") {
+	if slices.Contains(m.NeededBy, "") || slices.Contains(m.Requires, "") {
 		return inputErr(op, string(m.ID), ErrEmptyID)
 	}
 	// Duplicates are searched for in short lists, kept in maps for long.
@@ -236,17 +247,13 @@ func (c *Context) addCall(p int32, call Call) int32 {
 		c.call(tr.tail).nextTool = k
 	}
 	tr.tail = k
-	if !tr.resident || tr.tombstoned {
+	ghost := tr.notShown() || tr.tombstoned
+	if ghost {
 		tr.ghostCalls++
+		r.flags |= cGhost
 	}
-	if len(c.cleared.m) > 0 {
-		if cls, ok := c.cleared.get(callSig(call.Tool, call.Args)); ok {
-			tr.refetches++
-			if cls == Irreducible {
-				tr.irreducibleRefetches++
-			}
-		}
-	}
+	c.recheck(t)
+	c.observeCall(k, ghost)
 	return k
 }
 
@@ -256,7 +263,8 @@ func (c *Context) complete(k int32) {
 	c.unpend(k)
 }
 
-// Write appends a chunk to an open message and adds tokens to its count.
+// Write appends a chunk to an open message and adds tokens to its count;
+// with Config.Counter set, a chunk written with 0 tokens is counted.
 // It fails with [ErrClosedMessage] if the message is not open and with
 // [ErrUnknownMessage] if the Context does not hold it (for example because
 // an unguarded prune removed it mid-stream).
@@ -272,6 +280,9 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 		return inputErr("write", string(id), ErrClosedMessage)
 	case tokens < 0:
 		return inputErr("write", string(id), ErrNegativeTokens)
+	}
+	if tokens == 0 {
+		tokens = c.count(chunk)
 	}
 	s := c.side(p)
 	s.buf = append(s.buf, chunk...)
@@ -319,6 +330,13 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 		}
 	}
 	c.addCalls(p, calls)
+	if s := c.sideOf(p); s != nil && s.counted {
+		n := 0
+		for _, k := range calls {
+			n += c.count(k.Args)
+		}
+		c.addTokens(p, n)
+	}
 	x := c.msg(p)
 	x.flags &^= mOpen
 	old := x.text
@@ -326,7 +344,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	c.text.release(old)
 	s := c.side(p)
 	s.buf = nil
-	if s.pointer.IsZero() && s.neededBy == nil && s.refs == 0 && x.flags&mBig == 0 && x.role != roleSide {
+	if s.pointer.IsZero() && s.neededBy == nil && s.refs == 0 && x.flags&mBig == 0 && x.role != roleSide && s.requires == nil && !s.isError {
 		c.freeSideOf(p)
 	}
 	c.unit(x.unit).open--
@@ -334,6 +352,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	for k := range c.answersOf(p) {
 		c.complete(k)
 	}
+	c.answered(p)
 	c.unit(c.msg(p).unit).version++
 	return nil
 }

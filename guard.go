@@ -117,8 +117,11 @@ type Guard struct {
 	// Logger, when set, receives one record per decision, refusal, spill
 	// and failed spill, and one per check that ran, never any content;
 	// see the log record names (LogDecision, ...) for their attributes and
-	// how they map onto the Agent Client Protocol's compaction events. Nil
-	// means no logging, at no cost.
+	// how they map onto the Agent Client Protocol's compaction events.
+	// With a Logger, every check, under budget too, also takes the
+	// Context's refetch alerts ([Context.TakeAlerts]), writes one
+	// LogRefetch record each and returns them in Result.Alerts. Nil means
+	// no logging, at no cost, and the alerts stay queued for the runtime.
 	Logger *slog.Logger
 }
 
@@ -181,6 +184,10 @@ type Result struct {
 	Spills []SpillReport
 	// SpillErrors are the spills that failed; their units stayed.
 	SpillErrors []*SpillError
+	// Alerts are the refetch alerts a Guard with a Logger took from the
+	// Context ([Context.TakeAlerts]) and logged, in the order raised.
+	// Without a Logger the guard leaves them to the runtime.
+	Alerts []RefetchAlert
 }
 
 // report records refusals in the result, skipping those already there,
@@ -261,6 +268,9 @@ func (g Guard) Check(c *Context) (Result, error) {
 		trigger = g.Budget
 	}
 	if s.tokens <= trigger && (g.Hoard == HoardReport || !s.hoarding) {
+		if g.Logger != nil && s.alerts {
+			return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens, Alerts: logAlerts(g.Logger, c)}, nil
+		}
 		return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens}, nil
 	}
 	return g.run(c, c.Config(), s.tokens, trigger)
@@ -273,6 +283,7 @@ type guardView struct {
 	ceiling     int // Config.Ceiling
 	hoardTokens int // Config.HoardTokens
 	hoarding    bool
+	alerts      bool // refetch alerts wait for TakeAlerts
 	resolver    bool // Config.Resolver is set
 	cfgOK       bool // Config.Validate passes
 }
@@ -280,7 +291,7 @@ type guardView struct {
 func (c *Context) guardState() guardView {
 	c.mu.RLock()
 	s := guardView{tokens: c.tokens, ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
-		hoarding: len(c.large) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
+		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
 	c.mu.RUnlock()
 	return s
 }
@@ -299,7 +310,7 @@ type guardRun struct {
 	rounds  int
 	stubMin int // a stub of a result this size or smaller frees nothing
 
-	learned      int             // refusals taken out of the plans so far
+	remembered   int             // refusals this check added to the Context's memory
 	met          map[string]bool // the refusals in the result, by key
 	refusedTools map[string]bool
 	noEvict      map[UnitID]bool // units refused eviction in this check, not remembered
@@ -373,9 +384,9 @@ func (r *guardRun) reduce() error {
 			break
 		}
 		r.rounds--
-		learned := r.learned
+		learned := r.progress()
 		out, err := r.try(p, fromPolicy)
-		if out == tryNothing && r.learned > learned {
+		if out == tryNothing && r.progress() > learned {
 			r.rounds++ // the refused are out of the next plans
 		}
 		if err != nil {
@@ -585,9 +596,6 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 	for i, v := range vs {
 		switch v.Gate {
 		case GateBoundary:
-			if len(v.Units) > 0 {
-				r.learned++
-			}
 			if v.Code == CodePinned {
 				remUnits = append(remUnits, v)
 				for _, u := range v.Units {
@@ -600,9 +608,6 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 				blocked[u] = true
 			}
 		case GateSchema:
-			if len(v.Tools) > 0 {
-				r.learned++
-			}
 			for _, t := range v.Tools {
 				r.refuseTool(t)
 			}
@@ -610,7 +615,6 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 			if len(v.Units) == 0 || len(v.Messages) == 0 {
 				continue
 			}
-			r.learned++
 			u, m := v.Units[0], v.Messages[0]
 			if stubs[string(m)] && !evictUnits[string(u)] {
 				if spillable(v, string(m)) {
@@ -651,9 +655,16 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 			}
 		}
 	}
-	r.c.remember(remUnits, remStubs)
+	r.remembered += r.c.remember(remUnits, remStubs)
 	r.report(now)
 	return cands, pending
+}
+
+// progress measures what this check has taken out of its plans: it only
+// grows, and is bounded by what the Context holds, so the rounds it pays
+// for end.
+func (r *guardRun) progress() int {
+	return r.remembered + len(r.refusedTools) + len(r.noEvict) + len(r.spillTried) + len(r.v.hidden) + len(r.v.noStub)
 }
 
 func (r *guardRun) noEvictUnit(u UnitID) {
@@ -679,7 +690,6 @@ func (c *Context) unitsOf(ids []MessageID) map[string]bool {
 // screened takes out what the Screen refused of decision d for the rest
 // of the check.
 func (r *guardRun) screened(d *Decision, vs []*Violation) {
-	r.learned++ // something of d is taken out of later plans, or all of it
 	r.report(vs)
 	acted := false
 	for _, v := range vs {

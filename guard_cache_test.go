@@ -86,7 +86,7 @@ func cacheCost(prompts [][]cacheTurn) (cost, uncached float64, breaks int) {
 				same = false
 			}
 		}
-		if len(prev) > 0 && (len(p) < len(prev) || p[len(prev)-1] != prev[len(prev)-1] || hit < sum(prev)) {
+		if len(prev) > 0 && (len(p) < len(prev) || p[len(prev)-1] != prev[len(prev)-1] || hit < promptTokens(prev)) {
 			breaks++
 		}
 		cost += 0.1*float64(hit) + 1.25*float64(total-hit)
@@ -96,7 +96,7 @@ func cacheCost(prompts [][]cacheTurn) (cost, uncached float64, breaks int) {
 	return cost, uncached, breaks
 }
 
-func sum(p []cacheTurn) int {
+func promptTokens(p []cacheTurn) int {
 	n := 0
 	for _, m := range p {
 		n += m.tokens

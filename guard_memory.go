@@ -116,10 +116,11 @@ func (m *refusalMemory) stubRefused(p int32) bool {
 
 // remember records refusals: units refused eviction and results refused
 // a stub, each as the violation's stamp saw it. A refusal whose unit
-// changed since is not recorded.
-func (c *Context) remember(units, stubs []*Violation) {
+// changed since is not recorded. It returns how many units and results it
+// added.
+func (c *Context) remember(units, stubs []*Violation) (added int) {
 	if len(units) == 0 && len(stubs) == 0 {
-		return
+		return 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -132,6 +133,7 @@ func (c *Context) remember(units, stubs []*Violation) {
 		}
 		r := m.units[s.unit]
 		if r == nil || r.ver != s.ver {
+			added++
 			r = &unitRefusal{ver: s.ver, last: s.unit}
 			if m.units == nil {
 				m.units = make(map[int32]*unitRefusal)
@@ -156,6 +158,7 @@ func (c *Context) remember(units, stubs []*Violation) {
 			m.stubs = make(map[int32][]*Violation)
 		}
 		if _, had := m.stubs[p]; !had {
+			added++
 			c.whole.Delete(p)
 			c.bySize.Delete(p)
 			c.shape++
@@ -164,6 +167,7 @@ func (c *Context) remember(units, stubs []*Violation) {
 			m.stubs[p] = append(m.stubs[p], v)
 		}
 	}
+	return added
 }
 
 // sync drops the regen refusals when the judgement epoch moved on.

@@ -72,9 +72,9 @@ func (r *guardRun) reach() error {
 			return nil
 		}
 		r.rounds--
-		learned := r.learned
+		learned := r.progress()
 		out, err := r.try(p, fromReach)
-		if out == tryNothing && r.learned > learned {
+		if out == tryNothing && r.progress() > learned {
 			r.rounds++
 		}
 		if err != nil {

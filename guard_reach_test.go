@@ -220,3 +220,24 @@ func TestReachEndsOverManyRefusals(t *testing.T) {
 	assert.Equal(t, pruneguard.Deferred, res.Outcome)
 	assert.Len(t, c.Refusals(), 200, fmt.Sprint("every unit refused, once"))
 }
+
+// A tool whose arguments stand behind no schema and that cannot be
+// tombstoned makes every prune refused: the check ends, Deferred, however
+// often the refusal comes back.
+func TestCheckEndsWhenEveryPruneIsRefused(t *testing.T) {
+	c := loopContext(t, pruneguard.Config{}, 100, 100)
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "upd", NoTombstone: true, Schema: []byte(`{"type":"object"}`)}))
+	d, err := c.Prune(pruneguard.Plan{DropSchemas: []string{"upd"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "ghost", Role: pruneguard.RoleAssistant, Tokens: 5,
+		Calls: []pruneguard.Call{{ID: "g", Tool: "upd", Args: []byte(`{}`)}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "gr", Role: pruneguard.RoleTool, Tokens: 5, Answers: []pruneguard.CallID{"g"}}))
+	if len(c.Unsound()) == 0 {
+		t.Skip("the Context repairs or tolerates this tool")
+	}
+	res, err := pruneguard.Guard{Budget: 50}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Deferred, res.Outcome)
+	assert.ErrorIs(t, res.Reason, pruneguard.ErrSchema)
+}

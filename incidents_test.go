@@ -266,3 +266,116 @@ func TestIncidentOneTimeNoncePruned(t *testing.T) {
 		assert.Equal(t, CodeSecret, v.Code, "still a one-time secret")
 	})
 }
+
+// Seed 001, per tool and per turn: update_incident's schema was withdrawn
+// while no call to it was in the prompt (a safe prune), and at turn 9 the
+// model calls it anyway. Its arguments now stand behind no schema, which
+// no plan asked for: the next decision must repair it.
+func TestIncidentGhostCallAfterWithdrawal(t *testing.T) {
+	setup := func(t *testing.T, cfg Config, gateOff bool) *Context {
+		c := NewContext(cfg)
+		if gateOff {
+			withoutGates(c, GateSchema)
+		}
+		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: incidentSchema}))
+		require.NoError(t, c.RegisterTool(Tool{Name: "search_logs", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
+		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 40}))
+		for _, n := range []string{"3", "4", "5", "6"} {
+			require.NoError(t, c.Append(Message{ID: MessageID("a" + n), Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: CallID("t" + n), Tool: "search_logs"}}}))
+			require.NoError(t, c.Append(Message{ID: MessageID("r" + n), Role: RoleTool, Tokens: 500, Answers: []CallID{CallID("t" + n)}}))
+		}
+		d, err := c.Prune(Plan{DropSchemas: []string{"update_incident"}, Evict: []MessageID{"a3"}})
+		require.NoError(t, err)
+		require.Empty(t, d.Tombstones, "no arguments stand: the schema goes freely")
+		require.NoError(t, c.Apply(d))
+		// Turn 9: the model calls the tool it can no longer see.
+		require.NoError(t, c.Append(Message{ID: "a9", Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: "t9", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}}))
+		require.NoError(t, c.Append(Message{ID: "r9", Role: RoleTool, Tokens: 20, Answers: []CallID{"t9"}, IsError: true, Class: Reconstructible, Content: []byte("notify: required")}))
+		return c
+	}
+	// The next budget check prunes an old search.
+	plan := Plan{Evict: []MessageID{"a4"}}
+
+	t.Run("gate off", func(t *testing.T) {
+		c := setup(t, Config{}, true)
+		d, err := c.Prune(plan)
+		require.NoError(t, err)
+		assert.Empty(t, d.Tombstones, "nothing tells the model the schema is withheld")
+		require.NoError(t, c.Apply(d))
+		st, _ := c.Tool("update_incident")
+		assert.False(t, st.Resident)
+		assert.False(t, st.Tombstoned)
+		assert.Equal(t, 1, st.Args, "a ghost tool: arguments in the prompt, schema and tombstone absent")
+	})
+	t.Run("gate on", func(t *testing.T) {
+		c := setup(t, Config{}, false)
+		d, err := c.Prune(plan)
+		require.NoError(t, err)
+		require.Len(t, d.Tombstones, 1)
+		assert.Equal(t, "update_incident", d.Tombstones[0].Tool)
+		assert.True(t, d.Tombstones[0].Mutating)
+		require.NoError(t, c.Apply(d))
+		st, _ := c.Tool("update_incident")
+		assert.True(t, st.Tombstoned)
+		assert.False(t, st.Ghost)
+	})
+	t.Run("gate on without tombstones", func(t *testing.T) {
+		c := setup(t, Config{NoTombstones: true}, false)
+		_, err := c.Prune(plan)
+		var v *Violation
+		require.ErrorAs(t, err, &v)
+		assert.Equal(t, CodeGhostTool, v.Code)
+		assert.Equal(t, []CallID{"t9"}, v.Calls)
+		// Taking the ghost's arguments with the plan repairs it.
+		d, err := c.Prune(Plan{Evict: []MessageID{"a4", "a9"}})
+		require.NoError(t, err)
+		assert.Empty(t, d.Tombstones)
+	})
+}
+
+// Seed 002, the operational rule: log every eviction with its class and
+// alert when a later step fetches again what was classed irreducible.
+// The ulimit check is pruned; after the patch fails the agent runs the
+// same check again, under another cgroup, and gets another answer.
+func TestIncidentIrreducibleResultFetchedAgain(t *testing.T) {
+	run := func(t *testing.T, gateOff bool) (*Context, error) {
+		c := NewContext(Config{})
+		if gateOff {
+			withoutGates(c, GateRegen)
+		}
+		require.NoError(t, c.RegisterTool(Tool{Name: "run_shell"})) // open world: irreducible results
+		args := json.RawMessage(`{"cmd":"ulimit -a","cwd":"/srv"}`)
+		require.NoError(t, c.Append(Message{ID: "a1", Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: "c1", Tool: "run_shell", Args: args}}}))
+		require.NoError(t, c.Append(Message{ID: "r1", Role: RoleTool, Tokens: 200, Answers: []CallID{"c1"}, Content: []byte("max user processes unlimited")}))
+		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
+		if err == nil {
+			require.Equal(t, Irreducible, d.Records()[1].Class)
+			require.NoError(t, c.Apply(d))
+		}
+		// Two steps later, the same check, its keys in another order.
+		require.NoError(t, c.Append(Message{ID: "a5", Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: "c5", Tool: "run_shell", Args: json.RawMessage(`{"cwd": "/srv", "cmd": "ulimit -a"}`)}}}))
+		require.NoError(t, c.Append(Message{ID: "r5", Role: RoleTool, Tokens: 200, Answers: []CallID{"c5"}, Content: []byte("max user processes 1024")}))
+		return c, err
+	}
+	t.Run("gate off", func(t *testing.T) {
+		c, err := run(t, true)
+		require.NoError(t, err)
+		alerts := c.TakeAlerts()
+		require.Len(t, alerts, 1)
+		a := alerts[0]
+		assert.Equal(t, Irreducible, a.Class, "a gate was bypassed")
+		assert.False(t, a.Match, "the measurement could not be taken again")
+		assert.Equal(t, MessageID("r1"), a.Pruned)
+		assert.Equal(t, CallID("c5"), a.Call)
+		st, _ := c.Tool("run_shell")
+		assert.Equal(t, 1, st.IrreducibleRefetches)
+		assert.Equal(t, 1, st.MismatchedRefetches)
+	})
+	t.Run("gate on", func(t *testing.T) {
+		c, err := run(t, false)
+		require.ErrorIs(t, err, ErrRegen)
+		assert.Empty(t, c.TakeAlerts(), "the first measurement is still in the prompt")
+		st, _ := c.Tool("run_shell")
+		assert.Equal(t, 0, st.Refetches)
+	})
+}

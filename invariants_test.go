@@ -88,6 +88,8 @@ type state struct {
 	Tools    []ToolState
 	Tokens   int
 	Entries  []Entry
+	Ghosts   []GhostEvidence
+	Unsound  []string
 }
 
 func capture(c *Context) state {
@@ -99,6 +101,8 @@ func capture(c *Context) state {
 		Tools:    c.Tools(),
 		Tokens:   c.Tokens(),
 		Entries:  c.Snapshot(),
+		Ghosts:   c.Ghosts(),
+		Unsound:  c.Unsound(),
 	}
 }
 
@@ -174,6 +178,9 @@ type invRecord struct {
 	// Unit maps each message to a representative of its unit, as the
 	// test computes it (calls, results, batches, couplings).
 	Unit func(MessageID) MessageID
+	// Requires maps a message to the tools whose schema it requires,
+	// while its content is its own (a stub drops the requirement).
+	Requires map[MessageID][]string
 }
 
 // class computes the regenerability class of message m from what the test
@@ -376,7 +383,12 @@ func checkPrune(pre, post state, r *invRecord) error {
 			es.add(kindRegen, "irreducible message %s %s: %s", m.ID, verb, why)
 		}
 	}
-	// Schema: every surviving argument has its schema or a tombstone.
+	// Schema, per tool: after every applied decision, every surviving
+	// argument has its schema or a tombstone, however it came to stand
+	// behind none (a plan's edit, or a call the model made to a tool whose
+	// schema had left), and every surviving message that requires a
+	// schema has it whole. A decision made before such a state arose is
+	// stale, so no applied decision may leave one.
 	calls := make(map[string][]CallID)
 	for _, m := range post.Messages {
 		for _, k := range m.Calls {
@@ -388,28 +400,16 @@ func checkPrune(pre, post state, r *invRecord) error {
 		if len(calls[name]) == 0 || !r.ghost(t) {
 			continue
 		}
-		// A ghost the prune did not make: the model called a tool after its
-		// schema had left or been compressed with losses when no arguments
-		// were resident (ToolState.GhostCalls), and this Apply left the
-		// tool's schema as it was.
-		if p, ok := pre.tool(name); ok && preCalls(pre, name) > 0 && r.ghost(p) &&
-			p.Resident == t.Resident && p.Tombstoned == t.Tombstoned && bytes.Equal(p.Compressed, t.Compressed) {
-			continue
-		}
 		es.add(kindSchema, "tool %s: calls %v survive, schema resident=%v compressed=%s tombstoned=%v",
 			name, calls[name], t.Resident, t.Compressed, t.Tombstoned)
 	}
-	return es.err()
-}
-
-func preCalls(s state, tool string) int {
-	n := 0
-	for _, m := range s.Messages {
-		for _, k := range m.Calls {
-			if k.Tool == tool {
-				n++
+	for _, m := range post.Messages {
+		for _, name := range r.Requires[m.ID] {
+			if t, ok := post.tool(name); ok && !schemaShown(t) {
+				es.add(kindSchema, "message %s requires tool %s, whose schema is not shown (resident=%v compressed=%s)",
+					m.ID, name, t.Resident, t.Compressed)
 			}
 		}
 	}
-	return n
+	return es.err()
 }

@@ -28,6 +28,10 @@ import (
 //     configuration error) writes nothing, and a check that ran, found
 //     nothing to do and met nothing (hoarding with nothing to act on)
 //     writes nothing either: no compaction took place.
+//   - LogRefetch is not part of a compaction and carries neither: one
+//     record per refetch alert the check took from the Context (see
+//     Guard.Logger), at warning level when what was pruned could not be
+//     had again (class irreducible, or match false).
 //
 // Attributes, beside compaction and status:
 //
@@ -45,12 +49,16 @@ import (
 //   - LogCheck: outcome, before, after, budget, trigger, target, ceiling,
 //     decisions, refused, spills, spill_errors, and reason (the text of
 //     Result.Reason) and error when set.
+//   - LogRefetch: the alert's attributes ([RefetchAlert.LogValue]: tool,
+//     call, result, pruned, stubbed, class, match), never the content or
+//     its hashes.
 const (
 	LogDecision    = "pruneguard: decision"
 	LogRefusal     = "pruneguard: refusal"
 	LogSpill       = "pruneguard: spill"
 	LogSpillFailed = "pruneguard: spill failed"
 	LogCheck       = "pruneguard: check"
+	LogRefetch     = "pruneguard: refetch"
 )
 
 // The statuses of the Agent Client Protocol's compaction_update, as the
@@ -152,12 +160,38 @@ func (g *guardLog) check(r *guardRun, over bool, err error) {
 	g.write(level, LogCheck, status, attrs)
 }
 
-// logRefetchAlerts is the hook for refetch alerts: one record per alert
-// the Context has queued since the last check (a result the model fetched
-// again after it was pruned, and whether it matched). The Context keeps
-// no queue of alerts yet, only the counts in [ToolState]; when it does,
-// this drains it.
-func (r *guardRun) logRefetchAlerts() {}
+// logRefetchAlerts takes the Context's refetch alerts and logs them,
+// when the guard has a Logger.
+func (r *guardRun) logRefetchAlerts() {
+	if r.g.Logger != nil {
+		r.res.Alerts = logAlerts(r.g.Logger, r.c)
+	}
+}
+
+// logAlerts takes c's refetch alerts and writes one LogRefetch record
+// each: a warning when what was pruned could not be had again (it was
+// irreducible, or the new content differs).
+func logAlerts(l *slog.Logger, c *Context) []RefetchAlert {
+	as := c.TakeAlerts()
+	for _, a := range as {
+		level := slog.LevelInfo
+		if a.Class == Irreducible || !a.Match {
+			level = slog.LevelWarn
+		}
+		l.LogAttrs(context.Background(), level, LogRefetch, a.logAttrs()...)
+	}
+	return as
+}
+
+// LogValue returns the alert's tool, call, messages, class and whether
+// the content matched; not the content, nor its hashes.
+func (a RefetchAlert) LogValue() slog.Value { return slog.GroupValue(a.logAttrs()...) }
+
+func (a RefetchAlert) logAttrs() []slog.Attr {
+	return []slog.Attr{slog.String("tool", a.Tool), slog.String("call", string(a.Call)), slog.String("result", string(a.Result)),
+		slog.String("pruned", string(a.Pruned)), slog.Bool("stubbed", a.Stubbed), slog.String("class", a.Class.String()),
+		slog.Bool("match", a.Match)}
+}
 
 // weigh returns the tokens of the messages ids names and the highest
 // class among them.

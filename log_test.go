@@ -305,3 +305,46 @@ func TestLogValues(t *testing.T) {
 	assert.Equal(t, "[task a0 r0 a1 r1]", da["classes.reconstructible"])
 	assert.Equal(t, "[task a0 a1]", da["units"])
 }
+
+// A guard with a logger takes the refetch alerts, under budget too,
+// writes one record each without the content, and returns them; without
+// a logger it leaves them queued.
+func TestLogRefetchAlerts(t *testing.T) {
+	refetch := func() *pruneguard.Context {
+		c := loopContext(t, pruneguard.Config{}, 100)
+		d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r0"}})
+		require.NoError(t, err)
+		require.NoError(t, c.Apply(d))
+		require.NoError(t, c.Append(pruneguard.Message{ID: "a9", Role: pruneguard.RoleAssistant, Tokens: 5,
+			Calls: []pruneguard.Call{{ID: "k9", Tool: "read", Args: []byte(`{"path":"f"}`)}}}))
+		require.NoError(t, c.Append(pruneguard.Message{ID: "r9", Role: pruneguard.RoleTool, Tokens: 100,
+			Content: []byte("changed " + secret), Answers: []pruneguard.CallID{"k9"}}))
+		return c
+	}
+	c := refetch()
+	res, err := pruneguard.Guard{Budget: 1 << 20}.Check(c)
+	require.NoError(t, err)
+	assert.Empty(t, res.Alerts)
+	require.Len(t, c.TakeAlerts(), 1, "left for the runtime")
+
+	c = refetch()
+	h := &recorder{}
+	res, err = pruneguard.Guard{Budget: 1 << 20, Logger: slog.New(h)}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.UnderBudget, res.Outcome)
+	require.Len(t, res.Alerts, 1)
+	assert.Equal(t, pruneguard.CallID("k9"), res.Alerts[0].Call)
+	assert.Empty(t, c.TakeAlerts(), "taken")
+	recs := h.take()
+	require.Len(t, recs, 1)
+	r := recs[0]
+	assert.Equal(t, pruneguard.LogRefetch, r.msg)
+	assert.Equal(t, slog.LevelWarn, r.level, "the content differs: what was pruned could not be had again")
+	assert.Equal(t, map[string]string{"tool": "read", "call": "k9", "result": "r9", "pruned": "r0", "stubbed": "false",
+		"class": "reconstructible", "match": "false"}, r.attrs)
+	assert.NotContains(t, h.dump(), secret)
+
+	// The next check has nothing to take, and costs nothing.
+	g := pruneguard.Guard{Budget: 1 << 20, Logger: slog.New(h)}
+	assert.Zero(t, testing.AllocsPerRun(50, func() { g.Check(c) }))
+}

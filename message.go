@@ -87,6 +87,20 @@ type Message struct {
 	// [Context.PlanStep] were called for each in the same event, so that
 	// no prune can slip in between.
 	NeededBy []StepID
+	// Requires names tools whose schema must stay in the prompt while the
+	// message does: a provider refuses the message without it (Anthropic
+	// rejects a tool_reference block naming a tool that is not in its
+	// tools). The evict-or-tombstone gate refuses to withdraw such a
+	// schema, or to compress it with losses, while a message requiring it
+	// stays; a decision that evicts or stubs the last of them may
+	// withdraw the schema. A stub replaces the content, and with it the
+	// requirement. A name given twice counts once.
+	Requires []string
+	// IsError says the message reports a failed call (a tool result with
+	// is_error, a validation error). The ghost-tool detector reads the
+	// error of a call made while its tool's schema was missing for the
+	// fields of that schema it names (see [GhostEvidence]).
+	IsError bool
 }
 
 // Entry describes one message of a [Context] for a salience [Policy]. It is

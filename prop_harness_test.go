@@ -106,17 +106,18 @@ const (
 	opRequest
 	opPrune
 	opInvalid
+	opReport
 	nOps
 )
 
 var (
-	defaultOps = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 10, 4}}
-	invalidOps = opSet{[nOps]int{5, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 3, 20}}
-	pruneOps   = opSet{[nOps]int{6, 8, 10, 2, 3, 3, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 20, 2}}
-	eventOps   = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 0, 8}}
+	defaultOps = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 10, 4, 1}}
+	invalidOps = opSet{[nOps]int{5, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 3, 20, 1}}
+	pruneOps   = opSet{[nOps]int{6, 8, 10, 2, 3, 3, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 20, 2, 1}}
+	eventOps   = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 0, 8, 1}}
 	// Events that may land between a Prune and its Apply. The resolver is
 	// external to the Context and is left alone there.
-	betweenOps = opSet{[nOps]int{3, 4, 4, 1, 2, 2, 2, 1, 1, 1, 0, 1, 1, 1, 2, 1, 0, 1}}
+	betweenOps = opSet{[nOps]int{3, 4, 4, 1, 2, 2, 2, 1, 1, 1, 0, 1, 1, 1, 2, 1, 0, 1, 1}}
 )
 
 func (o opSet) pick(s choiceSource) int {
@@ -156,6 +157,13 @@ type propHarness struct {
 	log    []string
 
 	prunes, applied, refused, deferred, stale int
+
+	// The refetch model: what the decisions applied pruned, by the
+	// signature of the call, and the alerts the Context owes.
+	pruned    map[string]prunedModel
+	alerts    []RefetchAlert
+	refetches int
+	repairs   int // tombstones decisions added for tools their plans left alone
 }
 
 func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
@@ -189,8 +197,9 @@ func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
 		Cfg: cfg, Facts: map[MessageID]Facts{}, Class: map[MessageID]Class{}, Pointer: map[MessageID]Pointer{},
 		Live: func(p Pointer) bool { return h.live[p] }, Refs: map[MessageID]int{}, Tools: map[string]Tool{},
 		CallerOf: map[callKey]MessageID{}, ResultOf: map[callKey]MessageID{}, CallTool: map[callKey]string{},
-		Unit: h.find,
+		Unit: h.find, Requires: map[MessageID][]string{},
 	}
+	h.pruned = map[string]prunedModel{}
 	h.logf("config %+v gate off %v", cfg, off)
 	return h
 }
@@ -291,6 +300,14 @@ func (h *propHarness) step(ops opSet) error {
 		return h.prune(h.randomPlan())
 	case opInvalid:
 		return h.invalid()
+	case opReport:
+		id := CallID("nope")
+		if ks := h.present(); len(ks) > 0 {
+			if x := ks[h.src.intn(len(ks))]; len(x.calls) > 0 {
+				id = x.calls[h.src.intn(len(x.calls))].id
+			}
+		}
+		return h.report(id, []string{"notify", "severity", ""}[:h.src.intn(4)])
 	}
 	return nil
 }
@@ -346,7 +363,27 @@ func (h *propHarness) textMessage() Message {
 	id := h.newID()
 	m := Message{ID: id, Role: propRoles[h.src.intn(len(propRoles))], Tokens: h.src.intn(200), Content: []byte("text " + string(id))}
 	h.decorate(&m)
+	h.requires(&m)
 	return m
+}
+
+// requires now and then makes m require a tool's schema, as a
+// tool_reference block would.
+func (h *propHarness) requires(m *Message) {
+	if h.src.intn(12) == 0 {
+		m.Requires = []string{toolPool[h.src.intn(len(toolPool))]}
+	}
+}
+
+// callArgs are the arguments the model sends: the same call with its keys
+// in another order (one signature), a subset of it, a variant with an
+// assignee, and the reuse marker.
+var callArgs = []string{
+	`{"severity":"SEV-2","notify":true}`,
+	`{ "notify": true, "severity": "SEV-2" }`,
+	`{"severity":"SEV-1"}`,
+	`{"severity":"SEV-2","notify":true,"assignee_id":"u-17"}`,
+	`{"reused":true}`,
 }
 
 func (h *propHarness) newCall() Call {
@@ -361,11 +398,11 @@ func (h *propHarness) newCall() Call {
 		slices.Sort(ids)
 		if len(ids) > 0 {
 			id := ids[h.src.intn(len(ids))]
-			return Call{ID: id, Tool: toolPool[h.src.intn(len(toolPool))], Args: json.RawMessage(`{"reused":true}`)}
+			return Call{ID: id, Tool: toolPool[h.src.intn(len(toolPool))], Args: json.RawMessage(callArgs[len(callArgs)-1])}
 		}
 	}
 	h.next++
-	return Call{ID: CallID(fmt.Sprintf("k%d", h.next)), Tool: toolPool[h.src.intn(len(toolPool))], Args: json.RawMessage(`{"severity":"SEV-2","notify":true}`)}
+	return Call{ID: CallID(fmt.Sprintf("k%d", h.next)), Tool: toolPool[h.src.intn(len(toolPool))], Args: json.RawMessage(callArgs[h.src.intn(len(callArgs)-1)])}
 }
 
 func (h *propHarness) callMessage() Message {
@@ -383,7 +420,14 @@ func (h *propHarness) result(open bool) error {
 		return h.add(h.textMessage(), open)
 	}
 	m := Message{ID: h.newID(), Role: RoleTool, Tokens: h.src.intn(400)}
-	m.Content = []byte("result " + string(m.ID))
+	// The content of a result repeats now and then, so that a refetch
+	// may match what was pruned or not.
+	m.Content = []byte(fmt.Sprintf("result %d", h.src.intn(3)))
+	if h.src.intn(6) == 0 {
+		m.IsError = true
+		m.Content = []byte([]string{"notify: required", "severity must be one of SEV-1, SEV-2", "failed"}[h.src.intn(3)])
+	}
+	h.requires(&m)
 	k := ks[h.src.intn(len(ks))]
 	m.Answers = []CallID{k.id}
 	if h.src.intn(5) == 0 {

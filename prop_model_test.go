@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ type smsg struct {
 	m       Message // the reference copy: what the Context should hold
 	open    bool
 	present bool
+	stubbed bool
 	seq     int
 	calls   []*scall
 }
@@ -24,6 +26,7 @@ type smsg struct {
 type scall struct {
 	id     CallID
 	tool   string
+	args   json.RawMessage
 	caller *smsg
 	result *smsg
 	done   bool
@@ -160,7 +163,7 @@ func (h *propHarness) add(m Message, open bool) error {
 	if open {
 		op = "open"
 	}
-	name := fmt.Sprintf("%s %s role=%s tok=%d calls=%v answers=%v facts=%b class=%v pin=%v ptr=%v", op, m.ID, m.Role, m.Tokens, m.Calls, m.Answers, m.Facts, m.Class, m.Pinned, m.Pointer)
+	name := fmt.Sprintf("%s %s role=%s tok=%d calls=%v answers=%v facts=%b class=%v pin=%v ptr=%v requires=%v error=%v", op, m.ID, m.Role, m.Tokens, m.Calls, m.Answers, m.Facts, m.Class, m.Pinned, m.Pointer, m.Requires, m.IsError)
 	return h.event(name, h.predictAdd(m), func() error {
 		if open {
 			return h.c.Open(m)
@@ -187,11 +190,20 @@ func (h *propHarness) add(m Message, open bool) error {
 		h.rec.Facts[m.ID] = m.Facts
 		h.rec.Class[m.ID] = m.Class
 		h.rec.Pointer[m.ID] = m.Pointer
+		if len(m.Requires) > 0 {
+			h.rec.Requires[m.ID] = slices.Clone(m.Requires)
+			for _, name := range m.Requires {
+				h.known[name] = true
+			}
+		}
+		if !open {
+			h.expectRefetches(x)
+		}
 	})
 }
 
 func (h *propHarness) addCall(x *smsg, k Call) {
-	sc := &scall{id: k.ID, tool: k.Tool, caller: x}
+	sc := &scall{id: k.ID, tool: k.Tool, args: k.Args, caller: x}
 	x.calls = append(x.calls, sc)
 	h.calls[k.ID] = sc
 	h.known[k.Tool] = true
@@ -260,6 +272,7 @@ func (h *propHarness) close(id MessageID, calls []Call) error {
 				}
 			}
 		}
+		h.expectRefetches(x)
 	})
 }
 
@@ -378,11 +391,111 @@ func (h *propHarness) request(name string) error {
 	return h.event("request tool "+name, want, func() error { _, err := h.c.RequestTool(name); return err }, func() {})
 }
 
+// prunedModel is what the model remembers of a pruned result.
+type prunedModel struct {
+	class   Class
+	hash    [16]byte
+	msg     MessageID
+	stubbed bool
+}
+
+// modelSig is the model's signature of a call: the tool, and the
+// arguments decoded and encoded again (which sorts the keys of objects),
+// or as given when they are not JSON.
+func modelSig(tool string, args json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return tool + "\x01" + string(args)
+	}
+	b, _ := json.Marshal(v)
+	return tool + "\x00" + string(b)
+}
+
+func modelHash(b []byte) [16]byte {
+	s := sha256.Sum256(b)
+	return [16]byte(s[:16])
+}
+
+// remember records, after an applied decision, the results it evicted or
+// stubbed, with their content before the decision.
+func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
+	for _, id := range x.m.Answers {
+		var k *scall
+		for _, y := range h.msgs {
+			for _, sc := range y.calls {
+				if sc.id == id && sc.result == x {
+					k = sc
+				}
+			}
+		}
+		if k == nil {
+			continue
+		}
+		key := modelSig(k.tool, k.args)
+		cls := h.rec.class(x.m)
+		if old, ok := h.pruned[key]; ok {
+			cls = max(cls, old.class)
+		}
+		h.pruned[key] = prunedModel{class: cls, hash: modelHash(content), msg: x.m.ID, stubbed: stubbed}
+	}
+}
+
+// expectRefetches predicts the alerts of result x, which has just closed.
+func (h *propHarness) expectRefetches(x *smsg) {
+	for _, id := range x.m.Answers {
+		var k *scall
+		for _, y := range h.msgs {
+			for _, sc := range y.calls {
+				if sc.id == id && sc.result == x {
+					k = sc
+				}
+			}
+		}
+		key := modelSig(k.tool, k.args)
+		was, ok := h.pruned[key]
+		if !ok {
+			continue
+		}
+		delete(h.pruned, key)
+		held := false
+		for _, y := range h.present() {
+			for _, sc := range y.calls {
+				r := sc.result
+				if sc != k && sc.tool == k.tool && sc.done && r != nil && r != x && r.present && !r.stubbed && !r.open &&
+					modelSig(sc.tool, sc.args) == key {
+					held = true
+				}
+			}
+		}
+		if held {
+			continue
+		}
+		now := modelHash(x.m.Content)
+		h.refetches++
+		h.alerts = append(h.alerts, RefetchAlert{Tool: k.tool, Call: k.id, Result: x.m.ID, Pruned: was.msg, Stubbed: was.stubbed,
+			Class: was.class, Match: now == was.hash, Was: was.hash, Now: now})
+	}
+}
+
+func (h *propHarness) report(id CallID, fields []string) error {
+	var want error
+	if h.calls[id] == nil {
+		want = ErrUnknownCall
+	}
+	return h.event(fmt.Sprintf("report validation error %s %v", id, fields), want, func() error {
+		return h.c.ReportValidationError(id, fields...)
+	}, func() {})
+}
+
 // consistent compares the Context with the reference model.
 func (h *propHarness) consistent() error {
 	if h.invariantsOnly {
 		return nil
 	}
+	if got := h.c.TakeAlerts(); !reflect.DeepEqual(got, h.alerts) {
+		return modelErr("refetch alerts:\ncontext %+v\nmodel   %+v", got, h.alerts)
+	}
+	h.alerts = nil
 	s := capture(h.c)
 	want := h.present()
 	if len(s.Messages) != len(want) {

@@ -45,6 +45,11 @@ func (h *propHarness) prune(p Plan) error {
 		}
 	}
 	h.logf("  decision evict=%v stub=%v drop=%v compress=%d tomb=%d retire=%v refused=%d", d.Evict, d.Stub, d.DropSchemas, len(d.Compress), len(d.Tombstones), d.Retire, len(d.Refused))
+	for _, t := range d.Tombstones {
+		if _, ok := p.CompressSchemas[t.Tool]; !ok && !slices.Contains(p.DropSchemas, t.Tool) {
+			h.repairs++
+		}
+	}
 
 	between := 0
 	if h.src.intn(4) == 0 {
@@ -86,6 +91,7 @@ func (h *propHarness) prune(p Plan) error {
 		if x == nil {
 			return modelErr("decision evicts %s, which the model does not hold", id)
 		}
+		h.remember(x, x.m.Content, false)
 		x.present = false
 		delete(h.byID, id)
 		for _, k := range x.calls {
@@ -95,8 +101,11 @@ func (h *propHarness) prune(p Plan) error {
 	text, n := h.c.cfg.stub()
 	for _, id := range d.Stub {
 		x := h.byID[id]
+		h.remember(x, x.m.Content, true)
 		x.m.Content = slices.Clone(text)
 		x.m.Tokens = n
+		x.stubbed = true
+		delete(h.rec.Requires, id)
 	}
 	post := capture(h.c)
 	if err := checkPrune(pre, post, h.rec); err != nil {
@@ -194,7 +203,21 @@ func (h *propHarness) justified(p Plan, vs []*Violation) error {
 				return modelErr("regen violation %v: step references %d", v, h.rec.Refs[x.m.ID])
 			}
 		case GateSchema:
-			t := h.rec.Tools[v.Tools[0]]
+			name := v.Tools[0]
+			if v.Code == CodeRequiredTool {
+				for _, id := range v.Messages {
+					if h.byID[id] == nil || !slices.Contains(h.rec.Requires[id], name) {
+						return modelErr("required-tool violation %v names %s, which does not require %s", v, id, name)
+					}
+				}
+				_, compress := p.CompressSchemas[name]
+				st, _ := h.c.Tool(name)
+				if len(v.Messages) == 0 || !slices.Contains(p.DropSchemas, name) && !compress && schemaShown(st) {
+					return modelErr("unjustified required-tool violation %v", v)
+				}
+				continue
+			}
+			t := h.rec.Tools[name]
 			if readOnly(t) || !(h.c.cfg.NoTombstones || t.NoTombstone) || len(v.Calls) == 0 {
 				return modelErr("unjustified schema violation %v (tool %+v)", v, t)
 			}
@@ -255,6 +278,15 @@ func (h *propHarness) checkDecision(p Plan, d *Decision) error {
 	}
 	if d.Freed != freed {
 		return modelErr("Freed = %d, model %d", d.Freed, freed)
+	}
+	for _, r := range d.Records() {
+		var want [16]byte
+		if x := h.byID[r.Message]; len(x.m.Answers) > 0 {
+			want = modelHash(x.m.Content)
+		}
+		if r.Hash != ContentHash(want) {
+			return modelErr("record of %s: hash %v, model %x", r.Message, r.Hash, want)
+		}
 	}
 	if err := h.justified(p, d.Refused); err != nil {
 		return err
@@ -337,7 +369,7 @@ func TestGatesOffAreCaught(t *testing.T) {
 		})
 	}
 	t.Run("all on", func(t *testing.T) {
-		var stats [5]int
+		var stats [7]int
 		for seed := range uint64(seeds) {
 			h, err := seedRun(seed, 0, 80)
 			require.NoError(t, err, "seed %d", seed)
@@ -346,8 +378,13 @@ func TestGatesOffAreCaught(t *testing.T) {
 			stats[2] += h.refused
 			stats[3] += h.deferred
 			stats[4] += h.stale
+			stats[5] += h.repairs
+			stats[6] += h.refetches
 		}
-		t.Logf("prunes %d, applied %d, refused %d (deferred %d), stale %d", stats[0], stats[1], stats[2], stats[3], stats[4])
+		t.Logf("prunes %d, applied %d, refused %d (deferred %d), stale %d, repairs %d, refetch alerts %d",
+			stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6])
+		assert.Positive(t, stats[5], "no decision repaired a ghost tool")
+		assert.Positive(t, stats[6], "no refetch alert was raised")
 		// The generator must exercise both outcomes, or it proves little.
 		assert.Positive(t, stats[1])
 		assert.Positive(t, stats[2]-stats[3])

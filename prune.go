@@ -19,12 +19,21 @@ import "slices"
 //     may go. Facts make a message irreducible whatever else is said.
 //  3. Evict-or-tombstone, over what survives the first two: a schema may
 //     leave when no arguments of calls to its tool survive, or behind a
-//     tombstone; a mutation tool that cannot be tombstoned keeps it.
+//     tombstone; a mutation tool that cannot be tombstoned keeps it; no
+//     schema leaves, or loses a constraint, while a message requiring it
+//     survives. Every tool
+//     whose arguments or requiring messages already stand behind no
+//     schema is looked at too, named by the plan or not (see
+//     [Context.Unsound]): surviving arguments get a tombstone in the
+//     decision, or, for a mutation tool that cannot have one, refuse the
+//     plan; a surviving requiring message refuses it.
 //
 // A plan naming a message, tool or schema the Context does not hold is an
 // [*InputError]. A refused plan yields a [*PruneError]. Equal Contexts and
-// plans give equal decisions. The cost is proportional to the plan and
-// the units it touches, not to the length of the Context; the one
+// plans give equal decisions. The cost is proportional to the plan, the
+// units it touches, the bytes of the results it evicts or stubs (which it
+// hashes for [Decision.Records]) and the tools [Context.Unsound] lists,
+// not to the length of the Context; the one
 // exception is the hoarding report, when Config.HoardTokens is set, which
 // looks at every message of at least that many tokens that could be
 // hoarded (not stubbed, pinned, marked with facts or classed otherwise
@@ -60,6 +69,10 @@ type pruneRun struct {
 	violations []*Violation   // objections: the plan is refused
 	refused    []*Violation   // what the gates left out of the plan
 	deferred   *DeferredError // the boundary gate defers the prune
+
+	// repairs are the tombstones the decision adds for tools whose
+	// arguments already stood behind no schema.
+	repairs []Tombstone
 }
 
 // A stage is one step of the pipeline Prune runs. Stages with a gate are
@@ -78,6 +91,7 @@ var pipeline = []stage{
 	{GateRegen, (*pruneRun).regenGate},
 	{0, (*pruneRun).takeSchemas},
 	{GateSchema, (*pruneRun).schemaGate},
+	{GateSchema, (*pruneRun).toolGate},
 }
 
 // prune is Prune; with ceiling false a deferral past Config.Ceiling stays
@@ -107,8 +121,8 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 	for _, s := range stages {
 		s.run(r)
 		if r.deferred != nil {
-			if ceiling && c.cfg.Ceiling > 0 && c.tokens > c.cfg.Ceiling {
-				return nil, &CeilingError{Tokens: c.tokens, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
+			if held := c.tokens + c.toolTokens; ceiling && c.cfg.Ceiling > 0 && held > c.cfg.Ceiling {
+				return nil, &CeilingError{Tokens: held, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
 			}
 			return nil, r.deferred
 		}

@@ -39,6 +39,10 @@ func (c *Context) copy(p int32) Message {
 	}
 	if s := c.sideOf(p); s != nil {
 		m.NeededBy = slices.Clone(s.neededBy)
+		for _, t := range s.requires {
+			m.Requires = append(m.Requires, c.tools[t].t.Name)
+		}
+		m.IsError = s.isError
 	}
 	return m
 }

@@ -82,11 +82,18 @@ func (r *pruneRun) takeSchemas() {
 // it, away from arguments that stay: it stands behind a tombstone, a
 // read-only tool without tombstones fails closed (the model asks for it
 // back), and a mutation tool without tombstones keeps its schema and
-// refuses the plan.
+// refuses the plan. An edit that takes a schema from a message requiring
+// it refuses the plan, tombstone or not.
 func (r *pruneRun) schemaGate() {
 	c := r.c
 	kept := r.edits[:0]
 	for _, e := range r.edits {
+		if !e.lossless && len(e.r.reqBy) > 0 {
+			if ps := r.requirers(e.r); len(ps) > 0 {
+				r.object(r.requiredViolation(e.r, ps))
+				continue
+			}
+		}
 		if !e.lossless && e.surviving > 0 {
 			t := e.r
 			mut := t.t.Mutating()
@@ -139,10 +146,12 @@ type LossyCompression struct {
 }
 
 // argStamp records how many calls to a tool had their arguments in the
-// Context when a decision about its schema was made.
+// Context, and how many messages required its schema, when a decision
+// about its schema was made.
 type argStamp struct {
 	tool int32
 	args int
+	req  int
 }
 
 // stampArgs records the argument counts of the tools whose schema d
@@ -153,7 +162,7 @@ func (d *Decision) stampArgs(c *Context) {
 	d.argStamps = d.argStamps[:0]
 	add := func(name string) {
 		if t, ok := c.toolIdx[name]; ok {
-			d.argStamps = append(d.argStamps, argStamp{t, c.tools[t].args})
+			d.argStamps = append(d.argStamps, argStamp{t, c.tools[t].args, len(c.tools[t].reqBy)})
 		}
 	}
 	for _, name := range d.DropSchemas {
@@ -171,7 +180,7 @@ func (d *Decision) stampArgs(c *Context) {
 // added since.
 func (d *Decision) argsChanged() bool {
 	for _, s := range d.argStamps {
-		if d.c.tools[s.tool].args != s.args {
+		if t := &d.c.tools[s.tool]; t.args != s.args || len(t.reqBy) != s.req {
 			return true
 		}
 	}

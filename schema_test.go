@@ -264,15 +264,22 @@ func TestRefetchesAreCounted(t *testing.T) {
 	require.NoError(t, err)
 	recs := d.Records()
 	require.Len(t, recs, 3)
-	assert.Equal(t, Record{Message: "a1", Unit: "a1", Class: Reconstructible}, recs[0])
-	assert.Equal(t, Record{Message: "r1", Unit: "a1", Class: Reconstructible, Tokens: 10}, recs[1])
-	assert.Equal(t, Record{Message: "r2", Unit: "a2", Class: Irreducible, Tokens: 10, Stubbed: true}, recs[2])
+	empty := hashOf(nil)
+	assert.Equal(t, Record{Message: "a1", Unit: "a1", Class: Reconstructible}, recs[0], "not a result: no hash")
+	assert.Equal(t, Record{Message: "r1", Unit: "a1", Class: Reconstructible, Tokens: 10, Hash: empty}, recs[1])
+	assert.Equal(t, Record{Message: "r2", Unit: "a2", Class: Irreducible, Tokens: 10, Stubbed: true, Hash: empty}, recs[2])
 	require.NoError(t, c.Apply(d))
 	mustAppend(t, c,
 		Message{ID: "a3", Calls: []Call{{ID: "k3", Tool: "read", Args: json.RawMessage(`{"path":"a"}`)}, {ID: "k4", Tool: "read", Args: json.RawMessage(`{"path":"b"}`)}}},
 		Message{ID: "a4", Calls: []Call{{ID: "k5", Tool: "fetch", Args: json.RawMessage(`{"url":"u"}`)}}},
 	)
 	st, _ := c.Tool("read")
+	assert.Equal(t, 0, st.Refetches, "counted when the result comes back")
+	mustAppend(t, c,
+		Message{ID: "r3", Answers: []CallID{"k3", "k4"}},
+		Message{ID: "r5", Answers: []CallID{"k5"}},
+	)
+	st, _ = c.Tool("read")
 	assert.Equal(t, 1, st.Refetches, "the same read again, whitespace aside")
 	assert.Equal(t, 0, st.IrreducibleRefetches)
 	st, _ = c.Tool("fetch")

@@ -286,12 +286,18 @@ func (t *index) reset(n int) {
 	t.n = 0
 }
 
-// recent remembers the last keys given to it, up to a bound, with a
-// value each: the oldest are forgotten first.
+// recent remembers the keys of its last puts, up to a bound, with a
+// value each: the oldest puts are forgotten first, and a key put again
+// lives from its latest put.
 type recent[V any] struct {
-	m    map[string]V
+	m    map[string]recentEntry[V]
 	ring []string
 	next int
+}
+
+type recentEntry[V any] struct {
+	v    V
+	slot int // the ring slot of the key's latest put
 }
 
 // recentBound is how many pruned calls a Context remembers, by id for
@@ -299,25 +305,28 @@ type recent[V any] struct {
 const recentBound = 4096
 
 func (r *recent[V]) get(k string) (V, bool) {
-	v, ok := r.m[k]
-	return v, ok
+	e, ok := r.m[k]
+	return e.v, ok
 }
 
 // put sets k's value and makes k the most recent key.
 func (r *recent[V]) put(k string, v V) {
 	if r.m == nil {
-		r.m = make(map[string]V)
+		r.m = make(map[string]recentEntry[V])
 	}
-	if _, ok := r.m[k]; ok {
-		r.m[k] = v
-		return
-	}
-	if len(r.ring) < recentBound {
+	slot := len(r.ring)
+	if slot < recentBound {
 		r.ring = append(r.ring, k)
 	} else {
-		delete(r.m, r.ring[r.next])
-		r.ring[r.next] = k
+		slot = r.next
+		if old := r.ring[slot]; r.m[old].slot == slot {
+			delete(r.m, old)
+		}
+		r.ring[slot] = k
 		r.next = (r.next + 1) % recentBound
 	}
-	r.m[k] = v
+	r.m[k] = recentEntry[V]{v, slot}
 }
+
+// forget drops k.
+func (r *recent[V]) forget(k string) { delete(r.m, k) }

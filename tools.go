@@ -70,6 +70,13 @@ type Tool struct {
 	// Withdrawing a mutation tool's schema while its arguments stay is then
 	// refused.
 	NoTombstone bool
+	// Family names the group of tools that act on the same thing (say
+	// "incident" for create_incident and update_incident), for the
+	// ghost-tool detector: a call that turns to a sibling tool while the
+	// tool's schema is missing is a detour (see [GhostEvidence]). Tools
+	// that both have a Family are siblings when their Families are equal;
+	// otherwise when their names end in the same word (see [Siblings]).
+	Family string
 }
 
 // Mutating reports whether calling the tool may change its environment
@@ -126,16 +133,44 @@ type ToolState struct {
 	// was tombstoned: how often the model asked for a withdrawn schema.
 	Reexpansions int
 	// GhostCalls counts calls the model made to the tool while its schema
-	// was not in the prompt, or stood behind a tombstone.
+	// was not shown whole: withdrawn, compressed with losses, or behind a
+	// tombstone.
 	GhostCalls int
-	// Refetches counts calls made with the same arguments as a call whose
-	// result had been pruned or stubbed (one of the 4,096 such calls
-	// pruned last): work pruning made the agent redo.
-	// IrreducibleRefetches counts those whose pruned result was classed
-	// irreducible, which only a gate switched off or a bad classification
-	// lets happen: alert on it.
+	// Refetches counts the results fetched again after pruning: a closed
+	// result for a call whose signature (tool and arguments, see
+	// [RefetchAlert]) matches a call whose result was pruned or stubbed,
+	// while no result for that signature was left in the prompt. Each is
+	// also queued as a [RefetchAlert]. IrreducibleRefetches counts those
+	// whose pruned result was classed irreducible, which only a gate
+	// switched off or a bad classification lets happen: alert on it.
 	Refetches            int
 	IrreducibleRefetches int
+
+	// Ghost reports that arguments of calls to the tool, or messages that
+	// require it ([Message.Requires]), are in the Context while its
+	// schema is not shown whole (withdrawn, or compressed with losses)
+	// and, for the arguments, no tombstone stands for it. The next
+	// decision repairs it with a tombstone, or Prune refuses (see
+	// [Context.Prune]); a read-only tool that cannot be tombstoned is
+	// left so, as it fails closed.
+	Ghost bool
+	// Required counts the messages in the Context that require the
+	// tool's schema ([Message.Requires]).
+	Required int
+	// GhostCopies, GhostRejections and GhostDetours count the legs of the
+	// ghost-tool triad seen for the tool (see [GhostEvidence]): calls
+	// rebuilt from earlier arguments while the schema was not shown,
+	// validation errors naming its fields reported for calls made so, and
+	// calls routed to a sibling tool instead of asking for the schema
+	// back. GhostTriads counts the episodes in which all three were seen.
+	GhostCopies, GhostRejections, GhostDetours, GhostTriads int
+	// MismatchedRefetches counts the refetches whose new result differs
+	// from the content that was pruned (see [RefetchAlert]).
+	MismatchedRefetches int
+	// Tokens is what the tool adds to [Context.Tokens]: its schema (or
+	// compressed schema) while it is in the prompt, and its tombstone
+	// while one stands, as Config.Counter counts them (zero without one).
+	Tokens int
 }
 
 type toolRec struct {
@@ -152,6 +187,30 @@ type toolRec struct {
 
 	refetches            int
 	irreducibleRefetches int
+
+	// lossy says the compressed schema loses constraints of the
+	// registered one: the schema is not shown whole.
+	lossy bool
+	// unsound is the tool's place in Context.unsound plus one, or zero.
+	unsound int32
+	// reqBy are the messages that require the schema, by position.
+	reqBy []int32
+	// props maps the properties of the registered schema to the JSON
+	// kinds their declared type admits (zero: any).
+	props map[string]uint8
+	// window holds the tool's last calls, by index plus one, a ring
+	// whose next slot is windowAt.
+	window   [ghostWindow]int32
+	windowAt uint8
+	// ep is the tool's open ghost episode, or nil.
+	ep *ghostEpisode
+
+	ghostCopies, ghostRejections, ghostDetours, ghostTriads int
+	mismatchedRefetches                                     int
+
+	// Tokens: of the registered schema, of the compressed one, of the
+	// standing tombstone, and what the tool adds to Context.Tokens now.
+	schemaTok, compTok, tombTok, held int
 }
 
 // tool returns the index of the record of name, creating an unregistered
@@ -188,11 +247,13 @@ func (c *Context) RegisterTool(t Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
+	same := false
 	if _, ok := c.toolIdx[t.Name]; !ok {
 		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
 		c.toolIdx[t.Name] = int32(len(c.tools) - 1)
 	} else {
 		r := c.toolRec(t.Name)
+		same = r.registered && bytes.Equal(r.t.Schema, t.Schema) && r.compressed == nil
 		if r.registered && migrated(r.t, t) {
 			r.ver++
 			// A compression of the old schema says nothing of the new one.
@@ -201,6 +262,7 @@ func (c *Context) RegisterTool(t Tool) error {
 		r.t = t
 		r.registered = true
 	}
+	c.registered(c.toolIdx[t.Name], same)
 	c.epoch++
 	return nil
 }
@@ -240,6 +302,9 @@ func (c *Context) toolState(r *toolRec) ToolState {
 		Tool: r.t, Registered: r.registered, Resident: r.resident, Tombstoned: r.tombstoned,
 		Compressed: r.compressed, Args: r.args, Reexpansions: r.reexpand, GhostCalls: r.ghostCalls,
 		Refetches: r.refetches, IrreducibleRefetches: r.irreducibleRefetches,
+		Ghost: r.unsound != 0, Required: len(r.reqBy),
+		GhostCopies: r.ghostCopies, GhostRejections: r.ghostRejections, GhostDetours: r.ghostDetours, GhostTriads: r.ghostTriads,
+		MismatchedRefetches: r.mismatchedRefetches, Tokens: r.held,
 	}
 	if r.ver > 0 {
 		s.Stale = len(c.staleCalls(r))
@@ -282,9 +347,10 @@ func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
 }
 
 // RequestTool records that the model asked for a tool's schema back and
-// makes the schema resident again. It reports whether the tool was
-// tombstoned: a true answer is the diagnostic signal that pruning took a
-// schema the model still needed.
+// makes the schema resident again, whole, which ends the tool's
+// ghost-tool episode ([GhostEvidence.Reexpanded]). It reports whether the
+// tool was tombstoned: a true answer is the diagnostic signal that
+// pruning took a schema the model still needed.
 func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -298,6 +364,7 @@ func (c *Context) RequestTool(name string) (bool, error) {
 		r.reexpand++
 	}
 	r.resident, r.tombstoned, r.compressed = true, false, nil
+	c.requested(c.toolIdx[name])
 	c.epoch++
 	return was, nil
 }

@@ -1,7 +1,9 @@
 package wire_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -67,6 +69,86 @@ func BenchmarkCheck(b *testing.B) {
 				}
 				if _, err := g.Body().Marshal(); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// chatSession builds an OpenAI Chat body of about n messages: a system
+// prompt and a task, then rounds of an assistant message calling one to
+// three tools in parallel and their results (300 to 1,500 bytes), with
+// an assistant reply and a user follow-up every eighth round. The shape
+// of bench/cmd/genchat, deterministically.
+func chatSession(n int) []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"model":"gpt-4o","tools":[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}},{"type":"function","function":{"name":"grep","parameters":{"type":"object"}}}],"messages":[{"role":"system","content":"You are a coding agent."},{"role":"user","content":"Fix the failing test."}`)
+	line := "    func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {\n"
+	left, call := n-2, 0
+	for round := 0; left > 0; round++ {
+		calls := 1 + round%3
+		if calls+1 > left {
+			sb.WriteString(`,{"role":"assistant","content":"done"}`)
+			left--
+			continue
+		}
+		sb.WriteString(`,{"role":"assistant","content":null,"tool_calls":[`)
+		for k := range calls {
+			if k > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `{"id":"call_%d","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"f%d.go\"}"}}`, call+k, round)
+		}
+		sb.WriteString(`]}`)
+		for k := range calls {
+			out, _ := json.Marshal(strings.Repeat(line, 4+(round*7+k*5)%15))
+			fmt.Fprintf(&sb, `,{"role":"tool","tool_call_id":"call_%d","content":%s}`, call+k, out)
+		}
+		call += calls
+		left -= 1 + calls
+		if round%8 == 7 && left >= 2 {
+			sb.WriteString(`,{"role":"assistant","content":"Found it; now the next file."},{"role":"user","content":"Good, go on."}`)
+			left -= 2
+		}
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
+}
+
+// BenchmarkGuardedCheck measures one guarded check that prunes a little,
+// per iteration, on a Chat body of 1,000 and of 100,000 messages: the
+// budget is the Context's tokens less 600, about one round, so that each
+// check evicts the oldest round or two behind the screen. Reading and
+// binding the body is outside the timer: it is redone, untimed, once the
+// checks have taken half the body away.
+func BenchmarkGuardedCheck(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		body := chatSession(n)
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			var g *wire.Guarded
+			var floor int
+			bind := func() {
+				b.StopTimer()
+				var err error
+				g, err = wire.Bind(body, wire.OpenAIChat, wire.Options{Unannotated: wire.UnannotatedRegenerable})
+				if err != nil {
+					b.Fatal(err)
+				}
+				floor = g.Context().Tokens() / 2
+				runtime.GC()
+				b.StartTimer()
+			}
+			bind()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				budget := g.Context().Tokens() - 600
+				if budget < floor {
+					bind()
+					budget = g.Context().Tokens() - 600
+				}
+				res, _, err := g.Check(pruneguard.Guard{Budget: budget})
+				if err != nil || len(res.Decisions) == 0 {
+					b.Fatalf("check: %v, %+v", err, res)
 				}
 			}
 		})

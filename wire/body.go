@@ -115,23 +115,11 @@ type Message struct {
 	Empty bool
 }
 
-func (m *Message) add(p Part) {
-	m.Parts = append(m.Parts, p)
-	switch p.Kind {
-	case PartText:
-		m.Texts = append(m.Texts, p.Text)
-	case PartResult:
-		m.Results = append(m.Results, p.ID)
-	case PartReasoning:
-		m.Reasoning = true
-	case PartServerCall, PartServerResult:
-		m.ServerToolUse = true
-	}
-}
-
 // Body is a parsed provider request body. Reading its fields and calling
 // Marshal or Validate from several goroutines is safe; Remove and Stub
-// change it and must not run alongside anything else.
+// change it and must not run alongside anything else. A Body keeps slices
+// of the bytes it was read from, as Message.Raw: they must not change
+// while the Body is in use.
 type Body struct {
 	// Dialect is the wire dialect the body was read as.
 	Dialect Dialect
@@ -140,7 +128,8 @@ type Body struct {
 	Messages []Message
 
 	top         *topLevel
-	key         string // "messages", "input" or "contents"
+	key         string  // "messages", "input" or "contents"
+	facts       []facts // what the package knows of each message, in step with Messages
 	dirty       bool
 	fields      map[string]json.RawMessage // top-level fields replaced or added
 	inputString bool                       // responses: input was a plain string
@@ -149,7 +138,7 @@ type Body struct {
 	thinking      string // anthropic: thinking.type
 	hasToolConfig bool   // bedrock
 	storeFalse    bool   // responses
-	continues     bool   // responses: previous_response_id or conversation set
+	continues     bool   // responses: previous_response_id, conversation or an item_reference
 }
 
 // Read parses a request body of dialect d. An empty d means Detect is
@@ -160,40 +149,68 @@ type Body struct {
 // Bytes that are not UTF-8, or a leading byte order mark, are refused
 // with an error wrapping a [*TextError], as providers refuse them; any
 // number the JSON grammar allows is accepted and kept as written.
+//
+// The body is read in one pass, and each Message.Raw is a slice of body,
+// not a copy: body must not change while the Body is in use.
 func Read(body []byte, d Dialect) (*Body, error) {
+	b, err := readBody(body, d)
+	if err != nil {
+		return nil, err
+	}
+	b.Messages = make([]Message, len(b.facts))
+	for i := range b.facts {
+		b.Messages[i] = b.facts[i].message()
+	}
+	return b, nil
+}
+
+// readBody is Read without the Messages: the facts only.
+func readBody(body []byte, d Dialect) (*Body, error) {
+	var top *topLevel
 	if d == "" {
-		var err error
-		if d, err = Detect(body); err != nil {
+		t, err := readTop(body)
+		if err != nil {
+			return nil, fmt.Errorf("wire: detect: %w", err)
+		}
+		if d, err = detect(t); err != nil {
 			return nil, err
 		}
+		top = t
 	}
 	key, ok := d.messagesKey()
 	if !ok {
 		return nil, fmt.Errorf("wire: unknown dialect %q", string(d))
 	}
-	top, err := parseTop(body)
-	if err != nil {
-		return nil, fmt.Errorf("wire: %s: %w", d, err)
+	if top == nil {
+		t, err := readTop(body)
+		if err != nil {
+			return nil, fmt.Errorf("wire: %s: %w", d, err)
+		}
+		top = t
 	}
 	b := &Body{Dialect: d, top: top, key: key}
 	raw, ok := top.fields[key]
 	if !ok || isNull(raw) {
 		return nil, fmt.Errorf("wire: %s: body has no %q", d, key)
 	}
-	var items []json.RawMessage
+	r := newReader(d)
 	if d == OpenAIResponses && kindOf(raw) == '"' {
 		b.inputString = true
-		items = []json.RawMessage{raw}
-	} else if items, ok = asArray(raw); !ok {
-		return nil, fmt.Errorf("wire: %s: %s is %s, not an array", d, key, kindName(raw))
-	}
-	b.Messages = make([]Message, len(items))
-	for i, it := range items {
-		m, err := parseMessage(d, it, b.inputString)
-		if err != nil {
-			return nil, fmt.Errorf("wire: %s: %s[%d]%s", d, key, i, err)
+		f, _ := r.message(raw, 0, true)
+		b.facts = []facts{f}
+	} else {
+		elems, ok := top.elems[key]
+		if !ok || kindOf(raw) != '[' {
+			return nil, fmt.Errorf("wire: %s: %s is %s, not an array", d, key, kindName(raw))
 		}
-		b.Messages[i] = m
+		b.facts = make([]facts, len(elems))
+		for i, e := range elems {
+			f, err := r.message(body[e.start:e.end:e.end], e.ws, false)
+			if err != nil {
+				return nil, fmt.Errorf("wire: %s: %s[%d]%s", d, key, i, err)
+			}
+			b.facts[i] = f
+		}
 	}
 	if err := b.readTopFacts(); err != nil {
 		return nil, fmt.Errorf("wire: %s: %v", d, err)
@@ -212,10 +229,6 @@ func (e *pathErr) Error() string {
 	return e.path + ": " + e.msg
 }
 
-func errAt(path, format string, args ...any) error {
-	return &pathErr{path: path, msg: oneLine(fmt.Sprintf(format, args...))}
-}
-
 // oneLine escapes line breaks, which a value quoted from the body may
 // hold, so that an error stays on one line.
 func oneLine(s string) string {
@@ -225,33 +238,9 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
 }
 
-func parseMessage(d Dialect, raw json.RawMessage, inputString bool) (Message, error) {
-	m := Message{Raw: raw}
-	if inputString {
-		s, _ := asString(raw)
-		m.Role, m.Type = "user", "message"
-		m.add(Part{Kind: PartText, Type: "input_text", Text: s})
-		m.Empty = s == ""
-		return m, nil
-	}
-	obj, ok := asObject(raw)
-	if !ok {
-		return m, errAt("", "%s is %s, not an object", d.entryName(), kindName(raw))
-	}
-	var err error
-	switch d {
-	case OpenAIChat:
-		err = parseChat(&m, obj)
-	case OpenAIResponses:
-		err = parseResponsesItem(&m, obj)
-	case Anthropic:
-		err = parseAnthropic(&m, obj)
-	case Gemini:
-		err = parseGemini(&m, obj)
-	case Bedrock:
-		err = parseBedrock(&m, obj)
-	}
-	return m, err
+// parseMessage reads one message of dialect d.
+func parseMessage(d Dialect, raw json.RawMessage) (facts, error) {
+	return newReader(d).message(raw, len(raw)-compactLen(raw), false)
 }
 
 func (b *Body) readTopFacts() error {
@@ -275,8 +264,8 @@ func (b *Body) readTopFacts() error {
 	case OpenAIResponses:
 		b.storeFalse = strings.TrimSpace(string(f["store"])) == "false"
 		b.continues = !isNull(f["previous_response_id"]) || !isNull(f["conversation"])
-		for i := range b.Messages {
-			b.continues = b.continues || b.Messages[i].Type == "item_reference"
+		for i := range b.facts {
+			b.continues = b.continues || b.facts[i].typ == "item_reference"
 		}
 	}
 	return nil
@@ -318,15 +307,26 @@ func (b *Body) topEdits(msgs []byte) map[string][]byte {
 // Responses input was given as while its one message stays (once removed,
 // the input is written as an empty array).
 func (b *Body) messagesJSON() []byte {
-	if b.inputString && len(b.Messages) == 1 {
-		return b.Messages[0].Raw
+	if b.inputString && len(b.facts) == 1 {
+		return b.facts[0].raw
 	}
-	raws := make([]json.RawMessage, len(b.Messages))
-	for i := range b.Messages {
-		raws[i] = b.Messages[i].Raw
+	n := 2
+	for i := range b.facts {
+		n += len(b.facts[i].raw) + 1
 	}
-	return joinArray(raws)
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i := range b.facts {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b.facts[i].raw...)
+	}
+	return append(out, ']')
 }
+
+// materialised reports whether Messages was made from the facts.
+func (b *Body) materialised() bool { return len(b.Messages) == len(b.facts) }
 
 // Remove deletes whole messages (items, turns) by index. Indexes refer to
 // the current Messages and may come in any order; duplicates are ignored.
@@ -337,18 +337,30 @@ func (b *Body) Remove(indexes []int) error {
 	}
 	drop := make(map[int]bool, len(indexes))
 	for _, i := range indexes {
-		if i < 0 || i >= len(b.Messages) {
-			return fmt.Errorf("wire: remove: index %d out of range [0,%d)", i, len(b.Messages))
+		if i < 0 || i >= len(b.facts) {
+			return fmt.Errorf("wire: remove: index %d out of range [0,%d)", i, len(b.facts))
 		}
 		drop[i] = true
 	}
-	kept := b.Messages[:0:0]
-	for i, m := range b.Messages {
-		if !drop[i] {
-			kept = append(kept, m)
+	mat := b.materialised()
+	kept := b.facts[:0:0]
+	var msgs []Message
+	for i := range b.facts {
+		if drop[i] {
+			continue
+		}
+		kept = append(kept, b.facts[i])
+		if mat {
+			msgs = append(msgs, b.Messages[i])
 		}
 	}
-	b.Messages = kept
+	b.facts = kept
+	if mat {
+		b.Messages = msgs
+		if b.Messages == nil {
+			b.Messages = []Message{}
+		}
+	}
 	b.dirty = true
 	return nil
 }
@@ -377,25 +389,29 @@ func (b *Body) Remove(indexes []int) error {
 //
 // text must not be blank, since providers reject empty results.
 func (b *Body) Stub(index int, text string) error {
-	if index < 0 || index >= len(b.Messages) {
-		return fmt.Errorf("wire: stub: index %d out of range [0,%d)", index, len(b.Messages))
+	if index < 0 || index >= len(b.facts) {
+		return fmt.Errorf("wire: stub: index %d out of range [0,%d)", index, len(b.facts))
 	}
 	if strings.TrimSpace(text) == "" {
 		return errors.New("wire: stub: placeholder text is blank")
 	}
-	m := &b.Messages[index]
-	if len(m.Results) == 0 {
+	f := &b.facts[index]
+	if f.nresults == 0 {
 		return fmt.Errorf("wire: stub: %s[%d] carries no tool result", b.key, index)
 	}
-	raw, err := stubMessage(b.Dialect, m.Raw, text)
+	raw, err := stubMessage(b.Dialect, f.raw, text)
 	if err != nil {
 		return fmt.Errorf("wire: stub: %s[%d]: %w", b.key, index, err)
 	}
-	nm, err := parseMessage(b.Dialect, raw, false)
+	nf, err := parseMessage(b.Dialect, raw)
 	if err != nil {
 		return fmt.Errorf("wire: stub: %s[%d]%v", b.key, index, err)
 	}
-	*m = nm
+	mat := b.materialised()
+	*f = nf
+	if mat {
+		b.Messages[index] = nf.message()
+	}
 	b.dirty = true
 	return nil
 }

@@ -66,10 +66,15 @@ func (d Dialect) entryName() string {
 // thinking budget_tokens and stop_sequences, and then on OpenAI Chat, the
 // most widely spoken format.
 func Detect(body []byte) (Dialect, error) {
-	top, err := parseTop(body)
+	top, err := readTop(body)
 	if err != nil {
 		return "", fmt.Errorf("wire: detect: %w", err)
 	}
+	return detect(top)
+}
+
+// detect is Detect of a top-level object already read.
+func detect(top *topLevel) (Dialect, error) {
 	f := top.fields
 	if raw, ok := f["contents"]; ok && kindOf(raw) == '[' {
 		return Gemini, nil
@@ -84,11 +89,11 @@ func Detect(body []byte) (Dialect, error) {
 	if !ok {
 		return "", errors.New("wire: detect: body has none of \"messages\", \"input\" or \"contents\"")
 	}
-	msgs, ok := asArray(raw)
-	if !ok {
+	elems, ok := top.elems["messages"]
+	if !ok || kindOf(raw) != '[' {
 		return "", fmt.Errorf("wire: detect: messages is %s, not an array", kindName(raw))
 	}
-	if d := detectMessages(msgs); d != "" {
+	if d := detectMessages(top.src, elems); d != "" {
 		return d, nil
 	}
 	if _, ok := f["inferenceConfig"]; ok {
@@ -153,56 +158,58 @@ func detectTools(raw json.RawMessage) Dialect {
 var versionedType = regexp.MustCompile(`^[a-z_]+_20\d{6}$`)
 
 // detectMessages looks at message roles and content blocks for a dialect
-// marker. It returns "" when the messages fit every messages-based dialect.
-func detectMessages(msgs []json.RawMessage) Dialect {
-	for _, raw := range msgs {
-		obj, ok := asObject(raw)
+// marker, in the messages at elems of src, until it finds one. It
+// returns "" when the messages fit every messages-based dialect.
+func detectMessages(src []byte, elems []span) Dialect {
+	r := newReader("")
+	for _, e := range elems {
+		r.v.reset()
+		obj, ok := r.v.object(src[e.start:e.end])
 		if !ok {
 			continue
 		}
-		role, _ := optString(obj, "role")
-		switch role {
+		switch r.strOf(obj.get("role")) {
 		case "tool", "function", "system", "developer":
 			return OpenAIChat
 		}
-		if tc, ok := obj["tool_calls"]; ok && !isNull(tc) {
+		if tc := obj.get("tool_calls"); tc != nil && !isNull(tc) {
 			return OpenAIChat
 		}
-		if _, ok := obj["tool_call_id"]; ok {
+		if obj.has("tool_call_id") {
 			return OpenAIChat
 		}
-		if fc, ok := obj["function_call"]; ok && !isNull(fc) {
+		if fc := obj.get("function_call"); fc != nil && !isNull(fc) {
 			return OpenAIChat
 		}
-		blocks, ok := asArray(obj["content"])
+		blocks, ok := r.v.array(obj.get("content"))
 		if !ok {
 			continue
 		}
-		for _, br := range blocks {
-			blk, ok := asObject(br)
+		for k := 0; k < blocks.len(); k++ {
+			blk, ok := r.v.object(blocks.at(k))
 			if !ok {
 				continue
 			}
-			for _, k := range []string{"toolUse", "toolResult", "reasoningContent", "cachePoint", "guardContent"} {
-				if _, ok := blk[k]; ok {
+			for _, key := range []string{"toolUse", "toolResult", "reasoningContent", "cachePoint", "guardContent"} {
+				if blk.has(key) {
 					return Bedrock
 				}
 			}
-			typ, _ := optString(blk, "type")
+			typ := r.strOf(blk.get("type"))
 			switch typ {
 			case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document":
 				return Anthropic
 			case "image_url", "input_audio", "refusal":
 				return OpenAIChat
 			case "image":
-				if _, ok := blk["source"]; ok {
+				if blk.has("source") {
 					return Anthropic // Chat images are image_url parts
 				}
 			}
 			if isAnthropicServerResult(typ) || typ == "mcp_tool_use" {
 				return Anthropic
 			}
-			if _, ok := blk["text"]; ok && typ == "" {
+			if blk.has("text") && typ == "" {
 				return Bedrock // Converse text blocks carry no type
 			}
 		}

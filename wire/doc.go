@@ -13,6 +13,13 @@
 // guarded body) when it was edited, so an untouched body comes back byte
 // for byte.
 //
+// A body is read in one pass: the JSON is checked as it is split into its
+// messages, each message's facts are read from slices of the body (its
+// Raw is one too, so the body must not change while the Body is in use),
+// and an error is worded, with its place, only when reading fails.
+// [Bind] reads a body straight into a [Guarded] without making the
+// Messages at all, for a body read only to be pruned.
+//
 // # Input
 //
 // A body is a JSON object in UTF-8. Read (and [Detect], [Unwrap],
@@ -211,16 +218,20 @@
 // # Guarding a body
 //
 // [Body.Context] builds a pruneguard.Context from a body (one core message
-// per body message, id [ID](index), tokens from a [Tokenizer]), with
-// calls and results paired by the rules above, units shaped to each
-// dialect's atomic structure, the tools array registered, and classes
-// the Context cannot see for itself: results of tools the provider runs
+// per body message, id [ID](index), tokens from a [Tokenizer], counted
+// once), with calls and results paired by the rules above, units shaped
+// to each dialect's atomic structure, the tools array registered, and
+// classes the Context cannot see for itself: results of tools the
+// provider runs
 // (Anthropic server and MCP tool results, Gemini code execution, the
 // Responses server items) are results of their tool, irreducible unless
 // the body or a manifest annotates that tool (web search is open-world),
 // whatever [Options].Unannotated says; results that pair with no call in
 // the body take the class of an unannotated tool; compaction blocks and
-// items are irreducible.
+// items are irreducible. An assistant message that makes calls and holds
+// text gives the Context that text as its Content. The pairing, the units,
+// the pins and the classes come from one reader that takes the history a
+// message at a time, the one a [Session] feeds as messages arrive.
 //
 // The returned [Guarded] prunes through the core's gates plus a last one
 // of its own, the screen: a decision that would leave the body breaking a
@@ -242,6 +253,23 @@
 // retries a plan behind the screen's back; [Guarded.Apply] screens any
 // decision it did not make and refuses one that fails with a
 // [*ScreenError].
+//
+// The screen costs in proportion to what a decision edits, not to the
+// length of the body: the rules about a message and its neighbours are
+// checked again over a window around each edited run (the block of tool
+// messages, or the turns, around it), the same window before and after
+// the edit; Responses calls and outputs, and item ids, for the kinds and
+// ids the edit touches; the rules of the tools arrays from the top-level
+// fields when schemas are edited. Violations are counted by key as
+// [NewViolations] compares them, for the input and for the body as the
+// applied decisions left it, so the verdict is the one
+// NewViolations(input, Validate(edited body)) would give. Only an edit
+// that changes a fact of the whole body (the last real user content of a
+// Gemini body, the last output or user message of a Responses input, the
+// only thinking or tool block left) has the whole body checked again.
+// [Guarded.WriteTo] writes the result by splicing the kept messages' bytes
+// between the body's own, and [Guarded.Tokens] is kept up to date as
+// decisions are applied.
 //
 // Tombstone lines go into the system prompt the body already has:
 // Anthropic system, Responses instructions, a Chat system or developer

@@ -1,11 +1,9 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,33 +11,6 @@ import (
 
 	"github.com/pruneguard/pruneguard"
 )
-
-// Tokenizer counts the tokens of one message, item or content turn given
-// as its raw JSON, or of the rest of a request body.
-type Tokenizer interface {
-	Tokens(raw json.RawMessage) int
-}
-
-// TokenizerFunc adapts a function to a [Tokenizer].
-type TokenizerFunc func(raw json.RawMessage) int
-
-// Tokens calls f.
-func (f TokenizerFunc) Tokens(raw json.RawMessage) int { return f(raw) }
-
-// ApproxTokens is the default [Tokenizer]: a quarter of the length of the
-// compact JSON, rounded up. It is a rough estimate, close enough for
-// English text and JSON with the common BPE tokenizers; pass a real one
-// for accurate budgets.
-var ApproxTokens Tokenizer = TokenizerFunc(approxTokens)
-
-func approxTokens(raw json.RawMessage) int {
-	var buf bytes.Buffer
-	n := len(raw)
-	if json.Compact(&buf, raw) == nil {
-		n = buf.Len()
-	}
-	return (n + 3) / 4
-}
 
 // Unannotated says how to treat tools that carry no MCP annotations,
 // neither in the body nor in a manifest.
@@ -123,14 +94,14 @@ type Refusal struct {
 
 // Guarded is a request body bound to the pruneguard.Context built from it.
 // Decisions applied through it edit both. It is not safe for concurrent
-// use.
+// use. Its cost per decision is in proportion to what the decision
+// edits and the messages around it, not to the length of the body (see
+// the package documentation, "Guarding a body").
 type Guarded struct {
-	src   *Body
-	ctx   *pruneguard.Context
-	tok   Tokenizer
-	ids   []pruneguard.MessageID
-	index map[pruneguard.MessageID]int
-
+	src      *Body
+	ctx      *pruneguard.Context
+	tok      Tokenizer
+	tokens   []int32 // each message's tokens, counted once
 	unpaired []Unpaired
 	inputV   []Violation
 	stubText string
@@ -140,17 +111,55 @@ type Guarded struct {
 	// for the tools a manifest or the body annotates.
 	serverClass map[string]pruneguard.Class
 
-	// Edit state, by index in src.Messages.
-	editState
-	stubCache map[int]stubbed
+	// The applied edits: messages removed and stubbed, the rules they
+	// leave, and the tools state.
+	seq    *seqState
+	rules  *ruleScreen
+	tools  *toolState
+	schema schemaState
+	// msgTokens is the tokens of the messages the edits keep, as they are
+	// written; overhead the rest of the body's, or -1 until counted.
+	msgTokens int
+	overhead  int
+	// sys is the index of the Chat system message that carries the
+	// tombstone lines, or -1; sysFacts is it with the lines, when any.
+	sys      int
+	sysFacts *facts
+
+	stubs map[int]*stubbed
 	// vouched is the decision Prune screened last: Apply takes it as it is.
 	vouched *pruneguard.Decision
+	// journal, while a check runs, holds what each decision carried out
+	// changed, so that it can be undone.
+	journal []undo
+	// screened is the last decision the screen passed whole, with how it
+	// changes the rule counts, for carrying it out.
+	screened *screened
 }
 
-// editState is what the applied decisions did to the body.
-type editState struct {
-	removed    []bool
-	stubbed    []bool
+// screened is a decision the screen passed, with the delta it found, on
+// the applied state of the given version.
+type screened struct {
+	d       *pruneguard.Decision
+	version uint64
+	delta   map[string]int
+}
+
+// undo is what carrying out one decision changed.
+type undo struct {
+	removed   []int32 // in the order removed
+	stubbed   []int32
+	delta     map[string]int
+	glob      globals
+	schema    schemaState
+	tools     *toolState
+	msgTokens int
+	sysFacts  *facts
+}
+
+// schemaState is what the applied decisions did to the tools arrays and
+// the system prompt.
+type schemaState struct {
 	dropped    map[string]bool
 	compressed map[string]json.RawMessage
 	tombstones map[string]string
@@ -160,25 +169,27 @@ type editState struct {
 // stubbed is a message with its results stubbed, or ok false when its
 // results cannot be stubbed.
 type stubbed struct {
-	m  Message
-	ok bool
+	f      facts
+	tokens int
+	ok     bool
 }
-
-// saveEdits returns a copy of the edit state.
-func (g *Guarded) saveEdits() editState {
-	return editState{
-		removed: slices.Clone(g.removed), stubbed: slices.Clone(g.stubbed),
-		dropped: maps.Clone(g.dropped), compressed: maps.Clone(g.compressed),
-		tombstones: maps.Clone(g.tombstones), tombOrder: slices.Clone(g.tombOrder),
-	}
-}
-
-// restoreEdits puts back an edit state saveEdits returned.
-func (g *Guarded) restoreEdits(e editState) { g.editState = e }
 
 // ID returns the message id the Context gives message i of the body as
 // read: "m" followed by i.
 func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.Itoa(i)) }
+
+// indexOf parses an id ID gave.
+func indexOf(id pruneguard.MessageID, n int) (int, bool) {
+	s := string(id)
+	if len(s) < 2 || s[0] != 'm' || (s[1] == '0' && len(s) > 2) {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s[1:])
+	if err != nil || i < 0 || i >= n || s[1] == '+' || s[1] == '-' {
+		return 0, false
+	}
+	return i, true
+}
 
 // Context builds a pruneguard.Context from the body, one message per body
 // message (item, content turn) with the id [ID](index), and returns it
@@ -212,7 +223,11 @@ func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.
 // package documentation, "Guarding a body"): results of tools the
 // provider runs, results that pair with no call, compaction blocks and
 // items. Such a class only ever makes a message stricter than the
-// Context's own derivation.
+// Context's own derivation. An assistant message that makes calls and
+// also holds text gives the Context that text as its Content, so that
+// the model's words are told from a message of calls alone.
+//
+// Each message's tokens are counted once, when the Context is built.
 //
 // When the body has no system prompt that tombstone lines can go into (a
 // Chat body without a system or developer message, a Gemini body without
@@ -238,7 +253,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 	if cfg.StubTokens <= 0 {
 		cfg.StubTokens = tok.Tokens(mustString(stubText)) + 8
 	}
-	n := len(b.Messages)
+	n := len(b.facts)
 	if !b.hasSystemPrompt() {
 		// No tombstone line may go where there is no system prompt to
 		// carry it (see setTombstones).
@@ -246,79 +261,211 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 	}
 	g := &Guarded{
 		src: b, ctx: pruneguard.NewContext(cfg), tok: tok, stubText: stubText,
-		ids: make([]pruneguard.MessageID, n), index: make(map[pruneguard.MessageID]int, n),
-		stubCache: map[int]stubbed{}, arrays: toolArraysOf(b),
-		editState: editState{
-			removed: make([]bool, n), stubbed: make([]bool, n),
-			dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{},
-		},
+		tokens: make([]int32, n), arrays: toolArraysOf(b), stubs: map[int]*stubbed{},
+		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1,
+		schema: schemaState{dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{}},
 	}
-	for i := range b.Messages {
-		g.ids[i] = ID(i)
-		g.index[g.ids[i]] = i
+	for i := range b.facts {
+		t := countTokens(tok, &b.facts[i])
+		g.tokens[i] = int32(min(t, 1<<31-1))
+		g.msgTokens += t
+	}
+	if b.Dialect == OpenAIChat {
+		g.sys = b.systemMessage()
 	}
 	g.inputV = b.Validate()
-
+	g.rules = newRuleScreen(g)
 	if err := g.registerTools(opts); err != nil {
 		return nil, err
 	}
-
-	pr := pairBody(b)
-	g.unpaired = pr.unpaired
-	for i := range b.Messages {
-		m := &b.Messages[i]
-		cm := pruneguard.Message{
-			ID: g.ids[i], Role: coreRole(b.Dialect, m), Tokens: tok.Tokens(m.Raw),
-		}
-		for k, c := range m.Calls {
-			if pr.drop[[2]int{i, k}] {
-				continue
-			}
-			cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: c.Name, Args: c.Args})
-		}
-		cm.Answers = pr.answers[i]
-		cm.Class = g.classOf(m, pr.answers[i], opts.Unannotated)
-		if err := g.ctx.Append(cm); err != nil {
-			return nil, fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
-		}
-	}
-	for _, group := range coupleGroups(b) {
-		ids := make([]pruneguard.MessageID, len(group))
-		for k, i := range group {
-			ids[k] = g.ids[i]
-		}
-		if err := g.ctx.Couple(ids...); err != nil {
-			return nil, fmt.Errorf("wire: %s: couple: %w", b.Dialect, err)
-		}
-	}
-	for _, i := range pinned(b, pr.stored) {
-		if err := g.ctx.Pin(g.ids[i]); err != nil {
-			return nil, fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
-		}
+	if err := g.build(opts.Unannotated); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
-func callID(i, k int) pruneguard.CallID {
-	return pruneguard.CallID(strconv.Itoa(i) + "." + strconv.Itoa(k))
+// Bind reads a request body of dialect d (Detect when d is empty) and
+// binds it to a pruneguard.Context, as [Read] followed by [Body.Context]
+// does, without making the body's Messages: what the guard needs of each
+// message is read in one pass, and each message stays a slice of body,
+// written back by [Guarded.WriteTo] as it was read. It is the way in for
+// a large body read only to be pruned; body must not change while the
+// Guarded is in use. The errors are Read's and Body.Context's.
+func Bind(body []byte, d Dialect, opts Options) (*Guarded, error) {
+	b, err := readBody(body, d)
+	if err != nil {
+		return nil, err
+	}
+	b.top.elems = nil // the facts hold the messages now
+	return b.Context(opts)
 }
 
-func coreRole(d Dialect, m *Message) pruneguard.Role {
-	switch {
-	case m.Role == "system" || m.Role == "developer":
-		return pruneguard.RoleSystem
-	case m.Type == "reasoning":
-		return pruneguard.RoleReasoning
-	case len(m.Results) > 0:
-		return pruneguard.RoleTool
-	case m.Role == "assistant" || m.Role == "model":
-		return pruneguard.RoleAssistant
-	case m.Role == "user":
-		return pruneguard.RoleUser
-	case m.Role != "":
-		return pruneguard.Role(m.Role)
+// build feeds the body's messages to the Context: a first pass of the
+// tracker finds the calls that will never be answered, the second appends
+// each message with its pairing, class and unit, then the pins.
+func (g *Guarded) build(un Unannotated) error {
+	b := g.src
+	n := len(b.facts)
+	var callMsg []int32 // the message of each call, by key
+	var kbuf []int32
+	keys := func(i int) []int32 {
+		f := &b.facts[i]
+		kbuf = kbuf[:0]
+		for range f.ncalls {
+			kbuf = append(kbuf, int32(len(callMsg)))
+			callMsg = append(callMsg, int32(i))
+		}
+		return kbuf
 	}
-	return pruneguard.Role(m.Type)
+	// Pass 1: what stays unanswered, and what is stored on the server.
+	tr := newTracker(b.Dialect, b.continues)
+	var closed []int32
+	var orphans []Unpaired
+	for i := range b.facts {
+		st := tr.add(&b.facts[i], keys(i))
+		closed = append(closed, st.closed...)
+		r := 0
+		for _, p := range b.facts[i].parts {
+			if p.kind != PartResult {
+				continue
+			}
+			if st.answers[r] < 0 && !(b.Dialect == OpenAIResponses && st.stored) {
+				orphans = append(orphans, Unpaired{Index: i, CallID: p.id, Result: true})
+			}
+			r++
+		}
+	}
+	last, report := tr.finish()
+	closed = append(closed, last...)
+	dropped := make([]bool, len(callMsg))
+	var calls []Unpaired
+	for _, k := range closed {
+		dropped[k] = true
+		if report(k) {
+			calls = append(calls, Unpaired{Index: int(callMsg[k]), CallID: g.callPart(k, callMsg).id})
+		}
+	}
+	g.unpaired = mergeUnpaired(orphans, calls)
+
+	// Pass 2: the Context.
+	callMsg = callMsg[:0]
+	tr = newTracker(b.Dialect, b.continues)
+	cl := &classing{
+		d: b.Dialect, unannotated: un,
+		server: func(name string) (pruneguard.Class, bool) { c, ok := g.serverClass[name]; return c, ok },
+		tool: func(name string) (pruneguard.Tool, bool) {
+			ts, ok := g.ctx.Tool(name)
+			return ts.Tool, ok
+		},
+		called: func(key int32) string { return g.callPart(key, callMsg).name },
+	}
+	firstUser, lastUser, reasoning := -1, -1, false
+	for i := range b.facts {
+		f := &b.facts[i]
+		if isRealUser(b.Dialect, f) {
+			if firstUser < 0 {
+				firstUser = i
+			}
+			lastUser = i
+		}
+		reasoning = reasoning || f.reasoning || f.signedCall()
+	}
+	var prev *facts
+	for i := range b.facts {
+		f := &b.facts[i]
+		ks := keys(i)
+		st := tr.add(f, ks)
+		cm := pruneguard.Message{ID: ID(i), Role: coreRole(f), Tokens: int(g.tokens[i]), Content: coreContent(f)}
+		f.eachCall(func(k int, p *fpart) {
+			if !dropped[ks[k]] {
+				cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: p.name, Args: argsJSON(p.val)})
+			}
+		})
+		for _, a := range st.answers {
+			if a >= 0 {
+				m := int(callMsg[a])
+				cm.Answers = append(cm.Answers, callID(m, int(a-firstKey(a, callMsg))))
+			}
+		}
+		cm.Class = cl.class(f, st.answers)
+		cm.Pinned = isSystem(f) || (st.stored && b.Dialect == OpenAIResponses) ||
+			(i == firstUser && firstUser != lastUser) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
+		if err := g.ctx.Append(cm); err != nil {
+			return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
+		}
+		if coupled(b.Dialect, prev, f) {
+			if err := g.ctx.Couple(ID(i-1), ID(i)); err != nil {
+				return fmt.Errorf("wire: %s: couple: %w", b.Dialect, err)
+			}
+		}
+		prev = f
+	}
+	// A server tool call whose result has not come (Anthropic pause_turn)
+	// is in flight: the last assistant turn holding one goes back as it
+	// is.
+	if b.Dialect == Anthropic && n > 0 {
+		last := n - 1
+		for last >= 0 && b.facts[last].role != "assistant" {
+			last--
+		}
+		first := last
+		for first > 0 && b.facts[first-1].role == "assistant" {
+			first--
+		}
+		if last >= 0 {
+			var parts [][]fpart
+			for i := first; i <= last; i++ {
+				parts = append(parts, b.facts[i].parts)
+			}
+			if waitingServerCall(parts) {
+				for i := first; i <= last; i++ {
+					if err := g.ctx.Pin(ID(i)); err != nil {
+						return fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// callPart returns the call a key names, with callMsg the message of each
+// key.
+func (g *Guarded) callPart(key int32, callMsg []int32) *fpart {
+	m := callMsg[key]
+	return g.src.facts[m].callAt(int(key - firstKey(key, callMsg)))
+}
+
+// firstKey returns the key of the first call of the message of key.
+func firstKey(key int32, callMsg []int32) int32 {
+	m := callMsg[key]
+	for key > 0 && callMsg[key-1] == m {
+		key--
+	}
+	return key
+}
+
+// mergeUnpaired lists results and calls without a partner in body order,
+// at one index the results first.
+func mergeUnpaired(results, calls []Unpaired) []Unpaired {
+	out := append(results, calls...)
+	slices.SortStableFunc(out, func(a, b Unpaired) int {
+		if a.Index != b.Index {
+			return a.Index - b.Index
+		}
+		switch {
+		case a.Result && !b.Result:
+			return -1
+		case !a.Result && b.Result:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func callID(i, k int) pruneguard.CallID {
+	return pruneguard.CallID(strconv.Itoa(i) + "." + strconv.Itoa(k))
 }
 
 func (g *Guarded) registerTools(opts Options) error {
@@ -331,10 +478,13 @@ func (g *Guarded) registerTools(opts Options) error {
 	// Tools the provider runs: their results are irreducible unless
 	// annotated, whatever opts.Unannotated says.
 	server := map[string]bool{}
-	for i := range g.src.Messages {
-		for _, p := range g.src.Messages[i].Parts {
-			if (p.Kind == PartServerCall || p.Kind == PartServerResult) && p.Name != "" {
-				server[p.Name] = true
+	for i := range g.src.facts {
+		if !g.src.facts[i].server {
+			continue
+		}
+		for _, p := range g.src.facts[i].parts {
+			if (p.kind == PartServerCall || p.kind == PartServerResult) && p.name != "" {
+				server[p.name] = true
 			}
 		}
 	}
@@ -382,92 +532,22 @@ func (g *Guarded) registerTools(opts Options) error {
 	}
 	// Tools known only from calls: registered without a schema, so the
 	// unannotated assumption covers their results too.
-	for i := range g.src.Messages {
-		for _, c := range g.src.Messages[i].Calls {
-			if c.Name == "" {
-				continue
+	for i := range g.src.facts {
+		f := &g.src.facts[i]
+		if f.ncalls == 0 {
+			continue
+		}
+		var err error
+		f.eachCall(func(_ int, p *fpart) {
+			if err == nil && p.name != "" {
+				err = register(p.name, nil, pruneguard.Annotations{}, false)
 			}
-			if err := register(c.Name, nil, pruneguard.Annotations{}, false); err != nil {
-				return err
-			}
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// classOf returns the class the Context must give message m, when the
-// body says more than the Context can see; answers are the calls its
-// results answer. It only ever makes a message stricter than the
-// Context's own derivation, never laxer:
-//
-//   - a compaction block or item, the only record of the history it
-//     summarises, is irreducible;
-//   - a message carrying the results of tools the provider runs
-//     (Anthropic server and MCP tool results beside their call, Gemini
-//     code execution results, Responses server items, which carry their
-//     own outcome) takes the class of those results: irreducible unless
-//     the body or a manifest annotates the tool, whatever opts.Unannotated
-//     says (web search is open-world); when annotated reproducible, the
-//     message takes that class only if it holds no text of its own;
-//   - a message with results that pair with no call in the body (the
-//     call was lost, or was never there) takes the class of an
-//     unannotated tool, or of the tool the result names: the Context
-//     cannot see which tool ran, so opts.Unannotated decides.
-//
-// Other messages get ClassUnset: the Context derives their class.
-func (g *Guarded) classOf(m *Message, answers []pruneguard.CallID, un Unannotated) pruneguard.Class {
-	if m.Type == "compaction" {
-		return pruneguard.Irreducible
-	}
-	k, server, prose := pruneguard.ClassUnset, false, false
-	for _, p := range m.Parts {
-		switch {
-		case p.Type == "compaction":
-			return pruneguard.Irreducible
-		case p.Kind == PartServerResult, p.Kind == PartServerCall && g.src.Dialect == OpenAIResponses:
-			c, ok := g.serverClass[p.Name]
-			if !ok {
-				c = pruneguard.Irreducible
-			}
-			k, server = max(k, c), true
-		case p.Kind == PartText || p.Kind == PartReasoning:
-			prose = prose || strings.TrimSpace(p.Text) != ""
-		}
-	}
-	if server && (k == pruneguard.Irreducible || !prose) {
-		return k
-	}
-	if len(m.Results) <= len(answers) {
-		return pruneguard.ClassUnset
-	}
-	// Results without a call: the class of their tool when the result
-	// names one the Context knows, of an unannotated tool otherwise; with
-	// the classes of the calls the other results answer.
-	k = pruneguard.Reconstructible
-	unknown := pruneguard.Tool{}
-	if un == UnannotatedRegenerable {
-		unknown.Output = pruneguard.Reconstructible
-	}
-	for _, p := range m.Parts {
-		if p.Kind != PartResult {
-			continue
-		}
-		t := unknown
-		if ts, ok := g.ctx.Tool(p.Name); ok && p.Name != "" {
-			t = ts.Tool
-		}
-		k = max(k, t.OutputClass())
-	}
-	for _, c := range answers {
-		if i, ok := callerOf(c); ok && i < len(g.src.Messages) {
-			for _, call := range g.src.Messages[i].Calls {
-				if ts, ok := g.ctx.Tool(call.Name); ok {
-					k = max(k, ts.Tool.OutputClass())
-				}
-			}
-		}
-	}
-	return k
 }
 
 // Context returns the pruneguard.Context built from the body.
@@ -475,12 +555,11 @@ func (g *Guarded) Context() *pruneguard.Context { return g.ctx }
 
 // Index returns the index, in the body as read, of the message with id.
 func (g *Guarded) Index(id pruneguard.MessageID) (int, bool) {
-	i, ok := g.index[id]
-	return i, ok
+	return indexOf(id, len(g.src.facts))
 }
 
 // Unpaired lists the calls and results the body's adjacency rules leave
-// without a partner, in body order.
+// without a partner, in body order, at one index the results first.
 func (g *Guarded) Unpaired() []Unpaired { return slices.Clone(g.unpaired) }
 
 // InputViolations returns the violations of the body as read.
@@ -489,141 +568,59 @@ func (g *Guarded) InputViolations() []Violation { return slices.Clone(g.inputV) 
 // StubText is the placeholder stubbed results carry.
 func (g *Guarded) StubText() string { return g.stubText }
 
-// Body returns the body with every applied decision carried out: evicted
-// messages removed, stubbed results replaced by the stub text, withdrawn
-// schemas removed from the tools array (compressed ones replaced) and
-// tombstone lines added to the system prompt. The body read is not
-// changed.
-func (g *Guarded) Body() *Body {
-	return g.render(g.removed, g.stubbed, g.schemaNow())
-}
+// Dialect returns the dialect of the body.
+func (g *Guarded) Dialect() Dialect { return g.src.Dialect }
 
-// schemaEdits is a state of the tools array and the tombstone lines.
-type schemaEdits struct {
-	dropped    map[string]bool
-	compressed map[string]json.RawMessage
-	tombs      []string // tombstone lines, in order
-}
+// Len returns the number of messages of the body as read.
+func (g *Guarded) Len() int { return len(g.src.facts) }
 
-// schemaNow is the schema state of the applied decisions.
-func (g *Guarded) schemaNow() *schemaEdits {
-	se := &schemaEdits{dropped: g.dropped, compressed: g.compressed}
-	for _, t := range g.tombOrder {
-		if s, ok := g.tombstones[t]; ok {
-			se.tombs = append(se.tombs, s)
-		}
-	}
-	return se
-}
+// Tools lists the tools the body as read declares, as [Body.Tools] does.
+func (g *Guarded) Tools() []ToolDecl { return g.src.Tools() }
 
-// schemaWith is the schema state once decision d is applied too, leaving
-// out d's edits of the tools in skip (their schemas stay as they are).
-func (g *Guarded) schemaWith(d *pruneguard.Decision, skip map[string]bool) *schemaEdits {
-	se := &schemaEdits{dropped: maps.Clone(g.dropped), compressed: maps.Clone(g.compressed)}
-	for _, t := range d.DropSchemas {
-		if !skip[t] {
-			se.dropped[t] = true
-		}
-	}
-	for _, cs := range d.Compress {
-		if !skip[cs.Tool] {
-			se.compressed[cs.Tool] = cs.Schema
-		}
-	}
-	tombs := maps.Clone(g.tombstones)
-	order := slices.Clone(g.tombOrder)
-	for _, t := range d.Tombstones {
-		if skip[t.Tool] {
+// ServerTools lists, in order, the names of the tools the provider runs
+// that the body as read uses (Anthropic server and MCP tool use, Gemini
+// code execution, Responses server items).
+func (g *Guarded) ServerTools() []string {
+	var out []string
+	for i := range g.src.facts {
+		if !g.src.facts[i].server {
 			continue
 		}
-		if _, ok := tombs[t.Tool]; !ok {
-			order = append(order, t.Tool)
-		}
-		tombs[t.Tool] = t.Text
-	}
-	for _, t := range d.Retire {
-		delete(tombs, t)
-	}
-	for _, t := range order {
-		if s, ok := tombs[t]; ok {
-			se.tombs = append(se.tombs, s)
+		for _, p := range g.src.facts[i].parts {
+			if (p.kind == PartServerCall || p.kind == PartServerResult) && p.name != "" && !slices.Contains(out, p.name) {
+				out = append(out, p.name)
+			}
 		}
 	}
-	return se
+	slices.Sort(out)
+	return out
 }
 
-// render builds a body from the source with the given messages removed
-// and stubbed and, when se is not nil, the schema edits and tombstones
-// of se.
-func (g *Guarded) render(removed, stubbed []bool, se *schemaEdits) *Body {
-	nb := *g.src
-	nb.fields = nil
-	nb.Messages = make([]Message, 0, len(g.src.Messages))
-	changed := false
-	for i := range g.src.Messages {
-		switch {
-		case removed[i]:
-			changed = true
-		case stubbed[i]:
-			changed = true
-			m, _ := g.stubMsg(i)
-			nb.Messages = append(nb.Messages, m)
-		default:
-			nb.Messages = append(nb.Messages, g.src.Messages[i])
+// Field returns the top-level field key of the body as read (a slice of
+// the body), or nil when it has none.
+func (g *Guarded) Field(key string) json.RawMessage { return g.src.top.fields[key] }
+
+// stubFacts returns message i with its results stubbed, or false when
+// they cannot be.
+func (g *Guarded) stubFacts(i int) (*facts, bool) {
+	s := g.stub(i)
+	return &s.f, s.ok
+}
+
+// stub returns message i stubbed, made once.
+func (g *Guarded) stub(i int) *stubbed {
+	if s, ok := g.stubs[i]; ok {
+		return s
+	}
+	s := &stubbed{f: g.src.facts[i], tokens: int(g.tokens[i])}
+	if raw, err := stubMessage(g.src.Dialect, s.f.raw, g.stubText); err == nil {
+		if f, err := parseMessage(g.src.Dialect, raw); err == nil {
+			s.f, s.ok = f, true
+			s.tokens = countTokens(g.tok, &f)
 		}
 	}
-	if changed {
-		nb.dirty = true
-	}
-	if se != nil {
-		nb.editTools(se.dropped, se.compressed)
-		nb.setTombstones(se.tombs)
-	}
-	return &nb
-}
-
-// stubMsg returns message i with its results stubbed, or the message as
-// read and false when they cannot be.
-func (g *Guarded) stubMsg(i int) (Message, bool) {
-	if s, ok := g.stubCache[i]; ok {
-		return s.m, s.ok
-	}
-	s := stubbed{m: g.src.Messages[i]}
-	if raw, err := stubMessage(g.src.Dialect, s.m.Raw, g.stubText); err == nil {
-		if nm, err := parseMessage(g.src.Dialect, raw, false); err == nil {
-			s = stubbed{m: nm, ok: true}
-		}
-	}
-	g.stubCache[i] = s
-	return s.m, s.ok
-}
-
-// Tokens counts the tokens of a body with t (nil means [ApproxTokens]):
-// each message, plus the rest of the body (system prompt, tools and
-// settings) with an empty message array.
-func Tokens(b *Body, t Tokenizer) int {
-	if b == nil {
-		return 0
-	}
-	if t == nil {
-		t = ApproxTokens
-	}
-	n := 0
-	for i := range b.Messages {
-		n += t.Tokens(b.Messages[i].Raw)
-	}
-	return n + Overhead(b, t)
-}
-
-// Overhead counts the tokens of a body outside its message array.
-func Overhead(b *Body, t Tokenizer) int {
-	if t == nil {
-		t = ApproxTokens
-	}
-	if b == nil || b.top == nil {
-		return 0
-	}
-	return t.Tokens(b.top.with(b.topEdits([]byte("[]"))))
+	g.stubs[i] = s
+	return s
 }
 
 // Apply carries out a decision of [Guarded.Prune] (or of the
@@ -647,33 +644,107 @@ func (g *Guarded) Apply(d *pruneguard.Decision) error {
 	return nil
 }
 
-// record carries an applied decision out on the body's edit state.
+// record carries an applied decision out on the body's edit state: the
+// schema edits first, then the messages, with the rules they leave
+// counted for the next screen.
 func (g *Guarded) record(d *pruneguard.Decision) {
+	var u *undo
+	if g.journal != nil {
+		g.journal = append(g.journal, undo{glob: g.rules.glob, schema: g.schema, tools: g.tools, msgTokens: g.msgTokens, sysFacts: g.sysFacts, delta: map[string]int{}})
+		u = &g.journal[len(g.journal)-1]
+	}
+	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 || len(d.Tombstones) > 0 || len(d.Retire) > 0 {
+		next := g.schemaWith(d, nil)
+		before := g.sysTokens()
+		g.schema = schemaState{dropped: next.dropped, compressed: next.compressed, tombstones: next.tombMap, tombOrder: next.order}
+		ts := g.topWith(next).toolState()
+		delta, _ := g.rules.toolDelta(view{s: g.seq}, g.tools, ts)
+		g.rules.commit(delta)
+		u.add(delta)
+		g.tools = ts
+		g.setSys(next.tombs)
+		g.msgTokens += g.sysTokens() - before
+		g.overhead = -1
+	}
+	e := g.seq.newEdits()
 	for _, id := range d.Evict {
-		if i, ok := g.index[id]; ok {
-			g.removed[i] = true
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] {
+			e.remove(int32(i))
 		}
 	}
 	for _, id := range d.Stub {
-		if i, ok := g.index[id]; ok {
-			g.stubbed[i] = true
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !g.seq.stubbed[i] {
+			e.stub(int32(i))
 		}
 	}
-	for _, t := range d.DropSchemas {
-		g.dropped[t] = true
+	if e.empty() {
+		return
 	}
-	for _, cs := range d.Compress {
-		g.compressed[cs.Tool] = cs.Schema
+	var delta map[string]int
+	if sc := g.screened; sc != nil && sc.version == g.seq.version && len(d.DropSchemas) == 0 && len(d.Compress) == 0 &&
+		len(d.Tombstones) == 0 && len(d.Retire) == 0 && sameDecision(sc.d, d) {
+		delta = sc.delta
+	} else {
+		delta, _ = g.rules.delta(view{s: g.seq}, e, g.tools)
 	}
-	for _, t := range d.Tombstones {
-		if _, ok := g.tombstones[t.Tool]; !ok {
-			g.tombOrder = append(g.tombOrder, t.Tool)
+	g.screened = nil
+	g.rules.commit(delta)
+	u.add(delta)
+	for _, i := range e.st {
+		if !e.removes(i) {
+			g.msgTokens += g.stub(int(i)).tokens - g.written(int(i))
 		}
-		g.tombstones[t.Tool] = t.Text
 	}
-	for _, t := range d.Retire {
-		delete(g.tombstones, t)
+	for _, i := range e.rm {
+		g.msgTokens -= g.written(int(i))
 	}
+	removed, stubbed := g.rules.applyEdits(e)
+	if u != nil {
+		u.removed, u.stubbed = removed, stubbed
+	}
+}
+
+// add adds a delta to what the undo takes back.
+func (u *undo) add(delta map[string]int) {
+	if u == nil {
+		return
+	}
+	for k, n := range delta {
+		u.delta[k] += n
+	}
+}
+
+// undo takes back every decision the journal holds, latest first.
+func (g *Guarded) undo() {
+	for k := len(g.journal) - 1; k >= 0; k-- {
+		u := &g.journal[k]
+		for i := len(u.removed) - 1; i >= 0; i-- {
+			g.seq.restore(u.removed[i])
+		}
+		for _, i := range u.stubbed {
+			g.seq.stubbed[i] = false
+			g.seq.version++
+		}
+		neg := make(map[string]int, len(u.delta))
+		for key, n := range u.delta {
+			neg[key] = -n
+		}
+		g.rules.commit(neg)
+		g.rules.glob, g.schema, g.tools, g.msgTokens, g.sysFacts = u.glob, u.schema, u.tools, u.msgTokens, u.sysFacts
+		g.overhead = -1
+	}
+	g.journal = g.journal[:0]
+}
+
+// written returns the tokens of message i as the applied edits write it.
+func (g *Guarded) written(i int) int {
+	switch {
+	case i == g.sys && g.sysFacts != nil:
+		return countTokens(g.tok, g.sysFacts)
+	case g.seq.stubbed[i]:
+		return g.stub(i).tokens
+	}
+	return int(g.tokens[i])
 }
 
 // NewViolations returns the violations of after that before does not

@@ -6,17 +6,136 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"unicode/utf8"
 )
 
 // topLevel is a parsed top-level JSON object that remembers where each value
 // sits in the original bytes, so one value can be replaced without touching
-// the rest of the document.
+// the rest of the document. Its values are slices of src.
 type topLevel struct {
 	src    []byte
 	fields map[string]json.RawMessage
 	spans  map[string][2]int
+	// elems holds, for each history key ("messages", "input",
+	// "contents") whose value is an array, where each element sits.
+	elems map[string][]span
+	ws    int // whitespace between the tokens of src
+}
+
+// span is where one value sits in a text, with the whitespace between
+// its tokens.
+type span struct{ start, end, ws int }
+
+// readTop reads a request body's top-level object in one pass. Only when
+// the body is refused is it read again, by encoding/json, for the
+// wording and place of the fault.
+func readTop(body []byte) (*topLevel, error) {
+	if err := checkText(body); err != nil {
+		return nil, err
+	}
+	if t, ok := scanTop(body); ok {
+		return t, nil
+	}
+	if _, err := parseTop(body); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("body is not valid JSON")
+}
+
+// isHistoryKey reports a top-level key that holds a history in some
+// dialect.
+func isHistoryKey(k string) bool { return k == "messages" || k == "input" || k == "contents" }
+
+// scanTop reads a top-level object with a scanner, splitting the history
+// arrays into their elements. ok is false when the body is not a JSON
+// object, has a key twice, or breaks the JSON grammar anywhere.
+func scanTop(body []byte) (*topLevel, bool) {
+	s := &scanner{src: body}
+	i := s.space(0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, false
+	}
+	t := &topLevel{src: body, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}, elems: map[string][]span{}}
+	i = s.space(i + 1)
+	if i < len(body) && body[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(body) || body[i] != '"' {
+				return nil, false
+			}
+			k0 := i
+			var err error
+			if i, err = s.str(i); err != nil {
+				return nil, false
+			}
+			key := unquote(body[k0:i])
+			if _, dup := t.fields[key]; dup {
+				return nil, false
+			}
+			i = s.space(i)
+			if i >= len(body) || body[i] != ':' {
+				return nil, false
+			}
+			start := s.space(i + 1)
+			if start < len(body) && body[start] == '[' && isHistoryKey(key) {
+				var es []span
+				if i, es, err = s.elements(start); err != nil {
+					return nil, false
+				}
+				t.elems[key] = es
+			} else if i, err = s.value(start, maxDepth); err != nil {
+				return nil, false
+			}
+			t.fields[key] = body[start:i:i]
+			t.spans[key] = [2]int{start, i}
+			i = s.space(i)
+			if i < len(body) && body[i] == ',' {
+				i = s.space(i + 1)
+				continue
+			}
+			if i < len(body) && body[i] == '}' {
+				i++
+				break
+			}
+			return nil, false
+		}
+	}
+	if s.space(i) != len(body) {
+		return nil, false
+	}
+	t.ws = s.ws
+	return t, true
+}
+
+// elements checks the array at i, element by element, and returns where
+// each one sits.
+func (s *scanner) elements(i int) (int, []span, error) {
+	src := s.src
+	i = s.space(i + 1)
+	if i < len(src) && src[i] == ']' {
+		return i + 1, []span{}, nil
+	}
+	var out []span
+	for {
+		ws := s.ws
+		j, err := s.value(i, maxDepth-1)
+		if err != nil {
+			return 0, nil, err
+		}
+		out = append(out, span{i, j, s.ws - ws})
+		i = s.space(j)
+		if i < len(src) && src[i] == ',' {
+			i = s.space(i + 1)
+			continue
+		}
+		if i < len(src) && src[i] == ']' {
+			return i + 1, out, nil
+		}
+		return 0, nil, errSyntax
+	}
 }
 
 func parseTop(body []byte) (*topLevel, error) {
@@ -135,43 +254,80 @@ func valueStart(b []byte, off int) int {
 // for the new ones; keys the document lacks are appended at the end of the
 // object, in sorted order. Everything else is kept byte for byte.
 func (t *topLevel) with(edits map[string][]byte) []byte {
+	n := len(t.src) + 64
+	for k, v := range edits {
+		if sp, ok := t.spans[k]; ok {
+			n += len(v) - (sp[1] - sp[0])
+		} else {
+			n += len(k) + len(v) + 4
+		}
+	}
+	var buf bytes.Buffer
+	buf.Grow(n)
+	_ = t.write(&buf, edits, "", nil)
+	return buf.Bytes()
+}
+
+// write writes the document as with does, and the value of key hist (when
+// hist is not nil) as hist writes it.
+func (t *topLevel) write(w io.Writer, edits map[string][]byte, key string, hist func(io.Writer) error) error {
 	type span struct {
 		start, end int
 		val        []byte
+		hist       bool
 	}
 	var spans []span
 	var added []string
 	for k, v := range edits {
 		if sp, ok := t.spans[k]; ok {
-			spans = append(spans, span{sp[0], sp[1], v})
+			spans = append(spans, span{sp[0], sp[1], v, false})
 		} else {
 			added = append(added, k)
 		}
 	}
+	if hist != nil {
+		if sp, ok := t.spans[key]; ok {
+			spans = slices.DeleteFunc(spans, func(s span) bool { return s.start == sp[0] })
+			spans = append(spans, span{sp[0], sp[1], nil, true})
+		}
+	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 	sort.Strings(added)
-	out := make([]byte, 0, len(t.src)+64)
+	var err error
+	put := func(b []byte) {
+		if err == nil {
+			_, err = w.Write(b)
+		}
+	}
 	at := 0
 	for _, sp := range spans {
-		out = append(out, t.src[at:sp.start]...)
-		out = append(out, sp.val...)
+		put(t.src[at:sp.start])
+		if sp.hist {
+			if err == nil {
+				err = hist(w)
+			}
+		} else {
+			put(sp.val)
+		}
 		at = sp.end
 	}
 	if len(added) == 0 {
-		return append(out, t.src[at:]...)
+		put(t.src[at:])
+		return err
 	}
 	closing := bytes.LastIndexByte(t.src, '}')
-	out = append(out, t.src[at:closing]...)
+	put(t.src[at:closing])
 	for i, k := range added {
 		if len(t.fields) > 0 || i > 0 {
-			out = append(out, ',')
+			put([]byte{','})
 		}
 		kb, _ := json.Marshal(k)
-		out = append(out, kb...)
-		out = append(out, ':')
-		out = append(out, edits[k]...)
+		put(kb)
+		put([]byte{':'})
+		put(edits[k])
 	}
-	return append(out, t.src[closing:]...)
+	put(t.src[closing:])
+	return err
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -263,9 +419,9 @@ func argsJSON(raw json.RawMessage) json.RawMessage {
 	if isNull(raw) {
 		return nil
 	}
-	if s, ok := asString(raw); ok {
-		if json.Valid([]byte(s)) {
-			return json.RawMessage(s)
+	if t := trimSpace(raw); kindOf(t) == '"' {
+		if s := unquoteBytes(t); validJSON(s) {
+			return s
 		}
 	}
 	return append(json.RawMessage(nil), raw...)

@@ -2,155 +2,157 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"strings"
 )
 
 // ---- OpenAI Chat ----------------------------------------------------------
 
-func parseChat(m *Message, obj map[string]json.RawMessage) error {
-	if err := requireRole(m, obj); err != nil {
+func (r *reader) chat(f *facts, obj jobj) error {
+	if err := r.requireRole(f, obj); err != nil {
 		return err
 	}
 	var err error
-	if m.Name, err = optString(obj, "name"); err != nil {
-		return errAt("", "%v", err)
+	if f.name, err = r.optString(obj, "name"); err != nil {
+		return errAt(here, "%v", err)
 	}
-	content := obj["content"]
+	content := obj.get("content")
 	switch kindOf(content) {
 	case 0, 'n':
-		m.Empty = true
+		f.empty = true
 	case '"':
-		s, _ := asString(content)
-		m.Empty = s == ""
-		if s != "" {
-			m.add(Part{Kind: PartText, Type: "text", Text: s})
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, "text", s, false))
 		}
 	case '[':
-		parts, _ := asArray(content)
-		m.Empty = len(parts) == 0
-		err = eachObject(parts, "content", "content part", func(path string, p map[string]json.RawMessage) error {
-			typ, err := optString(p, "type")
+		parts, _ := r.v.array(content)
+		f.empty = parts.len() == 0
+		err = r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
+			typ, err := r.optString(part, "type")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
-			if typ == "text" || (typ == "" && p["text"] != nil) {
-				t, err := optString(p, "text")
+			if typ == "text" || (typ == "" && part.has("text")) {
+				t, err := textVal(part, "text")
 				if err != nil {
-					return errAt(path, "%v", err)
+					return errAt(p, "%v", err)
 				}
-				m.add(Part{Kind: PartText, Type: "text", Text: t})
+				f.add(textPart(PartText, "text", t, false))
 				return nil
 			}
-			m.add(Part{Kind: PartOther, Type: typ})
+			f.add(fpart{kind: PartOther, typ: typ})
 			return nil
 		})
 		if err != nil {
 			return err
 		}
 	default:
-		return errAt(".content", "content is %s, not a string or an array", kindName(content))
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
 	}
 	for _, k := range []string{"reasoning_content", "reasoning", "thinking"} {
-		raw, ok := obj[k]
-		if !ok || isNull(raw) {
+		raw := obj.get(k)
+		if isNull(raw) {
 			continue
 		}
-		if s, ok := asString(raw); ok && s == "" {
+		raw = trimSpace(raw)
+		if kindOf(raw) == '"' && len(raw) == 2 {
 			continue
 		}
-		t, _ := asString(raw)
-		m.add(Part{Kind: PartReasoning, Type: k, Text: t})
+		var t []byte
+		if kindOf(raw) == '"' {
+			t = raw
+		}
+		f.add(textPart(PartReasoning, k, t, false))
 	}
-	if tc, ok := obj["tool_calls"]; ok && !isNull(tc) {
-		calls, ok := asArray(tc)
+	if tc := obj.get("tool_calls"); !isNull(tc) {
+		calls, ok := r.v.array(tc)
 		if !ok {
-			return errAt(".tool_calls", "tool_calls is %s, not an array", kindName(tc))
+			return errAt(field("tool_calls"), "tool_calls is %s, not an array", kindName(tc))
 		}
-		for k, cr := range calls {
-			path := fmt.Sprintf(".tool_calls[%d]", k)
-			c, ok := asObject(cr)
+		for k := 0; k < calls.len(); k++ {
+			p := elem("tool_calls", k)
+			cr := calls.at(k)
+			c, ok := r.v.object(cr)
 			if !ok {
-				return errAt(path, "tool call is %s, not an object", kindName(cr))
+				return errAt(p, "tool call is %s, not an object", kindName(cr))
 			}
-			id, err := optString(c, "id")
+			id, err := r.optString(c, "id")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "tool call without id")
+				return errAt(p, "tool call without id")
 			}
-			call := Call{ID: id}
-			fn := c["function"]
+			call := fpart{kind: PartCall, typ: "tool_call", id: id}
+			fn := c.get("function")
 			if isNull(fn) {
-				fn = c["custom"]
+				fn = c.get("custom")
 			}
 			if !isNull(fn) {
-				f, ok := asObject(fn)
+				fo, ok := r.v.object(fn)
 				if !ok {
-					return errAt(path+".function", "function is %s, not an object", kindName(fn))
+					return errAt(p.then(".function"), "function is %s, not an object", kindName(fn))
 				}
-				if call.Name, err = optString(f, "name"); err != nil {
-					return errAt(path+".function", "%v", err)
+				if call.name, err = r.optString(fo, "name"); err != nil {
+					return errAt(p.then(".function"), "%v", err)
 				}
-				if a, ok := f["arguments"]; ok {
-					call.Args = argsJSON(a)
+				if a := fo.get("arguments"); a != nil {
+					call.val = a
 				} else {
-					call.Args = argsJSON(f["input"])
+					call.val = fo.get("input")
 				}
 			}
-			m.Calls = append(m.Calls, call)
-			m.add(Part{Kind: PartCall, Type: "tool_call", ID: id, Name: call.Name})
+			f.add(call)
 		}
 	}
-	if fc, ok := obj["function_call"]; ok && !isNull(fc) && m.Role == "assistant" {
+	if fc := obj.get("function_call"); !isNull(fc) && f.role == "assistant" {
 		// Legacy function calling: one call, without an id, answered by
 		// the role "function" message right after it.
-		f, ok := asObject(fc)
+		fo, ok := r.v.object(fc)
 		if !ok {
-			return errAt(".function_call", "function_call is %s, not an object", kindName(fc))
+			return errAt(field("function_call"), "function_call is %s, not an object", kindName(fc))
 		}
-		name, err := optString(f, "name")
+		name, err := r.optString(fo, "name")
 		if err != nil {
-			return errAt(".function_call", "%v", err)
+			return errAt(field("function_call"), "%v", err)
 		}
 		if name == "" {
-			return errAt(".function_call", "function_call without name")
+			return errAt(field("function_call"), "function_call without name")
 		}
-		m.Calls = append(m.Calls, Call{Name: name, Args: argsJSON(f["arguments"])})
-		m.add(Part{Kind: PartCall, Type: "function_call", Name: name})
+		f.add(fpart{kind: PartCall, typ: "function_call", name: name, val: fo.get("arguments")})
 	}
-	if m.Role == "function" {
-		m.add(Part{Kind: PartResult, Type: "function", Name: m.Name})
+	if f.role == "function" {
+		f.add(fpart{kind: PartResult, typ: "function", name: f.name})
 	}
-	if m.Role == "tool" {
-		id, err := optString(obj, "tool_call_id")
+	if f.role == "tool" {
+		id, err := r.optString(obj, "tool_call_id")
 		if err != nil {
-			return errAt(".tool_call_id", "%v", err)
+			return errAt(field("tool_call_id"), "%v", err)
 		}
-		var ids []string
+		n := 0
 		if id != "" {
-			ids = append(ids, id)
-		} else if raw, ok := obj["tool_call_ids"]; ok && !isNull(raw) {
+			f.add(fpart{kind: PartResult, typ: "tool", id: id, name: f.name})
+			n++
+		} else if raw := obj.get("tool_call_ids"); !isNull(raw) {
 			// SWE-agent variant: a list of the ids answered.
-			list, ok := asArray(raw)
+			list, ok := r.v.array(raw)
 			if !ok {
-				return errAt(".tool_call_ids", "tool_call_ids is %s, not an array", kindName(raw))
+				return errAt(field("tool_call_ids"), "tool_call_ids is %s, not an array", kindName(raw))
 			}
-			for k, r := range list {
-				s, ok := asString(r)
-				if !ok || s == "" {
-					return errAt(fmt.Sprintf(".tool_call_ids[%d]", k), "tool call id is not a non-empty string")
+			for k := 0; k < list.len(); k++ {
+				e := list.at(k)
+				if kindOf(e) != '"' || len(trimSpace(e)) == 2 {
+					return errAt(elem("tool_call_ids", k), "tool call id is not a non-empty string")
 				}
-				ids = append(ids, s)
+			}
+			for k := 0; k < list.len(); k++ {
+				f.add(fpart{kind: PartResult, typ: "tool", id: r.str(trimSpace(list.at(k))), name: f.name})
+				n++
 			}
 		}
-		if len(ids) == 0 {
-			return errAt("", "tool message without tool_call_id")
-		}
-		for _, id := range ids {
-			m.add(Part{Kind: PartResult, Type: "tool", ID: id, Name: m.Name})
+		if n == 0 {
+			return errAt(here, "tool message without tool_call_id")
 		}
 	}
 	return nil
@@ -198,98 +200,94 @@ var responsesServerTypes = map[string]bool{
 // responsesServerTool names the tool a server item ran: the MCP tool's
 // name for an MCP call, the server label for an MCP tool listing, the
 // hosted tool's type otherwise ("web_search", "code_interpreter", ...).
-func responsesServerTool(typ string, obj map[string]json.RawMessage) string {
+func (r *reader) responsesServerTool(typ string, obj jobj) string {
 	switch typ {
 	case "mcp_call":
-		return str(obj["name"])
+		return r.strOf(obj.get("name"))
 	case "mcp_list_tools":
-		return str(obj["server_label"])
+		return r.strOf(obj.get("server_label"))
 	}
-	return strings.TrimSuffix(strings.TrimSuffix(typ, "_output"), "_call")
+	return r.intern1(strings.TrimSuffix(strings.TrimSuffix(typ, "_output"), "_call"))
 }
 
-func parseResponsesItem(m *Message, obj map[string]json.RawMessage) error {
+func (r *reader) responsesItem(f *facts, obj jobj) error {
 	var err error
-	if m.Type, err = optString(obj, "type"); err != nil {
-		return errAt("", "%v", err)
+	if f.typ, err = r.optString(obj, "type"); err != nil {
+		return errAt(here, "%v", err)
 	}
-	if m.Role, err = optString(obj, "role"); err != nil {
-		return errAt("", "%v", err)
+	if f.role, err = r.optString(obj, "role"); err != nil {
+		return errAt(here, "%v", err)
 	}
-	if m.ID, err = optString(obj, "id"); err != nil {
-		return errAt("", "%v", err)
+	if f.id, err = r.optString(obj, "id"); err != nil {
+		return errAt(here, "%v", err)
 	}
-	if m.Type == "" {
+	if f.typ == "" {
 		switch {
-		case m.Role != "":
-			m.Type = "message"
-		case m.ID != "":
-			m.Type = "item_reference" // the type of a reference is optional
+		case f.role != "":
+			f.typ = "message"
+		case f.id != "":
+			f.typ = "item_reference" // the type of a reference is optional
 		default:
-			return errAt("", "item without type, role or id")
+			return errAt(here, "item without type, role or id")
 		}
 	}
 	switch {
-	case m.Type == "message":
-		if m.Role == "" {
-			return errAt("", "message item without role")
+	case f.typ == "message":
+		if f.role == "" {
+			return errAt(here, "message item without role")
 		}
-		return parseResponsesContent(m, obj["content"])
-	case clientExecuted(m.Type, obj) && responsesCalls[m.Type] != "":
+		return r.responsesContent(f, obj.get("content"))
+	case clientExecuted(r, f.typ, obj) && responsesCalls[f.typ] != "":
 		key := "call_id"
-		if m.Type == "mcp_approval_request" {
+		if f.typ == "mcp_approval_request" {
 			key = "id"
 		}
-		id, err := optString(obj, key)
+		id, err := r.optString(obj, key)
 		if err != nil {
-			return errAt("", "%v", err)
+			return errAt(here, "%v", err)
 		}
 		if id == "" {
-			return errAt("", "%s without %s", m.Type, key)
+			return errAt(here, "%s without %s", f.typ, key)
 		}
-		call := Call{ID: id}
-		if call.Name, err = optString(obj, "name"); err != nil {
-			return errAt("", "%v", err)
+		call := fpart{kind: PartCall, typ: f.typ, id: id}
+		if call.name, err = r.optString(obj, "name"); err != nil {
+			return errAt(here, "%v", err)
 		}
 		switch {
-		case obj["arguments"] != nil:
-			call.Args = argsJSON(obj["arguments"])
-		case obj["input"] != nil:
-			call.Args = argsJSON(obj["input"])
-		case obj["operation"] != nil:
-			call.Args = argsJSON(obj["operation"])
+		case obj.has("arguments"):
+			call.val = obj.get("arguments")
+		case obj.has("input"):
+			call.val = obj.get("input")
+		case obj.has("operation"):
+			call.val = obj.get("operation")
 		default:
-			call.Args = argsJSON(obj["action"])
+			call.val = obj.get("action")
 		}
-		m.Calls = append(m.Calls, call)
-		m.add(Part{Kind: PartCall, Type: m.Type, ID: id, Name: call.Name})
-	case clientExecuted(m.Type, obj) && responsesOutputs[m.Type][0] != "":
-		key := responsesOutputs[m.Type][1]
-		id, err := optString(obj, key)
+		f.add(call)
+	case clientExecuted(r, f.typ, obj) && responsesOutputs[f.typ][0] != "":
+		key := responsesOutputs[f.typ][1]
+		id, err := r.optString(obj, key)
 		if err != nil {
-			return errAt("", "%v", err)
+			return errAt(here, "%v", err)
 		}
 		if id == "" {
-			return errAt("", "%s without %s", m.Type, key)
+			return errAt(here, "%s without %s", f.typ, key)
 		}
 		if key == "id" {
-			m.ID = "" // a local shell output's id is the call's call_id
+			f.id = "" // a local shell output's id is the call's call_id
 		}
-		m.add(Part{Kind: PartResult, Type: m.Type, ID: id})
-	case m.Type == "reasoning":
-		enc := obj["encrypted_content"]
-		signed := !isNull(enc)
-		if s, ok := asString(enc); ok && s == "" {
-			signed = false
-		}
-		m.add(Part{Kind: PartReasoning, Type: m.Type, ID: m.ID, Signed: signed})
-	case m.Type == "item_reference":
-		m.ID = "" // the id of the item referred to, not of a new item
-		m.add(Part{Kind: PartOther, Type: m.Type})
-	case responsesServerTypes[m.Type] || m.Type == "tool_search_call" || m.Type == "tool_search_output":
-		m.add(Part{Kind: PartServerCall, Type: m.Type, ID: m.ID, Name: responsesServerTool(m.Type, obj)})
+		f.add(fpart{kind: PartResult, typ: f.typ, id: id})
+	case f.typ == "reasoning":
+		enc := trimSpace(obj.get("encrypted_content"))
+		signed := !isNull(enc) && !(kindOf(enc) == '"' && len(enc) == 2)
+		f.add(fpart{kind: PartReasoning, typ: f.typ, id: f.id, signed: signed, blank: true})
+	case f.typ == "item_reference":
+		f.id = "" // the id of the item referred to, not of a new item
+		f.add(fpart{kind: PartOther, typ: f.typ})
+	case responsesServerTypes[f.typ] || f.typ == "tool_search_call" || f.typ == "tool_search_output":
+		f.add(fpart{kind: PartServerCall, typ: f.typ, id: f.id, name: r.responsesServerTool(f.typ, obj)})
 	default:
-		m.add(Part{Kind: PartOther, Type: m.Type, ID: m.ID})
+		f.add(fpart{kind: PartOther, typ: f.typ, id: f.id})
 	}
 	return nil
 }
@@ -297,172 +295,173 @@ func parseResponsesItem(m *Message, obj map[string]json.RawMessage) error {
 // clientExecuted reports whether a Responses item is executed by the
 // client: every item but a tool search item whose execution is not
 // "client" (tool search runs on the server by default).
-func clientExecuted(typ string, obj map[string]json.RawMessage) bool {
+func clientExecuted(r *reader, typ string, obj jobj) bool {
 	if typ != "tool_search_call" && typ != "tool_search_output" {
 		return true
 	}
-	return str(obj["execution"]) == "client"
+	return r.strOf(obj.get("execution")) == "client"
 }
 
-func parseResponsesContent(m *Message, content json.RawMessage) error {
+func (r *reader) responsesContent(f *facts, content []byte) error {
 	switch kindOf(content) {
 	case 0, 'n':
-		m.Empty = true
+		f.empty = true
 	case '"':
-		s, _ := asString(content)
-		m.Empty = s == ""
-		if s != "" {
-			m.add(Part{Kind: PartText, Type: "input_text", Text: s})
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, "input_text", s, false))
 		}
 	case '[':
-		parts, _ := asArray(content)
-		m.Empty = len(parts) == 0
-		return eachObject(parts, "content", "content part", func(path string, p map[string]json.RawMessage) error {
-			typ, err := optString(p, "type")
+		parts, _ := r.v.array(content)
+		f.empty = parts.len() == 0
+		return r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
+			typ, err := r.optString(part, "type")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
 			switch typ {
 			case "input_text", "output_text", "text", "summary_text", "reasoning_text":
-				t, err := optString(p, "text")
+				t, err := textVal(part, "text")
 				if err != nil {
-					return errAt(path, "%v", err)
+					return errAt(p, "%v", err)
 				}
-				m.add(Part{Kind: PartText, Type: typ, Text: t})
+				f.add(textPart(PartText, typ, t, false))
 			default:
-				m.add(Part{Kind: PartOther, Type: typ})
+				f.add(fpart{kind: PartOther, typ: typ})
 			}
 			return nil
 		})
 	default:
-		return errAt(".content", "content is %s, not a string or an array", kindName(content))
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
 	}
 	return nil
 }
 
 // ---- Anthropic ------------------------------------------------------------
 
-func isAnthropicServerResult(typ string) bool {
-	return typ != "tool_result" && strings.HasSuffix(typ, "_tool_result")
-}
-
-func parseAnthropic(m *Message, obj map[string]json.RawMessage) error {
-	if err := requireRole(m, obj); err != nil {
+func (r *reader) anthropic(f *facts, obj jobj) error {
+	if err := r.requireRole(f, obj); err != nil {
 		return err
 	}
-	content := obj["content"]
+	content := obj.get("content")
 	switch kindOf(content) {
 	case 0, 'n':
-		m.Empty = true
+		f.empty = true
 		return nil
 	case '"':
-		s, _ := asString(content)
-		m.Empty = s == ""
-		if s != "" {
-			m.add(Part{Kind: PartText, Type: "text", Text: s})
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, "text", s, false))
 		}
 		return nil
 	case '[':
 	default:
-		return errAt(".content", "content is %s, not a string or an array", kindName(content))
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
 	}
-	blocks, _ := asArray(content)
-	m.Empty = len(blocks) == 0
-	return eachObject(blocks, "content", "content block", func(path string, blk map[string]json.RawMessage) error {
-		typ, err := optString(blk, "type")
+	blocks, _ := r.v.array(content)
+	f.empty = blocks.len() == 0
+	return r.eachObject(blocks, "content", "content block", func(p at, blk jobj) error {
+		typ, err := r.optString(blk, "type")
 		if err != nil {
-			return errAt(path, "%v", err)
+			return errAt(p, "%v", err)
 		}
 		if typ == "" {
-			return errAt(path, "content block without type")
+			return errAt(p, "content block without type")
 		}
 		switch {
 		case typ == "text":
-			t, err := optString(blk, "text")
+			t, err := textVal(blk, "text")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
-			m.add(Part{Kind: PartText, Type: typ, Text: t})
+			f.add(textPart(PartText, typ, t, false))
 		case typ == "tool_use":
-			id, name, err := idAndName(blk, "id")
+			id, name, err := r.idAndName(blk, "id")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "tool_use without id")
+				return errAt(p, "tool_use without id")
 			}
-			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(blk["input"])})
-			m.add(Part{Kind: PartCall, Type: typ, ID: id, Name: name})
+			f.add(fpart{kind: PartCall, typ: typ, id: id, name: name, val: blk.get("input")})
 		case typ == "tool_result":
-			id, err := optString(blk, "tool_use_id")
+			id, err := r.optString(blk, "tool_use_id")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "tool_result without tool_use_id")
+				return errAt(p, "tool_result without tool_use_id")
 			}
-			m.add(Part{Kind: PartResult, Type: typ, ID: id})
-			m.References = append(m.References, toolReferences(blk["content"])...)
+			f.add(fpart{kind: PartResult, typ: typ, id: id})
+			f.refs = r.toolReferences(f.refs, blk.get("content"))
 		case typ == "thinking" || typ == "redacted_thinking":
-			sig, _ := optString(blk, "signature")
-			text, _ := optString(blk, "thinking")
-			m.add(Part{Kind: PartReasoning, Type: typ, Text: text, Signed: sig != "" || typ == "redacted_thinking"})
+			sig := trimSpace(blk.get("signature"))
+			text := trimSpace(blk.get("thinking"))
+			if kindOf(text) != '"' {
+				text = nil
+			}
+			signed := (kindOf(sig) == '"' && len(sig) > 2) || typ == "redacted_thinking"
+			f.add(textPart(PartReasoning, typ, text, signed))
 		case typ == "server_tool_use" || typ == "mcp_tool_use":
-			id, name, err := idAndName(blk, "id")
+			id, name, err := r.idAndName(blk, "id")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "%s without id", typ)
+				return errAt(p, "%s without id", typ)
 			}
-			m.add(Part{Kind: PartServerCall, Type: typ, ID: id, Name: name})
+			f.add(fpart{kind: PartServerCall, typ: typ, id: id, name: name})
 		case isAnthropicServerResult(typ):
-			id, err := optString(blk, "tool_use_id")
+			id, err := r.optString(blk, "tool_use_id")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "%q without tool_use_id", typ)
+				return errAt(p, "%q without tool_use_id", typ)
 			}
-			m.add(Part{Kind: PartServerResult, Type: typ, ID: id, Name: serverName(m, id)})
-			m.References = append(m.References, toolReferences(blk["content"])...)
+			f.add(fpart{kind: PartServerResult, typ: typ, id: id, name: serverName(f, id)})
+			f.refs = r.toolReferences(f.refs, blk.get("content"))
 		case typ == "tool_reference":
-			if n := str(blk["tool_name"]); n != "" {
-				m.References = append(m.References, n)
+			if n := r.strOf(blk.get("tool_name")); n != "" {
+				f.refs = append(f.refs, n)
 			}
-			m.add(Part{Kind: PartOther, Type: typ})
+			f.add(fpart{kind: PartOther, typ: typ})
 		default:
-			m.add(Part{Kind: PartOther, Type: typ})
+			f.add(fpart{kind: PartOther, typ: typ})
 		}
 		return nil
 	})
 }
 
-// toolReferences returns the tools named by the tool_reference blocks of
+// toolReferences appends the tools named by the tool_reference blocks of
 // a result's content: an array of blocks (a client tool_result), or an
 // object holding a tool_references array (a tool search result).
-func toolReferences(content json.RawMessage) []string {
+func (r *reader) toolReferences(names []string, content []byte) []string {
 	if !bytes.Contains(content, []byte(`"tool_reference"`)) {
-		return nil // one fast scan instead of a decode, for most results
+		return names // one fast scan instead of a decode, for most results
 	}
-	blocks, ok := asArray(content)
+	blocks, ok := r.v.array(content)
 	if !ok {
-		obj, ok := asObject(content)
+		obj, ok := r.v.object(content)
 		if !ok {
-			return nil
+			return names
 		}
-		blocks, _ = asArray(obj["tool_references"])
+		if blocks, ok = r.v.array(obj.get("tool_references")); !ok {
+			return names
+		}
 	}
-	var names []string
-	for _, raw := range blocks {
+	for k := 0; k < blocks.len(); k++ {
+		raw := blocks.at(k)
 		if kindOf(raw) != '{' || !bytes.Contains(raw, []byte(`"tool_reference"`)) {
 			continue
 		}
-		blk, ok := asObject(raw)
-		if !ok || str(blk["type"]) != "tool_reference" {
+		blk, ok := r.v.object(raw)
+		if !ok || r.strOf(blk.get("type")) != "tool_reference" {
 			continue
 		}
-		if n := str(blk["tool_name"]); n != "" {
+		if n := r.strOf(blk.get("tool_name")); n != "" {
 			names = append(names, n)
 		}
 	}
@@ -471,226 +470,144 @@ func toolReferences(content json.RawMessage) []string {
 
 // serverName returns the tool name of the server call with the given id
 // among the parts read so far.
-func serverName(m *Message, id string) string {
-	for _, p := range m.Parts {
-		if p.Kind == PartServerCall && p.ID == id {
-			return p.Name
+func serverName(f *facts, id string) string {
+	for _, p := range f.parts {
+		if p.kind == PartServerCall && p.id == id {
+			return p.name
 		}
 	}
 	return ""
 }
 
-func idAndName(obj map[string]json.RawMessage, idKey string) (id, name string, err error) {
-	if id, err = optString(obj, idKey); err != nil {
-		return "", "", err
-	}
-	name, err = optString(obj, "name")
-	return id, name, err
-}
-
 // ---- Gemini ---------------------------------------------------------------
 
-func parseGemini(m *Message, obj map[string]json.RawMessage) error {
+func (r *reader) gemini(f *facts, obj jobj) error {
 	var err error
-	if m.Role, err = optString(obj, "role"); err != nil {
-		return errAt("", "%v", err)
+	if f.role, err = r.optString(obj, "role"); err != nil {
+		return errAt(here, "%v", err)
 	}
-	if m.Role == "" {
-		m.Role = "user" // the API's default for a content without role
+	if f.role == "" {
+		f.role = "user" // the API's default for a content without role
 	}
-	return eachBlock(m, obj, "parts", "part", func(path string, p map[string]json.RawMessage) error {
-		sig := !isNull(p["thoughtSignature"]) || !isNull(p["thought_signature"])
+	return r.eachBlock(f, obj, "parts", "part", func(p at, part jobj) error {
+		sig := !isNull(part.get("thoughtSignature")) || !isNull(part.get("thought_signature"))
 		switch {
-		case !isNull(p["functionCall"]):
-			fc, err := objectAt(p, "functionCall", path)
+		case !isNull(part.get("functionCall")):
+			fc, err := r.objectAt(part, "functionCall", p)
 			if err != nil {
 				return err
 			}
-			id, name, err := idAndName(fc, "id")
+			id, name, err := r.idAndName(fc, "id")
 			if err != nil {
-				return errAt(path+".functionCall", "%v", err)
+				return errAt(p.then(".functionCall"), "%v", err)
 			}
 			if name == "" {
-				return errAt(path, "functionCall without name")
+				return errAt(p, "functionCall without name")
 			}
-			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(fc["args"]), Signed: sig})
-			m.add(Part{Kind: PartCall, Type: "functionCall", ID: id, Name: name, Signed: sig})
-		case !isNull(p["functionResponse"]):
-			fr, err := objectAt(p, "functionResponse", path)
+			f.add(fpart{kind: PartCall, typ: "functionCall", id: id, name: name, signed: sig, val: fc.get("args")})
+		case !isNull(part.get("functionResponse")):
+			fr, err := r.objectAt(part, "functionResponse", p)
 			if err != nil {
 				return err
 			}
-			id, name, err := idAndName(fr, "id")
+			id, name, err := r.idAndName(fr, "id")
 			if err != nil {
-				return errAt(path+".functionResponse", "%v", err)
+				return errAt(p.then(".functionResponse"), "%v", err)
 			}
 			if name == "" && id == "" {
-				return errAt(path, "functionResponse without name or id")
+				return errAt(p, "functionResponse without name or id")
 			}
-			m.add(Part{Kind: PartResult, Type: "functionResponse", ID: id, Name: name})
-		case !isNull(p["executableCode"]):
+			f.add(fpart{kind: PartResult, typ: "functionResponse", id: id, name: name})
+		case !isNull(part.get("executableCode")):
 			// Code the model runs with the code execution tool.
-			m.add(Part{Kind: PartServerCall, Type: "executableCode", ID: str(objField(p["executableCode"], "id")), Name: "code_execution", Signed: sig})
-		case !isNull(p["codeExecutionResult"]):
-			m.add(Part{Kind: PartServerResult, Type: "codeExecutionResult", ID: str(objField(p["codeExecutionResult"], "id")), Name: "code_execution", Signed: sig})
-		case p["text"] != nil:
-			t, err := optString(p, "text")
+			f.add(fpart{kind: PartServerCall, typ: "executableCode", id: r.objStr(part.get("executableCode"), "id"), name: "code_execution", signed: sig})
+		case !isNull(part.get("codeExecutionResult")):
+			f.add(fpart{kind: PartServerResult, typ: "codeExecutionResult", id: r.objStr(part.get("codeExecutionResult"), "id"), name: "code_execution", signed: sig})
+		case part.has("text"):
+			t, err := textVal(part, "text")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
-			if thought := strings.TrimSpace(string(p["thought"])); thought == "true" {
-				m.add(Part{Kind: PartReasoning, Type: "thought", Text: t, Signed: sig})
+			if thought := strings.TrimSpace(string(part.get("thought"))); thought == "true" {
+				f.add(textPart(PartReasoning, "thought", t, sig))
 			} else {
-				m.add(Part{Kind: PartText, Type: "text", Text: t, Signed: sig})
+				f.add(textPart(PartText, "text", t, sig))
 			}
 		default:
-			typ := firstKey(p, "thoughtSignature", "thought_signature", "thought")
-			m.add(Part{Kind: PartOther, Type: typ, Signed: sig})
+			f.add(fpart{kind: PartOther, typ: r.firstKey(part, "thoughtSignature", "thought_signature", "thought"), signed: sig})
 		}
 		return nil
 	})
+}
+
+// objStr returns the string member key of raw when raw is an object, ""
+// otherwise.
+func (r *reader) objStr(raw []byte, key string) string {
+	obj, ok := r.v.object(raw)
+	if !ok {
+		return ""
+	}
+	return r.strOf(obj.get(key))
 }
 
 // ---- Bedrock Converse -----------------------------------------------------
 
-func parseBedrock(m *Message, obj map[string]json.RawMessage) error {
-	if err := requireRole(m, obj); err != nil {
+func (r *reader) bedrock(f *facts, obj jobj) error {
+	if err := r.requireRole(f, obj); err != nil {
 		return err
 	}
-	return eachBlock(m, obj, "content", "content block", func(path string, blk map[string]json.RawMessage) error {
+	return r.eachBlock(f, obj, "content", "content block", func(p at, blk jobj) error {
 		switch {
-		case !isNull(blk["toolUse"]):
-			tu, err := objectAt(blk, "toolUse", path)
+		case !isNull(blk.get("toolUse")):
+			tu, err := r.objectAt(blk, "toolUse", p)
 			if err != nil {
 				return err
 			}
-			id, name, err := idAndName(tu, "toolUseId")
+			id, name, err := r.idAndName(tu, "toolUseId")
 			if err != nil {
-				return errAt(path+".toolUse", "%v", err)
+				return errAt(p.then(".toolUse"), "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "toolUse without toolUseId")
+				return errAt(p, "toolUse without toolUseId")
 			}
-			m.Calls = append(m.Calls, Call{ID: id, Name: name, Args: argsJSON(tu["input"])})
-			m.add(Part{Kind: PartCall, Type: "toolUse", ID: id, Name: name})
-		case !isNull(blk["toolResult"]):
-			tr, err := objectAt(blk, "toolResult", path)
+			f.add(fpart{kind: PartCall, typ: "toolUse", id: id, name: name, val: tu.get("input")})
+		case !isNull(blk.get("toolResult")):
+			tr, err := r.objectAt(blk, "toolResult", p)
 			if err != nil {
 				return err
 			}
-			id, err := optString(tr, "toolUseId")
+			id, err := r.optString(tr, "toolUseId")
 			if err != nil {
-				return errAt(path+".toolResult", "%v", err)
+				return errAt(p.then(".toolResult"), "%v", err)
 			}
 			if id == "" {
-				return errAt(path, "toolResult without toolUseId")
+				return errAt(p, "toolResult without toolUseId")
 			}
-			m.add(Part{Kind: PartResult, Type: "toolResult", ID: id})
-		case !isNull(blk["reasoningContent"]):
-			rc, _ := asObject(blk["reasoningContent"])
-			signed := !isNull(rc["redactedContent"])
-			text := ""
-			if rt, ok := asObject(rc["reasoningText"]); ok {
-				sig, _ := optString(rt, "signature")
-				text, _ = optString(rt, "text")
-				signed = signed || sig != ""
+			f.add(fpart{kind: PartResult, typ: "toolResult", id: id})
+		case !isNull(blk.get("reasoningContent")):
+			rc, _ := r.v.object(blk.get("reasoningContent"))
+			var signed bool
+			var text []byte
+			if rc.ok() {
+				signed = !isNull(rc.get("redactedContent"))
+				if rt, ok := r.v.object(rc.get("reasoningText")); ok {
+					sig := trimSpace(rt.get("signature"))
+					signed = signed || (kindOf(sig) == '"' && len(sig) > 2)
+					if t := trimSpace(rt.get("text")); kindOf(t) == '"' {
+						text = t
+					}
+				}
 			}
-			m.add(Part{Kind: PartReasoning, Type: "reasoningContent", Text: text, Signed: signed})
-		case blk["text"] != nil:
-			t, err := optString(blk, "text")
+			f.add(textPart(PartReasoning, "reasoningContent", text, signed))
+		case blk.has("text"):
+			t, err := textVal(blk, "text")
 			if err != nil {
-				return errAt(path, "%v", err)
+				return errAt(p, "%v", err)
 			}
-			m.add(Part{Kind: PartText, Type: "text", Text: t})
+			f.add(textPart(PartText, "text", t, false))
 		default:
-			typ := firstKey(blk)
-			m.add(Part{Kind: PartOther, Type: typ})
+			f.add(fpart{kind: PartOther, typ: r.firstKey(blk)})
 		}
 		return nil
 	})
-}
-
-// requireRole reads the message's role, which must be a non-empty string.
-func requireRole(m *Message, obj map[string]json.RawMessage) error {
-	var err error
-	if m.Role, err = optString(obj, "role"); err != nil {
-		return errAt("", "%v", err)
-	}
-	if m.Role == "" {
-		return errAt("", "message without role")
-	}
-	return nil
-}
-
-// eachObject calls fn on each element of items, the array under key, with
-// its path (".key[k]"), in order, and stops at the first error. An element
-// that is not an object is an error naming it as what ("content block").
-func eachObject(items []json.RawMessage, key, what string, fn func(path string, obj map[string]json.RawMessage) error) error {
-	for k, raw := range items {
-		path := fmt.Sprintf(".%s[%d]", key, k)
-		obj, ok := asObject(raw)
-		if !ok {
-			return errAt(path, "%s is %s, not an object", what, kindName(raw))
-		}
-		if err := fn(path, obj); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// eachBlock is eachObject over the array obj[key] of a Gemini or Bedrock
-// message, which may only be an array or missing (null); it sets m.Empty.
-func eachBlock(m *Message, obj map[string]json.RawMessage, key, what string, fn func(path string, blk map[string]json.RawMessage) error) error {
-	raw := obj[key]
-	if isNull(raw) {
-		m.Empty = true
-		return nil
-	}
-	items, ok := asArray(raw)
-	if !ok {
-		return errAt("."+key, "%s is %s, not an array", key, kindName(raw))
-	}
-	m.Empty = len(items) == 0
-	return eachObject(items, key, what, fn)
-}
-
-// objectAt returns the object obj[key]; anything else is an error at
-// path.key.
-func objectAt(obj map[string]json.RawMessage, key, path string) (map[string]json.RawMessage, error) {
-	o, ok := asObject(obj[key])
-	if !ok {
-		return nil, errAt(path+"."+key, "%s is %s, not an object", key, kindName(obj[key]))
-	}
-	return o, nil
-}
-
-// firstKey returns the alphabetically first key of obj not in skip, or
-// "other"; used to name parts that are recognised only by their key.
-func firstKey(obj map[string]json.RawMessage, skip ...string) string {
-	best := ""
-outer:
-	for k := range obj {
-		for _, s := range skip {
-			if k == s {
-				continue outer
-			}
-		}
-		if best == "" || k < best {
-			best = k
-		}
-	}
-	if best == "" {
-		return "other"
-	}
-	return best
-}
-
-// objField returns raw[key] when raw is an object, nil otherwise.
-func objField(raw json.RawMessage, key string) json.RawMessage {
-	obj, ok := asObject(raw)
-	if !ok {
-		return nil
-	}
-	return obj[key]
 }

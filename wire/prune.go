@@ -80,91 +80,88 @@ type candidate struct {
 // worse than the input, and refusals for the others; skip names the
 // tools whose schema edits (withdrawal, compression, with their
 // tombstones) are refused, because they would not shrink the body or
-// would break a rule. all reports that nothing was refused.
+// would break a rule. all reports that nothing was refused. It looks at
+// the messages the decision edits and those around them, and at the
+// top-level fields its schema edits touch, not at the whole body.
 func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Refusal, skip map[string]bool, all bool) {
-	var cands []candidate
-	at := map[pruneguard.UnitID]int{}
-	for _, id := range d.Evict {
-		i, ok := g.index[id]
-		if !ok {
-			continue
-		}
-		u, _ := g.ctx.UnitOf(id)
-		k, seen := at[u.ID]
-		if !seen {
-			k = len(cands)
-			at[u.ID] = k
-			cands = append(cands, candidate{unit: u.ID, stub: -1, first: i})
-		}
-		cands[k].evict = append(cands[k].evict, i)
-	}
-	for _, id := range d.Stub {
-		i, ok := g.index[id]
-		if !ok {
-			continue
-		}
-		u, _ := g.ctx.UnitOf(id)
-		cands = append(cands, candidate{unit: u.ID, stub: i, first: i})
-	}
-	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
-
 	// A stub that does not shrink its message (a short result, a long
 	// placeholder) only costs tokens; one whose content cannot become text
 	// cannot be made.
-	cands = slices.DeleteFunc(cands, func(c candidate) bool {
-		if c.stub < 0 {
-			return false
+	var recs []pruneguard.Record
+	var badStub map[int]bool
+	for k, id := range d.Stub {
+		i, ok := g.Index(id)
+		if !ok || g.seq.removed[i] {
+			continue
 		}
 		code := ""
-		if sm, ok := g.stubMsg(c.stub); !ok {
+		if s := g.stub(i); !s.ok {
 			code = CodeStubUnsupported
-		} else if g.tok.Tokens(sm.Raw) >= g.tok.Tokens(g.src.Messages[c.stub].Raw) {
+		} else if s.tokens >= g.written(i) {
 			code = CodeStubNotSmaller
 		}
 		if code == "" {
-			return false
+			continue
 		}
-		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{c.unit},
-			Messages: []pruneguard.MessageID{g.ids[c.stub]}, Indexes: []int{c.stub}})
-		return true
-	})
+		if recs == nil {
+			recs = d.Records()
+		}
+		if badStub == nil {
+			badStub = map[int]bool{}
+		}
+		badStub[i] = true
+		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{recs[len(d.Evict)+k].Unit},
+			Messages: []pruneguard.MessageID{ID(i)}, Indexes: []int{i}})
+	}
+	skip, refused, ts, base := g.screenSchemas(d, refused)
 
-	skip, refused = g.screenSchemas(d, refused)
-	if len(cands) == 0 {
+	// The whole decision first: most pass.
+	e := g.seq.newEdits()
+	for _, id := range d.Evict {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] {
+			e.remove(int32(i))
+		}
+	}
+	for _, id := range d.Stub {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
+			e.stub(int32(i))
+		}
+	}
+	if e.empty() {
 		return nil, refused, skip, len(refused) == 0
 	}
-	se := g.schemaWith(d, skip)
-
-	removed := slices.Clone(g.removed)
-	stubbed := slices.Clone(g.stubbed)
-	apply := func(c candidate, r, s []bool) {
+	if delta, after := g.rules.delta(view{s: g.seq}, e, ts); len(g.rules.fresh(base, delta, after)) == 0 {
+		if len(refused) == 0 {
+			if ts == g.tools {
+				// Carrying the decision out will need the same delta.
+				g.screened = &screened{d: d, version: g.seq.version, delta: delta}
+			}
+			return nil, nil, skip, true // the caller needs no candidates
+		}
+		return g.candidates(d, recs, badStub), refused, skip, false
+	}
+	cands := g.candidates(d, recs, badStub)
+	edit := func(c candidate, e *edits) {
 		for _, i := range c.evict {
-			r[i] = true
+			e.remove(int32(i))
 		}
 		if c.stub >= 0 {
-			s[c.stub] = true
-		}
-	}
-	worse := func(r, s []bool) []Violation {
-		return NewViolations(g.inputV, g.render(r, s, se).Validate())
-	}
-	{
-		r, s := slices.Clone(removed), slices.Clone(stubbed)
-		for _, c := range cands {
-			apply(c, r, s)
-		}
-		if len(worse(r, s)) == 0 {
-			return cands, refused, skip, len(refused) == 0
+			e.stub(int32(c.stub))
 		}
 	}
 	// Greedy, in transcript order: take each candidate that keeps the body
 	// no worse, together with those already taken.
+	taken := g.seq.newEdits()
 	for _, c := range cands {
-		r, s := slices.Clone(removed), slices.Clone(stubbed)
-		apply(c, r, s)
-		nv := worse(r, s)
+		e := g.seq.newEdits()
+		edit(c, e)
+		delta, after := g.rules.delta(view{s: g.seq, a: taken}, e, ts)
+		nv := g.rules.fresh(base, delta, after)
 		if len(nv) == 0 {
-			removed, stubbed = r, s
+			edit(c, taken)
+			for k, n := range delta {
+				base[k] += n
+			}
 			kept = append(kept, c)
 			continue
 		}
@@ -174,12 +171,45 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 			idx = []int{c.stub}
 		}
 		for _, i := range idx {
-			ref.Messages = append(ref.Messages, g.ids[i])
+			ref.Messages = append(ref.Messages, ID(i))
 			ref.Indexes = append(ref.Indexes, i)
 		}
 		refused = append(refused, ref)
 	}
 	return kept, refused, skip, false
+}
+
+// candidates splits decision d into its units and stubs, in transcript
+// order, leaving out the stubs in bad; recs are d's records, or nil.
+func (g *Guarded) candidates(d *pruneguard.Decision, recs []pruneguard.Record, bad map[int]bool) []candidate {
+	if recs == nil {
+		recs = d.Records()
+	}
+	var cands []candidate
+	at := map[pruneguard.UnitID]int{}
+	for k, id := range d.Evict {
+		i, ok := g.Index(id)
+		if !ok || g.seq.removed[i] {
+			continue
+		}
+		u := recs[k].Unit
+		c, seen := at[u]
+		if !seen {
+			c = len(cands)
+			at[u] = c
+			cands = append(cands, candidate{unit: u, stub: -1, first: i})
+		}
+		cands[c].evict = append(cands[c].evict, i)
+	}
+	for k, id := range d.Stub {
+		i, ok := g.Index(id)
+		if !ok || g.seq.removed[i] || bad[i] {
+			continue
+		}
+		cands = append(cands, candidate{unit: recs[len(d.Evict)+k].Unit, stub: i, first: i})
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
+	return cands
 }
 
 // screenSchemas checks the schema edits of decision d, tool by tool in
@@ -188,8 +218,9 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 // would leave the body breaking a rule the input did not break (an empty
 // tools array, a tool choice naming a tool no longer declared, tool
 // blocks without tools). It returns the tools refused and appends their
-// refusals to refused.
-func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[string]bool, []Refusal) {
+// refusals to refused, with the tools state the edits left leave and
+// how they change the violation counts.
+func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[string]bool, []Refusal, *toolState, map[string]int) {
 	var tools []string
 	for _, t := range d.DropSchemas {
 		if !slices.Contains(tools, t) {
@@ -203,17 +234,9 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 	}
 	skip := make(map[string]bool, len(tools))
 	if len(tools) == 0 {
-		return skip, refused
+		return skip, refused, g.tools, map[string]int{}
 	}
-	// The size a schema edit changes: the body outside its messages or, in
-	// Chat, where tombstone lines go into a system message, the whole body.
-	size := func(skip map[string]bool) int {
-		nb := g.render(g.removed, g.stubbed, g.schemaWith(d, skip))
-		if nb.Dialect == OpenAIChat {
-			return Tokens(nb, g.tok)
-		}
-		return Overhead(nb, g.tok)
-	}
+	size := func(skip map[string]bool) int { return g.schemaSize(g.schemaWith(d, skip)) }
 	// Size: each edit with its tombstone must shrink what it touches. with
 	// is the size with the edits not skipped so far.
 	with := size(skip)
@@ -242,8 +265,21 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		skip = all
 	}
 	// Rules: all the edits left, then greedily one by one.
-	if len(NewViolations(g.inputV, g.toolViolations(g.render(g.removed, g.stubbed, g.schemaWith(d, skip))))) == 0 {
-		return skip, refused
+	check := func(skip map[string]bool) ([]Violation, *toolState, map[string]int) {
+		top := g.topWith(g.schemaWith(d, skip))
+		ts := top.toolState()
+		delta, after := g.rules.toolDelta(view{s: g.seq}, g.tools, ts)
+		nv := g.rules.fresh(nil, delta, after)
+		now := toolArrays(top)
+		for _, a := range g.arrays {
+			if a.n > 0 && now[a.path] == 0 {
+				nv = append(nv, Violation{Rule: CodeEmptyTools, Message: a.path + ": a tools array is never left empty; some servers reject an empty one"})
+			}
+		}
+		return nv, ts, delta
+	}
+	if nv, ts, delta := check(skip); len(nv) == 0 {
+		return skip, refused, ts, delta
 	}
 	var left []string
 	for _, t := range tools {
@@ -254,27 +290,15 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 	}
 	for _, t := range left {
 		delete(skip, t)
-		nv := NewViolations(g.inputV, g.toolViolations(g.render(g.removed, g.stubbed, g.schemaWith(d, skip))))
+		nv, _, _ := check(skip)
 		if len(nv) == 0 {
 			continue
 		}
 		skip[t] = true
 		refused = append(refused, Refusal{Gate: "wire", Code: nv[0].Rule, Tools: []string{t}, Detail: nv[0].Message})
 	}
-	return skip, refused
-}
-
-// toolViolations is the validation of nb, a rendering with schema edits,
-// plus a CodeEmptyTools violation for each tools array the edits emptied.
-func (g *Guarded) toolViolations(nb *Body) []Violation {
-	v := nb.Validate()
-	now := toolArrays(nb)
-	for _, a := range g.arrays {
-		if a.n > 0 && now[a.path] == 0 {
-			v = append(v, Violation{Rule: CodeEmptyTools, Message: a.path + ": a tools array is never left empty; some servers reject an empty one"})
-		}
-	}
-	return v
+	_, ts, delta := check(skip)
+	return skip, refused, ts, delta
 }
 
 // withoutTools takes the schema edits of the tools in skip out of plan p.
@@ -300,10 +324,10 @@ func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan, skip map[string]bo
 	q := pruneguard.Plan{DropSchemas: p.DropSchemas, CompressSchemas: p.CompressSchemas, Split: pruneguard.SplitShrink}
 	for _, c := range kept {
 		for _, i := range c.evict {
-			q.Evict = append(q.Evict, g.ids[i])
+			q.Evict = append(q.Evict, ID(i))
 		}
 		if c.stub >= 0 {
-			q.Stub = append(q.Stub, g.ids[c.stub])
+			q.Stub = append(q.Stub, ID(c.stub))
 		}
 	}
 	return q
@@ -440,8 +464,9 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	if inner == nil {
 		inner = pruneguard.OldestFirst{}
 	}
-	before := g.saveEdits()
 	sp := &screenPolicy{g: g, inner: inner, split: guard.Split, st: newSettling()}
+	g.journal = []undo{}
+	defer func() { g.journal = nil }()
 	guard.Policy = sp
 	res, err := guard.Check(g.ctx)
 	// Core refusals the policy met while settling its plans never reached
@@ -455,9 +480,19 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		res.Reason = &pruneguard.PruneError{Violations: sp.st.core}
 	}
 	// The edit state followed the rounds as they were applied; the
-	// guard's list of applied decisions is the authority.
-	g.restoreEdits(before)
-	for _, d := range res.Decisions {
+	// guard's list of applied decisions is the authority: the rounds
+	// carried out so far are checked against it, and the last one is
+	// carried out now.
+	same := len(sp.recorded) <= len(res.Decisions)
+	for i := 0; same && i < len(sp.recorded); i++ {
+		same = sameDecision(sp.recorded[i], res.Decisions[i])
+	}
+	done := len(sp.recorded)
+	if !same {
+		g.undo()
+		done = 0
+	}
+	for _, d := range res.Decisions[done:] {
 		g.record(d)
 	}
 	g.vouched = nil
@@ -470,6 +505,27 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		refs = append(refs, g.refusalsOf(de)...)
 	}
 	return res, dedupe(refs), err
+}
+
+// sameDecision reports whether two decisions edit the same: the same
+// messages evicted and stubbed, schemas withdrawn and compressed,
+// tombstones written and retired.
+func sameDecision(a, b *pruneguard.Decision) bool {
+	if !slices.Equal(a.Evict, b.Evict) || !slices.Equal(a.Stub, b.Stub) || !slices.Equal(a.DropSchemas, b.DropSchemas) ||
+		!slices.Equal(a.Retire, b.Retire) || len(a.Tombstones) != len(b.Tombstones) || len(a.Compress) != len(b.Compress) {
+		return false
+	}
+	for i := range a.Tombstones {
+		if a.Tombstones[i].Tool != b.Tombstones[i].Tool || a.Tombstones[i].Text != b.Tombstones[i].Text {
+			return false
+		}
+	}
+	for i := range a.Compress {
+		if a.Compress[i].Tool != b.Compress[i].Tool || !bytes.Equal(a.Compress[i].Schema, b.Compress[i].Schema) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameViolation compares two core violations by gate, code and what they
@@ -487,6 +543,8 @@ type screenPolicy struct {
 	split pruneguard.SplitMode
 	st    *settling            // refusals, hidden units and refused tools
 	last  *pruneguard.Decision // the decision of the plan last returned
+	// recorded lists the decisions carried out on the body so far.
+	recorded []*pruneguard.Decision
 }
 
 // Propose first carries out on the body's edit state the decision of the
@@ -502,6 +560,7 @@ type screenPolicy struct {
 // returned as it is: the guard meets the same error and applies nothing.
 func (s *screenPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	if s.last != nil && s.g.applied(s.last) {
+		s.recorded = append(s.recorded, s.last)
 		s.g.record(s.last)
 	}
 	s.last = nil
@@ -540,8 +599,12 @@ func (g *Guarded) applied(d *pruneguard.Decision) bool {
 		return !ok
 	}
 	if len(d.Stub) > 0 {
+		// A stub sets the message's tokens to the stub's; a check ends by
+		// comparing what it carried out with the guard's list of applied
+		// decisions, so a stub whose count did not change is caught there.
 		m, ok := g.ctx.Message(d.Stub[0])
-		return ok && len(m.Content) > 0 // the Context holds no content until a stub
+		recs := d.Records()
+		return ok && m.Tokens != recs[len(d.Evict)].Tokens
 	}
 	if len(d.DropSchemas) > 0 {
 		ts, ok := g.ctx.Tool(d.DropSchemas[0])
@@ -558,12 +621,6 @@ func (g *Guarded) applied(d *pruneguard.Decision) bool {
 	return false
 }
 
-// Overhead counts the tokens of the current body outside its messages.
-func (g *Guarded) Overhead() int { return Overhead(g.Body(), g.tok) }
-
-// Tokens counts the tokens of the current body, messages and the rest.
-func (g *Guarded) Tokens() int { return Tokens(g.Body(), g.tok) }
-
 func (g *Guarded) refusalsOf(err error) []Refusal {
 	var pe *pruneguard.PruneError
 	if errors.As(err, &pe) {
@@ -573,7 +630,7 @@ func (g *Guarded) refusalsOf(err error) []Refusal {
 	if errors.As(err, &de) {
 		r := Refusal{Gate: "boundary", Code: "deferred", Units: slices.Clone(de.Units)}
 		add := func(id pruneguard.MessageID) {
-			i, ok := g.index[id]
+			i, ok := g.Index(id)
 			if !ok || slices.Contains(r.Messages, id) {
 				return
 			}
@@ -593,8 +650,8 @@ func (g *Guarded) refusalsOf(err error) []Refusal {
 			pending = g.ctx.Pending()
 		}
 		for _, c := range pending {
-			if i, ok := callerOf(c); ok && i < len(g.ids) {
-				add(g.ids[i])
+			if i, ok := callerOf(c); ok && i < len(g.src.facts) {
+				add(ID(i))
 			}
 		}
 		return []Refusal{r}
@@ -618,7 +675,7 @@ func (g *Guarded) fromViolations(vs []*pruneguard.Violation) []Refusal {
 	for _, v := range vs {
 		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
 		for _, id := range v.Messages {
-			if i, ok := g.index[id]; ok {
+			if i, ok := g.Index(id); ok {
 				r.Indexes = append(r.Indexes, i)
 			}
 		}

@@ -177,12 +177,15 @@ type sessionState struct {
 	ann      map[string]pruneguard.Tool   // annotated tools, for server results
 	callTool map[pruneguard.CallID]string // the tool of each call
 
-	// Pairing: the Context's ids of calls waiting for a result, by the
-	// provider's id, and the calls of the latest turn that made calls, for
-	// results that carry no id (Gemini, legacy Chat functions).
-	waiting   map[string][]pruneguard.CallID
-	lastBatch []pruneguard.CallID
-	answered  map[pruneguard.CallID]bool
+	// Pairing, by the dialect's adjacency rules (the tracker Body.Context
+	// uses too): the Context's id and the tool of each call the tracker
+	// follows, by its key; the calls made that have no result yet; the
+	// calls answered.
+	tr       *tracker
+	keyCall  []pruneguard.CallID
+	keyTool  []string
+	open     map[pruneguard.CallID]bool
+	answered map[pruneguard.CallID]bool
 
 	firstUser bool
 	lastUser  *sentry
@@ -203,15 +206,13 @@ type sentry struct {
 	hash uint64
 	size int
 
-	raw    json.RawMessage // provider JSON; nil for an event message
-	msg    Message         // raw's structure
+	raw    json.RawMessage // provider JSON; for an event message, as written
+	f      facts           // what the session knows of the message
 	ev     *pruneguard.Message
 	pieces []rpiece // an event message as written
 
-	assistant bool // an assistant (model) turn, for coupling
-	realUser  bool
-	calls     bool // the message makes client tool calls (Responses coupling)
-	paused    bool // Anthropic: a server tool call waiting in this turn
+	realUser bool
+	paused   bool // Anthropic: a server tool call waiting in this turn
 
 	gone      bool
 	stubbed   bool
@@ -264,7 +265,7 @@ func (s *Session) reset() {
 	s.sessionState = sessionState{
 		byID: map[pruneguard.MessageID]*sentry{}, streams: map[pruneguard.MessageID]*stream{},
 		known: map[string]bool{}, ann: map[string]pruneguard.Tool{}, callTool: map[pruneguard.CallID]string{},
-		waiting: map[string][]pruneguard.CallID{}, answered: map[pruneguard.CallID]bool{},
+		tr: newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
 		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombs: map[string]string{},
 		top: top,
 	}
@@ -329,7 +330,7 @@ func (s *Session) registerTools() error {
 	}
 	probe := s.top.clone()
 	probe.set(s.key, json.RawMessage(`[]`))
-	b, err := Read(probe.bytes(), s.cfg.Dialect)
+	b, err := readBody(probe.bytes(), s.cfg.Dialect)
 	if err != nil {
 		return fmt.Errorf("wire: session: request fields: %w", err)
 	}
@@ -395,34 +396,36 @@ func (s *Session) knowTool(name string) error {
 // Anthropic or Bedrock message, a Gemini content turn) in the session's
 // dialect, as the provider's JSON, and returns the id the Context gives
 // it. The JSON is kept as given and written back as it is unless a
-// decision stubs it. A result that pairs with no waiting call is kept
-// without pairing, classed as an unannotated tool's result.
+// decision stubs it. Results pair with calls by the dialect's adjacency
+// rules, as [Body.Context] pairs them; a result that pairs with no call
+// is kept without pairing, classed as an unannotated tool's result.
 func (s *Session) Append(raw json.RawMessage) (pruneguard.MessageID, error) {
-	m, err := s.parseOne(raw)
+	f, err := s.parseOne(raw)
 	if err != nil {
 		return "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.appendRaw(m)
+	return s.appendRaw(f)
 }
 
-// parseOne reads one message of the session's dialect.
-func (s *Session) parseOne(raw json.RawMessage) (Message, error) {
+// parseOne reads one message of the session's dialect, into a copy the
+// session owns.
+func (s *Session) parseOne(raw json.RawMessage) (facts, error) {
 	body := make([]byte, 0, len(raw)+len(s.key)+6)
 	body = append(body, `{"`...)
 	body = append(body, s.key...)
 	body = append(body, `":[`...)
 	body = append(body, raw...)
 	body = append(body, "]}"...)
-	b, err := Read(body, s.cfg.Dialect)
+	b, err := readBody(body, s.cfg.Dialect)
 	if err != nil {
-		return Message{}, fmt.Errorf("wire: session: append: %w", err)
+		return facts{}, fmt.Errorf("wire: session: append: %w", err)
 	}
-	if len(b.Messages) != 1 {
-		return Message{}, fmt.Errorf("wire: session: append: want one %s message", s.cfg.Dialect)
+	if len(b.facts) != 1 {
+		return facts{}, fmt.Errorf("wire: session: append: want one %s message", s.cfg.Dialect)
 	}
-	return b.Messages[0], nil
+	return b.facts[0], nil
 }
 
 // positional returns the positional id of the next message.
@@ -434,52 +437,75 @@ func (s *Session) positional() pruneguard.MessageID {
 	return id
 }
 
-// appendRaw feeds a parsed provider message.
-func (s *Session) appendRaw(m Message) (pruneguard.MessageID, error) {
-	d := s.cfg.Dialect
-	m.Raw = append(json.RawMessage(nil), m.Raw...)
-	e := &sentry{pos: len(s.entries), raw: m.Raw, msg: m, size: len(m.Raw), hash: maphash.Bytes(s.seed, m.Raw)}
-	e.id = s.positional()
-	if d == OpenAIResponses && m.ID != "" && s.byID[pruneguard.MessageID(m.ID)] == nil {
-		e.id = pruneguard.MessageID(m.ID)
+// classing is how the session classes a message the wire knows more of.
+func (s *Session) classing() *classing {
+	return &classing{
+		d: s.cfg.Dialect, unannotated: s.cfg.Unannotated,
+		server: func(name string) (pruneguard.Class, bool) {
+			t, ok := s.ann[name]
+			return t.OutputClass(), ok
+		},
+		tool: func(name string) (pruneguard.Tool, bool) {
+			ts, ok := s.ctx.Tool(name)
+			return ts.Tool, ok
+		},
+		called: func(key int32) string { return s.keyTool[key] },
 	}
-	e.assistant = m.Role == "assistant" || m.Role == "model"
-	e.realUser = realUserMessage(d, &m)
-	e.calls = len(m.Calls) > 0
-	if d == Anthropic && e.assistant {
-		e.paused = waitingServerCall(&m)
-	}
+}
 
-	cm := pruneguard.Message{ID: e.id, Role: wireRole(&m), Tokens: s.tok.Tokens(m.Raw), Content: m.Raw}
-	for _, c := range m.Calls {
-		if err := s.knowTool(c.Name); err != nil {
-			return "", err
-		}
+// appendRaw feeds a message read from provider JSON the session owns.
+func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
+	d := s.cfg.Dialect
+	e := &sentry{pos: len(s.entries), raw: f.raw, f: f, size: len(f.raw), hash: maphash.Bytes(s.seed, f.raw)}
+	e.id = s.positional()
+	if d == OpenAIResponses && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
+		e.id = pruneguard.MessageID(f.id)
 	}
-	waiting := map[pruneguard.CallID]bool{}
-	for k, c := range m.Calls {
-		id := pruneguard.CallID(c.ID)
-		if c.ID == "" || len(s.waiting[c.ID]) > 0 || waiting[id] {
+	e.realUser = isRealUser(d, &f)
+	if d == Anthropic && f.role == "assistant" {
+		e.paused = waitingServerCall([][]fpart{f.parts})
+	}
+	cm := pruneguard.Message{ID: e.id, Role: coreRole(&f), Tokens: countTokens(s.tok, &f), Content: coreContent(&f)}
+	var err error
+	f.eachCall(func(_ int, p *fpart) {
+		if err == nil {
+			err = s.knowTool(p.name)
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	// The Context's call ids are the provider's, unless a call has none or
+	// shares one with a call still waiting for its result.
+	keys := make([]int32, 0, f.ncalls)
+	taken := map[pruneguard.CallID]bool{}
+	f.eachCall(func(k int, p *fpart) {
+		id := pruneguard.CallID(p.id)
+		if p.id == "" || s.open[id] || taken[id] {
 			id = pruneguard.CallID(string(e.id) + "." + strconv.Itoa(k))
 		}
-		waiting[id] = true
-		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: c.Name, Args: c.Args})
-	}
+		taken[id] = true
+		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: p.name, Args: argsJSON(p.val)})
+		keys = append(keys, s.newKey(id, p.name))
+	})
+	st := s.tr.add(&f, keys)
 	unpaired := 0
-	for _, r := range m.Results {
-		if id, ok := s.pairResult(r, cm.Answers); ok {
-			cm.Answers = append(cm.Answers, id)
-		} else {
-			unpaired++
+	for i, k := range st.answers {
+		if k >= 0 && !s.answered[s.keyCall[k]] {
+			cm.Answers = append(cm.Answers, s.keyCall[k])
+			s.answered[s.keyCall[k]] = true
+			continue
 		}
+		st.answers[i] = -1
+		unpaired++
 	}
-	cm.Class = s.classOf(&m, cm.Answers, unpaired)
+	cm.Class = s.classing().class(&f, st.answers)
 	switch {
-	case m.Role == "system" || m.Role == "developer":
+	case isSystem(&f):
 		cm.Pinned = true
 	case e.realUser && !s.firstUser:
 		cm.Pinned = true
-	case d == OpenAIResponses && (m.Type == "item_reference" || (unpaired > 0 && len(m.Calls) == 0)):
+	case d == OpenAIResponses && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
 		// An item the server holds, or an output answering a call the
 		// server holds: both must stay.
 		cm.Pinned = true
@@ -487,91 +513,38 @@ func (s *Session) appendRaw(m Message) (pruneguard.MessageID, error) {
 	if err := s.ctx.Append(cm); err != nil {
 		return "", fmt.Errorf("wire: session: append: %w", err)
 	}
-	wireIDs := make([]string, len(m.Calls))
-	for i, c := range m.Calls {
-		wireIDs[i] = c.ID
-	}
-	s.noteCalls(cm.Calls, wireIDs)
+	s.noteCalls(cm.Calls, cm.Answers)
 	if e.realUser {
 		s.firstUser = true
 	}
-	if m.Reasoning || signedMessage(&m) {
+	if signedFacts(&f) {
 		s.reasoning = true
 	}
 	return e.id, s.link(e)
 }
 
-// pairResult finds the call a result answers: by the provider's id, or,
-// for a result that carries none, the first unanswered call of the
-// latest turn that made calls. taken lists the calls this message
-// answers already.
-func (s *Session) pairResult(wireID string, taken []pruneguard.CallID) (pruneguard.CallID, bool) {
-	if wireID != "" {
-		q := s.waiting[wireID]
-		for i, id := range q {
-			if !s.answered[id] && !containsCall(taken, id) {
-				s.waiting[wireID] = append(q[:i:i], q[i+1:]...)
-				if len(s.waiting[wireID]) == 0 {
-					delete(s.waiting, wireID)
-				}
-				s.answered[id] = true
-				return id, true
-			}
-		}
-		return "", false
-	}
-	for _, id := range s.lastBatch {
-		if !s.answered[id] && !containsCall(taken, id) {
-			s.answered[id] = true
-			for w, q := range s.waiting {
-				for i, x := range q {
-					if x == id {
-						s.waiting[w] = append(q[:i:i], q[i+1:]...)
-						if len(s.waiting[w]) == 0 {
-							delete(s.waiting, w)
-						}
-					}
-				}
-			}
-			return id, true
-		}
-	}
-	return "", false
+// newKey gives a call the tracker follows its key.
+func (s *Session) newKey(id pruneguard.CallID, tool string) int32 {
+	s.keyCall = append(s.keyCall, id)
+	s.keyTool = append(s.keyTool, tool)
+	return int32(len(s.keyCall) - 1)
 }
 
-func containsCall(ids []pruneguard.CallID, id pruneguard.CallID) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
+// noteCalls records the calls a message made and those it answered.
+func (s *Session) noteCalls(calls []pruneguard.Call, answers []pruneguard.CallID) {
+	for _, id := range answers {
+		s.answered[id] = true
+		delete(s.open, id)
 	}
-	return false
-}
-
-// noteCalls records the calls a message made, for pairing: the
-// Context's call ids, with the provider's ids they were given (wire[i],
-// or the Context's id when wire is shorter or names none).
-func (s *Session) noteCalls(calls []pruneguard.Call, wire []string) {
-	if len(calls) == 0 {
-		return
-	}
-	// Responses items carry one call each: a run of call items is one batch.
-	if s.cfg.Dialect != OpenAIResponses || s.tail == nil || !s.tail.calls {
-		s.lastBatch = nil
-	}
-	for i, c := range calls {
+	for _, c := range calls {
 		s.callTool[c.ID] = c.Tool
 		delete(s.answered, c.ID) // an id may come back once its call is answered
-		w := string(c.ID)
-		if i < len(wire) && wire[i] != "" {
-			w = wire[i]
-		}
-		s.waiting[w] = append(s.waiting[w], c.ID)
-		s.lastBatch = append(s.lastBatch, c.ID)
+		s.open[c.ID] = true
 	}
 }
 
-// link adds an entry to the history and couples it into its unit.
+// link adds an entry to the history and couples it into its unit, as
+// Body.Context does.
 func (s *Session) link(e *sentry) error {
 	prev := s.tail
 	s.entries = append(s.entries, e)
@@ -580,17 +553,7 @@ func (s *Session) link(e *sentry) error {
 	if e.realUser {
 		s.lastUser = e
 	}
-	if prev == nil {
-		return nil
-	}
-	couple := false
-	switch s.cfg.Dialect {
-	case OpenAIResponses:
-		couple = (prev.calls && e.calls) || prev.msg.Type == "reasoning"
-	case Anthropic, Gemini, Bedrock:
-		couple = (prev.assistant == e.assistant || prev.assistant) && !prev.pieceSystem() && !e.pieceSystem()
-	}
-	if !couple {
+	if prev == nil || prev.pieceSystem() || e.pieceSystem() || !coupled(s.cfg.Dialect, &prev.f, &e.f) {
 		return nil
 	}
 	if err := s.ctx.Couple(prev.id, e.id); err != nil {
@@ -603,112 +566,6 @@ func (s *Session) link(e *sentry) error {
 // prompt.
 func (e *sentry) pieceSystem() bool {
 	return e.ev != nil && len(e.pieces) > 0 && e.pieces[0].system
-}
-
-// classOf returns the class a message must have when the wire says more
-// than the Context sees: compaction is irreducible; results of tools the
-// provider runs are irreducible unless annotated; results that pair with
-// no call take the class of an unannotated tool.
-func (s *Session) classOf(m *Message, answers []pruneguard.CallID, unpaired int) pruneguard.Class {
-	if m.Type == "compaction" {
-		return pruneguard.Irreducible
-	}
-	k, server, prose := pruneguard.ClassUnset, false, false
-	for _, p := range m.Parts {
-		switch {
-		case p.Type == "compaction":
-			return pruneguard.Irreducible
-		case p.Kind == PartServerResult, p.Kind == PartServerCall && s.cfg.Dialect == OpenAIResponses:
-			c := pruneguard.Irreducible
-			if t, ok := s.ann[p.Name]; ok {
-				c = t.OutputClass()
-			}
-			k, server = max(k, c), true
-		case p.Kind == PartText || p.Kind == PartReasoning:
-			prose = prose || strings.TrimSpace(p.Text) != ""
-		}
-	}
-	if server && (k == pruneguard.Irreducible || !prose) {
-		return k
-	}
-	if unpaired == 0 {
-		return pruneguard.ClassUnset
-	}
-	unknown := pruneguard.Tool{}
-	if s.cfg.Unannotated == UnannotatedRegenerable {
-		unknown.Output = pruneguard.Reconstructible
-	}
-	k = unknown.OutputClass()
-	for _, p := range m.Parts {
-		if p.Kind == PartResult && p.Name != "" {
-			if ts, ok := s.ctx.Tool(p.Name); ok {
-				k = max(k, ts.Tool.OutputClass())
-			}
-		}
-	}
-	for _, id := range answers {
-		if ts, ok := s.ctx.Tool(s.callTool[id]); ok {
-			k = max(k, ts.Tool.OutputClass())
-		}
-	}
-	return k
-}
-
-// wireRole maps a provider message to a Context role.
-func wireRole(m *Message) pruneguard.Role {
-	switch {
-	case m.Role == "system" || m.Role == "developer":
-		return pruneguard.RoleSystem
-	case m.Type == "reasoning":
-		return pruneguard.RoleReasoning
-	case len(m.Results) > 0:
-		return pruneguard.RoleTool
-	case m.Role == "assistant" || m.Role == "model" || len(m.Calls) > 0:
-		return pruneguard.RoleAssistant
-	case m.Role == "user":
-		return pruneguard.RoleUser
-	case m.Role != "":
-		return pruneguard.Role(m.Role)
-	}
-	return pruneguard.Role(m.Type)
-}
-
-// realUserMessage reports a user message that is not (only) tool results.
-func realUserMessage(d Dialect, m *Message) bool {
-	if len(m.Results) > 0 || m.Role != "user" {
-		return false
-	}
-	return d != OpenAIResponses || m.Type == "message" || m.Type == ""
-}
-
-// signedMessage reports signed reasoning or a signed call in a message.
-func signedMessage(m *Message) bool {
-	for _, p := range m.Parts {
-		if p.Signed {
-			return true
-		}
-	}
-	for _, c := range m.Calls {
-		if c.Signed {
-			return true
-		}
-	}
-	return false
-}
-
-// waitingServerCall reports an Anthropic turn holding a server tool call
-// whose result is not in the same turn (a paused turn).
-func waitingServerCall(m *Message) bool {
-	open := map[string]bool{}
-	for _, p := range m.Parts {
-		switch p.Kind {
-		case PartServerCall:
-			open[p.ID] = true
-		case PartServerResult:
-			delete(open, p.ID)
-		}
-	}
-	return len(open) > 0
 }
 
 // AppendMessage feeds one message given as a pruneguard event: Content
@@ -765,29 +622,55 @@ func (s *Session) fillEvent(e *sentry, m pruneguard.Message) error {
 	}
 	e.raw = jk.join(raws)
 	e.size, e.hash = len(e.raw), maphash.Bytes(s.seed, e.raw)
-	e.assistant = m.Role == pruneguard.RoleAssistant || (len(m.Calls) > 0 && len(m.Answers) == 0)
+	e.f = eventFacts(s.cfg.Dialect, m)
 	e.realUser = m.Role == pruneguard.RoleUser && len(m.Answers) == 0
-	e.calls = len(m.Calls) > 0
 	return nil
 }
 
-// eventPaired records an event message's calls and answers for pairing.
-func (s *Session) eventPaired(m pruneguard.Message) {
-	for _, id := range m.Answers {
-		s.answered[id] = true
-		w := string(id)
-		q := s.waiting[w]
-		for i, x := range q {
-			if x == id {
-				s.waiting[w] = append(q[:i:i], q[i+1:]...)
-				break
-			}
-		}
-		if len(s.waiting[w]) == 0 {
-			delete(s.waiting, w)
-		}
+// eventFacts is what the pairing and the units need of an event message:
+// its role as written, its calls and the calls it answers.
+func eventFacts(d Dialect, m pruneguard.Message) facts {
+	assistant := m.Role == pruneguard.RoleAssistant || (len(m.Calls) > 0 && len(m.Answers) == 0)
+	f := facts{role: "user"}
+	switch {
+	case m.Role == pruneguard.RoleSystem:
+		f.role = "system"
+	case assistant && d == Gemini:
+		f.role = "model"
+	case assistant:
+		f.role = "assistant"
+	case len(m.Answers) > 0 && d == OpenAIChat:
+		f.role = "tool"
 	}
-	s.noteCalls(m.Calls, nil)
+	callType, outType := "tool_call", "tool"
+	if d == OpenAIResponses {
+		f.typ = "message"
+		if m.Role == pruneguard.RoleReasoning {
+			f.typ = "reasoning"
+		} else if len(m.Calls) > 0 || len(m.Answers) > 0 {
+			f.typ, f.role = "function_call", ""
+		}
+		callType, outType = "function_call", "function_call_output"
+	}
+	for _, c := range m.Calls {
+		f.add(fpart{kind: PartCall, typ: callType, id: string(c.ID), name: c.Tool})
+	}
+	for _, a := range m.Answers {
+		f.add(fpart{kind: PartResult, typ: outType, id: string(a)})
+	}
+	return f
+}
+
+// eventPaired records an event message's calls and answers for pairing:
+// the tracker follows them as it follows provider JSON.
+func (s *Session) eventPaired(m pruneguard.Message) {
+	f := eventFacts(s.cfg.Dialect, m)
+	keys := make([]int32, len(m.Calls))
+	for i, c := range m.Calls {
+		keys[i] = s.newKey(c.ID, c.Tool)
+	}
+	s.tr.add(&f, keys)
+	s.noteCalls(m.Calls, m.Answers)
 }
 
 // Open starts a streamed message of the given role (for a result, naming
@@ -901,7 +784,7 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 		return fmt.Errorf("wire: session: close: %w", err)
 	}
 	delete(s.streams, id)
-	s.noteCalls(m.Calls, nil)
+	s.eventPaired(pruneguard.Message{Role: st.role, Calls: m.Calls})
 	return nil
 }
 

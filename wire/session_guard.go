@@ -61,53 +61,108 @@ func (s *Session) Request() ([]byte, Report, error) {
 // body's other fields replace the session's. A history that does not
 // continue the session's (edited, shortened, another conversation)
 // starts the session over: Report.Reset is set, and earlier decisions are
-// forgotten. Checking the prefix costs a hash of each message; only the
-// new messages are fed.
+// forgotten. The body is checked as JSON in one pass that finds where
+// each message sits; checking the prefix costs a hash of each message;
+// only the new messages are read and fed.
 func (s *Session) Sync(body []byte) ([]byte, Report, error) {
-	b, err := Read(body, s.cfg.Dialect)
+	d := s.cfg.Dialect
+	top, err := readTop(body)
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("wire: %s: %w", d, err)
+	}
+	spans, _, err := historySpans(top, d, s.key)
 	if err != nil {
 		return nil, Report{}, err
 	}
-	top, err := readTopFields(body)
-	if err != nil {
-		return nil, Report{}, fmt.Errorf("wire: session: %v", err)
-	}
-	return s.syncRead(b, top)
+	return s.syncSpans(top, spans)
 }
 
-// syncRead is Sync of a body already read, with its top-level fields.
-func (s *Session) syncRead(b *Body, top topFields) ([]byte, Report, error) {
+// historySpans returns where each message of the history sits in the
+// body top was read from, and whether the history is a Responses input
+// given as a plain string (one message, the string).
+func historySpans(top *topLevel, d Dialect, key string) ([]span, bool, error) {
+	raw, ok := top.fields[key]
+	if !ok || isNull(raw) {
+		return nil, false, fmt.Errorf("wire: %s: body has no %q", d, key)
+	}
+	if d == OpenAIResponses && kindOf(raw) == '"' {
+		sp := top.spans[key]
+		return []span{{start: sp[0], end: sp[1]}}, true, nil
+	}
+	elems, ok := top.elems[key]
+	if !ok || kindOf(raw) != '[' {
+		return nil, false, fmt.Errorf("wire: %s: %s is %s, not an array", d, key, kindName(raw))
+	}
+	return elems, false, nil
+}
+
+// syncSpans is Sync of a body read, with where its messages sit.
+func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rep Report
-	if !s.continues(b.Messages) {
+	src := top.src
+	if !s.continuesSpans(src, spans) {
 		rep.Reset = len(s.entries) > 0
 		if rep.Reset && s.log != nil {
 			s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: session reset",
-				slog.String("dialect", string(s.cfg.Dialect)), slog.Int("held", len(s.entries)), slog.Int("given", len(b.Messages)))
+				slog.String("dialect", string(s.cfg.Dialect)), slog.Int("held", len(s.entries)), slog.Int("given", len(spans)))
 		}
 		s.top = topFields{}
 		s.reset()
 	}
-	s.top = top
+	s.top = topFieldsOf(top, s.key)
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
-	for i := len(s.entries); i < len(b.Messages); i++ {
-		if _, err := s.appendRaw(b.Messages[i]); err != nil {
+	inputString := s.cfg.Dialect == OpenAIResponses && kindOf(top.fields[s.key]) == '"'
+	r := newReader(s.cfg.Dialect)
+	for i := len(s.entries); i < len(spans); i++ {
+		sp := spans[i]
+		raw := append([]byte(nil), src[sp.start:sp.end]...)
+		f, err := r.message(raw, len(raw)-compactLen(raw), inputString)
+		if err != nil {
+			return nil, rep, fmt.Errorf("wire: %s: %s[%d]%s", s.cfg.Dialect, s.key, i, err)
+		}
+		if _, err := s.appendRaw(f); err != nil {
 			return nil, rep, err
 		}
 	}
 	return s.request(rep)
 }
 
-// continues reports whether msgs start with the history the session holds.
-func (s *Session) continues(msgs []Message) bool {
-	if len(msgs) < len(s.entries) || len(s.streams) > 0 {
+// topFieldsOf copies the top-level fields of a body read, in order, with
+// the history as an empty array: it is fed message by message.
+func topFieldsOf(top *topLevel, key string) topFields {
+	type kv struct {
+		k     string
+		start int
+	}
+	var kvs []kv
+	for k, sp := range top.spans {
+		kvs = append(kvs, kv{k, sp[0]})
+	}
+	slices.SortFunc(kvs, func(a, b kv) int { return a.start - b.start })
+	f := topFields{vals: make(map[string]json.RawMessage, len(kvs))}
+	for _, x := range kvs {
+		f.keys = append(f.keys, x.k)
+		if x.k == key {
+			f.vals[x.k] = json.RawMessage(`[]`)
+			continue
+		}
+		f.vals[x.k] = append(json.RawMessage(nil), top.fields[x.k]...)
+	}
+	return f
+}
+
+// continuesSpans reports whether the messages at spans of src start with
+// the history the session holds.
+func (s *Session) continuesSpans(src []byte, spans []span) bool {
+	if len(spans) < len(s.entries) || len(s.streams) > 0 {
 		return false
 	}
 	for i, e := range s.entries {
-		raw := msgs[i].Raw
+		raw := src[spans[i].start:spans[i].end]
 		if e.ev != nil || len(raw) != e.size || maphash.Bytes(s.seed, raw) != e.hash {
 			return false
 		}
@@ -221,6 +276,10 @@ func (s *Session) spillRefused(res pruneguard.Result, p *sessionPolicy) bool {
 		var ms []pruneguard.Message
 		for _, id := range unit.Messages {
 			if m, ok := s.ctx.Message(id); ok && m.Pointer.IsZero() {
+				// What is stored is the message as the provider reads it.
+				if e := s.byID[id]; e != nil && e.ev == nil {
+					m.Content = e.raw
+				}
 				ms = append(ms, m)
 			}
 		}
@@ -283,7 +342,7 @@ func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
 			ps = append(ps, e.pieces...)
 			continue
 		}
-		ps = append(ps, rpiece{role: e.msg.Role, raw: e.raw})
+		ps = append(ps, rpiece{role: e.f.role, raw: e.raw})
 	}
 	ps = mergeSynthTurns(s.cfg.Dialect, ps)
 	// Chat system lines go into the history (see topFor).
@@ -325,7 +384,7 @@ func (s *Session) stubPieces(e *sentry, p pruneguard.Pointer) []rpiece {
 	if !ok {
 		raw = e.raw
 	}
-	return []rpiece{{role: e.msg.Role, raw: raw}}
+	return []rpiece{{role: e.f.role, raw: raw}}
 }
 
 // stubRaw returns a provider message with its results stubbed, or false
@@ -337,24 +396,14 @@ func (s *Session) stubRaw(e *sentry, text string) (json.RawMessage, bool) {
 	if e.stubFails || e.raw == nil {
 		return nil, false
 	}
-	one := topFields{}
-	one.set(s.key, jk.join([]json.RawMessage{e.raw}))
-	b, err := Read(one.bytes(), s.cfg.Dialect)
+	raw, err := stubMessage(s.cfg.Dialect, e.raw, text)
 	if err == nil {
-		err = b.Stub(0, text)
+		_, err = parseMessage(s.cfg.Dialect, raw)
 	}
-	var out []byte
-	if err == nil {
-		out, err = b.Marshal()
-	}
-	if err == nil {
-		b, err = Read(out, s.cfg.Dialect)
-	}
-	if err != nil || len(b.Messages) != 1 {
+	if err != nil {
 		e.stubFails = true
 		return nil, false
 	}
-	raw := b.Messages[0].Raw
 	if text == s.stubText {
 		e.stub = raw
 	}
@@ -502,12 +551,8 @@ func (s *Session) applied(d *pruneguard.Decision) bool {
 		_, ok := s.ctx.Message(d.Evict[0])
 		return !ok
 	case len(d.Stub) > 0:
-		for _, e := range s.ctx.Snapshot() {
-			if e.ID == d.Stub[0] {
-				return e.Stubbed
-			}
-		}
-		return false
+		m, ok := s.ctx.Message(d.Stub[0])
+		return ok && m.Tokens != d.Records()[len(d.Evict)].Tokens
 	case len(d.DropSchemas) > 0:
 		ts, ok := s.ctx.Tool(d.DropSchemas[0])
 		return ok && !ts.Resident

@@ -113,32 +113,26 @@ func (cs *Conversations) Guard(ctx context.Context, d Dialect, body []byte) ([]b
 }
 
 func (cs *Conversations) guard(ctx context.Context, d Dialect, body []byte) (string, []byte, Report, error) {
-	b, err := Read(body, d)
+	b, err := readBody(body, d)
 	if err != nil {
 		return "", nil, Report{}, err
 	}
 	if vs := b.Validate(); len(vs) > 0 {
 		return "", nil, Report{}, &RuleError{Dialect: d, Violations: vs}
 	}
-	top, err := readTopFields(body)
-	if err != nil {
-		return "", nil, Report{}, fmt.Errorf("wire: %s: %v", d, err)
-	}
-	if d == OpenAIResponses && (present(&top, "previous_response_id") || present(&top, "conversation")) {
+	if d == OpenAIResponses && (!isNull(b.top.fields["previous_response_id"]) || !isNull(b.top.fields["conversation"])) {
 		return "", body, Report{}, nil
 	}
 	c, err := cs.find(ctx, d, b)
 	if err != nil {
 		return "", nil, Report{}, err
 	}
-	out, rep, err := c.s.syncRead(b, top)
+	spans, _, err := historySpans(b.top, d, b.key)
+	if err != nil {
+		return "", nil, Report{}, err
+	}
+	out, rep, err := c.s.syncSpans(b.top, spans)
 	return c.name, out, rep, err
-}
-
-// present reports a top-level field set to something other than null.
-func present(top *topFields, key string) bool {
-	v, ok := top.get(key)
-	return ok && strings.TrimSpace(string(v)) != "null"
 }
 
 // find returns the conversation a request belongs to, making it when new.
@@ -147,8 +141,8 @@ func (cs *Conversations) find(ctx context.Context, d Dialect, b *Body) (*convers
 	defer cs.mu.Unlock()
 	name, named := ConversationOf(ctx)
 	var first uint64
-	if len(b.Messages) > 0 {
-		first = maphash.Bytes(cs.seed, b.Messages[0].Raw)
+	if len(b.facts) > 0 {
+		first = maphash.Bytes(cs.seed, b.facts[0].raw)
 	}
 	var c *conversation
 	if named {
@@ -162,7 +156,7 @@ func (cs *Conversations) find(ctx context.Context, d Dialect, b *Body) (*convers
 			if k.d != d {
 				continue
 			}
-			if n := k.s.heldPrefix(b.Messages); n > best {
+			if n := k.s.heldPrefix(b); n > best {
 				c, best = k, n
 			}
 		}
@@ -220,10 +214,14 @@ func (cs *Conversations) Len() int {
 
 // heldPrefix returns how many messages the session holds when msgs
 // continue its history, and -1 when they do not.
-func (s *Session) heldPrefix(msgs []Message) int {
+func (s *Session) heldPrefix(b *Body) int {
+	spans, _, err := historySpans(b.top, b.Dialect, b.key)
+	if err != nil {
+		return -1
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.continues(msgs) {
+	if !s.continuesSpans(b.top.src, spans) {
 		return -1
 	}
 	return len(s.entries)

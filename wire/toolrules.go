@@ -90,14 +90,55 @@ func str(raw json.RawMessage) string {
 	return s
 }
 
-// validateTools lists the violations of the tools array and the tool
-// choice.
-func validateTools(b *Body) []Violation {
-	var v violations
-	declared := map[string]bool{}
+// toolState is what the rules of the tools arrays and tool choices make
+// of a body's top-level fields: the tools declared, and the violations
+// that depend on nothing else.
+type toolState struct {
+	declared   map[string]bool
+	toolsArray bool // Anthropic: the tools field is an array, so tool references are checked
+	emptyTools bool // Anthropic: the tools field is an empty array
+	top        []Violation
+}
+
+// toolState reads the body's tools arrays and tool choices, edits
+// included.
+func (b *Body) toolState() *toolState {
+	ts := &toolState{declared: map[string]bool{}}
 	for _, t := range b.Tools() {
-		declared[t.Name] = true
+		ts.declared[t.Name] = true
 	}
+	if b.Dialect == Anthropic {
+		items, ok := asArray(b.field("tools"))
+		ts.toolsArray = ok
+		ts.emptyTools = ok && len(items) == 0
+	}
+	ts.top = validateToolFields(b, ts.declared)
+	return ts
+}
+
+// validateTools lists the violations of the tools array and the tool
+// choice of a body with the messages ms.
+func validateTools(d Dialect, ms []*facts, ts *toolState) []Violation {
+	v := violations(append([]Violation(nil), ts.top...))
+	if d == Anthropic && ts.emptyTools {
+		// Only an empty tools array is reported: a body without one is
+		// taken as recorded without its tools (Claude Code session logs
+		// keep none), and a prune never takes the field away.
+		for i, m := range ms {
+			if m.ncalls > 0 || m.nresults > 0 {
+				v.add(RuleAnthropicToolBlocksWithoutTools, i, "Requests which include `tool_use` or `tool_result` blocks must define tools.")
+				break
+			}
+		}
+	}
+	return v
+}
+
+// validateToolFields lists the violations of the tools arrays and tool
+// choices that depend on the top-level fields alone; declared names the
+// tools declared.
+func validateToolFields(b *Body, declared map[string]bool) []Violation {
+	var v violations
 	unknown := func(names []string) []string {
 		var out []string
 		for _, n := range names {
@@ -135,29 +176,10 @@ func validateTools(b *Body) []Violation {
 			v.add(RuleResponsesUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
 		}
 	case Anthropic:
-		// Only an empty tools array is reported: a body without one is
-		// taken as recorded without its tools (Claude Code session logs
-		// keep none), and a prune never takes the field away.
-		if items, ok := asArray(b.field("tools")); ok && len(items) == 0 {
-			for i := range b.Messages {
-				m := &b.Messages[i]
-				if len(m.Calls) > 0 || len(m.Results) > 0 {
-					v.add(RuleAnthropicToolBlocksWithoutTools, i, "Requests which include `tool_use` or `tool_result` blocks must define tools.")
-					break
-				}
-			}
-		}
 		choice := b.field("tool_choice")
 		if str(path(choice, "type")) == "tool" {
 			for _, n := range unknown([]string{str(path(choice, "name"))}) {
 				v.add(RuleAnthropicUnknownToolChoice, 0, "tool_choice: tool '%s' is not among the tools defined in the request.", n)
-			}
-		}
-		if _, ok := asArray(b.field("tools")); ok {
-			for i := range b.Messages {
-				for _, n := range unknown(b.Messages[i].References) {
-					v.add(RuleAnthropicUnknownToolReference, i, "Tool reference '%s' not found in available tools", n)
-				}
 			}
 		}
 	case Gemini:

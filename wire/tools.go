@@ -269,8 +269,8 @@ func (b *Body) hasSystemPrompt() bool {
 // systemMessage returns the index of the first Chat system or developer
 // message, or -1.
 func (b *Body) systemMessage() int {
-	for i := range b.Messages {
-		if r := b.Messages[i].Role; r == "system" || r == "developer" {
+	for i := range b.facts {
+		if isSystem(&b.facts[i]) {
 			return i
 		}
 	}
@@ -427,19 +427,28 @@ func (b *Body) setTombstones(lines []string) {
 		b.setField(key, raw)
 	case OpenAIChat:
 		if i := b.systemMessage(); i >= 0 {
-			if m, err := appendChatText(b.Messages[i].Raw, text); err == nil {
-				b.Messages[i] = m
-				b.dirty = true
+			raw, err := appendChatText(b.facts[i].raw, text)
+			if err != nil {
+				return
 			}
+			f, err := parseMessage(OpenAIChat, raw)
+			if err != nil {
+				return
+			}
+			b.facts[i] = f
+			if b.materialised() {
+				b.Messages[i] = f.message()
+			}
+			b.dirty = true
 		}
 	}
 }
 
 // appendChatText appends a line of text to a chat message's content.
-func appendChatText(raw json.RawMessage, text string) (Message, error) {
+func appendChatText(raw json.RawMessage, text string) (json.RawMessage, error) {
 	obj, ok := asObject(raw)
 	if !ok {
-		return Message{}, fmt.Errorf("not an object")
+		return nil, fmt.Errorf("not an object")
 	}
 	switch c := obj["content"]; kindOf(c) {
 	case '"':
@@ -452,9 +461,5 @@ func appendChatText(raw json.RawMessage, text string) (Message, error) {
 	default:
 		obj["content"] = mustString(text)
 	}
-	nraw, err := json.Marshal(obj)
-	if err != nil {
-		return Message{}, err
-	}
-	return parseMessage(OpenAIChat, nraw, false)
+	return json.Marshal(obj)
 }

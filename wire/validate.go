@@ -191,7 +191,7 @@ const (
 // Validate reads body as dialect d (Detect when d is empty) and lists its
 // violations; see Body.Validate. The error is a reading error.
 func Validate(body []byte, d Dialect) ([]Violation, error) {
-	b, err := Read(body, d)
+	b, err := readBody(body, d)
 	if err != nil {
 		return nil, err
 	}
@@ -203,30 +203,79 @@ func Validate(body []byte, d Dialect) ([]Violation, error) {
 // the body are reported under the "<dialect>/pending-calls" rule; callers
 // that send a history ending on calls on purpose can skip those.
 func (b *Body) Validate() []Violation {
-	if b == nil {
+	if b == nil || b.top == nil {
 		return nil
 	}
-	if len(b.Messages) == 0 {
+	ms := make([]*facts, len(b.facts))
+	for i := range b.facts {
+		ms[i] = &b.facts[i]
+	}
+	return validateAll(b, ms, b.toolState())
+}
+
+// validateAll lists the violations of a body with messages ms and the
+// tools state ts, ordered by index and then rule.
+func validateAll(b *Body, ms []*facts, ts *toolState) []Violation {
+	if len(ms) == 0 {
 		if r, ok := emptyHistory[b.Dialect]; ok {
 			return []Violation{{Rule: r[0], Index: 0, Message: r[1]}}
 		}
 	}
-	var v []Violation
-	switch b.Dialect {
-	case OpenAIChat:
-		v = validateChat(b)
-	case OpenAIResponses:
-		v = validateResponses(b)
-	case Anthropic:
-		v = validateAnthropic(b)
-	case Gemini:
-		v = validateGemini(b)
-	case Bedrock:
-		v = validateBedrock(b)
-	}
-	v = append(v, validateTools(b)...)
+	var v violations
+	sc := scopeOf(b, ms, ts)
+	validateMessages(b, ms, sc, &v)
+	v = append(v, validateTools(b.Dialect, ms, ts)...)
 	sortViolations(v)
 	return v
+}
+
+// scope is what a validator needs to know beyond the messages it is
+// given, so that it can check a window of the body as well as all of it.
+type scope struct {
+	off     int  // the index in the body of the first message given
+	atStart bool // the first message given is the body's first
+	atEnd   bool // the last message given is the body's last
+
+	// Facts of the whole body.
+	anyThinking bool // Anthropic: some message carries thinking
+	signedBody  bool // Gemini: some call carries a thought signature
+	lastUser    int  // Gemini: the index of the last real user content, or -1
+	continues   bool // Responses: the input continues what the server holds
+	barrier     int  // Responses: the index of the last output or user message, or -1
+	tools       *toolState
+}
+
+// scopeOf is the scope of a whole body with messages ms.
+func scopeOf(b *Body, ms []*facts, ts *toolState) scope {
+	sc := scope{atStart: true, atEnd: true, lastUser: -1, barrier: -1, tools: ts, continues: b.continues}
+	for i, m := range ms {
+		sc.anyThinking = sc.anyThinking || m.reasoning
+		sc.signedBody = sc.signedBody || m.signedCall()
+		if isRealUser(b.Dialect, m) {
+			sc.lastUser = i
+		}
+		if m.nresults > 0 || isUserMessage(m) {
+			sc.barrier = i
+		}
+		sc.continues = sc.continues || m.typ == "item_reference"
+	}
+	return sc
+}
+
+// validateMessages adds the violations of the history rules found in ms.
+func validateMessages(b *Body, ms []*facts, sc scope, v *violations) {
+	switch b.Dialect {
+	case OpenAIChat:
+		validateChat(ms, sc, v)
+	case OpenAIResponses:
+		validateResponses(b, ms, sc, v)
+	case Anthropic:
+		validateAnthropic(b, ms, sc, v)
+	case Gemini:
+		validateGemini(ms, sc, v)
+	case Bedrock:
+		validateBedrock(b, ms, sc, v)
+	}
 }
 
 // emptyHistory gives each dialect's rule and wording for an empty
@@ -239,11 +288,10 @@ var emptyHistory = map[Dialect][2]string{
 	Bedrock:         {RuleBedrockEmptyMessages, "messages: the conversation is empty; it must start with a user message."},
 }
 
-func callIDs(calls []Call) []string {
-	ids := make([]string, len(calls))
-	for i, c := range calls {
-		ids[i] = c.ID
-	}
+// callIDs returns the ids of the calls of m, in order.
+func callIDs(m *facts) []string {
+	ids := make([]string, 0, m.ncalls)
+	m.eachCall(func(_ int, p *fpart) { ids = append(ids, p.id) })
 	return ids
 }
 
@@ -262,21 +310,19 @@ func missingIDs(ids []string, have map[string]bool) []string {
 
 // ---- OpenAI Chat ----------------------------------------------------------
 
-func validateChat(b *Body) []Violation {
-	var v violations
-	msgs := b.Messages
+func validateChat(msgs []*facts, sc scope, v *violations) {
 	for i := 0; i < len(msgs); {
-		m := &msgs[i]
+		m := msgs[i]
 		switch {
-		case m.Role == "tool":
-			v.add(RuleChatOrphanToolMessage, i,
+		case m.role == "tool":
+			v.add(RuleChatOrphanToolMessage, sc.off+i,
 				"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
 			i++
-		case m.Role == "function" && m.Name == "":
-			v.add(RuleChatFunctionWithoutName, i,
+		case m.role == "function" && m.name == "":
+			v.add(RuleChatFunctionWithoutName, sc.off+i,
 				"Missing parameter 'name': messages with role 'function' must have a 'name'.")
 			i++
-		case m.Role == "assistant" && len(toolCallIDs(m)) > 0:
+		case m.role == "assistant" && hasToolCalls(m):
 			ids := toolCallIDs(m)
 			issued := make(map[string]bool, len(ids))
 			for _, id := range ids {
@@ -285,16 +331,20 @@ func validateChat(b *Body) []Violation {
 			answered := map[string]bool{}
 			answeredAt := map[string]int{}
 			j := i + 1
-			for ; j < len(msgs) && msgs[j].Role == "tool"; j++ {
-				for _, id := range msgs[j].Results {
+			for ; j < len(msgs) && msgs[j].role == "tool"; j++ {
+				for _, p := range msgs[j].parts {
+					if p.kind != PartResult {
+						continue
+					}
+					id := p.id
 					if !issued[id] {
-						v.add(RuleChatUnknownToolCallID, j,
+						v.add(RuleChatUnknownToolCallID, sc.off+j,
 							"Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", id)
 						continue
 					}
 					if answered[id] {
-						v.add(RuleChatDuplicateToolResponse, j,
-							"Invalid parameter: Duplicate value for 'tool_call_id' of '%s', in messages[%d] and messages[%d].", id, answeredAt[id], j)
+						v.add(RuleChatDuplicateToolResponse, sc.off+j,
+							"Invalid parameter: Duplicate value for 'tool_call_id' of '%s', in messages[%d] and messages[%d].", id, sc.off+answeredAt[id], sc.off+j)
 						continue
 					}
 					answered[id] = true
@@ -303,10 +353,10 @@ func validateChat(b *Body) []Violation {
 			}
 			if miss := missingIDs(ids, answered); len(miss) > 0 {
 				rule := RuleChatToolCallsWithoutResponse
-				if j == i+1 && j == len(msgs) {
+				if j == i+1 && j == len(msgs) && sc.atEnd {
 					rule = RuleChatPendingCalls
 				}
-				v.add(rule, i, "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s",
+				v.add(rule, sc.off+i, "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s",
 					strings.Join(miss, ", "))
 			}
 			i = j
@@ -314,16 +364,26 @@ func validateChat(b *Body) []Violation {
 			i++
 		}
 	}
-	return v
+}
+
+// hasToolCalls reports tool_calls in a Chat message (a legacy
+// function_call is not one).
+func hasToolCalls(m *facts) bool {
+	for i := range m.parts {
+		if m.parts[i].kind == PartCall && m.parts[i].typ == "tool_call" {
+			return true
+		}
+	}
+	return false
 }
 
 // toolCallIDs returns the ids of a Chat message's tool_calls, leaving out
 // a legacy function_call, which has none and which the API does not pair.
-func toolCallIDs(m *Message) []string {
+func toolCallIDs(m *facts) []string {
 	var ids []string
-	for _, p := range m.Parts {
-		if p.Kind == PartCall && p.Type == "tool_call" {
-			ids = append(ids, p.ID)
+	for _, p := range m.parts {
+		if p.kind == PartCall && p.typ == "tool_call" {
+			ids = append(ids, p.id)
 		}
 	}
 	return ids
@@ -331,14 +391,38 @@ func toolCallIDs(m *Message) []string {
 
 // ---- OpenAI Responses -----------------------------------------------------
 
-func isUserMessage(m *Message) bool {
-	return m.Type == "message" && m.Role == "user"
+func isUserMessage(m *facts) bool {
+	return m.typ == "message" && m.role == "user"
 }
 
-func validateResponses(b *Body) []Violation {
-	var v violations
-	items := b.Messages
-	barrier := responsesBarrier(items)
+// validateResponses checks the items ms. The pairing of calls and outputs
+// and the uniqueness of ids are checked only over a whole body (the screen
+// keeps them by key); over a window only the rules of each item and of
+// the item after a reasoning item are.
+func validateResponses(b *Body, ms []*facts, sc scope, v *violations) {
+	whole := sc.atStart && sc.atEnd
+	if whole {
+		responsesPairing(ms, sc, v)
+	}
+	for i, m := range ms {
+		if m.typ != "reasoning" {
+			continue
+		}
+		next := i + 1
+		if (next >= len(ms) && sc.atEnd) || (next < len(ms) && (ms[next].typ == "reasoning" || isUserMessage(ms[next]))) {
+			v.add(RuleResponsesReasoningWithoutFollower, sc.off+i,
+				"Item '%s' of type 'reasoning' was provided without its required following item.", m.id)
+		}
+		if b.storeFalse && !signedReasoning(m) {
+			v.add(RuleResponsesReasoningNotPersisted, sc.off+i,
+				"Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", m.id)
+		}
+	}
+}
+
+// responsesPairing checks that item ids are unique and that calls and
+// outputs pair, over the whole input ms.
+func responsesPairing(ms []*facts, sc scope, v *violations) {
 	type open struct {
 		index int
 		typ   string
@@ -348,46 +432,33 @@ func validateResponses(b *Body) []Violation {
 	pending := map[[2]string][]int{} // (call type, id) -> positions in order, unanswered
 	answered := map[int]bool{}       // positions in order that got an output
 	seenIDs := map[string]bool{}
-	for i := range items {
-		m := &items[i]
-		if m.ID != "" {
-			if seenIDs[m.ID] {
-				v.add(RuleResponsesDuplicateItemID, i, "Duplicate item found with id %s.", m.ID)
+	for i, m := range ms {
+		if m.id != "" {
+			if seenIDs[m.id] {
+				v.add(RuleResponsesDuplicateItemID, sc.off+i, "Duplicate item found with id %s.", m.id)
 			}
-			seenIDs[m.ID] = true
+			seenIDs[m.id] = true
 		}
-		for _, c := range m.Calls {
-			k := [2]string{m.Type, c.ID}
-			pending[k] = append(pending[k], len(order))
-			order = append(order, open{i, m.Type, c.ID})
-		}
-		for _, p := range m.Parts {
-			if p.Kind != PartResult {
-				continue
-			}
-			out := responsesOutputs[p.Type]
-			k := [2]string{out[0], p.ID}
-			q := pending[k]
-			if len(q) == 0 {
-				// With previous_response_id (or a conversation) the call
-				// may be stored on the server.
-				if !b.continues {
-					v.add(RuleResponsesOutputWithoutCall, i, "No tool call found for %s with %s %s.", strings.ReplaceAll(p.Type, "_", " "), out[1], p.ID)
+		for _, p := range m.parts {
+			switch p.kind {
+			case PartCall:
+				k := [2]string{m.typ, p.id}
+				pending[k] = append(pending[k], len(order))
+				order = append(order, open{i, m.typ, p.id})
+			case PartResult:
+				out := responsesOutputs[p.typ]
+				k := [2]string{out[0], p.id}
+				q := pending[k]
+				if len(q) == 0 {
+					// With previous_response_id (or a conversation) the call
+					// may be stored on the server.
+					if !sc.continues {
+						v.add(RuleResponsesOutputWithoutCall, sc.off+i, "No tool call found for %s with %s %s.", strings.ReplaceAll(p.typ, "_", " "), out[1], p.id)
+					}
+					continue
 				}
-				continue
-			}
-			answered[q[0]] = true
-			pending[k] = q[1:]
-		}
-		if m.Type == "reasoning" {
-			next := i + 1
-			if next >= len(items) || items[next].Type == "reasoning" || isUserMessage(&items[next]) {
-				v.add(RuleResponsesReasoningWithoutFollower, i,
-					"Item '%s' of type 'reasoning' was provided without its required following item.", m.ID)
-			}
-			if b.storeFalse && !signed(m) {
-				v.add(RuleResponsesReasoningNotPersisted, i,
-					"Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", m.ID)
+				answered[q[0]] = true
+				pending[k] = q[1:]
 			}
 		}
 	}
@@ -396,30 +467,17 @@ func validateResponses(b *Body) []Violation {
 			continue // the user may leave an approval request unanswered
 		}
 		rule := RuleResponsesCallWithoutOutput
-		if o.index > barrier {
+		if o.index > sc.barrier {
 			rule = RuleResponsesPendingCalls
 		}
-		v.add(rule, o.index, "No tool output found for %s %s.", strings.ReplaceAll(o.typ, "_", " "), o.id)
+		v.add(rule, sc.off+o.index, "No tool output found for %s %s.", strings.ReplaceAll(o.typ, "_", " "), o.id)
 	}
-	return v
 }
 
-// responsesBarrier returns the index of the last item that closes the
-// model's turn, an output or a user message; calls after it are pending.
-func responsesBarrier(items []Message) int {
-	barrier := -1
-	for i := range items {
-		if len(items[i].Results) > 0 || isUserMessage(&items[i]) {
-			barrier = i
-		}
-	}
-	return barrier
-}
-
-// signed reports a signed reasoning part in m.
-func signed(m *Message) bool {
-	for _, p := range m.Parts {
-		if p.Kind == PartReasoning && p.Signed {
+// signedReasoning reports a signed reasoning part in m.
+func signedReasoning(m *facts) bool {
+	for _, p := range m.parts {
+		if p.kind == PartReasoning && p.signed {
 			return true
 		}
 	}
@@ -428,11 +486,12 @@ func signed(m *Message) bool {
 
 // ---- Anthropic ------------------------------------------------------------
 
-// turnPart is a content part of a merged turn, with its original message.
+// turnPart is a content part of a merged turn, with its message (as an
+// index into the messages given) and its block index.
 type turnPart struct {
 	msg int
 	blk int
-	Part
+	p   *fpart
 }
 
 type turn struct {
@@ -444,45 +503,38 @@ type turn struct {
 
 // mergeTurns merges consecutive same-role messages into turns, as the
 // Anthropic API does.
-func mergeTurns(msgs []Message) []turn {
+func mergeTurns(msgs []*facts) []turn {
 	var turns []turn
-	for i := range msgs {
-		m := &msgs[i]
-		if n := len(turns); n == 0 || turns[n-1].role != m.Role {
-			turns = append(turns, turn{role: m.Role, first: i})
+	for i, m := range msgs {
+		if n := len(turns); n == 0 || turns[n-1].role != m.role {
+			turns = append(turns, turn{role: m.role, first: i})
 		}
 		t := &turns[len(turns)-1]
 		t.last = i
-		for k, p := range m.Parts {
-			t.parts = append(t.parts, turnPart{msg: i, blk: k, Part: p})
+		for k := range m.parts {
+			t.parts = append(t.parts, turnPart{msg: i, blk: k, p: &m.parts[k]})
 		}
 	}
 	return turns
 }
 
-func validateAnthropic(b *Body) []Violation {
-	var v violations
-	msgs := b.Messages
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Empty && !(i == len(msgs)-1 && m.Role == "assistant") {
-			v.add(RuleAnthropicEmptyContent, i,
-				"messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
+func validateAnthropic(b *Body, msgs []*facts, sc scope, v *violations) {
+	o := sc.off
+	for i, m := range msgs {
+		if m.empty && !(i == len(msgs)-1 && sc.atEnd && m.role == "assistant") {
+			v.add(RuleAnthropicEmptyContent, o+i,
+				"messages.%d: all messages must have non-empty content except for the optional final assistant message", o+i)
 		}
-		for _, p := range m.Parts {
-			if p.Kind == PartText && strings.TrimSpace(p.Text) == "" {
-				v.add(RuleAnthropicEmptyText, i, "messages: text content blocks must be non-empty")
+		for _, p := range m.parts {
+			if p.kind == PartText && p.blank {
+				v.add(RuleAnthropicEmptyText, o+i, "messages: text content blocks must be non-empty")
 				break
 			}
 		}
 	}
 	turns := mergeTurns(msgs)
-	if len(turns) > 0 && turns[0].role != "user" {
+	if sc.atStart && len(turns) > 0 && turns[0].role != "user" {
 		v.add(RuleAnthropicFirstNotUser, 0, `messages: first message must use the "user" role`)
-	}
-	anyThinking := false
-	for i := range msgs {
-		anyThinking = anyThinking || msgs[i].Reasoning
 	}
 	for t := range turns {
 		tn := &turns[t]
@@ -493,97 +545,110 @@ func validateAnthropic(b *Body) []Violation {
 			seenUse := map[string]bool{}
 			server := map[string]bool{}
 			hasThinking := false
-			for _, p := range tn.parts {
-				switch p.Kind {
+			for _, tp := range tn.parts {
+				p := tp.p
+				switch p.kind {
 				case PartCall:
-					if seenUse[p.ID] {
-						v.add(RuleAnthropicDuplicateToolUseID, p.msg, "messages.%d.content.%d: `tool_use` ids must be unique", p.msg, p.blk)
+					if seenUse[p.id] {
+						v.add(RuleAnthropicDuplicateToolUseID, o+tp.msg, "messages.%d.content.%d: `tool_use` ids must be unique", o+tp.msg, tp.blk)
 						continue
 					}
-					seenUse[p.ID] = true
-					uses = append(uses, p.ID)
+					seenUse[p.id] = true
+					uses = append(uses, p.id)
 					if useAt < 0 {
-						useAt = p.msg
+						useAt = tp.msg
 					}
 				case PartResult:
-					v.add(RuleAnthropicToolResultNotInUser, p.msg, "messages.%d: `tool_result` blocks can only be in `user` messages", p.msg)
+					v.add(RuleAnthropicToolResultNotInUser, o+tp.msg, "messages.%d: `tool_result` blocks can only be in `user` messages", o+tp.msg)
 				case PartServerCall:
-					server[p.ID] = true
+					server[p.id] = true
 				case PartServerResult:
-					if !server[p.ID] {
-						v.add(RuleAnthropicServerResultWithoutUse, p.msg,
+					if !server[p.id] {
+						v.add(RuleAnthropicServerResultWithoutUse, o+tp.msg,
 							"messages.%d.content.%d: unexpected `tool_use_id` found in `%s` blocks: %s. Each `%s` block must have a corresponding `server_tool_use` block before it.",
-							p.msg, p.blk, p.Type, p.ID, p.Type)
+							o+tp.msg, tp.blk, p.typ, p.id, p.typ)
 					}
 				case PartReasoning:
 					hasThinking = true
 				}
 			}
-			if hasThinking && tn.parts[0].Kind != PartReasoning {
-				v.add(RuleAnthropicThinkingNotFirst, tn.first,
+			if hasThinking && tn.parts[0].p.kind != PartReasoning {
+				v.add(RuleAnthropicThinkingNotFirst, o+tn.first,
 					"messages.%d: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `%s`.",
-					tn.first, tn.parts[0].Type)
+					o+tn.first, tn.parts[0].p.typ)
 			}
 			if len(uses) == 0 {
 				continue
 			}
 			if t == len(turns)-1 {
-				v.add(RuleAnthropicPendingCalls, useAt,
-					"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-					useAt, strings.Join(uses, ", "))
+				if sc.atEnd {
+					v.add(RuleAnthropicPendingCalls, o+useAt,
+						"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+						o+useAt, strings.Join(uses, ", "))
+				}
 				continue
 			}
 			next := &turns[t+1]
 			lead := map[string]bool{}
 			if next.role == "user" {
-				for _, p := range next.parts {
-					if p.Kind != PartResult {
+				for _, tp := range next.parts {
+					if tp.p.kind != PartResult {
 						break
 					}
-					lead[p.ID] = true
+					lead[tp.p.id] = true
 				}
 			}
 			if miss := missingIDs(uses, lead); len(miss) > 0 {
-				v.add(RuleAnthropicToolUseWithoutResult, useAt,
+				v.add(RuleAnthropicToolUseWithoutResult, o+useAt,
 					"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-					useAt, strings.Join(miss, ", "))
+					o+useAt, strings.Join(miss, ", "))
 			}
 		case "user":
 			issued := map[string]bool{}
 			if t > 0 && turns[t-1].role == "assistant" {
-				for _, p := range turns[t-1].parts {
-					if p.Kind == PartCall {
-						issued[p.ID] = true
+				for _, tp := range turns[t-1].parts {
+					if tp.p.kind == PartCall {
+						issued[tp.p.id] = true
 					}
 				}
 			}
 			seen := map[string]bool{}
-			for _, p := range tn.parts {
-				if p.Kind != PartResult {
+			for _, tp := range tn.parts {
+				if tp.p.kind != PartResult {
 					continue
 				}
-				if !issued[p.ID] {
-					v.add(RuleAnthropicUnexpectedToolResult, p.msg,
+				if !issued[tp.p.id] {
+					v.add(RuleAnthropicUnexpectedToolResult, o+tp.msg,
 						"messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
-						p.msg, p.blk, p.ID)
-				} else if seen[p.ID] {
-					v.add(RuleAnthropicDuplicateToolResult, p.msg,
-						"messages.%d.content.%d: each tool_use must have a single result. Found multiple `tool_result` blocks with id: %s", p.msg, p.blk, p.ID)
+						o+tp.msg, tp.blk, tp.p.id)
+				} else if seen[tp.p.id] {
+					v.add(RuleAnthropicDuplicateToolResult, o+tp.msg,
+						"messages.%d.content.%d: each tool_use must have a single result. Found multiple `tool_result` blocks with id: %s", o+tp.msg, tp.blk, tp.p.id)
 				}
-				seen[p.ID] = true
+				seen[tp.p.id] = true
 			}
 		}
 	}
-	if len(turns) == 0 {
-		return v
+	// Tool references name tools the request must declare.
+	if ts := sc.tools; ts != nil && ts.toolsArray {
+		for i, m := range msgs {
+			for _, n := range m.refs {
+				if n != "" && !ts.declared[n] {
+					v.add(RuleAnthropicUnknownToolReference, o+i, "Tool reference '%s' not found in available tools", n)
+				}
+			}
+		}
+	}
+	if len(turns) == 0 || !sc.atEnd {
+		return
 	}
 	enabled := b.thinking == "enabled" || b.thinking == "adaptive"
 	last := &turns[len(turns)-1]
 	if !enabled && last.role == "assistant" {
-		for _, p := range last.parts {
-			if p.Kind == PartReasoning {
-				v.add(RuleAnthropicThinkingWhileDisabled, p.msg,
-					"messages.%d.content.%d: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`.", p.msg, p.blk)
+		for _, tp := range last.parts {
+			if tp.p.kind == PartReasoning {
+				v.add(RuleAnthropicThinkingWhileDisabled, o+tp.msg,
+					"messages.%d.content.%d: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`.", o+tp.msg, tp.blk)
 				break
 			}
 		}
@@ -592,16 +657,15 @@ func validateAnthropic(b *Body) []Violation {
 	// results; the assistant turn before it must start with thinking. Only
 	// checked when the body carries thinking at all, since a conversation
 	// begun before thinking was switched on has none to send back.
-	if enabled && anyThinking && len(turns) >= 2 && last.role == "user" &&
-		len(last.parts) > 0 && last.parts[0].Kind == PartResult {
+	if enabled && sc.anyThinking && len(turns) >= 2 && last.role == "user" &&
+		len(last.parts) > 0 && last.parts[0].p.kind == PartResult {
 		a := &turns[len(turns)-2]
-		if a.role == "assistant" && len(a.parts) > 0 && a.parts[0].Kind != PartReasoning {
-			v.add(RuleAnthropicMissingThinking, a.first,
+		if a.role == "assistant" && len(a.parts) > 0 && a.parts[0].p.kind != PartReasoning {
+			v.add(RuleAnthropicMissingThinking, o+a.first,
 				"messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks).",
-				a.first, a.parts[0].Type)
+				o+a.first, a.parts[0].p.typ)
 		}
 	}
-	return v
 }
 
 // ---- Gemini ---------------------------------------------------------------
@@ -609,82 +673,78 @@ func validateAnthropic(b *Body) []Violation {
 // isGeminiUserRole reports a role Gemini counts as the user side.
 func isGeminiUserRole(r string) bool { return r == "user" || r == "function" || r == "tool" }
 
-func validateGemini(b *Body) []Violation {
-	var v violations
-	cs := b.Messages
-	signedBody := false
-	lastUser := -1
-	for i := range cs {
-		for _, c := range cs[i].Calls {
-			signedBody = signedBody || c.Signed
-		}
-		if isRealUser(Gemini, &cs[i]) {
-			lastUser = i
-		}
-	}
-	for i := range cs {
-		c := &cs[i]
-		calls, resps := len(c.Calls), len(c.Results)
-		if i == 0 && !isGeminiUserRole(c.Role) && calls == 0 {
-			v.add(RuleGeminiFirstNotUser, i, "Please ensure that multiturn requests alternate between user and model, starting with a user turn (first content should be with role 'user').")
+func validateGemini(cs []*facts, sc scope, v *violations) {
+	o := sc.off
+	for i, c := range cs {
+		calls, resps := int(c.ncalls), int(c.nresults)
+		if i == 0 && sc.atStart && !isGeminiUserRole(c.role) && calls == 0 {
+			v.add(RuleGeminiFirstNotUser, o+i, "Please ensure that multiturn requests alternate between user and model, starting with a user turn (first content should be with role 'user').")
 		}
 		if calls > 0 {
-			if i == 0 || !isGeminiUserRole(cs[i-1].Role) {
-				v.add(RuleGeminiCallTurnPosition, i,
+			if (i == 0 && sc.atStart) || (i > 0 && !isGeminiUserRole(cs[i-1].role)) {
+				v.add(RuleGeminiCallTurnPosition, o+i,
 					"Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
 			}
-			if i == len(cs)-1 {
-				v.add(RuleGeminiPendingCalls, i,
+			switch {
+			case i == len(cs)-1 && sc.atEnd:
+				v.add(RuleGeminiPendingCalls, o+i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
-			} else if len(cs[i+1].Results) == 0 {
-				v.add(RuleGeminiCallWithoutResponse, i,
+			case i < len(cs)-1 && cs[i+1].nresults == 0:
+				v.add(RuleGeminiCallWithoutResponse, o+i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
 			}
-			if signedBody && i > lastUser {
-				for k, p := range c.Parts {
-					if p.Kind != PartCall {
+			if sc.signedBody && o+i > sc.lastUser {
+				for k, p := range c.parts {
+					if p.kind != PartCall {
 						continue
 					}
-					if !p.Signed {
-						v.add(RuleGeminiMissingThoughtSignature, i,
+					if !p.signed {
+						v.add(RuleGeminiMissingThoughtSignature, o+i,
 							"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:%s` , position %d.",
-							p.Name, k+1)
+							p.name, k+1)
 					}
 					break
 				}
 			}
 		}
 		if resps > 0 {
-			if i == 0 || len(cs[i-1].Calls) == 0 {
-				v.add(RuleGeminiResponseTurnPosition, i,
+			switch {
+			case (i == 0 && sc.atStart) || (i > 0 && cs[i-1].ncalls == 0):
+				v.add(RuleGeminiResponseTurnPosition, o+i,
 					"Please ensure that function response turn comes immediately after a function call turn.")
-			} else if !geminiResponsesMatch(&cs[i-1], c) {
-				v.add(RuleGeminiResponseCount, i,
+			case i > 0 && !geminiResponsesMatch(cs[i-1], c):
+				v.add(RuleGeminiResponseCount, o+i,
 					"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
 			}
 		}
 	}
-	return v
 }
 
 // geminiResponsesMatch compares a call turn with its response turn: equal
 // counts, and when both sides carry ids, the same multiset of ids.
-func geminiResponsesMatch(call, resp *Message) bool {
-	if len(call.Calls) != len(resp.Results) {
+func geminiResponsesMatch(call, resp *facts) bool {
+	if call.ncalls != resp.nresults {
 		return false
 	}
 	ids := map[string]int{}
-	for _, c := range call.Calls {
-		if c.ID == "" {
-			return true
+	noID := false
+	call.eachCall(func(_ int, p *fpart) {
+		if p.id == "" {
+			noID = true
 		}
-		ids[c.ID]++
+		ids[p.id]++
+	})
+	if noID {
+		return true
 	}
-	for _, id := range resp.Results {
-		if id == "" {
+	for _, p := range resp.parts {
+		if p.kind != PartResult {
+			continue
+		}
+		if p.id == "" {
 			return true
 		}
-		ids[id]--
+		ids[p.id]--
 	}
 	for _, n := range ids {
 		if n != 0 {
@@ -696,64 +756,62 @@ func geminiResponsesMatch(call, resp *Message) bool {
 
 // ---- Bedrock --------------------------------------------------------------
 
-func validateBedrock(b *Body) []Violation {
-	var v violations
-	msgs := b.Messages
+func validateBedrock(b *Body, msgs []*facts, sc scope, v *violations) {
+	o := sc.off
 	toolAt := -1
-	for i := range msgs {
-		m := &msgs[i]
-		if toolAt < 0 && (len(m.Calls) > 0 || len(m.Results) > 0) {
+	for i, m := range msgs {
+		if toolAt < 0 && (m.ncalls > 0 || m.nresults > 0) {
 			toolAt = i
 		}
-		if i == 0 && m.Role != "user" {
-			v.add(RuleBedrockFirstNotUser, i, "A conversation must start with a user message. Try again with a conversation that starts with a user message.")
+		if i == 0 && sc.atStart && m.role != "user" {
+			v.add(RuleBedrockFirstNotUser, o+i, "A conversation must start with a user message. Try again with a conversation that starts with a user message.")
 		}
-		if i > 0 && m.Role == msgs[i-1].Role {
-			v.add(RuleBedrockNotAlternating, i, "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
+		if i > 0 && m.role == msgs[i-1].role {
+			v.add(RuleBedrockNotAlternating, o+i, "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
 		}
-		for k, p := range m.Parts {
-			if p.Kind == PartText && strings.TrimSpace(p.Text) == "" {
-				v.add(RuleBedrockBlankText, i, "The text field in the ContentBlock object at messages.%d.content.%d is blank. Add text to the text field, and try again.", i, k)
+		for k, p := range m.parts {
+			if p.kind == PartText && p.blank {
+				v.add(RuleBedrockBlankText, o+i, "The text field in the ContentBlock object at messages.%d.content.%d is blank. Add text to the text field, and try again.", o+i, k)
 			}
 		}
-		if len(m.Calls) > 0 {
-			ids := callIDs(m.Calls)
-			if i == len(msgs)-1 {
-				v.add(RuleBedrockPendingCalls, i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", i+1, strings.Join(ids, ", "))
-			} else {
+		if m.ncalls > 0 {
+			ids := callIDs(m)
+			switch {
+			case i == len(msgs)-1 && sc.atEnd:
+				v.add(RuleBedrockPendingCalls, o+i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", o+i+1, strings.Join(ids, ", "))
+			case i < len(msgs)-1:
 				have := map[string]bool{}
-				if msgs[i+1].Role == "user" {
-					for _, id := range msgs[i+1].Results {
-						have[id] = true
+				if msgs[i+1].role == "user" {
+					for _, p := range msgs[i+1].parts {
+						if p.kind == PartResult {
+							have[p.id] = true
+						}
 					}
 				}
 				if miss := missingIDs(ids, have); len(miss) > 0 {
-					v.add(RuleBedrockToolUseWithoutResult, i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", i+1, strings.Join(miss, ", "))
+					v.add(RuleBedrockToolUseWithoutResult, o+i, "Expected toolResult blocks at messages.%d.content for the following Ids: %s", o+i+1, strings.Join(miss, ", "))
 				}
 			}
 		}
-		if len(m.Results) > 0 {
+		if m.nresults > 0 && (i > 0 || sc.atStart) {
 			issued := map[string]bool{}
 			n := 0
-			if i > 0 && msgs[i-1].Role == "assistant" {
-				n = len(msgs[i-1].Calls)
-				for _, c := range msgs[i-1].Calls {
-					issued[c.ID] = true
-				}
+			if i > 0 && msgs[i-1].role == "assistant" {
+				n = int(msgs[i-1].ncalls)
+				msgs[i-1].eachCall(func(_ int, p *fpart) { issued[p.id] = true })
 			}
-			if len(m.Results) > n {
-				v.add(RuleBedrockTooManyResults, i, "The number of toolResult blocks at messages.%d.content exceeds the number of toolUse blocks of previous turn.", i)
+			if int(m.nresults) > n {
+				v.add(RuleBedrockTooManyResults, o+i, "The number of toolResult blocks at messages.%d.content exceeds the number of toolUse blocks of previous turn.", o+i)
 			} else {
-				for k, p := range m.Parts {
-					if p.Kind == PartResult && !issued[p.ID] {
-						v.add(RuleBedrockUnexpectedToolResult, i, "messages.%d.content.%d: toolResult block with toolUseId %s does not match a toolUse block of the previous turn.", i, k, p.ID)
+				for k, p := range m.parts {
+					if p.kind == PartResult && !issued[p.id] {
+						v.add(RuleBedrockUnexpectedToolResult, o+i, "messages.%d.content.%d: toolResult block with toolUseId %s does not match a toolUse block of the previous turn.", o+i, k, p.id)
 					}
 				}
 			}
 		}
 	}
-	if toolAt >= 0 && !b.hasToolConfig {
-		v.add(RuleBedrockMissingToolConfig, toolAt, "The toolConfig field must be defined when using toolUse and toolResult content blocks.")
+	if toolAt >= 0 && !b.hasToolConfig && sc.atStart && sc.atEnd {
+		v.add(RuleBedrockMissingToolConfig, o+toolAt, "The toolConfig field must be defined when using toolUse and toolResult content blocks.")
 	}
-	return v
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -245,10 +245,12 @@ type pruneOpts struct {
 	unannotated wire.Unannotated
 	boundary    pruneguard.BoundaryMode
 	dropUnused  bool
-	raw         []byte // the body as read, for --drop-unused-schemas
+	full        bool // report every unit, message and refusal
 }
 
-// Report is the JSON line prune writes on stderr.
+// Report is the JSON line prune writes on stderr. Lists longer than
+// listMax are cut to their first and last listKeep items unless
+// --report=full is given; the counts say how many there were.
 type Report struct {
 	Dialect      wire.Dialect `json:"dialect"`
 	Policy       string       `json:"policy"`
@@ -257,6 +259,7 @@ type Report struct {
 	Budget       int          `json:"budget"`
 	InputTokens  int          `json:"input_tokens"`
 	OutputTokens int          `json:"output_tokens"`
+	WithinBudget bool         `json:"within_budget"`
 	Outcome      string       `json:"outcome"`
 	Evicted      []unitReport `json:"evicted"`
 	Stubbed      []msgReport  `json:"stubbed"`
@@ -264,7 +267,33 @@ type Report struct {
 	Tombstones   []string     `json:"tombstones"`
 	Refused      []refusal    `json:"refused"`
 	Unpaired     []unpaired   `json:"unpaired,omitempty"`
+	Counts       counts       `json:"counts"`
+	Detail       string       `json:"report"`
+	Messages     int          `json:"messages"`
+	ReadMS       float64      `json:"read_ms"`
 	PruneMS      float64      `json:"prune_ms"`
+	WriteMS      float64      `json:"write_ms"`
+}
+
+// counts are the lengths of the report's lists before any was cut.
+type counts struct {
+	EvictedUnits    int `json:"evicted_units"`
+	EvictedMessages int `json:"evicted_messages"`
+	Stubbed         int `json:"stubbed"`
+	Refused         int `json:"refused"`
+	Unpaired        int `json:"unpaired"`
+}
+
+// A summary report lists at most listMax items of a list: the first and
+// the last listKeep when it is longer.
+const listMax, listKeep = 16, 8
+
+// cut returns xs whole, or its first and last listKeep items.
+func cut[T any](xs []T, full bool) []T {
+	if full || len(xs) <= listMax {
+		return xs
+	}
+	return append(append(make([]T, 0, 2*listKeep), xs[:listKeep]...), xs[len(xs)-listKeep:]...)
 }
 
 type unitReport struct {
@@ -330,7 +359,8 @@ func policyFor(name string, keep int) (pruneguard.Policy, error) {
 // last declared schema (providers reject an empty tools array, and
 // Anthropic and Bedrock want tools declared while tool blocks remain), a
 // tool named in the body's tool choice (or legacy function_call), nor a
-// tool the provider runs that the body uses.
+// tool the provider runs that the body uses. It costs in proportion to
+// the plan and the tools declared.
 type dropUnused struct {
 	inner    pruneguard.Policy
 	g        *wire.Guarded
@@ -342,15 +372,12 @@ type dropUnused struct {
 func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	p := pu.inner.Propose(v, need)
 	ctx := pu.g.Context()
-	evict := make(map[pruneguard.MessageID]bool, len(p.Evict))
+	// The calls of each tool that leave with the plan.
+	leaving := map[string]int{}
 	for _, id := range p.Evict {
-		evict[id] = true
-	}
-	survives := map[string]bool{}
-	for _, e := range ctx.Snapshot() {
-		if e.Calls > 0 && !evict[e.ID] {
-			for _, t := range e.Tools {
-				survives[t] = true
+		if m, ok := ctx.Message(id); ok {
+			for _, c := range m.Calls {
+				leaving[c.Tool]++
 			}
 		}
 	}
@@ -362,7 +389,7 @@ func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 			continue
 		}
 		resident++
-		if !survives[t] && !pu.keep[t] && !slices.Contains(p.DropSchemas, t) {
+		if ts.Args <= leaving[t] && !pu.keep[t] && !slices.Contains(p.DropSchemas, t) {
 			drop = append(drop, t)
 		}
 	}
@@ -376,9 +403,7 @@ func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 // toolChoiceNames returns every string inside the body's tool choice
 // fields (tool_choice, toolConfig, tool_config): a tool named there keeps
 // its schema.
-func toolChoiceNames(data []byte) map[string]bool {
-	var top map[string]any
-	json.Unmarshal(data, &top)
+func toolChoiceNames(g *wire.Guarded) map[string]bool {
 	names := map[string]bool{}
 	var walk func(v any)
 	walk = func(v any) {
@@ -398,44 +423,27 @@ func toolChoiceNames(data []byte) map[string]bool {
 		}
 	}
 	for _, k := range []string{"tool_choice", "function_call", "toolConfig", "tool_config"} {
-		walk(top[k])
-	}
-	return names
-}
-
-// serverTools returns the names of the tools the provider runs that the
-// body uses (Anthropic server_tool_use, MCP tool use): their calls are
-// not the Context's, so they keep their declarations.
-func serverTools(b *wire.Body) map[string]bool {
-	names := map[string]bool{}
-	for _, m := range b.Messages {
-		for _, p := range m.Parts {
-			if (p.Kind == wire.PartServerCall || p.Kind == wire.PartServerResult) && p.Name != "" {
-				names[p.Name] = true
-			}
+		var v any
+		if raw := g.Field(k); raw != nil && json.Unmarshal(raw, &v) == nil {
+			walk(v)
 		}
 	}
 	return names
 }
 
-// prune brings body b under o.budget. It returns the output body, the
-// report and the exit code (0 or 3).
-func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
+// ms returns the milliseconds since start.
+func ms(start time.Time) float64 { return float64(time.Since(start).Microseconds()) / 1000 }
+
+// prune binds body data to a Context and brings it under o.budget. It
+// returns the Guarded holding the output body, the report (without its
+// write time) and the exit code (0 or 3).
+func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Report, int, error) {
 	pol, err := policyFor(o.policy, o.keep)
 	if err != nil {
 		return nil, Report{}, 2, err
 	}
-	rep := Report{
-		Dialect: b.Dialect, Policy: o.policy, Unannotated: o.unannotated.String(), Budget: o.budget,
-		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Withdrawn: []string{}, Tombstones: []string{}, Refused: []refusal{},
-	}
-	if o.boundary == pruneguard.BoundaryStrict {
-		rep.Boundary = "strict"
-	}
-	rep.InputTokens = wire.Tokens(b, nil)
-
 	start := time.Now()
-	g, err := b.Context(wire.Options{
+	g, err := wire.Bind(data, dialect, wire.Options{
 		Config:      pruneguard.Config{Boundary: o.boundary, Regen: pruneguard.RegenDropUnsafe},
 		Manifest:    o.manifest,
 		Unannotated: o.unannotated,
@@ -443,10 +451,27 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 	if err != nil {
 		return nil, Report{}, 2, err
 	}
+	rep := Report{
+		Dialect: g.Dialect(), Policy: o.policy, Unannotated: o.unannotated.String(), Budget: o.budget,
+		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Withdrawn: []string{}, Tombstones: []string{}, Refused: []refusal{},
+		Detail: "summary", Messages: g.Len(),
+	}
+	if o.full {
+		rep.Detail = "full"
+	}
+	if o.boundary == pruneguard.BoundaryStrict {
+		rep.Boundary = "strict"
+	}
+	rep.InputTokens = g.Tokens()
+	rep.ReadMS = ms(start)
+
+	start = time.Now()
 	if o.dropUnused {
-		du := &dropUnused{inner: pol, g: g, keep: toolChoiceNames(o.raw)}
-		maps.Copy(du.keep, serverTools(b))
-		for _, t := range b.Tools() {
+		du := &dropUnused{inner: pol, g: g, keep: toolChoiceNames(g)}
+		for _, t := range g.ServerTools() {
+			du.keep[t] = true
+		}
+		for _, t := range g.Tools() {
 			du.declared = append(du.declared, t.Name)
 		}
 		pol = du
@@ -474,22 +499,36 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 			target = g.Context().Tokens() - over
 		}
 	}
-	out := g.Body()
-	rep.PruneMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Outcome = outcome.String()
+	rep.OutputTokens = g.Tokens()
+	rep.WithinBudget = rep.OutputTokens <= o.budget
+	rep.PruneMS = ms(start)
 
 	// A message stubbed by one decision may leave with its unit in a
-	// later one: it is reported as evicted only.
-	evicted := map[pruneguard.MessageID]bool{}
+	// later one: it is reported as evicted only. In a summary, only the
+	// units listed are spelt out.
+	total := 0
+	stubs := false
+	for _, d := range decisions {
+		total += len(d.Units)
+		stubs = stubs || len(d.Stub) > 0
+	}
+	var evicted map[pruneguard.MessageID]bool
+	if stubs {
+		evicted = map[pruneguard.MessageID]bool{}
+		for _, d := range decisions {
+			for _, id := range d.Evict {
+				evicted[id] = true
+			}
+		}
+	}
+	listed := func(k int) bool { return o.full || total <= listMax || k < listKeep || k >= total-listKeep }
 	tombs := map[string]string{}
 	var tombOrder []string
 	for _, d := range decisions {
-		for _, id := range d.Evict {
-			evicted[id] = true
-		}
-	}
-	for _, d := range decisions {
-		rep.Evicted = append(rep.Evicted, evictedUnits(d, g)...)
+		rep.Evicted = append(rep.Evicted, evictedUnits(d, g, rep.Counts.EvictedUnits, listed)...)
+		rep.Counts.EvictedUnits += len(d.Units)
+		rep.Counts.EvictedMessages += len(d.Evict)
 		for _, id := range d.Stub {
 			if evicted[id] {
 				continue
@@ -525,13 +564,8 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 		}
 		rep.Unpaired = append(rep.Unpaired, unpaired{u.Index, u.CallID, kind})
 	}
-	data, err := out.Marshal()
-	if err != nil {
-		return nil, Report{}, 2, err
-	}
-	rep.OutputTokens = wire.Tokens(out, nil)
 	code := 0
-	if rep.OutputTokens > o.budget {
+	if !rep.WithinBudget {
 		code = 3
 		// Name what the guard holds back, which policies skip silently,
 		// unless a refusal with the same code and units says it already.
@@ -560,20 +594,30 @@ func prune(b *wire.Body, o pruneOpts) ([]byte, Report, int, error) {
 			}
 		}
 	}
-	return data, rep, code, nil
+	rep.Counts.Stubbed, rep.Counts.Refused, rep.Counts.Unpaired = len(rep.Stubbed), len(rep.Refused), len(rep.Unpaired)
+	rep.Stubbed = cut(rep.Stubbed, o.full)
+	rep.Refused = cut(rep.Refused, o.full)
+	rep.Unpaired = cut(rep.Unpaired, o.full)
+	return g, rep, code, nil
 }
 
-// evictedUnits lists the units decision d evicts, in the order of
-// d.Units, each with its messages in transcript order. Membership comes
-// from the decision's audit records: a unit need not be a contiguous run
-// of d.Evict (in Responses a call and its output may have other items
-// between them).
-func evictedUnits(d *pruneguard.Decision, g *wire.Guarded) []unitReport {
-	out := make([]unitReport, len(d.Units))
-	at := make(map[pruneguard.UnitID]int, len(d.Units))
+// evictedUnits lists the units decision d evicts that listed picks by
+// their place among all the units evicted (the first of d's is at
+// before), in the order of d.Units, each with its messages in transcript
+// order. Membership comes from the decision's audit records: a unit need
+// not be a contiguous run of d.Evict (in Responses a call and its output
+// may have other items between them).
+func evictedUnits(d *pruneguard.Decision, g *wire.Guarded, before int, listed func(int) bool) []unitReport {
+	var out []unitReport
+	at := make(map[pruneguard.UnitID]int)
 	for k, u := range d.Units {
-		out[k] = unitReport{Unit: string(u), Messages: []string{}, Indexes: []int{}}
-		at[u] = k
+		if listed(before + k) {
+			at[u] = len(out)
+			out = append(out, unitReport{Unit: string(u), Messages: []string{}, Indexes: []int{}})
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	for _, r := range d.Records() {
 		k, ok := at[r.Unit]
@@ -625,11 +669,12 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	unann := fs.String("unannotated", "irreducible", "unannotated tools: irreducible or regenerable")
 	boundary := fs.String("boundary", "relaxed", "commit boundary: relaxed or strict")
 	dropSchemas := fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (tombstoned when a call stays)")
+	detail := fs.String("report", "summary", "report: summary (counts, first and last items of long lists) or full")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return flagError(err, stdout, stderr)
 	}
-	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep, dropUnused: *dropSchemas}
+	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep, dropUnused: *dropSchemas, full: *detail == "full"}
 	switch {
 	case *budget < 0:
 		err = errors.New("prune needs --budget TOKENS (0 or more)")
@@ -637,6 +682,8 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = errors.New("prune takes one FILE (or - for stdin)")
 	case *keep < 1:
 		err = errors.New("--keep must be at least 1")
+	case *detail != "summary" && *detail != "full":
+		err = fmt.Errorf("unknown --report %q (want summary or full)", *detail)
 	}
 	if err == nil {
 		err = checkDialect(*dialect)
@@ -671,19 +718,23 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return 2
 	}
-	b, raw, name, err := readBody(pos[0], *dialect, stdin)
+	data, name, err := readInput(pos[0], stdin)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return 2
 	}
-	o.raw = raw
-	out, rep, code, err := prune(b, o)
+	g, rep, code, err := prune(data, wire.Dialect(*dialect), o)
 	if err != nil {
-		errorf(stderr, "%s: %v", name, err)
+		errorf(stderr, "%v", inputError(name, data, err))
 		return 2
 	}
-	stdout.Write(out)
-	io.WriteString(stdout, "\n")
+	start := time.Now()
+	w := bufio.NewWriterSize(stdout, 1<<20)
+	if _, err := g.WriteTo(w); err == nil {
+		io.WriteString(w, "\n")
+		err = w.Flush()
+	}
+	rep.WriteMS = ms(start)
 	line, _ := json.Marshal(rep)
 	fmt.Fprintf(stderr, "%s\n", line)
 	return code

@@ -6,7 +6,7 @@
 //	pruneguard check [--dialect D] FILE|-
 //	pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools]
 //	                 [--keep N] [--tools-manifest FILE] [--unannotated irreducible|regenerable]
-//	                 [--boundary relaxed|strict] [--drop-unused-schemas] FILE|-
+//	                 [--boundary relaxed|strict] [--drop-unused-schemas] [--report summary|full] FILE|-
 //	pruneguard extract FILE
 //
 // check validates a request body against its provider's rules and prints
@@ -25,7 +25,19 @@
 // prune brings a request body under a token budget, counted over the whole
 // body (messages, system prompt, tools), a quarter of the compact JSON's
 // length per token. It prints the pruned body on stdout and one JSON report
-// line on stderr. It exits 0 when the output is within the budget, 3 when
+// line on stderr: the dialect and settings, input_tokens, output_tokens,
+// within_budget (whether output_tokens is at most the budget), the
+// outcome, the evicted units, stubbed messages, withdrawn schemas,
+// tombstone lines, refusals and unpaired calls and results, counts of
+// each (evicted units and messages, stubbed messages, refusals, unpaired),
+// messages (the input's), and the milliseconds spent reading the body
+// and binding it to the guard (read_ms), deciding what to prune (prune_ms)
+// and writing the output (write_ms). By default (--report summary) a list
+// longer than 16 items is cut to its first 8 and last 8, the counts
+// telling how many there were; --report full lists every item. The body
+// is read in one pass and the output written by splicing the kept
+// messages' bytes, so the command's time and memory follow the body's
+// size. It exits 0 when the output is within the budget, 3 when
 // the guard's refusals (pending calls, pinned or irreducible messages,
 // provider rules) leave no safe way there, in which case the output is the
 // furthest safe prune, and 2 on bad input, printing nothing on stdout.
@@ -115,7 +127,7 @@ func usage(w io.Writer) {
   pruneguard check [--dialect D] FILE|-
   pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools] [--keep N]
                    [--tools-manifest FILE] [--unannotated irreducible|regenerable]
-                   [--boundary relaxed|strict] [--drop-unused-schemas] FILE|-
+                   [--boundary relaxed|strict] [--drop-unused-schemas] [--report summary|full] FILE|-
   pruneguard extract FILE
 dialects: openai-chat, openai-responses, anthropic, gemini, bedrock (detected when omitted;
   check a pruned body with the dialect its prune report names)

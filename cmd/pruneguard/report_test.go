@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -176,5 +177,51 @@ func TestPruneTombstonesTogether(t *testing.T) {
 	r := report(t, errs)
 	if code != 3 || r.OutputTokens > r.InputTokens {
 		t.Errorf("exit %d, tokens %d -> %d", code, r.InputTokens, r.OutputTokens)
+	}
+}
+
+// longChat is a Chat body of n tool rounds after a task, each round a
+// unit of its own: an assistant call and its result.
+func longChat(n int) string {
+	var sb strings.Builder
+	sb.WriteString(`{"model":"m","messages":[{"role":"user","content":"task"}`)
+	for i := range n {
+		fmt.Fprintf(&sb, `,{"role":"assistant","content":null,"tool_calls":[{"id":"c%d","type":"function","function":{"name":"read","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c%d","content":"%s"}`, i, i, strings.Repeat("output ", 20))
+	}
+	sb.WriteString(`,{"role":"user","content":"go on"}]}`)
+	return sb.String()
+}
+
+// A prune of many units reports the first and last 8 of them and counts
+// them all; --report full lists every one; within_budget says whether the
+// output fits, as the exit code does.
+func TestPruneReportSummary(t *testing.T) {
+	body := longChat(60)
+	code, _, errs := runCmd(t, body, "prune", "--budget", "300", "--unannotated", "regenerable", "-")
+	r := report(t, errs)
+	if code != 0 || !r.WithinBudget || r.OutputTokens > 300 || r.Detail != "summary" || r.Messages != 122 {
+		t.Fatalf("prune = %d %+v", code, r)
+	}
+	if r.Counts.EvictedUnits <= listMax || len(r.Evicted) != 2*listKeep || r.Counts.EvictedMessages != 2*r.Counts.EvictedUnits {
+		t.Fatalf("summary lists %d of %d units (%d messages)", len(r.Evicted), r.Counts.EvictedUnits, r.Counts.EvictedMessages)
+	}
+	if r.Evicted[0].Unit != "m1" || r.Evicted[listKeep-1].Unit != fmt.Sprintf("m%d", 2*listKeep-1) {
+		t.Errorf("first units %+v", r.Evicted[:listKeep])
+	}
+	_, _, errs = runCmd(t, body, "prune", "--budget", "300", "--unannotated", "regenerable", "--report", "full", "-")
+	full := report(t, errs)
+	if full.Detail != "full" || len(full.Evicted) != r.Counts.EvictedUnits || full.Counts != r.Counts {
+		t.Fatalf("full report lists %d units, counts %+v (summary %+v)", len(full.Evicted), full.Counts, r.Counts)
+	}
+	if !slices.EqualFunc(full.Evicted[len(full.Evicted)-listKeep:], r.Evicted[listKeep:], func(a, b unitReport) bool { return a.Unit == b.Unit }) {
+		t.Errorf("the summary's last units are not the full report's")
+	}
+	// Irreducible tools: nothing may go, the output is over the budget.
+	code, _, errs = runCmd(t, body, "prune", "--budget", "300", "-")
+	if r := report(t, errs); code != 3 || r.WithinBudget || r.OutputTokens <= 300 {
+		t.Errorf("over budget: exit %d, %+v", code, r)
+	}
+	if code, _, errs := runCmd(t, body, "prune", "--budget", "300", "--report", "all", "-"); code != 2 || !strings.Contains(errs, "--report") {
+		t.Errorf("--report all: exit %d %q", code, errs)
 	}
 }

@@ -61,12 +61,17 @@ func TestTranscriptSweep(t *testing.T) {
 			for _, pol := range []string{"oldest", "largest", "keep-last-tools"} {
 				for _, un := range []wire.Unannotated{wire.UnannotatedIrreducible, wire.UnannotatedRegenerable} {
 					o := pruneOpts{budget: total * pct / 100, policy: pol, keep: 3, unannotated: un, boundary: pruneguard.BoundaryRelaxed}
-					out, rep, code, err := prune(in, o)
+					g, rep, code, err := prune(body, d, o)
 					runs++
 					if err != nil {
 						t.Errorf("%s %d%% %s %s: %v", name, pct, pol, un, err)
 						continue
 					}
+					var buf bytes.Buffer
+					if _, err := g.WriteTo(&buf); err != nil {
+						t.Fatal(err)
+					}
+					out := buf.Bytes()
 					ms = append(ms, rep.PruneMS)
 					switch code {
 					case 0:
@@ -99,6 +104,9 @@ func TestTranscriptSweep(t *testing.T) {
 					}
 					if code == 3 && rep.OutputTokens <= o.budget {
 						t.Errorf("%s %d%% %s %s: exit 3 within budget", name, pct, pol, un)
+					}
+					if rep.WithinBudget != (code == 0) || rep.OutputTokens != wire.Tokens(ob, nil) {
+						t.Errorf("%s %d%% %s %s: within_budget %v, exit %d, output tokens %d, report %d", name, pct, pol, un, rep.WithinBudget, code, wire.Tokens(ob, nil), rep.OutputTokens)
 					}
 				}
 			}

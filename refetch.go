@@ -1,0 +1,288 @@
+package pruneguard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+)
+
+// Refetch signals: every result a decision evicts or stubs is remembered
+// by the signature of its call, with its class and a hash of its content;
+// when a later call with that signature gets its result, the Context
+// raises a RefetchAlert saying whether the content came back the same.
+// An irreducible result fetched again means a gate was bypassed; a
+// result that came back different is a measurement that could not be
+// taken again (seed 002's "ulimit is now 1024").
+
+// ContentHash is the first 16 bytes of the SHA-256 of a message's
+// content. The zero ContentHash means "none".
+type ContentHash [16]byte
+
+// String returns the hash in lower-case hex.
+func (h ContentHash) String() string { return hex.EncodeToString(h[:]) }
+
+// IsZero reports whether h is the zero ContentHash.
+func (h ContentHash) IsZero() bool { return h == ContentHash{} }
+
+func hashOf(b []byte) ContentHash {
+	s := sha256.Sum256(b)
+	return ContentHash(s[:16])
+}
+
+// RefetchAlert reports a result fetched again after pruning took the
+// result of a call with the same signature: the same tool, and arguments
+// equal as JSON up to key order and white space (arguments that are not
+// valid JSON must be equal byte for byte). The Context queues one when
+// such a call's result closes, unless a result of that signature is still
+// in the prompt (closed, not stubbed), and then forgets the pruned
+// result. Looking for such a result costs time in proportion to the calls
+// to the tool the Context holds, and happens only for a call whose
+// signature was pruned.
+type RefetchAlert struct {
+	Tool   string
+	Call   CallID    // the call that fetched again
+	Result MessageID // the message carrying its result
+	// Pruned is the message that carried the pruned result, and Stubbed
+	// says it was stubbed rather than evicted.
+	Pruned  MessageID
+	Stubbed bool
+	// Class is the class the pruned result had: [Irreducible] means a
+	// gate was bypassed, as the regenerability gate never lets one go.
+	Class Class
+	// Match says the new result's content hashes equal to the pruned
+	// one's: the fetch only redid work. A mismatch means what was pruned
+	// could not be had again: the world changed in between.
+	Match bool
+	// Was and Now are the hashes of the pruned and the new content.
+	Was, Now ContentHash
+}
+
+// alertBound is how many alerts wait for TakeAlerts; beyond it the oldest
+// are dropped (the counters of [ToolState] keep counting).
+const alertBound = 1024
+
+// prunedResult is what the Context remembers of a result pruned.
+type prunedResult struct {
+	class   Class
+	hash    ContentHash
+	msg     MessageID
+	stubbed bool
+}
+
+// TakeAlerts returns the refetch alerts raised since the last call, in
+// the order raised, and empties the queue. The queue keeps the 1,024
+// latest. It is safe to call from any goroutine, for example from a
+// logger after each turn.
+func (c *Context) TakeAlerts() []RefetchAlert {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.alerts
+	c.alerts = nil
+	return out
+}
+
+// sigKey returns the signature of a call to tool with args: 16 bytes of
+// the SHA-256 of the tool's name and the canonical arguments.
+func sigKey(tool string, args []byte) string {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	if json.Valid(args) {
+		h.Write([]byte{0})
+		h.Write(canonical(nil, args))
+	} else {
+		h.Write([]byte{1})
+		h.Write(args)
+	}
+	return string(h.Sum(nil)[:16])
+}
+
+// sigOf returns the signature of call k.
+func (c *Context) sigOf(k int32) string {
+	return sigKey(c.tools[c.call(k).tool].t.Name, c.args(k))
+}
+
+// canonical appends to dst the JSON value b, which must be valid, with
+// the members of every object sorted by key and no white space outside
+// strings. Strings and numbers are kept as written.
+func canonical(dst, b []byte) []byte {
+	dst, _ = canonValue(dst, b, 0)
+	return dst
+}
+
+func canonValue(dst, b []byte, i int) ([]byte, int) {
+	i = skipSpace(b, i)
+	switch b[i] {
+	case '{':
+		type member struct{ key, val []byte }
+		var ms []member
+		for i++; ; {
+			i = skipSpace(b, i)
+			if b[i] == '}' {
+				i++
+				break
+			}
+			if b[i] == ',' {
+				i++
+				continue
+			}
+			start := i
+			i = skipString(b, i)
+			key := b[start:i]
+			i = skipSpace(b, i) + 1 // the colon
+			var val []byte
+			val, i = canonValue(nil, b, i)
+			ms = append(ms, member{key, val})
+		}
+		slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
+		dst = append(dst, '{')
+		for j, m := range ms {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, m.key...)
+			dst = append(dst, ':')
+			dst = append(dst, m.val...)
+		}
+		return append(dst, '}'), i
+	case '[':
+		dst = append(dst, '[')
+		first := true
+		for i++; ; {
+			i = skipSpace(b, i)
+			if b[i] == ']' {
+				i++
+				break
+			}
+			if b[i] == ',' {
+				i++
+				continue
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst, i = canonValue(dst, b, i)
+		}
+		return append(dst, ']'), i
+	case '"':
+		j := skipString(b, i)
+		return append(dst, b[i:j]...), j
+	}
+	j := i
+	for j < len(b) && !endsLiteral(b[j]) {
+		j++
+	}
+	return append(dst, b[i:j]...), j
+}
+
+// endsLiteral reports whether ch ends a number, true, false or null.
+func endsLiteral(ch byte) bool {
+	switch ch {
+	case ',', ']', '}', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// forget records that the result of call k, carried by message id,
+// left the prompt as audited by rc.
+func (c *Context) forget(k int32, rc rec, id MessageID, stubbed bool) {
+	key := c.sigOf(k)
+	cls := rc.class
+	if old, ok := c.cleared.get(key); ok {
+		cls = max(cls, old.class)
+	}
+	c.cleared.put(key, prunedResult{class: cls, hash: rc.hash, msg: id, stubbed: stubbed})
+}
+
+// refetched looks, once result p has closed, for calls it answers whose
+// signature matches a pruned result: each raises an alert, unless a
+// result of that signature is still in the prompt, and is forgotten.
+func (c *Context) refetched(p int32) {
+	if len(c.cleared.m) == 0 {
+		return
+	}
+	var now ContentHash
+	hashed := false
+	for k := range c.answersOf(p) {
+		key := c.sigOf(k)
+		was, ok := c.cleared.get(key)
+		if !ok {
+			continue
+		}
+		c.cleared.forget(key)
+		if c.held(k, key, p) {
+			continue
+		}
+		if !hashed {
+			now, hashed = hashOf(c.content(p)), true
+		}
+		t := &c.tools[c.call(k).tool]
+		a := RefetchAlert{
+			Tool: t.t.Name, Call: CallID(c.callID(k)), Result: c.id(p), Pruned: was.msg, Stubbed: was.stubbed,
+			Class: was.class, Match: was.hash == now, Was: was.hash, Now: now,
+		}
+		t.refetches++
+		if a.Class == Irreducible {
+			t.irreducibleRefetches++
+		}
+		if !a.Match {
+			t.mismatchedRefetches++
+		}
+		if len(c.alerts) == alertBound {
+			c.alerts = slices.Delete(c.alerts, 0, 1)
+		}
+		c.alerts = append(c.alerts, a)
+	}
+}
+
+// held reports whether a call to k's tool other than k, whose signature
+// is key, has its closed, unstubbed result in the prompt in a message
+// other than p. It costs time in proportion to the tool's calls in the
+// Context, and runs only for a call whose signature was pruned.
+func (c *Context) held(k int32, key string, p int32) bool {
+	args := c.args(k)
+	for q := c.tools[c.call(k).tool].head; q != none; q = c.call(q).nextTool {
+		r := c.call(q)
+		if q == k || r.flags&(cArgsMade|cDone) != cArgsMade|cDone || r.result == none || r.result == p {
+			continue
+		}
+		if c.msg(r.result).flags&(mDead|mStubbed|mOpen) != 0 {
+			continue
+		}
+		if bytes.Equal(c.args(q), args) || c.sigOf(q) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// answered runs once result p has closed: the ghost-tool detector reads
+// an error it reports, and the refetch signals compare it with what was
+// pruned.
+func (c *Context) answered(p int32) {
+	c.rejected(p)
+	c.refetched(p)
+}

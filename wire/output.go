@@ -1,0 +1,251 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// schemaEdits is a state of the tools arrays and the tombstone lines.
+type schemaEdits struct {
+	dropped    map[string]bool
+	compressed map[string]json.RawMessage
+	tombMap    map[string]string
+	order      []string
+	tombs      []string // tombstone lines, in order
+}
+
+// schemaNow is the schema state of the applied decisions.
+func (g *Guarded) schemaNow() *schemaEdits {
+	se := &schemaEdits{dropped: g.schema.dropped, compressed: g.schema.compressed, tombMap: g.schema.tombstones, order: g.schema.tombOrder}
+	for _, t := range g.schema.tombOrder {
+		if s, ok := g.schema.tombstones[t]; ok {
+			se.tombs = append(se.tombs, s)
+		}
+	}
+	return se
+}
+
+// schemaWith is the schema state once decision d is applied too, leaving
+// out d's edits of the tools in skip (their schemas stay as they are).
+func (g *Guarded) schemaWith(d *pruneguard.Decision, skip map[string]bool) *schemaEdits {
+	se := &schemaEdits{dropped: maps.Clone(g.schema.dropped), compressed: maps.Clone(g.schema.compressed)}
+	for _, t := range d.DropSchemas {
+		if !skip[t] {
+			se.dropped[t] = true
+		}
+	}
+	for _, cs := range d.Compress {
+		if !skip[cs.Tool] {
+			se.compressed[cs.Tool] = cs.Schema
+		}
+	}
+	tombs := maps.Clone(g.schema.tombstones)
+	order := slices.Clone(g.schema.tombOrder)
+	for _, t := range d.Tombstones {
+		if skip[t.Tool] {
+			continue
+		}
+		if _, ok := tombs[t.Tool]; !ok {
+			order = append(order, t.Tool)
+		}
+		tombs[t.Tool] = t.Text
+	}
+	for _, t := range d.Retire {
+		delete(tombs, t)
+	}
+	se.tombMap, se.order = tombs, order
+	for _, t := range order {
+		if s, ok := tombs[t]; ok {
+			se.tombs = append(se.tombs, s)
+		}
+	}
+	return se
+}
+
+// topWith returns the body's top level with the schema edits and (outside
+// Chat, where they go into a message) the tombstone lines of se, as a
+// body without messages.
+func (g *Guarded) topWith(se *schemaEdits) *Body {
+	nb := *g.src
+	nb.Messages, nb.facts, nb.fields, nb.dirty = nil, nil, nil, false
+	nb.editTools(se.dropped, se.compressed)
+	if nb.Dialect != OpenAIChat {
+		nb.setTombstones(se.tombs)
+	}
+	return &nb
+}
+
+// setSys writes the tombstone lines into the Chat system message.
+func (g *Guarded) setSys(lines []string) {
+	if g.sys < 0 {
+		return
+	}
+	g.sysFacts = nil
+	if len(lines) == 0 {
+		return
+	}
+	if raw, err := appendChatText(g.src.facts[g.sys].raw, joinLines(lines)); err == nil {
+		if f, err := parseMessage(OpenAIChat, raw); err == nil {
+			g.sysFacts = &f
+		}
+	}
+}
+
+// sysTokens counts the tokens of the Chat system message as written, or
+// 0 when there is none.
+func (g *Guarded) sysTokens() int {
+	if g.sys < 0 || g.seq.removed[g.sys] {
+		return 0
+	}
+	return g.written(g.sys)
+}
+
+// schemaSize is what a schema state costs: the body outside its messages
+// and, in Chat, where tombstone lines go into the system message, that
+// message. The other messages do not change with it.
+func (g *Guarded) schemaSize(se *schemaEdits) int {
+	n := Overhead(g.topWith(se), g.tok)
+	if g.src.Dialect == OpenAIChat && g.sys >= 0 && !g.seq.removed[g.sys] {
+		if len(se.tombs) == 0 {
+			n += int(g.tokens[g.sys])
+		} else if raw, err := appendChatText(g.src.facts[g.sys].raw, joinLines(se.tombs)); err == nil {
+			n += g.tok.Tokens(raw)
+		}
+	}
+	return n
+}
+
+// current returns message i as the applied edits write it.
+func (g *Guarded) current(i int) *facts {
+	switch {
+	case i == g.sys && g.sysFacts != nil:
+		return g.sysFacts
+	case g.seq.stubbed[i]:
+		f, _ := g.stubFacts(i)
+		return f
+	}
+	return &g.src.facts[i]
+}
+
+// edited reports whether the applied edits changed the messages.
+func (g *Guarded) edited() bool {
+	if g.seq.kept != g.seq.n || g.sysFacts != nil {
+		return true
+	}
+	for i := g.seq.head; i >= 0; i = g.seq.next[i] {
+		if g.seq.stubbed[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// Body returns the body with every applied decision carried out: evicted
+// messages removed, stubbed results replaced by the stub text, withdrawn
+// schemas removed from the tools array (compressed ones replaced) and
+// tombstone lines added to the system prompt. The body read is not
+// changed. The messages are made anew on every call; [Guarded.WriteTo]
+// writes the same bytes without making them.
+func (g *Guarded) Body() *Body {
+	nb := g.topWith(g.schemaNow())
+	nb.facts = make([]facts, 0, g.seq.kept)
+	for i := g.seq.head; i >= 0; i = g.seq.next[i] {
+		nb.facts = append(nb.facts, *g.current(int(i)))
+	}
+	nb.dirty = g.edited()
+	nb.Messages = make([]Message, len(nb.facts))
+	for i := range nb.facts {
+		nb.Messages[i] = nb.facts[i].message()
+	}
+	return nb
+}
+
+// WriteTo writes the body with every applied decision carried out, the
+// bytes Body().Marshal() returns: the kept messages are written as they
+// were read (stubbed ones as stubbed), between the body's own bytes
+// before and after them. It implements io.WriterTo.
+func (g *Guarded) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	top := g.topWith(g.schemaNow())
+	edits := top.topEdits(nil)
+	var err error
+	if !g.edited() {
+		err = g.src.top.write(bw, edits, "", nil)
+	} else {
+		err = g.src.top.write(bw, edits, g.src.key, g.writeHistory)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return cw.n, err
+}
+
+// writeHistory writes the message array as the applied edits leave it.
+func (g *Guarded) writeHistory(w io.Writer) error {
+	if g.src.inputString && g.seq.kept == 1 {
+		_, err := w.Write(g.current(int(g.seq.head)).raw)
+		return err
+	}
+	put := func(b []byte) error { _, err := w.Write(b); return err }
+	if err := put([]byte{'['}); err != nil {
+		return err
+	}
+	for i := g.seq.head; i >= 0; i = g.seq.next[i] {
+		if i != g.seq.head {
+			if err := put([]byte{','}); err != nil {
+				return err
+			}
+		}
+		if err := put(g.current(int(i)).raw); err != nil {
+			return err
+		}
+	}
+	return put([]byte{']'})
+}
+
+// countWriter counts what it writes.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Overhead counts the tokens of the current body outside its messages.
+func (g *Guarded) Overhead() int {
+	if g.overhead < 0 {
+		g.overhead = Overhead(g.topWith(g.schemaNow()), g.tok)
+	}
+	return g.overhead
+}
+
+// Tokens counts the tokens of the current body, messages and the rest.
+// Each message was counted once; the count is kept up to date as
+// decisions are applied.
+func (g *Guarded) Tokens() int { return g.msgTokens + g.Overhead() }
+
+// joinLines joins tombstone lines, one per line.
+func joinLines(lines []string) string {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, l := range lines {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, l...)
+	}
+	return string(b)
+}

@@ -1,0 +1,585 @@
+package wire
+
+import (
+	"slices"
+	"strings"
+)
+
+// The rule screen judges edits of a guarded body by the provider rules
+// they can affect, without writing or validating the whole body again:
+//
+//   - a rule about one message, or about a message and its neighbours
+//     (roles alternating, the first message, a call and the results right
+//     after it, a block of tool messages, a turn and the turns around
+//     it), is checked again over a window around each edited run of
+//     messages, the same window before and after the edit: what lies
+//     outside it cannot change, and what the window cannot see of the
+//     world outside is the same on both sides and cancels out;
+//   - a Responses call and its output, matched by kind and id anywhere in
+//     the input, and item ids, which must be unique, are checked again
+//     for the kinds and ids the edit touches;
+//   - the rules of the tools arrays and tool choices are checked again
+//     from the top-level fields when a decision edits schemas;
+//   - a fact of the whole body that an edit changes (the last real user
+//     message of a Gemini body, the last output of a Responses input, the
+//     only thinking block or tool block left) has the whole body checked
+//     again, as [Validate] does; a prune rarely touches those, since the
+//     guard pins or protects them.
+//
+// Violations are counted by key, as [NewViolations] compares them, for
+// the input and for the body as the applied decisions left it: an edit
+// passes when no key ends up counting more than the input's.
+
+// ruleScreen holds the counts and indexes of the screen of one guarded
+// body.
+type ruleScreen struct {
+	g   *Guarded
+	in  map[string]int // the input's violations, by key
+	cur map[string]int // the body's as the applied decisions left it
+
+	byKey map[[2]string][]int32 // Responses: the calls and outputs of each kind and id
+	byID  map[string][]int32    // Responses: the items with each id
+	refs  []int32               // Anthropic: the messages with tool references
+
+	glob globals // of the applied state
+}
+
+// globals are the facts of a whole body some rules depend on.
+type globals struct {
+	thinking   int   // messages with reasoning
+	signed     int   // messages with a signed call
+	toolBlocks int   // messages with calls or results
+	itemRefs   int   // Responses item references
+	lastUser   int32 // the last real user message, or -1
+	barrier    int32 // Responses: the last output or user message, or -1
+}
+
+func newRuleScreen(g *Guarded) *ruleScreen {
+	rs := &ruleScreen{g: g, in: map[string]int{}, cur: map[string]int{}}
+	for _, v := range g.inputV {
+		rs.in[violationKey(v)]++
+		rs.cur[violationKey(v)]++
+	}
+	rs.glob.lastUser, rs.glob.barrier = -1, -1
+	d := g.src.Dialect
+	for i := range g.src.facts {
+		f := &g.src.facts[i]
+		rs.glob.add(d, f, 1)
+		if isRealUser(d, f) {
+			rs.glob.lastUser = int32(i)
+		}
+		if f.nresults > 0 || isUserMessage(f) {
+			rs.glob.barrier = int32(i)
+		}
+		if len(f.refs) > 0 {
+			rs.refs = append(rs.refs, int32(i))
+		}
+	}
+	if d == OpenAIResponses {
+		rs.byKey = map[[2]string][]int32{}
+		rs.byID = map[string][]int32{}
+		for i := range g.src.facts {
+			f := &g.src.facts[i]
+			for _, k := range responsesKeys(f) {
+				rs.byKey[k] = append(rs.byKey[k], int32(i))
+			}
+			if f.id != "" {
+				rs.byID[f.id] = append(rs.byID[f.id], int32(i))
+			}
+		}
+	}
+	return rs
+}
+
+// add counts (or, with n = -1, uncounts) message f in the globals.
+func (gl *globals) add(d Dialect, f *facts, n int) {
+	if f.reasoning {
+		gl.thinking += n
+	}
+	if f.signedCall() {
+		gl.signed += n
+	}
+	if f.ncalls > 0 || f.nresults > 0 {
+		gl.toolBlocks += n
+	}
+	if f.typ == "item_reference" {
+		gl.itemRefs += n
+	}
+}
+
+// responsesKeys returns the (call type, id) keys of a Responses item's
+// calls and outputs.
+func responsesKeys(f *facts) [][2]string {
+	var out [][2]string
+	for _, p := range f.parts {
+		switch p.kind {
+		case PartCall:
+			out = append(out, [2]string{f.typ, p.id})
+		case PartResult:
+			out = append(out, [2]string{responsesOutputs[p.typ][0], p.id})
+		}
+	}
+	return out
+}
+
+// factsIn returns message i as view v shows it.
+func (rs *ruleScreen) factsIn(v view, i int32) *facts {
+	if v.isStubbed(i) {
+		if f, ok := rs.g.stubFacts(int(i)); ok {
+			return f
+		}
+	}
+	return &rs.g.src.facts[i]
+}
+
+// globalsOf returns the globals of the body view v shows.
+func (rs *ruleScreen) globalsOf(v view) globals {
+	gl := rs.glob
+	d := rs.g.src.Dialect
+	// The two sets of a view are disjoint: a message belongs to one set
+	// at a time.
+	for _, e := range []*edits{v.a, v.b} {
+		if e == nil {
+			continue
+		}
+		for _, i := range e.rm {
+			if !v.s.removed[i] {
+				gl.add(d, &rs.g.src.facts[i], -1)
+			}
+		}
+	}
+	walk := func(j int32, ok func(f *facts) bool) int32 {
+		for j >= 0 && (v.isRemoved(j) || !ok(rs.factsIn(v, j))) {
+			j = v.s.prev[j]
+			for j >= 0 && v.s.removed[j] {
+				j = v.s.prev[j]
+			}
+		}
+		return j
+	}
+	gl.lastUser = walk(gl.lastUser, func(f *facts) bool { return isRealUser(d, f) })
+	if d == OpenAIResponses {
+		gl.barrier = walk(gl.barrier, func(f *facts) bool { return f.nresults > 0 || isUserMessage(f) })
+	}
+	return gl
+}
+
+// whole reports whether an edit from view b to view a changes a fact of
+// the whole body that some rule depends on, so that the whole body must
+// be checked again.
+func (rs *ruleScreen) whole(b, a view, gb, ga globals, ts *toolState) bool {
+	if a.kept() == 0 || b.kept() == 0 {
+		return true
+	}
+	g := rs.g
+	switch g.src.Dialect {
+	case Anthropic:
+		return (gb.thinking > 0) != (ga.thinking > 0) ||
+			(ts.emptyTools && (gb.toolBlocks > 0) != (ga.toolBlocks > 0))
+	case Gemini:
+		return (gb.signed > 0) != (ga.signed > 0) || gb.lastUser != ga.lastUser
+	case Bedrock:
+		return !g.src.hasToolConfig && (gb.toolBlocks > 0) != (ga.toolBlocks > 0)
+	case OpenAIResponses:
+		return (g.src.continues || gb.itemRefs > 0) != (g.src.continues || ga.itemRefs > 0) || gb.barrier != ga.barrier
+	}
+	return false
+}
+
+// window is a stretch of kept messages, from lo to hi (body indexes; -1
+// for the body's start or end). hi is excluded when open is set.
+type window struct {
+	lo, hi int32
+	open   bool
+}
+
+// delta returns how the violation counts change, by key, when the edits
+// e are made on top of view b with the tools state ts, and the
+// violations the edited body has in the places it looks at, as
+// [Validate] would word them.
+func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []Violation) {
+	a := view{s: b.s, a: b.a, b: e}
+	if b.a == nil {
+		a = view{s: b.s, a: e}
+	}
+	delta := map[string]int{}
+	gb, ga := rs.globalsOf(b), rs.globalsOf(a)
+	wins, whole := rs.windows(a, e)
+	if whole || rs.whole(b, a, gb, ga, ts) {
+		before := rs.all(b, ts)
+		after := rs.all(a, ts)
+		for _, v := range before {
+			delta[violationKey(v)]--
+		}
+		for _, v := range after {
+			delta[violationKey(v)]++
+		}
+		return delta, after
+	}
+	var after []Violation
+	for _, w := range wins {
+		for _, v := range rs.check(b, w, gb, ts) {
+			delta[violationKey(v)]--
+		}
+		for _, v := range rs.check(a, w, ga, ts) {
+			delta[violationKey(v)]++
+			after = append(after, v)
+		}
+	}
+	if rs.g.src.Dialect == OpenAIResponses {
+		for _, v := range rs.keyed(b, e, gb) {
+			delta[violationKey(v)]--
+		}
+		for _, v := range rs.keyed(a, e, ga) {
+			delta[violationKey(v)]++
+			after = append(after, v)
+		}
+	}
+	return delta, after
+}
+
+// all returns the violations of the whole body view v shows.
+func (rs *ruleScreen) all(v view, ts *toolState) []Violation {
+	var ms []*facts
+	for j := v.first(); j >= 0; j = v.next(j) {
+		ms = append(ms, rs.factsIn(v, j))
+	}
+	return validateAll(rs.g.src, ms, ts)
+}
+
+// windows returns the windows around the runs of edited messages of e,
+// in view a (the edited body), merged where they overlap. whole is set
+// when a window spans the whole body.
+func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
+	pos := make([]int32, 0, len(e.rm)+len(e.st))
+	pos = append(pos, e.rm...)
+	for _, i := range e.st {
+		if !e.removes(i) {
+			pos = append(pos, i)
+		}
+	}
+	slices.Sort(pos)
+	d := rs.g.src.Dialect
+	var out []window
+	for k := 0; k < len(pos); {
+		// A cluster: edited messages with nothing kept between them, walked
+		// along the applied list once.
+		x := a.prev(pos[k])
+		y := a.s.next[pos[k]]
+		for y >= 0 && (a.isRemoved(y) || e.stubs(y)) {
+			y = a.s.next[y]
+		}
+		for k < len(pos) && (y < 0 || pos[k] < y) {
+			k++
+		}
+		w := window{lo: x, hi: y}
+		switch d {
+		case OpenAIChat:
+			// A block of tool messages starts at the message before it.
+			for w.lo >= 0 && rs.factsIn(a, w.lo).role == "tool" {
+				w.lo = a.prev(w.lo)
+			}
+			for w.hi >= 0 && rs.factsIn(a, w.hi).role == "tool" {
+				w.hi = a.next(w.hi)
+			}
+			w.open = true
+		case Anthropic:
+			// The turn of each end, and one more turn beyond it.
+			if w.lo >= 0 {
+				w.lo = rs.turnStart(a, w.lo)
+				if p := a.prev(w.lo); p >= 0 {
+					w.lo = rs.turnStart(a, p)
+				}
+			}
+			if w.hi >= 0 {
+				w.hi = rs.turnEnd(a, w.hi)
+				if n := a.next(w.hi); n >= 0 {
+					w.hi = rs.turnEnd(a, n)
+				}
+			}
+		}
+		if n := len(out); n > 0 && overlaps(out[n-1], w) {
+			out[n-1].hi = w.hi
+			w = out[n-1]
+		} else {
+			out = append(out, w)
+		}
+		if (w.lo < 0 || a.prev(w.lo) < 0) && (w.hi < 0 || (!w.open && a.next(w.hi) < 0)) {
+			return nil, true
+		}
+	}
+	return out, false
+}
+
+// turnStart and turnEnd extend i to the first and last message of its
+// turn, in view a.
+func (rs *ruleScreen) turnStart(a view, i int32) int32 {
+	if i < 0 {
+		return i
+	}
+	r := rs.factsIn(a, i).role
+	for p := a.prev(i); p >= 0 && rs.factsIn(a, p).role == r; p = a.prev(i) {
+		i = p
+	}
+	return i
+}
+
+func (rs *ruleScreen) turnEnd(a view, i int32) int32 {
+	if i < 0 {
+		return i
+	}
+	r := rs.factsIn(a, i).role
+	for n := a.next(i); n >= 0 && rs.factsIn(a, n).role == r; n = a.next(i) {
+		i = n
+	}
+	return i
+}
+
+// overlaps reports whether window w starts before window p ends.
+func overlaps(p, w window) bool {
+	if p.hi < 0 || w.lo < 0 {
+		return true
+	}
+	if p.open {
+		return w.lo < p.hi
+	}
+	return w.lo <= p.hi
+}
+
+// check validates window w of the body view v shows.
+func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []Violation {
+	start := w.lo
+	if start < 0 {
+		start = v.first()
+	}
+	var ms []*facts
+	end := start
+	for j := start; j >= 0; j = v.next(j) {
+		if w.open && j == w.hi {
+			break
+		}
+		ms = append(ms, rs.factsIn(v, j))
+		end = j
+		if !w.open && j == w.hi {
+			break
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	g := rs.g
+	sc := scope{
+		off: v.rank(start), atStart: v.prev(start) < 0, atEnd: v.next(end) < 0,
+		anyThinking: gl.thinking > 0, signedBody: gl.signed > 0, lastUser: -1, barrier: -1,
+		continues: g.src.continues || gl.itemRefs > 0, tools: ts,
+	}
+	if gl.lastUser >= 0 {
+		sc.lastUser = v.rank(gl.lastUser)
+	}
+	var out violations
+	validateMessages(g.src, ms, sc, &out)
+	return out
+}
+
+// keyed returns, in view v, the violations of the Responses pairing and
+// item ids for the kinds, ids and items the edits e touch.
+func (rs *ruleScreen) keyed(v view, e *edits, gl globals) []Violation {
+	var out violations
+	keys := map[[2]string]bool{}
+	ids := map[string]bool{}
+	for _, i := range e.rm {
+		f := &rs.g.src.facts[i]
+		for _, k := range responsesKeys(f) {
+			keys[k] = true
+		}
+		if f.id != "" {
+			ids[f.id] = true
+		}
+	}
+	continues := rs.g.src.continues || gl.itemRefs > 0
+	for _, k := range sortedKeys(keys) {
+		var queue []int32
+		for _, i := range rs.byKey[k] {
+			if v.isRemoved(i) {
+				continue
+			}
+			f := rs.factsIn(v, i)
+			if f.ncalls > 0 {
+				queue = append(queue, i)
+				continue
+			}
+			if len(queue) > 0 {
+				queue = queue[1:]
+				continue
+			}
+			if !continues {
+				for _, p := range f.parts {
+					if p.kind == PartResult {
+						out.add(RuleResponsesOutputWithoutCall, v.rank(i), "No tool call found for %s with %s %s.", strings.ReplaceAll(p.typ, "_", " "), responsesOutputs[p.typ][1], p.id)
+					}
+				}
+			}
+		}
+		for _, i := range queue {
+			if k[0] == "mcp_approval_request" {
+				continue
+			}
+			rule := RuleResponsesCallWithoutOutput
+			if i > gl.barrier {
+				rule = RuleResponsesPendingCalls
+			}
+			out.add(rule, v.rank(i), "No tool output found for %s %s.", strings.ReplaceAll(k[0], "_", " "), k[1])
+		}
+	}
+	for _, id := range sortedKeys(ids) {
+		n := 0
+		for _, i := range rs.byID[id] {
+			if v.isRemoved(i) {
+				continue
+			}
+			if n++; n > 1 {
+				out.add(RuleResponsesDuplicateItemID, v.rank(i), "Duplicate item found with id %s.", id)
+			}
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of a set in order, so that the screen's
+// findings do not depend on map order.
+func sortedKeys[K interface{ ~string | ~[2]string }](m map[K]bool) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b K) int {
+		return strings.Compare(keyString(a), keyString(b))
+	})
+	return out
+}
+
+func keyString[K interface{ ~string | ~[2]string }](k K) string {
+	switch x := any(k).(type) {
+	case string:
+		return x
+	case [2]string:
+		return x[0] + "\x00" + x[1]
+	}
+	return ""
+}
+
+// fresh returns the keys that delta, on top of the counts base (the
+// applied state's and what was taken since), would raise above the
+// input's, and the first violation of each in after.
+func (rs *ruleScreen) fresh(base map[string]int, delta map[string]int, after []Violation) []Violation {
+	var out []Violation
+	over := map[string]int{}
+	for k, n := range delta {
+		if n <= 0 {
+			continue
+		}
+		if extra := rs.cur[k] + base[k] + n - rs.in[k]; extra > 0 {
+			over[k] = extra
+		}
+	}
+	if len(over) == 0 {
+		return nil
+	}
+	sortViolations(after)
+	// The instances beyond the input's count are the last ones, as
+	// NewViolations finds them.
+	for i := len(after) - 1; i >= 0; i-- {
+		k := violationKey(after[i])
+		if over[k] > 0 {
+			over[k]--
+			out = append(out, after[i])
+		}
+	}
+	slices.Reverse(out)
+	sortViolations(out)
+	return out
+}
+
+// ---- the tools arrays --------------------------------------------------------
+
+// toolRules returns, in view v, the violations that depend on the tools
+// state ts: those of the top-level fields, tool blocks without tools,
+// and tool references to tools not declared.
+func (rs *ruleScreen) toolRules(v view, ts *toolState) []Violation {
+	g := rs.g
+	var out violations
+	out = append(out, ts.top...)
+	if g.src.Dialect != Anthropic {
+		return out
+	}
+	if ts.emptyTools {
+		for j := v.first(); j >= 0; j = v.next(j) {
+			if f := rs.factsIn(v, j); f.ncalls > 0 || f.nresults > 0 {
+				out.add(RuleAnthropicToolBlocksWithoutTools, v.rank(j), "Requests which include `tool_use` or `tool_result` blocks must define tools.")
+				break
+			}
+		}
+	}
+	if ts.toolsArray {
+		for _, i := range rs.refs {
+			if v.isRemoved(i) {
+				continue
+			}
+			for _, n := range rs.factsIn(v, i).refs {
+				if n != "" && !ts.declared[n] {
+					out.add(RuleAnthropicUnknownToolReference, v.rank(i), "Tool reference '%s' not found in available tools", n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// toolDelta returns how the counts change, by key, when the tools state
+// goes from ts to next in view v, and the violations under next.
+func (rs *ruleScreen) toolDelta(v view, ts, next *toolState) (map[string]int, []Violation) {
+	delta := map[string]int{}
+	if v.kept() == 0 {
+		return delta, nil // an empty body has its emptiness only
+	}
+	for _, x := range rs.toolRules(v, ts) {
+		delta[violationKey(x)]--
+	}
+	after := rs.toolRules(v, next)
+	for _, x := range after {
+		delta[violationKey(x)]++
+	}
+	return delta, after
+}
+
+// commit adds a delta to the applied counts.
+func (rs *ruleScreen) commit(delta map[string]int) {
+	for k, n := range delta {
+		if rs.cur[k] += n; rs.cur[k] == 0 {
+			delete(rs.cur, k)
+		}
+	}
+}
+
+// applyEdits carries edits out on the applied state, and returns the
+// messages it removed, in order, and stubbed.
+func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
+	s := rs.g.seq
+	v := view{s: s, a: e}
+	gl := rs.globalsOf(v)
+	for _, i := range e.st {
+		if !e.removes(i) && !s.stubbed[i] {
+			s.stubbed[i] = true
+			s.version++
+			stubbed = append(stubbed, i)
+		}
+	}
+	for _, i := range e.rm {
+		if !s.removed[i] {
+			s.remove(i)
+			removed = append(removed, i)
+		}
+	}
+	rs.glob = gl
+	return removed, stubbed
+}

@@ -1,0 +1,505 @@
+package wire
+
+import (
+	"github.com/pruneguard/pruneguard"
+)
+
+// A history read one message at a time, as the provider reads it: which
+// call each result answers, which calls can no longer be answered, which
+// messages go in one unit, which user messages are real, and what class
+// the wire knows better than the Context. [Body.Context] runs it over a
+// body it holds whole, [Session] over messages as they come; both get the
+// same pairing, units, pins and classes from it.
+
+// tracker pairs results with calls by each dialect's adjacency rules, the
+// ones [Validate] checks, never by a global id map: real agents reuse
+// call ids. Calls are named by keys the caller gives (the tracker only
+// compares their wire ids); results are answered with those keys.
+type tracker struct {
+	d         Dialect
+	continues bool // Responses: the input continues what the server holds
+
+	// Chat: the calls of the assistant message whose block of tool
+	// messages is open.
+	block   []tcall
+	inBlock bool
+
+	// Anthropic: the role of the current turn, and the calls of the last
+	// assistant turn while it or the user turn after it lasts.
+	role      string
+	turnCalls []tcall
+	answering bool // the current turn is the user turn after an assistant turn
+
+	// Gemini, Bedrock: the calls of the previous message, and a spare
+	// buffer for the next one's.
+	prev, spare []tcall
+
+	// Responses: every call in order, the unanswered ones by kind and id,
+	// and the last message that closes the model's turn.
+	calls   []tcall
+	queue   map[[2]string][]int
+	n       int // messages added
+	barrier int
+}
+
+// tcall is a call the tracker follows.
+type tcall struct {
+	key  int32
+	id   string
+	typ  string // Responses: the call item's type
+	msg  int    // Responses: the message's position among those added
+	done bool
+}
+
+// step is what the tracker makes of one message.
+type step struct {
+	// answers lists, for each result of the message in order, the key of
+	// the call it answers, or -1 for a result that answers none.
+	answers []int32
+	// closed lists the keys of earlier calls that can no longer be
+	// answered: the block or turn they waited in has ended.
+	closed []int32
+	// stored reports a Responses item that refers to what the server
+	// holds: an item_reference, or an output answering a call it holds.
+	stored bool
+}
+
+// unanswered counts the results of s that answer no call.
+func (s *step) unanswered() int {
+	n := 0
+	for _, k := range s.answers {
+		if k < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func newTracker(d Dialect, continues bool) *tracker {
+	return &tracker{d: d, continues: continues, barrier: -1, queue: map[[2]string][]int{}}
+}
+
+// add reads the next message, whose calls the caller names with keys, in
+// order.
+func (t *tracker) add(f *facts, keys []int32) step {
+	var s step
+	if f.nresults > 0 {
+		s.answers = make([]int32, 0, f.nresults)
+	}
+	switch t.d {
+	case OpenAIChat:
+		t.chat(f, keys, &s)
+	case OpenAIResponses:
+		t.responses(f, keys, &s)
+	case Anthropic:
+		t.anthropic(f, keys, &s)
+	case Gemini, Bedrock:
+		t.adjacent(f, keys, &s)
+	}
+	t.n++
+	return s
+}
+
+// finish returns the keys of the calls that will never be answered, now
+// that the history ends: unanswered calls that are not the trailing
+// batch still waiting for its results. In Responses an MCP approval
+// request among them may legitimately stay unanswered; report says so.
+func (t *tracker) finish() (closed []int32, report func(key int32) bool) {
+	report = func(int32) bool { return true }
+	if t.d == Anthropic && !t.answering {
+		return nil, report // the last turn's calls are the trailing batch
+	}
+	if t.d == Anthropic {
+		return openKeys(t.turnCalls), report
+	}
+	if t.d != OpenAIResponses {
+		return nil, report
+	}
+	approval := map[int32]bool{}
+	for _, c := range t.calls {
+		if c.done || c.msg > t.barrier {
+			continue
+		}
+		closed = append(closed, c.key)
+		if c.typ == "mcp_approval_request" {
+			approval[c.key] = true
+		}
+	}
+	return closed, func(k int32) bool { return !approval[k] }
+}
+
+// callsOf lists the calls of f with the caller's keys.
+func callsOf(f *facts, keys []int32) []tcall { return appendCalls(nil, f, keys) }
+
+// appendCalls appends the calls of f with the caller's keys to out.
+func appendCalls(out []tcall, f *facts, keys []int32) []tcall {
+	if f.ncalls == 0 {
+		return out
+	}
+	f.eachCall(func(k int, p *fpart) {
+		key := int32(-1)
+		if k < len(keys) {
+			key = keys[k]
+		}
+		out = append(out, tcall{key: key, id: p.id, typ: f.typ})
+	})
+	return out
+}
+
+// openKeys returns the keys of the calls not answered.
+func openKeys(cs []tcall) []int32 {
+	var out []int32
+	for _, c := range cs {
+		if !c.done {
+			out = append(out, c.key)
+		}
+	}
+	return out
+}
+
+// answer marks the first unanswered call of cs with id answered and
+// returns its key.
+func answer(cs []tcall, id string) (int32, bool) {
+	for i := range cs {
+		if !cs[i].done && cs[i].id == id {
+			cs[i].done = true
+			return cs[i].key, true
+		}
+	}
+	return -1, false
+}
+
+func (t *tracker) chat(f *facts, keys []int32, s *step) {
+	if t.inBlock && (f.role == "tool" || (f.role == "function" && openLegacy(t.block))) {
+		for _, p := range f.parts {
+			if p.kind == PartResult {
+				k, _ := answer(t.block, p.id)
+				s.answers = append(s.answers, k)
+			}
+		}
+		return
+	}
+	if t.inBlock {
+		s.closed = openKeys(t.block)
+		t.inBlock = false
+	}
+	if f.role == "assistant" && f.ncalls > 0 {
+		t.block, t.inBlock = appendCalls(t.block[:0], f, keys), true
+		return
+	}
+	for range f.nresults {
+		s.answers = append(s.answers, -1)
+	}
+}
+
+// openLegacy reports an unanswered legacy function_call (the call
+// without an id) among cs.
+func openLegacy(cs []tcall) bool {
+	for _, c := range cs {
+		if c.id == "" && !c.done {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *tracker) responses(f *facts, keys []int32, s *step) {
+	s.stored = f.typ == "item_reference"
+	for _, c := range callsOf(f, keys) {
+		c.msg = t.n
+		k := [2]string{c.typ, c.id}
+		t.queue[k] = append(t.queue[k], len(t.calls))
+		t.calls = append(t.calls, c)
+	}
+	for _, p := range f.parts {
+		if p.kind != PartResult {
+			continue
+		}
+		k := [2]string{responsesOutputs[p.typ][0], p.id}
+		q := t.queue[k]
+		if len(q) == 0 {
+			if t.continues {
+				s.stored = true
+			}
+			s.answers = append(s.answers, -1)
+			continue
+		}
+		if len(q) == 1 {
+			delete(t.queue, k)
+		} else {
+			t.queue[k] = q[1:]
+		}
+		t.calls[q[0]].done = true
+		s.answers = append(s.answers, t.calls[q[0]].key)
+	}
+	if f.nresults > 0 || isUserMessage(f) {
+		t.barrier = t.n
+	}
+}
+
+func (t *tracker) anthropic(f *facts, keys []int32, s *step) {
+	if f.role != t.role {
+		// A new turn. The user turn after an assistant turn ends: the
+		// assistant turn's calls can no longer be answered.
+		if t.answering || (t.role == "assistant" && f.role != "user") {
+			s.closed = openKeys(t.turnCalls)
+		}
+		t.answering = f.role == "user" && t.role == "assistant"
+		if !t.answering {
+			t.turnCalls = t.turnCalls[:0]
+		}
+		t.role = f.role
+	}
+	for _, p := range f.parts {
+		if p.kind != PartResult {
+			continue
+		}
+		k := int32(-1)
+		if t.answering {
+			k, _ = answer(t.turnCalls, p.id)
+		}
+		s.answers = append(s.answers, k)
+	}
+	if f.role == "assistant" {
+		t.turnCalls = appendCalls(t.turnCalls, f, keys)
+	}
+}
+
+func (t *tracker) adjacent(f *facts, keys []int32, s *step) {
+	prev := t.prev
+	t.prev, t.spare = appendCalls(t.spare[:0], f, keys), prev
+	if len(prev) == 0 || !(t.d == Gemini || f.role == "user") || f.nresults == 0 {
+		for range f.nresults {
+			s.answers = append(s.answers, -1)
+		}
+		s.closed = openKeys(prev)
+		return
+	}
+	byPos := t.d == Gemini && !allIDs(prev, f)
+	r := 0
+	for _, p := range f.parts {
+		if p.kind != PartResult {
+			continue
+		}
+		k := int32(-1)
+		switch {
+		case byPos:
+			if r < len(prev) && !prev[r].done {
+				prev[r].done = true
+				k = prev[r].key
+			}
+		default:
+			k, _ = answer(prev, p.id)
+		}
+		s.answers = append(s.answers, k)
+		r++
+	}
+	s.closed = openKeys(prev)
+}
+
+// allIDs reports whether every call and every result of f carries an id.
+func allIDs(calls []tcall, f *facts) bool {
+	for _, c := range calls {
+		if c.id == "" {
+			return false
+		}
+	}
+	for _, p := range f.parts {
+		if p.kind == PartResult && p.id == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- what the tracker's callers share -------------------------------------
+
+// roleClass folds a message's role into "user" or "assistant" for the
+// turn structure of Gemini; other dialects keep the role as it is.
+func roleClass(d Dialect, f *facts) string {
+	if d == Gemini {
+		if isGeminiUserRole(f.role) {
+			return "user"
+		}
+		return "assistant"
+	}
+	return f.role
+}
+
+// coupled reports whether message f goes in one unit with prev, the
+// message before it: in Responses, consecutive call items, and a
+// reasoning item with the item after it; in Anthropic, Gemini and
+// Bedrock, the messages of one turn, and an assistant turn with the turn
+// after it, so that a cut keeps roles alternating.
+func coupled(d Dialect, prev, f *facts) bool {
+	if prev == nil {
+		return false
+	}
+	switch d {
+	case OpenAIResponses:
+		return (prev.ncalls > 0 && f.ncalls > 0) || prev.typ == "reasoning"
+	case Anthropic, Gemini, Bedrock:
+		p := roleClass(d, prev)
+		return p == roleClass(d, f) || p == "assistant"
+	}
+	return false
+}
+
+// isRealUser reports a user message that is not (only) tool results.
+func isRealUser(d Dialect, f *facts) bool {
+	if f.nresults > 0 {
+		return false
+	}
+	switch d {
+	case OpenAIResponses:
+		return isUserMessage(f)
+	case Gemini:
+		return isGeminiUserRole(f.role)
+	}
+	return f.role == "user"
+}
+
+// isSystem reports a system or developer message, which is pinned.
+func isSystem(f *facts) bool { return f.role == "system" || f.role == "developer" }
+
+// coreRole maps a provider message to a Context role.
+func coreRole(f *facts) pruneguard.Role {
+	switch {
+	case isSystem(f):
+		return pruneguard.RoleSystem
+	case f.typ == "reasoning":
+		return pruneguard.RoleReasoning
+	case f.nresults > 0:
+		return pruneguard.RoleTool
+	case f.role == "assistant" || f.role == "model" || f.ncalls > 0:
+		return pruneguard.RoleAssistant
+	case f.role == "user":
+		return pruneguard.RoleUser
+	case f.role != "":
+		return pruneguard.Role(f.role)
+	}
+	return pruneguard.Role(f.typ)
+}
+
+// coreContent is the Content the Context is given for a message: the
+// prose of an assistant message that also makes calls (its text parts),
+// so that the Context tells the model's words from a message of calls
+// alone; nothing for any other message, whose class does not hang on it.
+func coreContent(f *facts) []byte {
+	if f.ncalls == 0 || coreRole(f) != pruneguard.RoleAssistant {
+		return nil
+	}
+	return f.text()
+}
+
+// signedFacts reports reasoning, or a signature on a call or a part.
+func signedFacts(f *facts) bool { return f.reasoning || f.anySigned() }
+
+// waitingServerCall reports a server tool call among parts with no
+// server result for its id among them (an Anthropic pause_turn).
+func waitingServerCall(parts [][]fpart) bool {
+	open := map[string]int{}
+	for _, ps := range parts {
+		for _, p := range ps {
+			switch p.kind {
+			case PartServerCall:
+				open[p.id]++
+			case PartServerResult:
+				open[p.id] = -1 << 30
+			}
+		}
+	}
+	for _, n := range open {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// classing is what the class of a message depends on besides the message.
+type classing struct {
+	d Dialect
+	// server returns the class of the results of a tool the provider
+	// runs, when the body or a manifest annotates it.
+	server func(name string) (pruneguard.Class, bool)
+	// tool returns a registered tool.
+	tool func(name string) (pruneguard.Tool, bool)
+	// called returns the tool of the call a key names.
+	called func(key int32) string
+	// unannotated is how tools without annotations are treated.
+	unannotated Unannotated
+}
+
+// class returns the class the Context must give message f, when the wire
+// says more than the Context can see; answers are the keys of the calls
+// its results answer (-1 for none). It only ever makes a message
+// stricter than the Context's own derivation, never laxer:
+//
+//   - a compaction block or item, the only record of the history it
+//     summarises, is irreducible;
+//   - a message carrying the results of tools the provider runs
+//     (Anthropic server and MCP tool results beside their call, Gemini
+//     code execution results, Responses server items, which carry their
+//     own outcome) takes the class of those results: irreducible unless
+//     the body or a manifest annotates the tool, whatever Unannotated
+//     says (web search is open-world); when annotated reproducible, the
+//     message takes that class only if it holds no text of its own;
+//   - a message with results that pair with no call (the call was lost,
+//     or was never there) takes the class of the tool the result names
+//     when the Context knows it, of an unannotated tool otherwise, and
+//     of the tools of the calls its other results answer.
+//
+// Other messages get ClassUnset: the Context derives their class.
+func (c *classing) class(f *facts, answers []int32) pruneguard.Class {
+	if f.typ == "compaction" {
+		return pruneguard.Irreducible
+	}
+	k, server := pruneguard.ClassUnset, false
+	for i := range f.parts {
+		p := &f.parts[i]
+		switch {
+		case p.typ == "compaction":
+			return pruneguard.Irreducible
+		case p.kind == PartServerResult, p.kind == PartServerCall && c.d == OpenAIResponses:
+			cl, ok := c.server(p.name)
+			if !ok {
+				cl = pruneguard.Irreducible
+			}
+			k, server = max(k, cl), true
+		}
+	}
+	if server && (k == pruneguard.Irreducible || !f.prose()) {
+		return k
+	}
+	unpaired := false
+	for _, a := range answers {
+		unpaired = unpaired || a < 0
+	}
+	if !unpaired {
+		return pruneguard.ClassUnset
+	}
+	unknown := pruneguard.Tool{}
+	if c.unannotated == UnannotatedRegenerable {
+		unknown.Output = pruneguard.Reconstructible
+	}
+	k = pruneguard.Reconstructible
+	r := 0
+	for i := range f.parts {
+		p := &f.parts[i]
+		if p.kind != PartResult {
+			continue
+		}
+		t := unknown
+		name := p.name
+		if r < len(answers) && answers[r] >= 0 {
+			name = c.called(answers[r])
+		}
+		if ts, ok := c.tool(name); ok && name != "" {
+			t = ts
+		}
+		k = max(k, t.OutputClass())
+		r++
+	}
+	return k
+}
