@@ -98,6 +98,7 @@ func (c *Context) Apply(d *Decision) error {
 	c.applyTools(d)
 	d.applied = true
 	c.epoch++
+	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
 	c.shape++
 	c.reclaim()
 	return nil

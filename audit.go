@@ -4,6 +4,8 @@ import "slices"
 
 // Record is one audit entry of a [Decision]. A spilled message's pointer
 // is in [Decision.Pointers].
+//
+// The zero Record describes no message.
 type Record struct {
 	Message MessageID
 	Unit    UnitID

@@ -2,6 +2,8 @@ package pruneguard
 
 // BoundaryMode chooses how the commit-boundary gate reads "no in-flight
 // operation references the prune set".
+//
+// The zero BoundaryMode is BoundaryStrict.
 type BoundaryMode uint8
 
 const (
@@ -17,6 +19,8 @@ const (
 
 // SplitMode says what to do with a plan that names part of a unit, or a
 // unit the boundary gate holds back.
+//
+// The zero SplitMode is SplitGrow.
 type SplitMode uint8
 
 const (

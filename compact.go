@@ -173,6 +173,7 @@ func (c *Context) compact() {
 			}
 		}
 	}
+	c.mem.compacted(c, pm, um)
 }
 
 // compactText copies the live bytes into fresh chunks and drops the old.

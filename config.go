@@ -34,8 +34,11 @@ type Config struct {
 	// many tokens that it leaves in the prompt.
 	HoardTokens int
 	// StubText replaces a stubbed result's content. Empty means
-	// DefaultStubText. StubTokens is its token count (default
-	// DefaultStubTokens).
+	// DefaultStubText; a blank text is refused ([Config.Validate]). It
+	// says the tool can be called again, so it stands only for content
+	// that is reconstructible: a stubbed message the decision lists in
+	// [Decision.Pointers] was spilled, and shows its pointer instead.
+	// StubTokens is its token count (default DefaultStubTokens).
 	StubText   string
 	StubTokens int
 	// Counter, when set, counts the tokens the runtime gives no count
@@ -54,6 +57,8 @@ type Config struct {
 
 // RegenMode chooses what the regenerability gate does with an unsafe
 // candidate.
+//
+// The zero RegenMode is RegenRefuse.
 type RegenMode uint8
 
 const (

@@ -105,6 +105,9 @@ type Context struct {
 	alerts     []RefetchAlert
 	ghostLog   []*ghostEpisode
 	openGhosts int
+
+	// mem is what the guards remember of the refusals they met.
+	mem refusalMemory
 }
 
 // mrec is the record of one message: 48 bytes.

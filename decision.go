@@ -10,6 +10,9 @@ import (
 // [Context.Apply]. Fields may be added; do not compare Decisions whole.
 // A Decision does not change after Prune returns, except for being marked
 // applied, so its fields and methods may be read from any goroutine.
+//
+// The zero Decision changes nothing and belongs to no Context: Apply
+// refuses it with ErrForeignDecision.
 type Decision struct {
 	// Evict is the closed prune set, in transcript order: whole units only.
 	Evict []MessageID
@@ -38,7 +41,13 @@ type Decision struct {
 	// decision: their tombstones may go too.
 	Retire []string
 	// Pointers lists evicted or stubbed messages that were spilled: keep
-	// their pointers where the model can follow them.
+	// their pointers where the model can follow them. A stubbed message
+	// listed here must show its pointer's text (spill.PointerText says
+	// where the content is and how to read it back), never the stub
+	// text, which tells the model to call the tool again; a stubbed
+	// message not listed here went because it is reconstructible (or no
+	// step of a sealed plan needs it), and only it carries the stub text.
+	// The Context keeps the pointer on the message after Apply.
 	Pointers []SpillNote
 	// Refused lists what the plan named that the gates left out (SplitGrow
 	// and SplitShrink, RegenDropUnsafe), with the reason.
@@ -71,6 +80,8 @@ type Decision struct {
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
+//
+// The zero SpillNote names no message and no pointer.
 type SpillNote struct {
 	Message MessageID
 	Pointer Pointer

@@ -5,8 +5,9 @@
 //
 // The package does no I/O, reads no clock and draws no random numbers.
 // Stores, loggers, tokenizers and provider wire formats live at the
-// edges, behind the small [Resolver], [Oracle] and [Counter] interfaces
-// or in other packages (see package wire for provider request bodies).
+// edges, behind the small [Resolver], [Oracle], [Counter], [Spiller] and
+// [Screen] interfaces, a *slog.Logger, or in other packages (see package
+// wire for provider request bodies, package spill for stores).
 //
 // # Tour
 //
@@ -44,6 +45,32 @@
 //
 //	g := pruneguard.Guard{Budget: 32000, Policy: pruneguard.OldestFirst{}}
 //	res, err := g.Check(c) // before each model call
+//
+// A Guard is meant to be left on. [Guard.Validate] and [Config.Validate]
+// refuse what makes no sense (a guard with no budget, a ceiling below
+// the budget, a blank stub text, an enum out of range) with a
+// [*ConfigError], and Check validates first and changes nothing then.
+// Trigger and MinClear keep a provider's prompt cache: a check prunes
+// only above the trigger, then down to the budget and by at least
+// MinClear, so consecutive requests share their prefix between prunes.
+// When the policy can make no more room, the guard goes on with the
+// furthest safe prune (whole units, oldest first, what the policy keeps
+// aside), and with a Spill store it writes content that cannot be
+// obtained again to the store, records the pointer and lets it go:
+//
+//	sp := &spill.Spiller{Store: &spill.Memory{}}
+//	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
+//	g := pruneguard.Guard{Budget: 32000, Trigger: 40000, MinClear: 8000, Spill: sp, Logger: slog.Default()}
+//
+// What the gates refuse is remembered in the Context ([Context.Refusals])
+// so that later checks neither walk nor retry it. With Hoard set the
+// guard also stubs or evicts the large reconstructible messages that
+// Config.HoardTokens reports, under budget too. A Screen vets each
+// decision for rules beyond the gates (a provider's). The Logger gets
+// one record per decision, refusal, spill and refetch alert, and one per
+// check, with ids, codes, classes and token counts but never content; the
+// records of a check map onto the Agent Client Protocol's compaction
+// events (see [LogDecision]).
 //
 // # Policies
 //
@@ -163,11 +190,12 @@
 // # Cost
 //
 // A [Context] is safe for concurrent use. [Context.Tokens] and
-// [Guard.Check] under budget take constant time and do not allocate.
-// [Context.Prune] costs time in proportion to the plan and the units it
-// touches, and [Guard.Check] over budget in proportion to what its policy
-// walks, proposes and prunes, not to the length of the Context (beside a
-// logarithm for the indexes). A Context keeps a few dozen bytes per
+// [Guard.Check] under its trigger (with no hoarding to act on) take
+// constant time and do not allocate, with or without a Logger. [Context.Prune] costs time in proportion to
+// the plan and the units it touches, and [Guard.Check] over the trigger
+// in proportion to what its policy walks, proposes and prunes, not to the
+// length of the Context nor to the refusals remembered from earlier
+// checks (beside a logarithm for the indexes). A Context keeps a few dozen bytes per
 // message beyond the ids, contents and arguments it was given, and
 // reclaims the memory of the messages that leave.
 package pruneguard

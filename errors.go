@@ -22,6 +22,9 @@ var (
 	ErrSchema = errors.New("pruneguard: evict-or-tombstone")
 	// ErrRegen: the plan would evict content that cannot be obtained again.
 	ErrRegen = errors.New("pruneguard: regenerability")
+	// ErrScreen: a [Guard]'s [Screen] refused part of a decision, for a
+	// rule the gates do not know (a provider's request rules).
+	ErrScreen = errors.New("pruneguard: screen")
 )
 
 // States that are not violations of a plan.
@@ -61,6 +64,9 @@ var (
 
 // InputError reports an event or plan that the Context refused as
 // malformed. The Context is unchanged.
+//
+// The zero InputError, with no Err, is not a valid error; the package never
+// returns one.
 type InputError struct {
 	Op  string // the method or plan field, e.g. "append", "plan.evict"
 	ID  string // the offending message, call, tool or step id
@@ -86,6 +92,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
 // Gate names one of the three gates.
+//
+// The zero Gate names no gate.
 type Gate int
 
 // The gates, in the order Prune reports them.
@@ -93,6 +101,7 @@ const (
 	GateBoundary Gate = iota + 1 // commit boundary
 	GateSchema                   // evict-or-tombstone
 	GateRegen                    // regenerability oracle
+	GateScreen                   // a Guard's Screen: rules beyond the gates
 )
 
 // String returns the name of the gate.
@@ -104,6 +113,8 @@ func (g Gate) String() string {
 		return "schema"
 	case GateRegen:
 		return "regen"
+	case GateScreen:
+		return "screen"
 	}
 	return fmt.Sprintf("gate(%d)", int(g))
 }
@@ -114,11 +125,15 @@ func (g Gate) sentinel() error {
 		return ErrBoundary
 	case GateSchema:
 		return ErrSchema
+	case GateScreen:
+		return ErrScreen
 	}
 	return ErrRegen
 }
 
 // Code says why a gate objected. The set is closed; new codes may be added.
+//
+// The zero Code, empty, is no reason of any gate.
 type Code string
 
 // Reasons of the commit-boundary gate.
@@ -154,6 +169,10 @@ const (
 
 // Violation is one objection of one gate to a plan. It matches the gate's
 // sentinel ([ErrBoundary], [ErrSchema] or [ErrRegen]) with [errors.Is].
+//
+// The zero Violation names no gate; the package returns violations filled
+// in, and a [Screen] fills in its own (Gate GateScreen, a Code, and what it
+// refuses).
 type Violation struct {
 	Gate     Gate
 	Code     Code
@@ -163,6 +182,7 @@ type Violation struct {
 	Calls    []CallID
 	Steps    []StepID // planned steps holding the messages (CodeReferenced)
 	pos      uint64   // transcript position of the first message, for ordering
+	seen     seenAt   // the unit as Prune saw it, for the guard's memory
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.
@@ -209,6 +229,8 @@ func joinIDs[T ~string](ids []T) string {
 // position in the transcript, then by code. errors.Is and errors.As see
 // each violation, so errors.Is(err, ErrRegen) reports whether the
 // regenerability gate was among those that refused.
+//
+// The zero PruneError holds no violation; the package never returns one.
 type PruneError struct {
 	Violations []*Violation
 }
@@ -249,6 +271,9 @@ func sortViolations(vs []*Violation) {
 
 // DeferredError reports that the Context is not at a commit boundary.
 // It matches [ErrDeferred].
+//
+// The zero DeferredError names nothing in flight; the package returns it
+// filled in.
 type DeferredError struct {
 	Pending []CallID    // calls waiting for a complete result
 	Open    []MessageID // messages still streaming
@@ -277,6 +302,9 @@ func (e *DeferredError) Unwrap() error { return ErrDeferred }
 // CeilingError reports that the Context holds more tokens than the hard
 // ceiling allows and no safe prune brings it under. It matches
 // [ErrCeiling], and [ErrDeferred] too when deferral was the cause.
+//
+// The zero CeilingError reports a ceiling of zero and no cause; the package
+// returns it filled in.
 type CeilingError struct {
 	Tokens  int // tokens held after the furthest safe prune
 	Ceiling int
@@ -306,6 +334,9 @@ func (e *CeilingError) Unwrap() []error {
 // [Context.Prune] changed units it names (a stream kept writing, a result
 // arrived, units were coupled) or the tools and steps it consulted. It
 // matches [ErrStaleDecision].
+//
+// The zero StaleError names no unit and no reason; the package returns it
+// filled in.
 type StaleError struct {
 	Units  []UnitID
 	Reason string

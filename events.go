@@ -409,7 +409,8 @@ func (c *Context) Pin(id MessageID) error {
 // Spill records that message id's content was written to a durable store
 // at p. The message may then be evicted, whatever its class, while the
 // configured [Resolver] resolves p (planned-step references still hold
-// it). A zero p removes the pointer.
+// it). A zero p removes the pointer. It drops the refusals a guard
+// remembered for the message and its unit (see [Context.Refusals]).
 func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -422,6 +423,7 @@ func (c *Context) Spill(id MessageID, ptr Pointer) error {
 		c.side(p).pointer = ptr
 	}
 	c.unit(c.msg(p).unit).version++
+	c.mem.spilled(c, p)
 	return nil
 }
 

@@ -1,11 +1,12 @@
 package pruneguard
 
 import (
-	"errors"
-	"slices"
+	"log/slog"
+	"strconv"
 )
 
-// Outcome is the answer of [Guard.Check].
+// Outcome is the answer of [Guard.Check]. The zero Outcome is
+// UnderBudget.
 type Outcome uint8
 
 const (
@@ -15,8 +16,9 @@ const (
 	// budget when the guard refused the rest; it is under the ceiling.
 	Pruned
 	// Deferred: the Context could not be pruned safely now (a call
-	// pending, a message streaming, or every proposal refused) and is
-	// still under its hard ceiling. Retry at the next budget check.
+	// pending, a message streaming, or no safe prune of any kind, spills
+	// included, that frees anything) and is still under its hard
+	// ceiling. Retry at the next budget check.
 	Deferred
 )
 
@@ -38,185 +40,363 @@ func (o Outcome) String() string {
 // dispose until the Context fits or nothing more can safely go.
 //
 // A Guard is a plain value; it may be shared by goroutines as long as its
-// Policy may.
+// Policy, Spill, Screen and Logger may. The zero Guard is invalid: it has
+// no Budget, and [Guard.Check] refuses it with a [*ConfigError] rather
+// than prune everything it may. Every other zero field is a working
+// default, documented on the field.
 type Guard struct {
-	// Budget is the token count to prune down to.
+	// Budget is the token count to prune down to. Required: it must be
+	// positive.
 	Budget int
 	// Ceiling, when positive, is the hard limit: above it a Context that
 	// cannot be pruned safely makes Check fail with a [*CeilingError].
-	// Zero means the Context's Config.Ceiling.
+	// Zero means the Context's Config.Ceiling. It must not be below the
+	// Budget.
 	Ceiling int
-	// Policy proposes what to prune; nil means OldestFirst{}.
+	// Policy proposes what to prune; nil means OldestFirst{}. A Policy
+	// that keeps the newest messages out of its proposals says so by
+	// implementing [Keeper] or by hiding them through its [View]; the
+	// guard's own prunes keep them too.
 	Policy Policy
 	// Split is passed on in every plan that leaves it unset.
 	Split SplitMode
-	// Rounds bounds the propose-refuse cycles of one Check (default 64).
-	// Each round either applies a decision or hides at least one refused
-	// unit from the policy, so the bound only stops a policy that keeps
-	// proposing what changes nothing.
+	// Rounds bounds the rounds of one Check (default 64): each round
+	// prunes one plan, the policy's or, once the policy can make no more
+	// room, the guard's own furthest safe prune. A round whose plan the
+	// gates or the Screen refused, so that what they refused is taken out
+	// of later plans (and remembered), is not counted: every unit is tried
+	// once. The bound stops a policy that keeps proposing what changes
+	// nothing, and counts the decisions applied.
 	Rounds int
+
+	// Trigger is the token count above which a Check prunes; zero means
+	// Budget. Once triggered, a Check prunes down to the Budget. A Trigger
+	// above the Budget keeps the provider's prompt cache: checks at or
+	// under it change nothing, so consecutive requests share the prefix
+	// the last prune left. It must not be below the Budget nor above a
+	// positive ceiling.
+	Trigger int
+	// MinClear is the least number of tokens a triggered Check frees, as
+	// Anthropic's clear_at_least: it prunes down to the Budget or to
+	// MinClear below where it started, whichever is lower, so that prunes,
+	// and the cache misses they cause, come seldom. When no safe prune
+	// frees that much, the Check frees what it safely can: it is Pruned
+	// if it applied anything, and Result.Before less Result.After says
+	// how much went. Zero means no minimum; it must not be negative.
+	MinClear int
+
+	// Spill, when set, is where the guard stores content before it
+	// evicts or stubs it: when a closed unit (or a result to stub) is
+	// refused only because content in it cannot be obtained again
+	// (irreducible, or durable without a resolvable pointer), the guard
+	// writes the unit's messages that have no resolvable pointer (or the
+	// result), all those of one round as one segment, records the pointer
+	// on each with [Context.Spill], and prunes again. Content a planned
+	// step names is never spilled. A spill that fails, or whose pointer
+	// the Context's Resolver does not resolve, is reported in
+	// Result.SpillErrors and its unit stays. The Context's Config.Resolver
+	// must be set (normally to the same store); Check refuses a Spill
+	// without one. Nil means nothing is spilled.
+	Spill Spiller
+	// Screen, when set, vets each decision before it is applied, for
+	// rules the gates do not know (a provider's request rules); what it
+	// refuses is taken out and the plan pruned again. Nil means no screen.
+	Screen Screen
+	// Hoard says what a Check does with the large reconstructible
+	// messages Config.HoardTokens reports as hoarded, even under budget:
+	// nothing (HoardReport, the default), stub them (HoardStub) or evict
+	// their units (HoardEvict). See [HoardMode].
+	Hoard HoardMode
+	// HoardKeep is how many of the newest units the hoarding rule leaves
+	// alone, so that the model reads a large result at least once before
+	// it goes; zero means 1.
+	HoardKeep int
+	// Logger, when set, receives one record per decision, refusal, spill
+	// and failed spill, and one per check that ran, never any content;
+	// see the log record names (LogDecision, ...) for their attributes and
+	// how they map onto the Agent Client Protocol's compaction events.
+	// With a Logger, every check, under budget too, also takes the
+	// Context's refetch alerts ([Context.TakeAlerts]), writes one
+	// LogRefetch record each and returns them in Result.Alerts. Nil means
+	// no logging, at no cost, and the alerts stay queued for the runtime.
+	Logger *slog.Logger
 }
 
-// Result reports what [Guard.Check] did.
+// Screen vets a decision a [Guard] is about to apply, for rules the gates
+// do not know, such as a provider's request rules. It returns nil to let
+// the decision through, or the violations that stand in its way (with
+// Gate [GateScreen], matching [ErrScreen]), each naming what to take out:
+// the tools whose schema edits it refuses, the stubs it refuses (by
+// message), or else the units it refuses. The guard takes them out for the
+// rest of the check and prunes again; a violation that names nothing of
+// the decision refuses all of it. Screen is called from the goroutine
+// running Check, with no lock of the Context held; it must not apply the
+// decision.
+//
+// A nil Screen in a Guard vets nothing.
+type Screen interface {
+	Screen(d *Decision) []*Violation
+}
+
+// ScreenFunc adapts a function to a [Screen].
+//
+// A nil ScreenFunc must not be used: calling it panics.
+type ScreenFunc func(d *Decision) []*Violation
+
+// Screen calls f(d).
+func (f ScreenFunc) Screen(d *Decision) []*Violation { return f(d) }
+
+// Result reports what [Guard.Check] did. The zero Result reports a check
+// that did nothing.
 type Result struct {
 	Outcome Outcome
 	Before  int // tokens before the check
 	After   int // tokens after it
-	// Decisions are the applied decisions, in order.
+	// Decisions are the applied decisions, in order. A message a decision
+	// evicts or stubs that is listed in its Pointers was spilled: show
+	// the pointer's text (spill.PointerText) where it was, never the stub
+	// text, which tells the model to call the tool again.
 	Decisions []*Decision
 	// Refused lists every refusal met on the way, once each, in the order
 	// met: units held back by the boundary, irreducible content, schemas a
-	// mutation tool could not lose. It explains a Deferred outcome or a
-	// Pruned one still over budget.
+	// mutation tool could not lose, what the Screen refused. It explains a
+	// Deferred outcome or a Pruned one still over budget. Refusals
+	// remembered from earlier checks are passed over, not met again; see
+	// [Context.Refusals].
 	Refused []*Violation
 	// Reason is the last error met (a *DeferredError, *PruneError or
-	// *StaleError), if any.
+	// *StaleError), if any. A check that ends over the budget having met
+	// nothing new gives the refusals remembered from earlier checks that
+	// still hold, as a *PruneError.
 	Reason error
+
+	// Compaction names this check, unique among the checks of one
+	// Context ("pruneguard-" and a count): the compactionId of the Agent
+	// Client Protocol's compaction events. A runtime that restores a
+	// session into a new Context qualifies it with the session's own id.
+	// It is empty when Check returned at once: at or under the trigger
+	// with no hoarding to act on, or on a configuration error.
+	Compaction string
+	// Spills are the spills the guard made, in order.
+	Spills []SpillReport
+	// SpillErrors are the spills that failed; their units stayed.
+	SpillErrors []*SpillError
+	// Alerts are the refetch alerts a Guard with a Logger took from the
+	// Context ([Context.TakeAlerts]) and logged, in the order raised.
+	// Without a Logger the guard leaves them to the runtime.
+	Alerts []RefetchAlert
 }
 
-// refuse records vs in r.Refused, skipping those already there.
-func (r *Result) refuse(vs []*Violation) {
-	for _, v := range vs {
-		if !slices.ContainsFunc(r.Refused, v.same) {
-			r.Refused = append(r.Refused, v)
+// Check brings c under g.Budget if it safely can.
+//
+// It validates g and c's Config first ([Guard.ValidateFor]); a
+// configuration error changes nothing and is returned with only Before and
+// After set. At or under the Trigger (Budget by default), with no hoarding
+// to act on, it returns at once, in constant time and without allocating.
+//
+// Otherwise it acts on hoarding, if asked (see [HoardMode]), then, over the
+// trigger, asks the policy for a plan, prunes and applies it; units and
+// results the gates refuse are hidden from the policy (through its
+// [View]) and remembered in c, so that later checks pass over them, and
+// the policy is asked again, up to Rounds times. When the policy can make
+// no more room (it proposes nothing, or nothing it proposes may go), the
+// guard goes on with the furthest safe prune: whole units, oldest first,
+// that are neither pinned, in flight, hidden by the policy nor among the
+// newest messages the policy keeps ([Keeper]), spilling what only a spill
+// lets go when a Spill store is set. It stops once c is at the Budget
+// (or MinClear below where it started, if lower). The outcome is Deferred
+// only when no safe prune of any kind freed anything.
+//
+// Beside the policy's own work, a check costs in proportion to what it
+// proposes, prunes and refuses, not to the length of the Context nor to
+// the refusals remembered from earlier checks. It fails with a
+// [*CeilingError] when c ends above a positive Ceiling, and with the
+// [*InputError] when the policy proposes ids or tools the Context does not
+// hold.
+func (g Guard) Check(c *Context) (Result, error) {
+	if c == nil {
+		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
+	}
+	s := c.guardState()
+	if !s.cfgOK || !g.valid(&s) {
+		cfg := c.Config()
+		if err := g.validateFor(&cfg); err != nil {
+			return Result{Before: s.tokens, After: s.tokens}, err
 		}
 	}
+	trigger := g.Trigger
+	if trigger == 0 {
+		trigger = g.Budget
+	}
+	if s.tokens <= trigger && (g.Hoard == HoardReport || !s.hoarding) {
+		if g.Logger != nil && s.alerts {
+			return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens, Alerts: logAlerts(g.Logger, c)}, nil
+		}
+		return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens}, nil
+	}
+	return g.run(c, c.Config(), s.tokens, trigger)
 }
 
-// Check brings c under g.Budget if it safely can. Under budget it returns
-// at once, in constant time and without allocating. Otherwise it asks
-// the policy for a plan, prunes and applies it; units and tools the gates
-// refuse are hidden from the policy (through its [View]) and it is asked
-// again, up to Rounds times. Beside the policy's own work, a check costs
-// in proportion to what it proposes, prunes and refuses, not to the
-// length of the Context. It fails with a [*CeilingError] when c ends above
-// a positive Ceiling, and with the [*InputError] when the policy proposes
-// ids or tools the Context does not hold.
-func (g Guard) Check(c *Context) (Result, error) {
-	before := c.Tokens()
-	if before <= g.Budget {
-		return Result{Outcome: UnderBudget, Before: before, After: before}, nil
+// guardView is what a check reads of a Context, under one lock, to
+// decide whether to do anything.
+type guardView struct {
+	tokens      int
+	ceiling     int // Config.Ceiling
+	hoardTokens int // Config.HoardTokens
+	hoarding    bool
+	alerts      bool // refetch alerts wait for TakeAlerts
+	resolver    bool // Config.Resolver is set
+	cfgOK       bool // Config.Validate passes
+}
+
+func (c *Context) guardState() guardView {
+	c.mu.RLock()
+	s := guardView{tokens: c.tokens, ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
+		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
+	c.mu.RUnlock()
+	return s
+}
+
+// guardRun is one Check past the quick return.
+type guardRun struct {
+	g       Guard
+	c       *Context
+	cfg     Config
+	pol     Policy
+	v       *View
+	res     Result
+	trigger int
+	target  int
+	ceiling int
+	rounds  int
+	stubMin int // a stub of a result this size or smaller frees nothing
+
+	remembered   int             // refusals this check added to the Context's memory
+	met          map[string]bool // the refusals in the result, by key
+	refusedTools map[string]bool
+	noEvict      map[UnitID]bool // units refused eviction in this check, not remembered
+	spillTried   map[string]bool // units and results a spill was tried for
+	log          *guardLog
+}
+
+// The parts of a check, for the log.
+const (
+	fromPolicy = "policy" // the policy's proposals
+	fromReach  = "reach"  // the guard's furthest safe prune
+	fromHoard  = "hoard"  // the hoarding rule
+)
+
+func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) {
+	r := &guardRun{g: g, c: c, cfg: cfg, trigger: trigger, res: Result{Before: before}}
+	r.pol = g.Policy
+	if r.pol == nil {
+		r.pol = OldestFirst{}
 	}
-	pol := g.Policy
-	if pol == nil {
-		pol = OldestFirst{}
+	r.ceiling = g.Ceiling
+	if r.ceiling <= 0 {
+		r.ceiling = cfg.Ceiling
 	}
-	cfg := c.Config()
-	if g.Ceiling <= 0 {
-		g.Ceiling = cfg.Ceiling
+	r.rounds = g.Rounds
+	if r.rounds <= 0 {
+		r.rounds = 64
 	}
-	rounds := g.Rounds
-	if rounds <= 0 {
-		rounds = 64
-	}
-	res := Result{Before: before}
-	v := &View{c: c}
-	var refusedTools map[string]bool
-	refuse := func(vs []*Violation) {
-		res.refuse(vs)
-		for _, x := range vs {
-			v.Hide(x.Units...)
-			if x.Gate == GateSchema && len(x.Tools) > 0 {
-				if refusedTools == nil {
-					refusedTools = make(map[string]bool)
-				}
-				for _, t := range x.Tools {
-					refusedTools[t] = true
-				}
+	_, r.stubMin = cfg.stub()
+	r.v = &View{c: c}
+	r.res.Compaction = "pruneguard-" + strconv.FormatUint(c.mem.checks.Add(1), 10)
+	r.log = newGuardLog(g.Logger, r.res.Compaction)
+	over := before > trigger
+	var err error
+	switch {
+	case cfg.Boundary == BoundaryStrict && !c.Settled():
+		if over {
+			// Nothing may go while a call is pending or a stream is
+			// open; say which, without asking the policy.
+			if _, e := c.prune(Plan{}, false); e != nil {
+				r.res.Reason = e
 			}
 		}
-	}
-	if cfg.Boundary == BoundaryStrict && !c.Settled() {
-		// Nothing may go while a call is pending or a stream is open; say
-		// which, without asking the policy.
-		if _, err := c.prune(Plan{}, false); err != nil {
-			res.Reason = err
-			rounds = 0
+	default:
+		if g.Hoard != HoardReport {
+			err = r.hoard()
+		}
+		if err == nil && over {
+			r.target = max(0, min(g.Budget, before-g.MinClear))
+			err = r.reduce()
 		}
 	}
-	for i := 0; i < rounds; i++ {
-		now := c.Tokens()
-		if now <= g.Budget {
-			break
+	return r.finish(over, err)
+}
+
+// reduce asks the policy until the Context is at the target, then goes
+// on with the furthest safe prune.
+func (r *guardRun) reduce() error {
+	for r.rounds > 0 {
+		now := r.c.Tokens()
+		if now <= r.target {
+			return nil
 		}
-		v.arm()
-		p := withoutTools(pol.Propose(v, now-g.Budget), refusedTools)
+		r.v.arm()
+		p := r.pol.Propose(r.v, now-r.target)
 		if p.Split == SplitGrow {
-			p.Split = g.Split
+			p.Split = r.g.Split
 		}
+		p = r.filter(p)
 		if p.Empty() {
 			break
 		}
-		d, err := c.prune(p, false)
-		for retry := 0; err != nil && retry < 4; retry++ {
-			// Take the refused units and tools out of the plan and try
-			// what is left, without asking the policy again.
-			var pe *PruneError
-			if !errors.As(err, &pe) {
-				break
-			}
-			res.Reason = err
-			refuse(pe.Violations)
-			p = withoutTools(c.withoutUnits(p, v.hidden), refusedTools)
-			if p.Empty() {
-				break
-			}
-			d, err = c.prune(p, false)
+		r.rounds--
+		learned := r.progress()
+		out, err := r.try(p, fromPolicy)
+		if out == tryNothing && r.progress() > learned {
+			r.rounds++ // the refused are out of the next plans
 		}
 		if err != nil {
-			res.Reason = err
-			var ie *InputError
-			if errors.As(err, &ie) && v.changed() {
-				// Another goroutine changed the Context after the policy
-				// looked: look again.
-				continue
-			}
-			if errors.Is(err, ErrInvalidInput) {
-				// The policy named what the Context does not hold.
-				res.After = c.Tokens()
-				res.Outcome = Deferred
-				if len(res.Decisions) > 0 {
-					res.Outcome = Pruned
-				}
-				return res, err
-			}
-			var pe *PruneError
-			if !errors.As(err, &pe) {
-				break // deferred
-			}
-			refuse(pe.Violations)
-			continue
+			return err
 		}
-		refuse(d.Refused)
-		if len(d.Refused) > 0 {
-			res.Reason = &PruneError{Violations: d.Refused}
+		if out == tryDeferred {
+			return nil
 		}
-		if d.Empty() {
-			continue
-		}
-		if err := c.Apply(d); err != nil {
-			res.Reason = err
-			continue
-		}
-		res.Decisions = append(res.Decisions, d)
 	}
-	res.After = c.Tokens()
+	return r.reach()
+}
+
+// finish sets the outcome and checks the ceiling.
+func (r *guardRun) finish(over bool, err error) (Result, error) {
+	res := &r.res
+	res.After = r.c.Tokens()
+	applied := len(res.Decisions) > 0
+	if over && res.After > r.g.Budget && res.Reason == nil && err == nil {
+		// What stood in the way was met at earlier checks.
+		if rs := r.c.Refusals(); len(rs) > 0 {
+			res.Reason = &PruneError{Violations: rs}
+		}
+	}
 	switch {
-	case res.After <= g.Budget:
-		res.Outcome = Pruned
-	case g.Ceiling > 0 && res.After > g.Ceiling:
+	case err != nil:
+		// The policy named what the Context does not hold.
 		res.Outcome = Deferred
-		if len(res.Decisions) > 0 {
+		if applied {
 			res.Outcome = Pruned
 		}
-		return res, &CeilingError{Tokens: res.After, Ceiling: g.Ceiling, Cause: res.Reason}
-	case len(res.Decisions) > 0:
+	case r.ceiling > 0 && res.After > r.ceiling:
+		res.Outcome = Deferred
+		if applied {
+			res.Outcome = Pruned
+		}
+		err = &CeilingError{Tokens: res.After, Ceiling: r.ceiling, Cause: res.Reason}
+	case applied:
 		res.Outcome = Pruned
+	case !over:
+		res.Outcome = UnderBudget
+	case res.After <= r.g.Budget:
+		res.Outcome = Pruned // another goroutine made the room
 	default:
 		res.Outcome = Deferred
-		if res.Reason == nil && !c.Settled() {
-			res.Reason = &DeferredError{Pending: c.Pending(), Open: c.OpenMessages()}
+		if res.Reason == nil && !r.c.Settled() {
+			res.Reason = &DeferredError{Pending: r.c.Pending(), Open: r.c.OpenMessages()}
 		}
 	}
-	return res, nil
+	r.logRefetchAlerts()
+	r.log.check(r, over, err)
+	return *res, err
 }

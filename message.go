@@ -4,22 +4,32 @@ import "encoding/json"
 
 // MessageID names one message of a [Context]. IDs are chosen by the runtime
 // and must be unique among the messages the Context holds.
+//
+// The zero MessageID, empty, is refused wherever an id is required.
 type MessageID string
 
 // CallID is the id a model gave one tool call (OpenAI's tool_call_id,
 // Anthropic's tool_use id, and so on). A call id may be reused after the
 // call it named has been answered; two unanswered calls may not share one.
+//
+// The zero CallID, empty, is refused wherever an id is required.
 type CallID string
 
 // UnitID names a unit: the ID of the earliest message in it.
+//
+// The zero UnitID, empty, names no unit.
 type UnitID string
 
 // StepID names a planned step of the runtime's task plan that has declared
 // which messages it will read (see [Context.PlanStep]).
+//
+// The zero StepID, empty, is refused wherever an id is required.
 type StepID string
 
 // Role is the author of a message. The guard treats roles as opaque labels
 // except for [RoleUser], whose unmarked messages are ordinary conversation.
+//
+// The zero Role, empty, is a label like any other.
 type Role string
 
 // The roles runtimes use. Any other string is accepted as a role.
@@ -32,6 +42,8 @@ const (
 )
 
 // Call is one tool call emitted by an assistant message.
+//
+// The zero Call has no ID, which Append refuses.
 type Call struct {
 	// ID is the provider's call id; results name it in Message.Answers.
 	ID CallID
@@ -44,6 +56,8 @@ type Call struct {
 
 // Message is one entry of the transcript as the runtime hands it to a
 // [Context]. The Context copies what it keeps; the caller may reuse m.
+//
+// The zero Message has no ID, which Append refuses.
 type Message struct {
 	// ID is unique within the Context. Required.
 	ID MessageID
@@ -91,6 +105,8 @@ type Message struct {
 
 // Entry describes one message of a [Context] for a salience [Policy]. It is
 // a snapshot: later events do not change it.
+//
+// The zero Entry describes no message.
 type Entry struct {
 	ID      MessageID
 	Role    Role
@@ -107,6 +123,8 @@ type Entry struct {
 
 // Unit describes one unit of a [Context]: the messages tied together by
 // calls, their results, parallel batches and explicit coupling.
+//
+// The zero Unit describes no unit.
 type Unit struct {
 	ID       UnitID
 	Messages []MessageID // in transcript order

@@ -125,6 +125,10 @@ func TestGuardPassesItsSplitMode(t *testing.T) {
 
 func TestGuardSaysWhyWhenRelaxedAndIdle(t *testing.T) {
 	c := batchContext(t, Config{Boundary: BoundaryRelaxed}, true)
+	// Nothing but the unit in flight could go.
+	for _, id := range []MessageID{"u1", "a1", "u2"} {
+		require.NoError(t, c.Pin(id))
+	}
 	nothing := PolicyFunc(func([]Entry, int) Plan { return Plan{} })
 	res, err := Guard{Budget: 1, Policy: nothing}.Check(c)
 	require.NoError(t, err)
@@ -134,6 +138,9 @@ func TestGuardSaysWhyWhenRelaxedAndIdle(t *testing.T) {
 	assert.Equal(t, []CallID{"c3"}, de.Pending)
 
 	settled := batchContext(t, Config{Boundary: BoundaryRelaxed}, false)
+	for _, id := range []MessageID{"u1", "a1", "u2", "a2"} {
+		require.NoError(t, settled.Pin(id))
+	}
 	res, err = Guard{Budget: 1, Policy: nothing}.Check(settled)
 	require.NoError(t, err)
 	assert.Equal(t, Deferred, res.Outcome)
@@ -209,7 +216,7 @@ func TestRecordsKeepTheTokensOfTheirDecision(t *testing.T) {
 
 func TestOldestFirstKeepsWholeUnits(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 10, 10)
-	res, err := Guard{Budget: 0, Policy: OldestFirst{Keep: 1}}.Check(c)
+	res, err := Guard{Budget: 1, Policy: OldestFirst{Keep: 1}}.Check(c)
 	require.NoError(t, err)
 	_, ok := c.Message("a1")
 	assert.True(t, ok, "the unit of the last message stays whole")

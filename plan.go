@@ -11,6 +11,8 @@ import (
 // Plan is what a salience policy proposes: messages to evict, results to
 // stub, schemas to withdraw or compress. The guard disposes. A Plan is a
 // plain value; Prune only reads it.
+//
+// The zero Plan proposes nothing.
 type Plan struct {
 	// Evict names messages to remove from the prompt.
 	Evict []MessageID
@@ -90,22 +92,5 @@ func withoutTools(p Plan, tools map[string]bool) Plan {
 		}
 		p.CompressSchemas = cs
 	}
-	return p
-}
-
-// withoutUnits returns p less the messages of the given units. A message
-// the Context no longer holds stays in: Prune reports it.
-func (c *Context) withoutUnits(p Plan, units map[string]struct{}) Plan {
-	if len(units) == 0 {
-		return p
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	drop := func(id MessageID) bool {
-		q, ok := c.find(id)
-		return ok && c.hides(units, q)
-	}
-	p.Evict = slices.DeleteFunc(slices.Clone(p.Evict), drop)
-	p.Stub = slices.DeleteFunc(slices.Clone(p.Stub), drop)
 	return p
 }

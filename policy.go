@@ -9,6 +9,8 @@ import "slices"
 // proposes; [PolicyFunc] takes the simple way, a snapshot of every
 // message. Implementations must be safe for the concurrency their
 // callers use; the built-in ones are stateless values.
+//
+// A nil Policy in a [Guard] means OldestFirst{}.
 type Policy interface {
 	Propose(v *View, need int) Plan
 }
@@ -16,6 +18,8 @@ type Policy interface {
 // PolicyFunc adapts a function of a snapshot to a [Policy]: it is called
 // with [View.Snapshot], every message the View does not hide, in
 // transcript order. The snapshot costs in proportion to the Context.
+//
+// A nil PolicyFunc must not be used: calling it panics.
 type PolicyFunc func(entries []Entry, need int) Plan
 
 // Propose calls f with a snapshot of v.
@@ -23,6 +27,8 @@ func (f PolicyFunc) Propose(v *View, need int) Plan { return f(v.Snapshot(), nee
 
 // ViewFunc adapts a function of a [View] to a [Policy], for policies that
 // walk the View or combine other policies.
+//
+// A nil ViewFunc must not be used: calling it panics.
 type ViewFunc func(v *View, need int) Plan
 
 // Propose calls f.
@@ -37,6 +43,9 @@ func prunable(u Unit) bool { return !u.Pinned && !u.Open && len(u.Pending) == 0 
 // the last Keep messages of the transcript, with the units they belong
 // to, out of its proposals. It walks the units from the oldest and stops
 // there.
+//
+// The zero OldestFirst keeps nothing back: it proposes from the oldest unit
+// on.
 type OldestFirst struct {
 	Keep int
 }
@@ -103,7 +112,7 @@ func (l LargestResultsFirst) Propose(v *View, need int) Plan {
 			continue
 		}
 		u, ok := v.Unit(e.Unit)
-		if !ok || !prunable(u) {
+		if !ok || !prunable(u) || !l.Stub && v.Hidden(u.ID) {
 			continue
 		}
 		if l.Stub {
@@ -174,7 +183,7 @@ func (k KeepLastToolUses) Propose(v *View, need int) Plan {
 			}
 			continue
 		}
-		if taken[e.Unit] || protected(e) {
+		if taken[e.Unit] || protected(e) || v.Hidden(e.Unit) {
 			continue
 		}
 		if taken == nil {
@@ -221,7 +230,7 @@ func (k KeepLastToolUses) olderUsesExcluding(v *View, keep int) ([]Entry, func(E
 			older = append(older, e) // a sign that there are older uses
 			break
 		}
-		if !e.Stubbed {
+		if v.wholeEntry(e) {
 			whole++
 		}
 		if excluded(e) {

@@ -129,9 +129,11 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 	}
 	if len(r.violations) > 0 {
 		sortViolations(r.violations)
+		r.stampViolations(r.violations)
 		return nil, &PruneError{Violations: r.violations}
 	}
 	sortViolations(r.refused)
+	r.stampViolations(r.refused)
 	r.d.Refused = r.refused
 	r.d.finish(r)
 	return r.d, nil

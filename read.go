@@ -73,14 +73,15 @@ func (c *Context) positions() func(func(int32) bool) {
 func (c *Context) Snapshot() []Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.snapshot(nil)
+	return c.snapshot(nil, false)
 }
 
-// snapshot describes every message whose unit hidden does not hold.
-func (c *Context) snapshot(hidden map[string]struct{}) []Entry {
+// snapshot describes every message whose unit hidden does not hold and,
+// for a View, that is not remembered as refused eviction.
+func (c *Context) snapshot(hidden map[string]struct{}, view bool) []Entry {
 	ps := make([]int32, 0, c.live)
 	for p := range c.positions() {
-		if len(hidden) == 0 || !c.hides(hidden, p) {
+		if (len(hidden) == 0 || !c.hides(hidden, p)) && (!view || c.mem.refused(c, c.msg(p).unit) == nil) {
 			ps = append(ps, p)
 		}
 	}

@@ -4,6 +4,8 @@ import "slices"
 
 // Class is the regenerability class of a message: whether its content can
 // be obtained again once it leaves the prompt.
+//
+// The zero Class is ClassUnset.
 type Class uint8
 
 // The classes. The zero Class means "not set": the guard derives one.
@@ -39,6 +41,8 @@ func (k Class) String() string {
 // Facts marks what a message records that no re-run can give back. Any
 // fact makes the message irreducible, whatever its [Class] says and
 // whatever an [Oracle] answers.
+//
+// The zero Facts mark nothing.
 type Facts uint8
 
 // The facts the regenerability gate knows.
@@ -90,11 +94,15 @@ func (p Pointer) IsZero() bool { return p == Pointer{} }
 // pointer, so it should answer from memory (an index the runtime keeps),
 // not by doing I/O; it must not call back into the Context. A pointer
 // counts only when a Resolver is configured and answers true.
+//
+// A nil Resolver (the zero Config's) resolves nothing: no pointer counts.
 type Resolver interface {
 	Resolvable(p Pointer) bool
 }
 
 // ResolverFunc adapts a function to a [Resolver].
+//
+// A nil ResolverFunc must not be used: calling it panics.
 type ResolverFunc func(Pointer) bool
 
 // Resolvable calls f(p).
@@ -107,11 +115,16 @@ func (f ResolverFunc) Resolvable(p Pointer) bool { return f(p) }
 // [Facts] and planned-step references are checked whatever it answers.
 // The message passed is a copy whose slices must not be modified. It must
 // not call back into the Context.
+//
+// A nil Oracle (the zero Config's) leaves classification to the guard's
+// derivation.
 type Oracle interface {
 	Classify(m Message) Class
 }
 
 // OracleFunc adapts a function to an [Oracle].
+//
+// A nil OracleFunc must not be used: calling it panics.
 type OracleFunc func(Message) Class
 
 // Classify calls f(m).

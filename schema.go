@@ -128,6 +128,8 @@ func (r *pruneRun) survivingCalls(t *toolRec) []CallID {
 
 // CompressedSchema is a schema a decision replaces with a compressed form
 // that keeps every structural constraint.
+//
+// The zero CompressedSchema names no tool.
 type CompressedSchema struct {
 	Tool   string
 	Schema json.RawMessage
@@ -136,6 +138,8 @@ type CompressedSchema struct {
 // LossyCompression reports a proposed compression that drops required
 // fields, enum members or types; the gate treats it as withdrawing the
 // schema.
+//
+// The zero LossyCompression names no tool and no loss.
 type LossyCompression struct {
 	Tool   string
 	Losses []string

@@ -13,6 +13,9 @@ import (
 // tool nobody described counts as mutating, and its outputs as
 // irreducible. MCP calls annotations hints that must not be trusted from
 // untrusted servers; pass them on only from servers you trust.
+//
+// The zero Annotations take every default: a tool described by nothing else
+// counts as mutating, and its results as irreducible.
 type Annotations struct {
 	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
@@ -46,6 +49,8 @@ func Bool(b bool) *bool { return &b }
 
 // Tool describes one tool the model may call: its schema, whether calling
 // it changes the world, and whether its outputs can be obtained again.
+//
+// The zero Tool has no Name, which RegisterTool refuses.
 type Tool struct {
 	// Name is the tool's name as calls give it. Required.
 	Name string
@@ -97,6 +102,8 @@ func (t Tool) OutputClass() Class {
 // Tombstone is the one-line note a runtime inserts in the prompt when a
 // tool's schema leaves while arguments of earlier calls to it stay: it
 // tells the model the tool exists and must be asked for before use.
+//
+// The zero Tombstone names no tool.
 type Tombstone struct {
 	Tool     string
 	Mutating bool
@@ -106,6 +113,8 @@ type Tombstone struct {
 }
 
 // ToolState is the guard's record of one tool.
+//
+// The zero ToolState describes a tool the Context does not know.
 type ToolState struct {
 	Tool Tool
 	// Registered is false for tools known only from calls.

@@ -53,6 +53,7 @@ func (c *Context) merge(a, b int32) int32 {
 	if a == b {
 		return a
 	}
+	c.mem.merged(c, a, b)
 	ua, ub := c.unit(a), c.unit(b)
 	if ub.head < ua.head {
 		// The survivor takes the place of the earlier unit in the list.
@@ -140,6 +141,7 @@ func (c *Context) resortUnit(u int32) {
 	if next == none || c.unit(next).head > head {
 		return
 	}
+	c.mem.moved()
 	c.unlinkUnit(u)
 	for c.unit(next).next != none && c.unit(c.unit(next).next).head < head {
 		next = c.unit(next).next

@@ -10,7 +10,11 @@ import "iter"
 //
 // [Guard.Check] hands its policy a View that hides the units the gates
 // refused earlier in the same check: the walks and the snapshot skip
-// them. A View reads the Context live, taking its read lock for each step
+// them. Every View also passes over what a guard remembers the gates
+// refused at earlier checks (see [Context.Refusals]): [View.Units] and
+// the snapshot skip units refused eviction, crossing a run of them in
+// constant time, and [View.WholeResults] and [View.Largest] skip results
+// refused a stub; [View.Hidden] reports both kinds of unit. A View reads the Context live, taking its read lock for each step
 // of a walk and never across the loop body, so a policy may call the
 // Context's methods while it walks. If the Context changes shape during a
 // walk (a decision is applied or units merge, here or in another
@@ -21,6 +25,9 @@ type View struct {
 	c      *Context
 	shape  uint64
 	hidden map[string]struct{}
+	// noStub: results the walks of whole and largest results skip, by
+	// id, for stubs refused in this check.
+	noStub map[string]struct{}
 }
 
 // View returns a View of the whole Context, for calling a [Policy]
@@ -33,6 +40,7 @@ func (c *Context) View() *View {
 
 // arm starts the View's walks on the Context as it is now.
 func (v *View) arm() {
+	v.c.syncRefusals()
 	v.c.mu.RLock()
 	v.shape = v.c.shape
 	v.c.mu.RUnlock()
@@ -62,9 +70,46 @@ func (v *View) Hide(units ...UnitID) {
 	}
 }
 
-// Hidden reports whether unit u is hidden from the View.
+// Hidden reports whether unit u is hidden from the View: hidden with
+// [View.Hide], or remembered as refused eviction at an earlier check. A
+// policy that evicts whole units skips hidden ones.
 func (v *View) Hidden(u UnitID) bool {
-	_, ok := v.hidden[string(u)]
+	if _, ok := v.hidden[string(u)]; ok {
+		return true
+	}
+	return v.c != nil && v.c.refusedUnit(u)
+}
+
+// hideStub hides results from the walks of whole and largest results for
+// the rest of the check: their stubs were refused.
+func (v *View) hideStub(ids ...MessageID) {
+	if v.noStub == nil {
+		v.noStub = make(map[string]struct{}, len(ids))
+	}
+	for _, id := range ids {
+		v.noStub[string(id)] = struct{}{}
+	}
+}
+
+// wholeEntry reports whether the walk of whole results yields result e.
+func (v *View) wholeEntry(e Entry) bool {
+	if e.Stubbed || v.c == nil {
+		return false
+	}
+	c := v.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p, ok := c.find(e.ID)
+	return ok && !c.mem.stubRefused(p) && !v.stubHidden(p)
+}
+
+// stubHidden reports whether result p is hidden from the walks of whole
+// and largest results. Under the read lock.
+func (v *View) stubHidden(p int32) bool {
+	if len(v.noStub) == 0 {
+		return false
+	}
+	_, ok := v.noStub[string(v.c.msgID(p))]
 	return ok
 }
 
@@ -101,7 +146,7 @@ func (v *View) Snapshot() []Entry {
 	}
 	v.c.mu.RLock()
 	defer v.c.mu.RUnlock()
-	return v.c.snapshot(v.hidden)
+	return v.c.snapshot(v.hidden, true)
 }
 
 // Unit describes unit id, hidden or not.
@@ -156,6 +201,9 @@ func (v *View) Units() iter.Seq[Unit] {
 			u = c.unit(prev).next
 		}
 		for ; u != none; u = c.unit(u).next {
+			if u = c.candidate(u); u == none {
+				break
+			}
 			if !c.hides(v.hidden, c.unit(u).head) {
 				return u, c.describe(u)
 			}
@@ -197,7 +245,7 @@ func (v *View) descend(index func(*Context) *btree[int32], start int32) iter.Seq
 			p, ok = t.Before(prev)
 		}
 		for ; ok; p, ok = t.Before(p) {
-			if !c.hides(v.hidden, p) {
+			if !c.hides(v.hidden, p) && (t == &c.results || !v.stubHidden(p)) {
 				return p, c.entryOf(p)
 			}
 		}
@@ -215,7 +263,7 @@ func (v *View) ascend(index func(*Context) *btree[int32]) iter.Seq[Entry] {
 			p, ok = t.After(prev)
 		}
 		for ; ok; p, ok = t.After(p) {
-			if !c.hides(v.hidden, p) {
+			if !c.hides(v.hidden, p) && !v.stubHidden(p) {
 				return p, c.entryOf(p)
 			}
 		}
@@ -227,12 +275,14 @@ func (v *View) ascend(index func(*Context) *btree[int32]) iter.Seq[Entry] {
 // first, stubbed or not.
 func (v *View) Results() iter.Seq[Entry] { return v.descend(results, none) }
 
-// WholeResults walks the tool results that are not stubbed, newest first.
-// It costs nothing per stubbed result it passes over.
+// WholeResults walks the tool results that are not stubbed, newest first,
+// less those remembered as refused a stub. It costs nothing per stubbed
+// or refused result it passes over.
 func (v *View) WholeResults() iter.Seq[Entry] { return v.descend(whole, none) }
 
-// Largest walks the tool results that are not stubbed, largest first;
-// results of equal size come oldest first.
+// Largest walks the tool results that are not stubbed, largest first,
+// less those remembered as refused a stub; results of equal size come
+// oldest first.
 func (v *View) Largest() iter.Seq[Entry] { return v.ascend(bySize) }
 
 // newestResult returns the k-th newest tool result, counting from 1 and

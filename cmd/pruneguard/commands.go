@@ -486,7 +486,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		// as written still exceeds the budget, ask again for the difference.
 		target := o.budget - g.Overhead()
 		for try := 0; try < 4; try++ {
-			res, rs, _ := g.Check(pruneguard.Guard{Budget: max(target, 0), Policy: pol, Rounds: 32})
+			res, rs, _ := g.Check(pruneguard.Guard{Budget: max(target, 1), Policy: pol, Rounds: 32})
 			refs = append(refs, rs...)
 			decisions = append(decisions, res.Decisions...)
 			if len(res.Decisions) > 0 {

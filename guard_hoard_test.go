@@ -1,0 +1,104 @@
+package pruneguard_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+func TestHoardStubActsUnderBudget(t *testing.T) {
+	c := loopContext(t, pruneguard.Config{HoardTokens: 500}, 1000, 100, 2000, 800)
+	require.NoError(t, c.Mark("r2", pruneguard.TransientState)) // irreducible: not hoarded
+	before := c.Tokens()
+	g := pruneguard.Guard{Budget: 1 << 20, Hoard: pruneguard.HoardStub}
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Pruned, res.Outcome, "under budget, the hoarded results went")
+	_, stubbed := evictedBy(res)
+	assert.Equal(t, []pruneguard.MessageID{"r0"}, stubbed, "r3 is in the newest unit, r1 small, r2 irreducible")
+	assert.Equal(t, before-1000+pruneguard.DefaultStubTokens, res.After)
+	assert.NotEmpty(t, res.Compaction)
+
+	// The next check finds nothing more to do, and the newest unit goes
+	// once it is no longer the newest.
+	res, err = g.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.UnderBudget, res.Outcome)
+	assert.Empty(t, res.Decisions)
+	require.NoError(t, c.Append(pruneguard.Message{ID: "u9", Role: pruneguard.RoleUser, Tokens: 5}))
+	res, err = g.Check(c)
+	require.NoError(t, err)
+	_, stubbed = evictedBy(res)
+	assert.Equal(t, []pruneguard.MessageID{"r3"}, stubbed)
+
+	// HoardKeep spares more of the newest units.
+	c = loopContext(t, pruneguard.Config{HoardTokens: 500}, 1000, 1000, 1000)
+	res, err = pruneguard.Guard{Budget: 1 << 20, Hoard: pruneguard.HoardStub, HoardKeep: 2}.Check(c)
+	require.NoError(t, err)
+	_, stubbed = evictedBy(res)
+	assert.Equal(t, []pruneguard.MessageID{"r0"}, stubbed)
+}
+
+func TestHoardEvictTakesWholeUnits(t *testing.T) {
+	c := loopContext(t, pruneguard.Config{HoardTokens: 500}, 1000, 100, 900)
+	res, err := pruneguard.Guard{Budget: 1 << 20, Hoard: pruneguard.HoardEvict}.Check(c)
+	require.NoError(t, err)
+	evicted, stubbed := evictedBy(res)
+	assert.Equal(t, []pruneguard.MessageID{"a0", "r0"}, evicted)
+	assert.Empty(t, stubbed)
+	for _, d := range res.Decisions {
+		assert.Equal(t, []pruneguard.MessageID{"r2"}, d.Hoarded, "the newest unit is spared, and reported")
+	}
+}
+
+// HoardReport, the zero mode, acts on nothing: the report stays in the
+// decisions, and an under-budget check returns at once.
+func TestHoardReportOnly(t *testing.T) {
+	c := loopContext(t, pruneguard.Config{HoardTokens: 500}, 1000, 100, 100)
+	before := state(c)
+	res, err := pruneguard.Guard{Budget: 1 << 20}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.UnderBudget, res.Outcome)
+	assert.Equal(t, before, state(c))
+	assert.Empty(t, res.Compaction)
+
+	res, err = pruneguard.Guard{Budget: c.Tokens() - 5}.Check(c)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Decisions)
+	assert.Equal(t, []pruneguard.MessageID{"r0"}, res.Decisions[0].Hoarded)
+}
+
+// With the hoarding rule on but nothing hoarded, an under-budget check
+// still returns at once without allocating.
+func TestHoardNothingHoardedIsFree(t *testing.T) {
+	c := loopContext(t, pruneguard.Config{HoardTokens: 500}, 100, 100)
+	g := pruneguard.Guard{Budget: 1 << 20, Hoard: pruneguard.HoardStub}
+	allocs := testing.AllocsPerRun(100, func() {
+		if r, err := g.Check(c); err != nil || r.Outcome != pruneguard.UnderBudget {
+			t.Fatal(r.Outcome, err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// The hoarding rule leaves what the policy keeps.
+func TestHoardLeavesWhatThePolicyKeeps(t *testing.T) {
+	c := loopContext(t, pruneguard.Config{HoardTokens: 500}, 1000, 1000, 1000, 100)
+	res, err := pruneguard.Guard{Budget: 1 << 20, Hoard: pruneguard.HoardStub, Policy: pruneguard.KeepLastToolUses{Keep: 3}}.Check(c)
+	require.NoError(t, err)
+	_, stubbed := evictedBy(res)
+	assert.Equal(t, []pruneguard.MessageID{"r0"}, stubbed, "r1, r2 and r3 are the three tool uses kept")
+
+	c = loopContext(t, pruneguard.Config{HoardTokens: 500}, 1000, 1000, 1000, 100)
+	require.NoError(t, c.Append(pruneguard.Message{ID: "u", Role: pruneguard.RoleUser, Tokens: 5}))
+	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"task"}}) // the Context has changed shape before
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	res, err = pruneguard.Guard{Budget: 1 << 20, Hoard: pruneguard.HoardStub, Policy: pruneguard.OldestFirst{Keep: 5}}.Check(c)
+	require.NoError(t, err)
+	_, stubbed = evictedBy(res)
+	assert.Equal(t, []pruneguard.MessageID{"r0", "r1"}, stubbed, "the last five messages are a2, r2, a3, r3 and u")
+}

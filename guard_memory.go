@@ -1,0 +1,360 @@
+package pruneguard
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// What a Context remembers of the refusals its guards met, so that later
+// checks neither walk nor retry them.
+//
+// A [Guard] remembers two kinds of refusal: a unit the gates refused to
+// evict whole (a pinned message in it, content that cannot be obtained
+// again, a message a planned step names), and a tool result they refused
+// to stub. A unit refusal holds while the unit's version stays the same;
+// one of the regenerability gate holds, besides, while neither the tool
+// registry nor the task plan changes (the judgement epoch: the Context's
+// epoch less the bumps of Apply, which change nothing a refusal rests
+// on). A spill, a merge of units and [Context.ForgetRefusals] drop
+// refusals at once. Refusals of units in flight, of a split plan, of a
+// schema and of a Screen are never remembered: they change with the plan
+// or come from outside the gates.
+//
+// Units refused are passed over by [View.Units] in runs: the first unit of
+// a run keeps a hint to the run's last unit, so that a walk crosses a run
+// of any length in constant time. Hints hold until a refusal is dropped or
+// units move (a merge, a compaction), which bumps gen. Results refused a
+// stub leave the indexes of whole and largest results while the refusal
+// holds.
+
+// refusalMemory is a Context's memory of refusals. Its maps and gen
+// change under the Context's write lock; the hints of its unit refusals
+// change under mu, taken with the read lock by the walks.
+type refusalMemory struct {
+	mu      sync.Mutex
+	units   map[int32]*unitRefusal // by unit
+	stubs   map[int32][]*Violation // by message position
+	epoch   uint64                 // the judgement epoch of the regen refusals remembered
+	applies uint64                 // the Context's epoch bumps made by Apply
+	gen     uint64                 // bumped when a refusal is dropped or units move
+	checks  atomic.Uint64          // the guard checks that ran, for their compaction ids
+	cfg     atomic.Uint32          // the Config checked: 1 valid, 2 not
+}
+
+// unitRefusal is a unit the gates refused to evict whole.
+type unitRefusal struct {
+	ver   uint32 // the unit's version when refused
+	regen bool   // a regen refusal: it rests on the judgement epoch too
+	vs    []*Violation
+	// The hint: the last unit of the run of refused units this one
+	// starts, as of gen.
+	last int32
+	gen  uint64
+}
+
+// seenAt is the unit a violation names, as Prune saw it.
+type seenAt struct {
+	unit  int32
+	ver   uint32
+	comp  int    // the Context's compactions
+	judge uint64 // the judgement epoch
+	ok    bool
+}
+
+// judge returns the judgement epoch: what the regenerability gate rests
+// on beside the units themselves (tools, steps, sealing).
+func (c *Context) judge() uint64 { return c.epoch - c.mem.applies }
+
+// stampViolations records on each violation the unit it names as the
+// run sees it, so that the guard remembers a refusal only while nothing
+// changed since.
+func (r *pruneRun) stampViolations(vs []*Violation) {
+	c := r.c
+	for _, v := range vs {
+		if len(v.Units) == 0 {
+			continue
+		}
+		p, ok := c.find(MessageID(v.Units[0]))
+		if !ok {
+			continue
+		}
+		u := c.msg(p).unit
+		if c.unit(u).head != p {
+			continue
+		}
+		v.seen = seenAt{unit: u, ver: c.unit(u).version, comp: c.compactions, judge: c.judge(), ok: true}
+	}
+}
+
+// current reports whether the unit s names is as it was seen.
+func (c *Context) current(s seenAt) bool {
+	return s.ok && s.comp == c.compactions && s.unit < c.units.n && c.unit(s.unit).head != none &&
+		c.unit(s.unit).version == s.ver && s.judge == c.judge()
+}
+
+// refused returns the refusal of unit u if it still holds. Under the
+// read lock.
+func (m *refusalMemory) refused(c *Context, u int32) *unitRefusal {
+	r := m.units[u]
+	if r == nil {
+		return nil
+	}
+	un := c.unit(u)
+	if un.head == none || un.version != r.ver || r.regen && m.epoch != c.judge() {
+		return nil
+	}
+	return r
+}
+
+// stubRefused reports whether result p was refused a stub. Under the
+// read lock.
+func (m *refusalMemory) stubRefused(p int32) bool {
+	_, ok := m.stubs[p]
+	return ok
+}
+
+// remember records refusals: units refused eviction and results refused
+// a stub, each as the violation's stamp saw it. A refusal whose unit
+// changed since is not recorded. It returns how many units and results it
+// added.
+func (c *Context) remember(units, stubs []*Violation) (added int) {
+	if len(units) == 0 && len(stubs) == 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := &c.mem
+	m.sync(c)
+	for _, v := range units {
+		s := v.seen
+		if !c.current(s) {
+			continue
+		}
+		r := m.units[s.unit]
+		if r == nil || r.ver != s.ver {
+			added++
+			r = &unitRefusal{ver: s.ver, last: s.unit}
+			if m.units == nil {
+				m.units = make(map[int32]*unitRefusal)
+			}
+			m.units[s.unit] = r
+		}
+		r.regen = r.regen || v.Gate == GateRegen
+		if !slices.ContainsFunc(r.vs, v.same) {
+			r.vs = append(r.vs, v)
+		}
+	}
+	for _, v := range stubs {
+		s := v.seen
+		if !c.current(s) || len(v.Messages) == 0 {
+			continue
+		}
+		p, ok := c.find(v.Messages[0])
+		if !ok || c.msg(p).unit != s.unit || !c.isResult(p) {
+			continue
+		}
+		if m.stubs == nil {
+			m.stubs = make(map[int32][]*Violation)
+		}
+		if _, had := m.stubs[p]; !had {
+			added++
+			c.whole.Delete(p)
+			c.bySize.Delete(p)
+			c.shape++
+		}
+		if !slices.ContainsFunc(m.stubs[p], v.same) {
+			m.stubs[p] = append(m.stubs[p], v)
+		}
+	}
+	return added
+}
+
+// sync drops the regen refusals when the judgement epoch moved on.
+// Under the write lock.
+func (m *refusalMemory) sync(c *Context) {
+	j := c.judge()
+	if m.epoch == j {
+		return
+	}
+	m.epoch = j
+	for u, r := range m.units {
+		if r.regen {
+			delete(m.units, u)
+		}
+	}
+	// A stub is refused by the regenerability gate alone: every one goes.
+	m.unstubAll(c)
+	m.gen++
+}
+
+// syncRefusals brings the memory up to the judgement epoch, taking the
+// write lock only when it moved on.
+func (c *Context) syncRefusals() {
+	c.mu.RLock()
+	need := c.mem.epoch != c.judge() && (len(c.mem.units) > 0 || len(c.mem.stubs) > 0)
+	c.mu.RUnlock()
+	if need {
+		c.mu.Lock()
+		c.mem.sync(c)
+		c.mu.Unlock()
+	}
+}
+
+// unstub drops the stub refusal of result p and puts it back in the
+// indexes of whole results. Under the write lock.
+func (m *refusalMemory) unstub(c *Context, p int32) {
+	if _, ok := m.stubs[p]; !ok {
+		return
+	}
+	delete(m.stubs, p)
+	if x := c.msg(p); x.flags&(mDead|mStubbed) == 0 && x.ans != none {
+		c.whole.Insert(p)
+		c.bySize.Insert(p)
+	}
+	c.shape++
+}
+
+func (m *refusalMemory) unstubAll(c *Context) {
+	for p := range m.stubs {
+		m.unstub(c, p)
+	}
+}
+
+// spilled drops what a pointer recorded on message p may lift: the
+// refusal of its unit and of its stub. Under the write lock.
+func (m *refusalMemory) spilled(c *Context, p int32) {
+	if len(m.units) == 0 && len(m.stubs) == 0 {
+		return
+	}
+	m.unstub(c, p)
+	if _, ok := m.units[c.msg(p).unit]; ok {
+		delete(m.units, c.msg(p).unit)
+		m.gen++
+	}
+}
+
+// merged drops the refusals of units a and b, which merge. Under the
+// write lock.
+func (m *refusalMemory) merged(c *Context, a, b int32) {
+	if len(m.units) == 0 {
+		return
+	}
+	delete(m.units, a)
+	delete(m.units, b)
+	m.gen++
+}
+
+// moved records that a unit moved in the order of the units. Under the
+// write lock.
+func (m *refusalMemory) moved() { m.gen++ }
+
+// compacted renumbers the memory after a compaction, with the new
+// positions of messages (pm) and units (um), and takes the results
+// refused a stub out of the rebuilt indexes again. Under the write lock.
+func (m *refusalMemory) compacted(c *Context, pm, um []int32) {
+	m.gen++
+	if len(m.units) > 0 {
+		units := make(map[int32]*unitRefusal, len(m.units))
+		for u, r := range m.units {
+			if v := um[u]; v != none {
+				r.last, r.gen = v, 0
+				units[v] = r
+			}
+		}
+		m.units = units
+	}
+	if len(m.stubs) > 0 {
+		stubs := make(map[int32][]*Violation, len(m.stubs))
+		for p, vs := range m.stubs {
+			if q := pm[p]; q != none {
+				stubs[q] = vs
+				c.whole.Delete(q)
+				c.bySize.Delete(q)
+			}
+		}
+		m.stubs = stubs
+	}
+}
+
+// candidate returns the first unit from u on, in the order of the units,
+// that is not remembered as refused, or none. It crosses a run of refused
+// units by the hint of its first unit, and leaves that hint on the run's
+// last unit. Under the read lock.
+func (c *Context) candidate(u int32) int32 {
+	m := &c.mem
+	if u == none || len(m.units) == 0 {
+		return u
+	}
+	first := m.refused(c, u)
+	if first == nil {
+		return u
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last := u
+	for r := first; r != nil; r = m.refused(c, u) {
+		last = u
+		if r.gen == m.gen && r.last != u && m.refused(c, r.last) != nil {
+			last = r.last
+		}
+		if u = c.unit(last).next; u == none {
+			break
+		}
+	}
+	first.last, first.gen = last, m.gen
+	return u
+}
+
+// refusedUnit reports whether unit id is remembered as refused.
+func (c *Context) refusedUnit(id UnitID) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.mem.units) == 0 {
+		return false
+	}
+	p, ok := c.find(MessageID(id))
+	if !ok || c.unit(c.msg(p).unit).head != p {
+		return false
+	}
+	return c.mem.refused(c, c.msg(p).unit) != nil
+}
+
+// Refusals lists the refusals a [Guard] met on this Context that still
+// hold, so that later checks pass over them: units the gates refused to
+// evict whole, and tool results they refused to stub, in the order of the
+// gates and the transcript. A refusal holds until its unit changes (a
+// chunk, a result, a pin, a coupling), a pointer is recorded on its
+// messages, or, for the regenerability gate's, the tool registry or the
+// task plan changes. It costs time in proportion to the refusals
+// remembered.
+func (c *Context) Refusals() []*Violation {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*Violation
+	for u := range c.mem.units {
+		if r := c.mem.refused(c, u); r != nil {
+			out = append(out, r.vs...)
+		}
+	}
+	if c.mem.epoch == c.judge() {
+		for _, vs := range c.mem.stubs {
+			out = append(out, vs...)
+		}
+	}
+	sortViolations(out)
+	return slices.CompactFunc(out, (*Violation).same)
+}
+
+// ForgetRefusals drops every refusal the guards remembered, so that the
+// next check tries everything again. Call it when an [Oracle] or
+// [Resolver] changes its answers without an event on the Context (a
+// store that comes back, an oracle retrained).
+func (c *Context) ForgetRefusals() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := &c.mem
+	m.unstubAll(c)
+	m.units = nil
+	m.gen++
+}

@@ -1,0 +1,366 @@
+package pruneguard
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// One round of a check: a plan pruned, what the gates and the Screen
+// refuse taken out of it (and remembered), what only a spill lets go
+// spilled, the decision screened and applied.
+
+// tryOutcome says what one plan came to.
+type tryOutcome uint8
+
+const (
+	tryNothing  tryOutcome = iota // nothing applied; ask again
+	tryApplied                    // a decision was applied
+	tryDeferred                   // the Context left the commit boundary: stop
+)
+
+// try prunes plan p, takes out what the gates refuse and tries what is
+// left, spills what only a spill lets go and prunes again, screens the
+// decision and applies it. It returns a non-nil error only for a plan
+// that names what the Context does not hold (and not because the
+// Context changed since the policy looked).
+func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
+	c := r.c
+	for attempt := 0; attempt < 16; attempt++ {
+		if attempt > 0 {
+			p = r.filter(p)
+		}
+		if p.Empty() {
+			return tryNothing, nil
+		}
+		prev := r.res.Reason
+		d, err := c.prune(p, false)
+		var vs []*Violation
+		if err != nil {
+			r.res.Reason = err
+			var pe *PruneError
+			if !errors.As(err, &pe) {
+				if errors.Is(err, ErrInvalidInput) {
+					if r.v.changed() {
+						return tryNothing, nil // look again
+					}
+					return tryNothing, err
+				}
+				return tryDeferred, nil
+			}
+			vs = pe.Violations
+		} else if len(d.Refused) > 0 {
+			r.res.Reason = &PruneError{Violations: d.Refused}
+			vs = d.Refused
+		}
+		if len(vs) > 0 {
+			cands, pending := r.learn(p, vs)
+			if len(cands) > 0 {
+				if r.spill(cands) {
+					if len(pending) == len(vs) {
+						r.res.Reason = prev // nothing stood in the way but what went to the store
+					}
+					continue // the spilled content may go now
+				}
+				r.report(pending)
+			}
+			if err != nil {
+				continue
+			}
+		}
+		if d.Empty() {
+			return tryNothing, nil
+		}
+		if r.g.Screen != nil {
+			if sv := r.g.Screen.Screen(d); len(sv) > 0 {
+				r.screened(d, sv)
+				continue
+			}
+		}
+		if err := c.Apply(d); err != nil {
+			r.res.Reason = err
+			return tryNothing, nil
+		}
+		r.res.Decisions = append(r.res.Decisions, d)
+		r.log.decision(r, d, from)
+		return tryApplied, nil
+	}
+	return tryNothing, nil
+}
+
+// filter takes out of a plan what this check or an earlier one learned
+// may not go: schema edits of refused tools, evictions of units refused
+// or hidden, stubs refused or in units that may not be pruned, and stubs
+// that would free nothing (those it hides from the policy too).
+func (r *guardRun) filter(p Plan) Plan {
+	p = withoutTools(p, r.refusedTools)
+	if len(p.Evict) == 0 && len(p.Stub) == 0 {
+		return p
+	}
+	c := r.c
+	var small []MessageID
+	c.mu.RLock()
+	dropEvict := func(id MessageID) bool {
+		q, ok := c.find(id)
+		if !ok {
+			return false // Prune reports it
+		}
+		u := c.msg(q).unit
+		return c.hides(r.v.hidden, q) || c.mem.refused(c, u) != nil || len(r.noEvict) > 0 && r.noEvict[c.unitID(u)]
+	}
+	dropStub := func(id MessageID) bool {
+		q, ok := c.find(id)
+		if !ok {
+			return false
+		}
+		x := c.msg(q)
+		if c.hides(r.v.hidden, q) || c.mem.stubRefused(q) || r.v.stubHidden(q) {
+			return true
+		}
+		if ur := c.mem.refused(c, x.unit); ur != nil && !ur.regen {
+			return true // held back by the boundary: nothing of it may go
+		}
+		if x.flags&mStubbed == 0 && x.ans != none && c.tokensOf(q) <= r.stubMin {
+			small = append(small, id)
+			return true
+		}
+		return false
+	}
+	if slices.ContainsFunc(p.Evict, dropEvict) {
+		p.Evict = slices.DeleteFunc(slices.Clone(p.Evict), dropEvict)
+	}
+	if slices.ContainsFunc(p.Stub, dropStub) {
+		small = small[:0]
+		p.Stub = slices.DeleteFunc(slices.Clone(p.Stub), dropStub)
+	}
+	c.mu.RUnlock()
+	if len(small) > 0 {
+		r.v.hideStub(small...)
+	}
+	return p
+}
+
+// learn records the refusals vs of plan p: in the result and the log,
+// in the Context's memory (units refused eviction, results refused a
+// stub, by the boundary's pins and the regenerability gate), and for the
+// rest of the check (units in flight, split units, refused tools). With a
+// Spill store it returns, instead of remembering them, the units and
+// results refused only for content a spill would let go.
+func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []*Violation) {
+	var stubs, evictUnits map[string]bool
+	if len(p.Stub) > 0 {
+		stubs = make(map[string]bool, len(p.Stub))
+		for _, id := range p.Stub {
+			stubs[string(id)] = true
+		}
+		evictUnits = r.c.unitsOf(p.Evict)
+	}
+	var remUnits, remStubs []*Violation
+	blocked := map[UnitID]bool{}
+	spillable := func(v *Violation, key string) bool {
+		return r.g.Spill != nil && v.Code != CodeReferenced && !r.spillTried[key]
+	}
+	// cand is the spill candidate a regen violation would make, if any.
+	cand := make([]spillCand, len(vs))
+	unitCand := map[UnitID]bool{}
+	for i, v := range vs {
+		switch v.Gate {
+		case GateBoundary:
+			if v.Code == CodePinned {
+				remUnits = append(remUnits, v)
+				for _, u := range v.Units {
+					r.noEvictUnit(u)
+				}
+			} else {
+				r.v.Hide(v.Units...)
+			}
+			for _, u := range v.Units {
+				blocked[u] = true
+			}
+		case GateSchema:
+			for _, t := range v.Tools {
+				r.refuseTool(t)
+			}
+		case GateRegen:
+			if len(v.Units) == 0 || len(v.Messages) == 0 {
+				continue
+			}
+			u, m := v.Units[0], v.Messages[0]
+			if stubs[string(m)] && !evictUnits[string(u)] {
+				if spillable(v, string(m)) {
+					cand[i] = spillCand{unit: u, stub: m}
+				} else {
+					remStubs = append(remStubs, v)
+					r.v.hideStub(m)
+				}
+				continue
+			}
+			if !spillable(v, string(u)) {
+				blocked[u] = true
+				remUnits = append(remUnits, v)
+				r.noEvictUnit(u)
+				continue
+			}
+			cand[i] = spillCand{unit: u}
+		}
+	}
+	// A unit held for any reason a spill does not lift is not spilled:
+	// its refusals are remembered whole. The refusals a spill may lift
+	// are reported only if it fails.
+	var now []*Violation
+	for i, v := range vs {
+		k := cand[i]
+		switch {
+		case k.unit == "":
+			now = append(now, v)
+		case k.stub == "" && blocked[k.unit]:
+			remUnits = append(remUnits, v)
+			r.noEvictUnit(k.unit)
+			now = append(now, v)
+		default:
+			pending = append(pending, v)
+			if k.stub != "" || !unitCand[k.unit] {
+				unitCand[k.unit] = unitCand[k.unit] || k.stub == ""
+				cands = append(cands, k)
+			}
+		}
+	}
+	r.remembered += r.c.remember(remUnits, remStubs)
+	r.report(now)
+	return cands, pending
+}
+
+// progress measures what this check has taken out of its plans: it only
+// grows, and is bounded by what the Context holds, so the rounds it pays
+// for end.
+func (r *guardRun) progress() int {
+	return r.remembered + len(r.refusedTools) + len(r.noEvict) + len(r.spillTried) + len(r.v.hidden) + len(r.v.noStub)
+}
+
+func (r *guardRun) noEvictUnit(u UnitID) {
+	if r.noEvict == nil {
+		r.noEvict = make(map[UnitID]bool)
+	}
+	r.noEvict[u] = true
+}
+
+// unitsOf returns the units of the messages ids names, by id.
+func (c *Context) unitsOf(ids []MessageID) map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if p, ok := c.find(id); ok {
+			out[string(c.unitID(c.msg(p).unit))] = true
+		}
+	}
+	return out
+}
+
+// screened takes out what the Screen refused of decision d for the rest
+// of the check.
+func (r *guardRun) screened(d *Decision, vs []*Violation) {
+	r.report(vs)
+	acted := false
+	for _, v := range vs {
+		for _, t := range v.Tools {
+			if slices.Contains(d.DropSchemas, t) || slices.ContainsFunc(d.Compress, func(cs CompressedSchema) bool { return cs.Tool == t }) {
+				if r.refusedTools == nil {
+					r.refusedTools = make(map[string]bool)
+				}
+				r.refusedTools[t] = true
+				acted = true
+			}
+		}
+		stubbed := false
+		for _, m := range v.Messages {
+			if slices.Contains(d.Stub, m) {
+				r.v.hideStub(m)
+				stubbed, acted = true, true
+			}
+		}
+		if !stubbed {
+			for _, u := range v.Units {
+				if slices.Contains(d.unitTab, u) {
+					r.v.Hide(u)
+					r.noEvictUnit(u)
+					acted = true
+				}
+			}
+		}
+	}
+	if !acted {
+		// Nothing named: the whole decision is refused.
+		r.v.Hide(d.unitTab...)
+		for _, u := range d.unitTab {
+			r.noEvictUnit(u)
+		}
+		r.v.hideStub(d.Stub...)
+		for _, t := range d.DropSchemas {
+			r.refuseTool(t)
+		}
+		for _, cs := range d.Compress {
+			r.refuseTool(cs.Tool)
+		}
+	}
+}
+
+func (r *guardRun) refuseTool(t string) {
+	if r.refusedTools == nil {
+		r.refusedTools = make(map[string]bool)
+	}
+	r.refusedTools[t] = true
+}
+
+func unitStrings(ids []UnitID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
+}
+
+func msgStrings(ids []MessageID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
+}
+
+// report records refusals in the result, skipping those already there,
+// and in the log.
+func (r *guardRun) report(vs []*Violation) {
+	n := len(r.res.Refused)
+	for _, v := range vs {
+		k := v.key()
+		if r.met[k] {
+			continue
+		}
+		if r.met == nil {
+			r.met = make(map[string]bool)
+		}
+		r.met[k] = true
+		r.res.Refused = append(r.res.Refused, v)
+	}
+	for _, v := range r.res.Refused[n:] {
+		r.log.refusal(r, v)
+	}
+}
+
+// key identifies the objection v makes, as same compares them.
+func (v *Violation) key() string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(int(v.Gate)))
+	b.WriteByte(0)
+	b.WriteString(string(v.Code))
+	for _, ids := range [][]string{unitStrings(v.Units), msgStrings(v.Messages), v.Tools} {
+		b.WriteByte(1)
+		for _, id := range ids {
+			b.WriteString(id)
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}

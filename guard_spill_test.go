@@ -1,0 +1,214 @@
+package pruneguard_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+)
+
+// postContext is a session whose tool results cannot be obtained again:
+// "post" is unannotated, so MCP's defaults make it non-idempotent and
+// open-world. Each round is an assistant call and its result.
+func postContext(t testing.TB, cfg pruneguard.Config, sizes ...int) *pruneguard.Context {
+	t.Helper()
+	c := pruneguard.NewContext(cfg)
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post"}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 100, Pinned: true}))
+	for i, n := range sizes {
+		k := pruneguard.CallID(fmt.Sprint("k", i))
+		require.NoError(t, c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Role: pruneguard.RoleAssistant, Tokens: 5,
+			Calls: []pruneguard.Call{{ID: k, Tool: "post", Args: []byte(fmt.Sprintf(`{"n":%d}`, i))}}}))
+		require.NoError(t, c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("r", i)), Role: pruneguard.RoleTool, Tokens: n,
+			Content: []byte(fmt.Sprintf("receipt %d: nonce=%x", i, 0xbeef+i)), Answers: []pruneguard.CallID{k}}))
+	}
+	return c
+}
+
+func TestGuardSpillsThenEvicts(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	orig := map[pruneguard.MessageID]pruneguard.Message{}
+	for _, m := range c.Messages() {
+		orig[m.ID] = m
+	}
+	// Without a store the guard cannot make room.
+	res, err := pruneguard.Guard{Budget: 510}.Check(postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400))
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Deferred, res.Outcome)
+	assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
+
+	res, err = pruneguard.Guard{Budget: 510, Spill: sp}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Pruned, res.Outcome)
+	assert.LessOrEqual(t, res.After, 510)
+	require.Len(t, res.Spills, 1, "one round, one segment: pointers grow with decisions, not messages")
+	rep := res.Spills[0]
+	assert.Equal(t, []pruneguard.UnitID{"a0", "a1", "a2"}, rep.Units)
+	assert.Equal(t, []pruneguard.MessageID{"a0", "r0", "a1", "r1", "a2", "r2"}, rep.Messages)
+	assert.Equal(t, 5+100+5+200+5+300, rep.Tokens)
+	assert.Empty(t, res.SpillErrors)
+	assert.Empty(t, res.Refused, "what the spill let go was not refused")
+	assert.NoError(t, res.Reason)
+
+	// Every message that went is listed with the one pointer, so the
+	// runtime shows where it is, and it reads back identical.
+	var evicted []pruneguard.MessageID
+	for _, d := range res.Decisions {
+		evicted = append(evicted, d.Evict...)
+		for _, n := range d.Pointers {
+			assert.Equal(t, rep.Pointer, n.Pointer)
+		}
+		assert.Len(t, d.Pointers, len(d.Evict)+len(d.Stub))
+	}
+	assert.Equal(t, rep.Messages, evicted)
+	back, err := sp.Recall(rep.Pointer)
+	require.NoError(t, err)
+	require.Len(t, back, len(rep.Messages))
+	for i, m := range back {
+		o := orig[rep.Messages[i]]
+		assert.Equal(t, o.ID, m.ID)
+		assert.Equal(t, string(o.Content), string(m.Content))
+		assert.Equal(t, o.Calls, m.Calls)
+		assert.Equal(t, o.Answers, m.Answers)
+	}
+	_, kept := c.Message("r3")
+	assert.True(t, kept, "nothing beyond what the budget needs is spilled")
+	m, _ := c.Message("r3")
+	assert.True(t, m.Pointer.IsZero())
+}
+
+// failingStore refuses every write.
+type failingStore struct{}
+
+var errDiskFull = errors.New("disk full")
+
+func (*failingStore) Put(string, []byte) error { return errDiskFull }
+func (*failingStore) Get(key string) ([]byte, error) {
+	return nil, &spill.KeyError{Op: "get", Key: key, Err: spill.ErrNotFound}
+}
+
+func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sp   *spill.Spiller
+		want error
+	}{
+		{"failing store", &spill.Spiller{Store: &failingStore{}}, errDiskFull},
+		{"zero spiller", &spill.Spiller{}, spill.ErrNoStore},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := postContext(t, pruneguard.Config{Resolver: tc.sp}, 100, 200)
+			before := state(c)
+			res, err := pruneguard.Guard{Budget: 150, Spill: tc.sp}.Check(c)
+			require.NoError(t, err)
+			assert.Equal(t, pruneguard.Deferred, res.Outcome)
+			require.Len(t, res.SpillErrors, 1, "one failed spill, reported once")
+			se := res.SpillErrors[0]
+			assert.ErrorIs(t, se, pruneguard.ErrSpill)
+			assert.ErrorIs(t, se, tc.want)
+			assert.Equal(t, []pruneguard.UnitID{"a0", "a1"}, se.Units)
+			assert.Equal(t, []pruneguard.MessageID{"a0", "r0", "a1", "r1"}, se.Messages)
+			assert.Empty(t, res.Spills)
+			assert.Len(t, res.Refused, 2, "the refusals the spill would have lifted stand")
+			assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
+			assert.Equal(t, before, state(c), "the units stay, with no pointer")
+
+			// The failure is not remembered as a refusal: the next check
+			// tries the store again.
+			res, err = pruneguard.Guard{Budget: 150, Spill: tc.sp}.Check(c)
+			require.NoError(t, err)
+			assert.Len(t, res.SpillErrors, 1)
+		})
+	}
+}
+
+// A spill whose pointer the Context's Resolver does not resolve cannot
+// let anything go: it is reported, and the pointers are taken back.
+func TestGuardSpillTheResolverDoesNotResolve(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	other := &spill.Spiller{Store: &spill.Memory{}, Name: "elsewhere"}
+	c := postContext(t, pruneguard.Config{Resolver: other}, 100, 200)
+	before := state(c)
+	res, err := pruneguard.Guard{Budget: 150, Spill: sp}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, res.SpillErrors, 1)
+	assert.ErrorIs(t, res.SpillErrors[0], pruneguard.ErrUnresolvedSpill)
+	assert.Equal(t, before, state(c))
+}
+
+// Content a planned step names is never spilled: the step holds it.
+func TestGuardNeverSpillsWhatAStepNeeds(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200)
+	require.NoError(t, c.PlanStep("retry", "r0"))
+	res, err := pruneguard.Guard{Budget: 200, Spill: sp}.Check(c)
+	require.NoError(t, err)
+	for _, s := range res.Spills {
+		assert.NotContains(t, s.Messages, pruneguard.MessageID("r0"))
+	}
+	_, ok := c.Message("r0")
+	assert.True(t, ok)
+	m, _ := c.Message("r0")
+	assert.True(t, m.Pointer.IsZero())
+}
+
+// A result refused a stub because it is irreducible is spilled and then
+// stubbed: its placeholder must be the pointer's text, so the decision
+// lists it in Pointers; reconstructible stubs are not listed, and only
+// they may carry the stub text.
+func TestGuardSpillsAResultBeforeItIsStubbed(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post"}))
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Annotations: pruneguard.Annotations{
+		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "task", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Tokens: 5, Pinned: false,
+		Calls: []pruneguard.Call{{ID: "p", Tool: "post"}, {ID: "q", Tool: "read"}, {ID: "s", Tool: "read"}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "rp", Role: pruneguard.RoleTool, Tokens: 500, Content: []byte("id=7"), Answers: []pruneguard.CallID{"p"}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "rq", Role: pruneguard.RoleTool, Tokens: 400, Answers: []pruneguard.CallID{"q"}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "rs", Role: pruneguard.RoleTool, Tokens: 300, Answers: []pruneguard.CallID{"s"}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
+
+	res, err := pruneguard.Guard{Budget: 100, Spill: sp, Policy: pruneguard.LargestResultsFirst{Stub: true}}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, res.Spills, 1)
+	assert.Equal(t, []pruneguard.MessageID{"rp"}, res.Spills[0].Messages, "only the irreducible result is stored")
+	pointed := map[pruneguard.MessageID]bool{}
+	var stubbed []pruneguard.MessageID
+	for _, d := range res.Decisions {
+		stubbed = append(stubbed, d.Stub...)
+		for _, n := range d.Pointers {
+			pointed[n.Message] = true
+		}
+		for _, r := range d.Records() {
+			if r.Stubbed && !pointed[r.Message] {
+				assert.Equal(t, pruneguard.Reconstructible, r.Class, "%s carries the stub text: it must be reconstructible", r.Message)
+			}
+		}
+	}
+	assert.ElementsMatch(t, []pruneguard.MessageID{"rp", "rq", "rs"}, stubbed)
+	assert.True(t, pointed["rp"])
+	assert.False(t, pointed["rq"])
+	m, _ := c.Message("rp")
+	assert.Equal(t, res.Spills[0].Pointer, m.Pointer, "the stubbed message keeps its pointer")
+}
+
+// The zero value of a Spiller given as the guard's store fails every
+// spill; nothing else changes.
+func TestGuardZeroSpillerIsAnErrorNotAPanic(t *testing.T) {
+	var sp spill.Spiller
+	c := postContext(t, pruneguard.Config{Resolver: &sp}, 100)
+	before := state(c)
+	res, err := pruneguard.Guard{Budget: 50, Spill: &sp}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, res.SpillErrors, 1)
+	assert.ErrorIs(t, res.SpillErrors[0], spill.ErrNoStore)
+	assert.Equal(t, before, state(c))
+}
