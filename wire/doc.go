@@ -218,7 +218,7 @@
 // # Guarding a body
 //
 // [Body.Context] builds a pruneguard.Context from a body (one core message
-// per body message, id [ID](index), tokens from a [Tokenizer], counted
+// per body message, id [ID](index), tokens from Config.Counter, counted
 // once), with calls and results paired by the rules above, units shaped
 // to each dialect's atomic structure, the tools array registered, and
 // classes the Context cannot see for itself: results of tools the

@@ -26,7 +26,7 @@ type SessionConfig struct {
 	Dialect Dialect
 	// Guard prunes the history. Its Budget, required, is the token count
 	// of the whole request body (history, system prompt, tools and
-	// settings, as Tokenizer counts them) that a prune brings the request
+	// settings, as Config.Counter counts them) that a prune brings the request
 	// down to. Its Ceiling, when positive, is the hard limit on the whole
 	// body: above it, with nothing more safely prunable, the request is
 	// refused with a *pruneguard.CeilingError. Its Policy proposes what
@@ -46,14 +46,15 @@ type SessionConfig struct {
 	// misses they cause, come seldom. Zero means no minimum. It must not
 	// be negative.
 	MinClear int
-	// Config configures the session's pruneguard.Context. A zero
-	// StubTokens is set to the Tokenizer's count of the stub text plus a
+	// Config configures the session's pruneguard.Context. Its Counter
+	// counts tokens (nil means [pruneguard.ApproxCounter], and the
+	// Context is given it): each message once, as its JSON, when it is
+	// fed, and the rest of the body; the Context counts with it the tool
+	// schemas it holds and the tombstone lines that stand. A zero
+	// StubTokens is set to the Counter's count of the stub text plus a
 	// small allowance for the result's envelope; a blank StubText is
 	// refused.
 	Config pruneguard.Config
-	// Tokenizer counts the tokens of each message and of the rest of the
-	// body; nil means [ApproxTokens].
-	Tokenizer Tokenizer
 	// Manifest, if set, supplies annotations (and schemas for tools the
 	// request declares without one) by tool name, as in [Options].
 	Manifest *Manifest
@@ -154,7 +155,7 @@ func (cfg SessionConfig) validate() error {
 // [NewSession].
 type Session struct {
 	cfg      SessionConfig
-	tok      Tokenizer
+	count    pruneguard.Counter
 	stubText string
 	key      string // the history's top-level key
 	seed     maphash.Seed
@@ -197,6 +198,17 @@ type sessionState struct {
 	tombs      map[string]string
 	tombOrder  []string
 	spilled    []pruneguard.SpillNote
+
+	// sysEntries are the event messages whose text goes into the system
+	// prompt (outside Chat and Responses).
+	sysEntries []*sentry
+	// sl is the history as written; rest the tokens of the body outside
+	// it, or -1 until counted; topB and topTS the request's fields read,
+	// and their tools state, or nil until read.
+	sl    *slots
+	rest  int
+	topB  *Body
+	topTS *toolState
 }
 
 // sentry is one message of the history.
@@ -213,6 +225,9 @@ type sentry struct {
 
 	realUser bool
 	paused   bool // Anthropic: a server tool call waiting in this turn
+
+	// lo and hi bound the slots the message writes (see slots).
+	lo, hi int32
 
 	gone      bool
 	stubbed   bool
@@ -240,10 +255,8 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{cfg: cfg, tok: cfg.Tokenizer, key: historyKeyOf(cfg.Dialect), seed: maphash.MakeSeed(), log: cfg.Logger}
-	if s.tok == nil {
-		s.tok = ApproxTokens
-	}
+	cfg.Config.Counter = counterOf(cfg.Config.Counter)
+	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), seed: maphash.MakeSeed(), log: cfg.Logger}
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
@@ -252,7 +265,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		s.cfg.Config.Resolver = cfg.Spiller
 	}
 	if s.cfg.Config.StubTokens <= 0 {
-		s.cfg.Config.StubTokens = s.tok.Tokens(jk.quote(s.stubText)) + 8
+		s.cfg.Config.StubTokens = countJSON(s.count, jk.quote(s.stubText)) + 8
 	}
 	s.reset()
 	return s, nil
@@ -267,11 +280,12 @@ func (s *Session) reset() {
 		known: map[string]bool{}, ann: map[string]pruneguard.Tool{}, callTool: map[pruneguard.CallID]string{},
 		tr: newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
 		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombs: map[string]string{},
-		top: top,
+		top: top, rest: -1,
 	}
 	if top.vals != nil {
 		s.registerTools()
 	}
+	s.sl = s.newSlots()
 }
 
 // Dialect returns the session's dialect.
@@ -313,6 +327,7 @@ func (s *Session) SetRequest(fields json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.top = top
+	s.topChanged()
 	return s.registerTools()
 }
 
@@ -465,7 +480,7 @@ func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
 	if d == Anthropic && f.role == "assistant" {
 		e.paused = waitingServerCall([][]fpart{f.parts})
 	}
-	cm := pruneguard.Message{ID: e.id, Role: coreRole(&f), Tokens: countTokens(s.tok, &f), Content: coreContent(&f)}
+	cm := pruneguard.Message{ID: e.id, Role: coreRole(&f), Tokens: countFacts(s.count, &f), Content: coreContent(&f)}
 	var err error
 	f.eachCall(func(_ int, p *fpart) {
 		if err == nil {
@@ -571,8 +586,8 @@ func (e *sentry) pieceSystem() bool {
 // AppendMessage feeds one message given as a pruneguard event: Content
 // is its text, Calls its tool calls, Answers the calls it carries
 // results for, as [Render] reads them. An empty ID gets a positional
-// one; Tokens zero is counted with the Tokenizer on the message as
-// written. The Context checks the event as [pruneguard.Context.Append]
+// one; Tokens zero is counted with Config.Counter on the message
+// as written. The Context checks the event as [pruneguard.Context.Append]
 // does: answers must name calls waiting for a result.
 func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, error) {
 	s.mu.Lock()
@@ -593,7 +608,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 		return "", err
 	}
 	if m.Tokens == 0 {
-		m.Tokens = s.tok.Tokens(e.raw)
+		m.Tokens = countJSON(s.count, e.raw)
 	}
 	if e.realUser && !s.firstUser {
 		m.Pinned = true
@@ -608,7 +623,17 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	if e.realUser {
 		s.firstUser = true
 	}
+	s.noteSystem(e)
 	return m.ID, s.link(e)
+}
+
+// noteSystem records an event message that writes into the system
+// prompt.
+func (s *Session) noteSystem(e *sentry) {
+	if e.pieceSystem() {
+		s.sysEntries = append(s.sysEntries, e)
+		s.rest = -1
+	}
 }
 
 // fillEvent writes an event message in the session's dialect.
@@ -746,7 +771,7 @@ func (s *Session) deltaTokens(delta string) int {
 	if delta == "" {
 		return 0
 	}
-	return max(0, s.tok.Tokens(jk.quote(delta))-1)
+	return max(0, countJSON(s.count, jk.quote(delta))-1)
 }
 
 func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) {
@@ -775,7 +800,7 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	e := st.e
 	_ = s.fillEvent(e, m)
 	// The message as written may count more than its deltas did.
-	if n := s.tok.Tokens(e.raw); n > st.tokens {
+	if n := countJSON(s.count, e.raw); n > st.tokens {
 		if err := s.ctx.Write(id, nil, n-st.tokens); err != nil {
 			return fmt.Errorf("wire: session: close: %w", err)
 		}
@@ -785,6 +810,7 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	}
 	delete(s.streams, id)
 	s.eventPaired(pruneguard.Message{Role: st.role, Calls: m.Calls})
+	s.noteSystem(e)
 	return nil
 }
 

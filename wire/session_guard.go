@@ -17,8 +17,8 @@ import (
 // Report says what a [Session] did to one request. The zero value is a
 // request sent as the history stood.
 type Report struct {
-	// Before and After are the tokens of the whole request body, as the
-	// Tokenizer counts them, before and after guarding.
+	// Before and After are the tokens of the whole request body, as
+	// Config.Counter counts them, before and after guarding.
 	Before, After int
 	// Guarded reports that the request was over the trigger and the guard
 	// ran; Result is what it did then.
@@ -112,6 +112,7 @@ func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error)
 		s.reset()
 	}
 	s.top = topFieldsOf(top, s.key)
+	s.topChanged()
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
@@ -173,8 +174,8 @@ func (s *Session) continuesSpans(src []byte, spans []span) bool {
 // due is the cache-friendly rule: a request at or under the trigger is
 // sent as the last prune left it; above it, the history is pruned to the
 // budget, and by at least MinClear. It returns whether to prune and the
-// Context's token count (the history alone) to prune down to.
-func (s *Session) due(tokens, overhead int) (bool, int) {
+// token count of the whole body to prune down to.
+func (s *Session) due(tokens int) (bool, int) {
 	trigger := s.cfg.Trigger
 	if trigger <= 0 {
 		trigger = s.cfg.Guard.Budget
@@ -182,60 +183,105 @@ func (s *Session) due(tokens, overhead int) (bool, int) {
 	if tokens <= trigger {
 		return false, 0
 	}
-	target := min(s.cfg.Guard.Budget, tokens-s.cfg.MinClear)
-	return true, max(0, target-overhead)
+	return true, min(s.cfg.Guard.Budget, tokens-s.cfg.MinClear)
 }
 
 // request guards and renders the history.
 func (s *Session) request(rep Report) ([]byte, Report, error) {
-	overhead := s.tok.Tokens(s.topFor(nil).withHistory(s.key, json.RawMessage(`[]`)))
-	rep.Before = s.ctx.Tokens() + overhead
-	if prune, target := s.due(rep.Before, overhead); prune {
-		rep.Guarded = true
-		g := s.cfg.Guard
-		g.Budget = target
-		if g.Ceiling > 0 {
-			g.Ceiling = max(1, g.Ceiling-overhead)
+	if err := s.check(&rep); err != nil {
+		return nil, rep, err
+	}
+	return s.render(), rep, nil
+}
+
+// render writes the request body as the history stands.
+func (s *Session) render() []byte {
+	return s.topFor(nil).withHistory(s.key, s.history(nil))
+}
+
+// check guards the history as a request does, filling rep. The budget,
+// the trigger and the ceiling count the whole body; the Context counts
+// the messages, the schemas and the tombstones, and what it does not
+// count is taken off what its guard is given. When the Context comes
+// under its budget and the body as written does not (a stub written
+// longer than the Context's estimate of it), the guard runs again for
+// the difference, three more times at most.
+func (s *Session) check(rep *Report) error {
+	rep.Before = s.bodyTokens()
+	prune, target := s.due(rep.Before)
+	if !prune {
+		rep.After = rep.Before
+		return nil
+	}
+	rep.Guarded = true
+	g := s.cfg.Guard
+	ceiling := g.Ceiling
+	inner := g.Policy
+	if inner == nil {
+		inner = pruneguard.OldestFirst{}
+	}
+	newPolicy := func() *sessionPolicy {
+		return &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+	}
+	var pols []*sessionPolicy
+	res := pruneguard.Result{Before: rep.Before}
+	var err error
+	run := func() pruneguard.Result {
+		fixed := s.bodyTokens() - s.ctx.Tokens()
+		g.Budget = max(target-fixed, 1)
+		if ceiling > 0 {
+			g.Ceiling = max(ceiling-fixed, 1)
 		}
-		inner := g.Policy
-		if inner == nil {
-			inner = pruneguard.OldestFirst{}
-		}
-		pol := &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+		pol := newPolicy()
+		pols = append(pols, pol)
 		g.Policy = pol
-		res, err := g.Check(s.ctx)
-		if s.cfg.Spiller != nil && s.ctx.Tokens() > target && s.spillRefused(res, pol) {
-			// Try again, now that the refused content is stored.
-			first := res
-			pol = &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}, refs: pol.refs}
-			g.Policy = pol
-			res, err = g.Check(s.ctx)
-			res.Before = first.Before
-			res.Decisions = append(first.Decisions, res.Decisions...)
-			if res.Outcome == pruneguard.Deferred && len(res.Decisions) > 0 {
-				res.Outcome = pruneguard.Pruned
-			}
-		}
-		for _, d := range res.Decisions {
+		var r pruneguard.Result
+		r, err = g.Check(s.ctx)
+		for _, d := range r.Decisions {
 			s.record(d)
-			rep.Evicted = append(rep.Evicted, d.Evict...)
-			rep.Stubbed = append(rep.Stubbed, d.Stub...)
-			rep.Withdrawn = append(rep.Withdrawn, d.DropSchemas...)
-			for _, t := range d.Tombstones {
-				rep.Tombstoned = append(rep.Tombstoned, t.Tool)
-			}
 		}
-		rep.Result = res
-		rep.Refusals = s.refusals(res, pol)
-		s.logCheck(rep, overhead, err)
-		if err != nil {
-			return nil, rep, err
+		res.Decisions = append(res.Decisions, r.Decisions...)
+		res.Refused = append(res.Refused, r.Refused...)
+		if r.Reason != nil {
+			res.Reason = r.Reason
+		}
+		res.Outcome = r.Outcome
+		return r
+	}
+	for try := 0; ; try++ {
+		r := run()
+		if try == 0 && err == nil && s.cfg.Spiller != nil && s.bodyTokens() > target && s.spillRefused(r, pols[0]) {
+			// Try again, now that the refused content is stored.
+			r = run()
+		}
+		if err != nil || s.bodyTokens() <= target || len(r.Decisions) == 0 || r.After > g.Budget || try == 3 {
+			break
 		}
 	}
-	top := s.topFor(nil)
-	after := s.tok.Tokens(top.withHistory(s.key, json.RawMessage(`[]`)))
-	rep.After = s.ctx.Tokens() + after
-	return top.withHistory(s.key, s.history(nil)), rep, nil
+	if len(res.Decisions) > 0 {
+		res.Outcome = pruneguard.Pruned
+	}
+	rep.After = s.bodyTokens()
+	res.After = rep.After
+	var ce *pruneguard.CeilingError
+	if errors.As(err, &ce) {
+		ce.Tokens = rep.After
+		if ceiling > 0 {
+			ce.Ceiling = ceiling
+		}
+	}
+	for _, d := range res.Decisions {
+		rep.Evicted = append(rep.Evicted, d.Evict...)
+		rep.Stubbed = append(rep.Stubbed, d.Stub...)
+		rep.Withdrawn = append(rep.Withdrawn, d.DropSchemas...)
+		for _, t := range d.Tombstones {
+			rep.Tombstoned = append(rep.Tombstoned, t.Tool)
+		}
+	}
+	rep.Result = res
+	rep.Refusals = s.refusals(res, pols)
+	s.logCheck(*rep, err)
+	return err
 }
 
 // withHistory writes the top-level fields with the history given.
@@ -317,6 +363,12 @@ func (s *Session) spillRefused(res pruneguard.Result, p *sessionPolicy) bool {
 // history writes the history as it stands, or as it would stand once d
 // is applied too.
 func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
+	return jk.join(s.historyPieces(d))
+}
+
+// historyPieces writes the messages of the history as it stands, or as
+// it would stand once d is applied too.
+func (s *Session) historyPieces(d *pruneguard.Decision) []json.RawMessage {
 	var evict, stub map[pruneguard.MessageID]bool
 	ptr := map[pruneguard.MessageID]pruneguard.Pointer{}
 	if d != nil {
@@ -356,7 +408,7 @@ func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
 		}
 		raws = append(raws, ps[i].json(s.cfg.Dialect))
 	}
-	return jk.join(raws)
+	return raws
 }
 
 func idSet(ids []pruneguard.MessageID) map[pruneguard.MessageID]bool {
@@ -476,7 +528,7 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 		return top
 	}
 	var sys []string
-	for _, e := range s.entries {
+	for _, e := range s.sysEntries {
 		if !e.gone && e.pieceSystem() {
 			sys = append(sys, e.pieces[0].text)
 		}
@@ -532,6 +584,10 @@ func (s *Session) record(d *pruneguard.Decision) {
 	for _, t := range d.Retire {
 		delete(s.tombs, t)
 	}
+	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 || len(d.Tombstones) > 0 || len(d.Retire) > 0 || len(d.Pointers) > 0 {
+		s.topChanged()
+	}
+	s.recordSlots(d)
 }
 
 func (s *Session) lastPresent() *sentry {
@@ -741,6 +797,17 @@ func (p *sessionPolicy) without(plan pruneguard.Plan) pruneguard.Plan {
 // the body d leaves breaks a provider rule the body now does not, for the
 // schema edits if d has any, else for one unit of d found to break it.
 func (s *Session) screen(d *pruneguard.Decision) []Refusal {
+	if s.slotUp() {
+		if refs, ok := s.screenSlots(d); ok {
+			return refs
+		}
+	}
+	return s.screenWhole(d)
+}
+
+// screenWhole is the screen of a decision on the body written whole:
+// for a history the slots do not follow.
+func (s *Session) screenWhole(d *pruneguard.Decision) []Refusal {
 	var refs []Refusal
 	for _, id := range d.Stub {
 		e := s.byID[id]
@@ -752,7 +819,7 @@ func (s *Session) screen(d *pruneguard.Decision) []Refusal {
 		switch {
 		case !ok:
 			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
-		case s.tok.Tokens(raw) >= s.tok.Tokens(e.raw):
+		case countJSON(s.count, raw) >= countJSON(s.count, e.raw):
 			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
 		}
 	}
@@ -832,9 +899,14 @@ func (s *Session) refusal(gate, code string, u pruneguard.UnitID, ids ...prunegu
 // refusals gathers what a check left out: the screen's refusals, the core
 // refusals met while settling and those the guard met, and the deferral,
 // once each.
-func (s *Session) refusals(res pruneguard.Result, p *sessionPolicy) []Refusal {
-	out := slices.Clone(p.refs)
-	vs := append(slices.Clone(p.core), res.Refused...)
+func (s *Session) refusals(res pruneguard.Result, pols []*sessionPolicy) []Refusal {
+	var out []Refusal
+	var vs []*pruneguard.Violation
+	for _, p := range pols {
+		out = append(out, p.refs...)
+		vs = append(vs, p.core...)
+	}
+	vs = append(vs, res.Refused...)
 	for _, v := range vs {
 		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
 		for _, id := range v.Messages {
@@ -887,7 +959,7 @@ func (s *Session) makes(e *sentry, c pruneguard.CallID) bool {
 }
 
 // logCheck writes one record per applied decision and one per refusal.
-func (s *Session) logCheck(rep Report, overhead int, err error) {
+func (s *Session) logCheck(rep Report, err error) {
 	if s.log == nil {
 		return
 	}
@@ -901,7 +973,7 @@ func (s *Session) logCheck(rep Report, overhead int, err error) {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: decision", dialect,
 			slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
 			slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs),
-			slog.Int("freed", d.Freed), slog.Int("before", rep.Before), slog.Int("after", s.ctx.Tokens()+overhead))
+			slog.Int("freed", d.Freed), slog.Int("before", rep.Before), slog.Int("after", rep.After))
 	}
 	for _, r := range rep.Refusals {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,

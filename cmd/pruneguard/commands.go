@@ -480,23 +480,11 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	var decisions []*pruneguard.Decision
 	outcome := pruneguard.UnderBudget
 	if rep.InputTokens > o.budget {
-		outcome = pruneguard.Deferred
-		// The Context counts messages only: the rest of the body is a fixed
-		// cost. The Context's count of a stub is an estimate; when the body
-		// as written still exceeds the budget, ask again for the difference.
-		target := o.budget - g.Overhead()
-		for try := 0; try < 4; try++ {
-			res, rs, _ := g.Check(pruneguard.Guard{Budget: max(target, 0), Policy: pol, Rounds: 32})
-			refs = append(refs, rs...)
-			decisions = append(decisions, res.Decisions...)
-			if len(res.Decisions) > 0 {
-				outcome = pruneguard.Pruned
-			}
-			over := g.Tokens() - o.budget
-			if over <= 0 || len(res.Decisions) == 0 {
-				break
-			}
-			target = g.Context().Tokens() - over
+		// The budget counts the whole body, as Guarded.Check does.
+		res, rs, _ := g.Check(pruneguard.Guard{Budget: o.budget, Policy: pol, Rounds: 32})
+		refs, decisions, outcome = rs, res.Decisions, res.Outcome
+		if outcome == pruneguard.UnderBudget {
+			outcome = pruneguard.Deferred
 		}
 	}
 	rep.Outcome = outcome.String()
