@@ -85,12 +85,19 @@ type Refusal struct {
 	// Units and Messages name the candidate; Indexes are the messages'
 	// indexes in the body as read. For a boundary "deferred" refusal they
 	// name what is in flight: open messages, and the messages whose calls
-	// are pending, with their units.
+	// are pending, with their units. A schema refusal of the state of a
+	// tool rather than of a candidate (a message requiring a withdrawn
+	// schema, arguments standing behind no schema and no tombstone) names
+	// no unit: its Messages are the requiring messages, or those making
+	// its Calls.
 	Units    []pruneguard.UnitID
 	Messages []pruneguard.MessageID
 	Indexes  []int
 	// Tools names the tools, for schema refusals.
 	Tools []string
+	// Calls names the calls whose arguments stand behind no schema, for a
+	// schema refusal with code "ghost-tool".
+	Calls []pruneguard.CallID
 	// Detail is the provider's wording for "wire", empty otherwise.
 	Detail string
 }
@@ -375,7 +382,7 @@ func (g *Guarded) build(un Unannotated) error {
 		f := &b.facts[i]
 		ks := keys(i)
 		st := tr.add(f, ks)
-		cm := pruneguard.Message{ID: ID(i), Role: coreRole(f), Tokens: int(g.tokens[i]), Content: coreContent(f)}
+		cm := coreMessage(ID(i), f, int(g.tokens[i]))
 		f.eachCall(func(k int, p *fpart) {
 			if !dropped[ks[k]] {
 				cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: p.name, Args: argsJSON(p.val)})

@@ -606,6 +606,11 @@ func (s *screenPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 		if err != nil {
 			var pe *pruneguard.PruneError
 			if errors.As(err, &pe) {
+				if !slices.ContainsFunc(pe.Violations, func(v *pruneguard.Violation) bool { return len(v.Units) > 0 }) {
+					// Refused for the state of a tool, not for what the plan
+					// names: no plan passes until it changes.
+					return pruneguard.Plan{}
+				}
 				continue // refused with nothing left to take out
 			}
 			return q
@@ -644,6 +649,12 @@ func (g *Guarded) applied(d *pruneguard.Decision) bool {
 	if len(d.Retire) > 0 {
 		ts, ok := g.ctx.Tool(d.Retire[0])
 		return ok && !ts.Tombstoned
+	}
+	if len(d.Tombstones) > 0 {
+		// A decision of repairing tombstones only: the tool it repairs
+		// stood behind none.
+		ts, ok := g.ctx.Tool(d.Tombstones[0].Tool)
+		return ok && ts.Tombstoned
 	}
 	return false
 }
@@ -700,8 +711,14 @@ func callerOf(c pruneguard.CallID) (int, bool) {
 func (g *Guarded) fromViolations(vs []*pruneguard.Violation) []Refusal {
 	out := make([]Refusal, 0, len(vs))
 	for _, v := range vs {
-		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
-		for _, id := range v.Messages {
+		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools, Calls: v.Calls}
+		for _, c := range v.Calls {
+			// The Context's call ids are "i.k", call k of body message i.
+			if i, ok := callerOf(c); ok && i < len(g.src.facts) && !slices.Contains(r.Messages, ID(i)) {
+				r.Messages = append(slices.Clip(r.Messages), ID(i))
+			}
+		}
+		for _, id := range r.Messages {
 			if i, ok := g.Index(id); ok {
 				r.Indexes = append(r.Indexes, i)
 			}
@@ -715,7 +732,7 @@ func dedupe(rs []Refusal) []Refusal {
 	seen := map[string]bool{}
 	out := rs[:0:0]
 	for _, r := range rs {
-		k := r.Gate + "|" + r.Code + "|" + joinStrings(r.Units) + "|" + joinStrings(r.Messages) + "|" + strings.Join(r.Tools, ",")
+		k := r.Gate + "|" + r.Code + "|" + joinStrings(r.Units) + "|" + joinStrings(r.Messages) + "|" + strings.Join(r.Tools, ",") + "|" + joinStrings(r.Calls)
 		if seen[k] {
 			continue
 		}

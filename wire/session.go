@@ -174,9 +174,10 @@ type sessionState struct {
 
 	top      topFields
 	toolsSig string
-	known    map[string]bool              // tools the Context knows by name
-	ann      map[string]pruneguard.Tool   // annotated tools, for server results
-	callTool map[pruneguard.CallID]string // the tool of each call
+	known    map[string]bool                            // tools the Context knows by name
+	ann      map[string]pruneguard.Tool                 // annotated tools, for server results
+	callTool map[pruneguard.CallID]string               // the tool of each call
+	callBy   map[pruneguard.CallID]pruneguard.MessageID // the message making each call
 
 	// Pairing, by the dialect's adjacency rules (the tracker Body.Context
 	// uses too): the Context's id and the tool of each call the tracker
@@ -278,7 +279,8 @@ func (s *Session) reset() {
 	s.sessionState = sessionState{
 		byID: map[pruneguard.MessageID]*sentry{}, streams: map[pruneguard.MessageID]*stream{},
 		known: map[string]bool{}, ann: map[string]pruneguard.Tool{}, callTool: map[pruneguard.CallID]string{},
-		tr: newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
+		callBy: map[pruneguard.CallID]pruneguard.MessageID{},
+		tr:     newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
 		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombs: map[string]string{},
 		top: top, rest: -1,
 	}
@@ -480,7 +482,7 @@ func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
 	if d == Anthropic && f.role == "assistant" {
 		e.paused = waitingServerCall([][]fpart{f.parts})
 	}
-	cm := pruneguard.Message{ID: e.id, Role: coreRole(&f), Tokens: countFacts(s.count, &f), Content: coreContent(&f)}
+	cm := coreMessage(e.id, &f, countFacts(s.count, &f))
 	var err error
 	f.eachCall(func(_ int, p *fpart) {
 		if err == nil {
@@ -528,7 +530,7 @@ func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
 	if err := s.ctx.Append(cm); err != nil {
 		return "", fmt.Errorf("wire: session: append: %w", err)
 	}
-	s.noteCalls(cm.Calls, cm.Answers)
+	s.noteCalls(cm.ID, cm.Calls, cm.Answers)
 	if e.realUser {
 		s.firstUser = true
 	}
@@ -545,14 +547,15 @@ func (s *Session) newKey(id pruneguard.CallID, tool string) int32 {
 	return int32(len(s.keyCall) - 1)
 }
 
-// noteCalls records the calls a message made and those it answered.
-func (s *Session) noteCalls(calls []pruneguard.Call, answers []pruneguard.CallID) {
+// noteCalls records the calls message id made and those it answered.
+func (s *Session) noteCalls(id pruneguard.MessageID, calls []pruneguard.Call, answers []pruneguard.CallID) {
 	for _, id := range answers {
 		s.answered[id] = true
 		delete(s.open, id)
 	}
 	for _, c := range calls {
 		s.callTool[c.ID] = c.Tool
+		s.callBy[c.ID] = id
 		delete(s.answered, c.ID) // an id may come back once its call is answered
 		s.open[c.ID] = true
 	}
@@ -695,7 +698,7 @@ func (s *Session) eventPaired(m pruneguard.Message) {
 		keys[i] = s.newKey(c.ID, c.Tool)
 	}
 	s.tr.add(&f, keys)
-	s.noteCalls(m.Calls, m.Answers)
+	s.noteCalls(m.ID, m.Calls, m.Answers)
 }
 
 // Open starts a streamed message of the given role (for a result, naming
@@ -809,7 +812,7 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 		return fmt.Errorf("wire: session: close: %w", err)
 	}
 	delete(s.streams, id)
-	s.eventPaired(pruneguard.Message{Role: st.role, Calls: m.Calls})
+	s.eventPaired(pruneguard.Message{ID: id, Role: st.role, Calls: m.Calls})
 	s.noteSystem(e)
 	return nil
 }

@@ -31,6 +31,12 @@ type Report struct {
 	Stubbed    []pruneguard.MessageID
 	Withdrawn  []string
 	Tombstoned []string
+	// Restored lists the tools whose withdrawn (or lossily compressed)
+	// schema the session brought back before guarding: a message fed
+	// since requires it (an Anthropic tool_reference block left by tool
+	// search), or the model called the tool and no tombstone line may
+	// stand for it (see [Session.Request]).
+	Restored []string
 	// Refusals are what the gates and the provider-rule screen left out,
 	// once each. Indexes are positions in the history.
 	Refusals []Refusal
@@ -207,6 +213,7 @@ func (s *Session) render() []byte {
 // longer than the Context's estimate of it), the guard runs again for
 // the difference, three more times at most.
 func (s *Session) check(rep *Report) error {
+	s.repair(rep)
 	rep.Before = s.bodyTokens()
 	prune, target := s.due(rep.Before)
 	if !prune {
@@ -282,6 +289,75 @@ func (s *Session) check(rep *Report) error {
 	rep.Refusals = s.refusals(res, pols)
 	s.logCheck(*rep, err)
 	return err
+}
+
+// repair makes the history sound before it is guarded and written,
+// when the Context reports tools whose arguments or requiring messages
+// stand behind no schema (see [pruneguard.Context.Unsound]): the model
+// called a tool after its schema was withdrawn, or tool search named it
+// again. A tool a message requires gets its schema back, as when the
+// model asks for it ([pruneguard.Context.RequestTool]); the arguments of
+// the others get the tombstone line the Context's next decision carries,
+// or, when the gates refuse one (a tool that may change state and
+// cannot have a tombstone), the schema back too. While the Context
+// defers every prune (calls pending under the strict boundary) the
+// tombstones wait for the next request. With nothing unsound it takes
+// constant time.
+func (s *Session) repair(rep *Report) {
+	names := s.ctx.Unsound()
+	if len(names) == 0 {
+		return
+	}
+	for _, n := range names {
+		if ts, ok := s.ctx.Tool(n); ok && ts.Required > 0 {
+			s.restore(n, rep)
+		}
+	}
+	for try := 0; try < 2 && len(s.ctx.Unsound()) > 0; try++ {
+		d, err := s.ctx.Prune(pruneguard.Plan{})
+		var pe *pruneguard.PruneError
+		switch {
+		case err == nil:
+			if !d.Empty() && s.ctx.Apply(d) == nil {
+				s.record(d)
+				for _, t := range d.Tombstones {
+					rep.Tombstoned = append(rep.Tombstoned, t.Tool)
+				}
+				s.logDecision(d, "pruneguard: repair")
+			}
+			return
+		case errors.As(err, &pe):
+			for _, v := range pe.Violations {
+				if v.Gate == pruneguard.GateSchema && len(v.Units) == 0 {
+					for _, t := range v.Tools {
+						s.restore(t, rep)
+					}
+				}
+			}
+		default:
+			return
+		}
+	}
+}
+
+// restore brings tool name's schema back into the request, whole: it
+// leaves the withdrawn and compressed sets, and its tombstone line goes.
+func (s *Session) restore(name string, rep *Report) {
+	if _, err := s.ctx.RequestTool(name); err != nil {
+		return
+	}
+	delete(s.dropped, name)
+	delete(s.compressed, name)
+	delete(s.tombs, name)
+	s.tombOrder = slices.DeleteFunc(s.tombOrder, func(t string) bool { return t == name })
+	s.topChanged()
+	if !slices.Contains(rep.Restored, name) {
+		rep.Restored = append(rep.Restored, name)
+	}
+	if s.log != nil {
+		s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: schema restored",
+			slog.String("dialect", string(s.cfg.Dialect)), slog.String("tool", name))
+	}
 }
 
 // withHistory writes the top-level fields with the history given.
@@ -618,6 +694,11 @@ func (s *Session) applied(d *pruneguard.Decision) bool {
 	case len(d.Retire) > 0:
 		ts, ok := s.ctx.Tool(d.Retire[0])
 		return ok && !ts.Tombstoned
+	case len(d.Tombstones) > 0:
+		// A decision of repairing tombstones only: the tool it repairs
+		// stood behind none.
+		ts, ok := s.ctx.Tool(d.Tombstones[0].Tool)
+		return ok && ts.Tombstoned
 	}
 	return false
 }
@@ -637,6 +718,7 @@ type sessionPolicy struct {
 	tools  map[string]bool
 	core   []*pruneguard.Violation
 	refs   []Refusal
+	stuck  bool // the gates refuse every plan for the state of a tool
 }
 
 // Propose implements pruneguard.Policy.
@@ -676,6 +758,9 @@ func (p *sessionPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 		if !d.Empty() {
 			p.last = d
 			return q
+		}
+		if p.stuck {
+			break
 		}
 	}
 	return pruneguard.Plan{}
@@ -767,6 +852,9 @@ func (p *sessionPolicy) settle(plan pruneguard.Plan) (pruneguard.Plan, *prunegua
 		}
 		q := p.without(plan)
 		if planLen(q) >= planLen(plan) {
+			// Refused for the state of a tool, not for what the plan names
+			// (a refusal without units): no plan passes until it changes.
+			p.stuck = err != nil
 			return pruneguard.Plan{}, &pruneguard.Decision{}
 		}
 		plan = q
@@ -908,8 +996,13 @@ func (s *Session) refusals(res pruneguard.Result, pols []*sessionPolicy) []Refus
 	}
 	vs = append(vs, res.Refused...)
 	for _, v := range vs {
-		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
-		for _, id := range v.Messages {
+		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools, Calls: v.Calls}
+		for _, c := range v.Calls {
+			if id, ok := s.callBy[c]; ok && !slices.Contains(r.Messages, id) {
+				r.Messages = append(slices.Clip(r.Messages), id)
+			}
+		}
+		for _, id := range r.Messages {
 			if e := s.byID[id]; e != nil {
 				r.Indexes = append(r.Indexes, e.pos)
 			}
@@ -920,9 +1013,9 @@ func (s *Session) refusals(res pruneguard.Result, pols []*sessionPolicy) []Refus
 	if errors.As(res.Reason, &de) {
 		r := Refusal{Gate: "boundary", Code: "deferred", Units: slices.Clone(de.Units), Messages: slices.Clone(de.Open)}
 		for _, c := range de.Pending {
-			for _, e := range s.entries {
-				if !e.gone && s.makes(e, c) && !slices.Contains(r.Messages, e.id) {
-					r.Messages = append(r.Messages, e.id)
+			if id, ok := s.callBy[c]; ok && !slices.Contains(r.Messages, id) {
+				if e := s.byID[id]; e != nil && !e.gone {
+					r.Messages = append(r.Messages, id)
 				}
 			}
 		}
@@ -935,7 +1028,7 @@ func (s *Session) refusals(res pruneguard.Result, pols []*sessionPolicy) []Refus
 	}
 	seen := map[string]bool{}
 	return slices.DeleteFunc(out, func(r Refusal) bool {
-		k := r.Gate + "|" + r.Code + "|" + fmt.Sprint(r.Units, r.Messages, r.Tools)
+		k := r.Gate + "|" + r.Code + "|" + fmt.Sprint(r.Units, r.Messages, r.Tools, r.Calls)
 		if seen[k] {
 			return true
 		}
@@ -944,18 +1037,19 @@ func (s *Session) refusals(res pruneguard.Result, pols []*sessionPolicy) []Refus
 	})
 }
 
-// makes reports whether entry e made call c.
-func (s *Session) makes(e *sentry, c pruneguard.CallID) bool {
-	m, ok := s.ctx.Message(e.id)
-	if !ok {
-		return false
+// logDecision writes one record of decision d.
+func (s *Session) logDecision(d *pruneguard.Decision, msg string, attrs ...slog.Attr) {
+	if s.log == nil {
+		return
 	}
-	for _, k := range m.Calls {
-		if k.ID == c {
-			return true
-		}
+	var tombs []string
+	for _, t := range d.Tombstones {
+		tombs = append(tombs, t.Tool)
 	}
-	return false
+	attrs = append([]slog.Attr{slog.String("dialect", string(s.cfg.Dialect)),
+		slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
+		slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs), slog.Int("freed", d.Freed)}, attrs...)
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
 }
 
 // logCheck writes one record per applied decision and one per refusal.
@@ -966,14 +1060,7 @@ func (s *Session) logCheck(rep Report, err error) {
 	ctx := context.Background()
 	dialect := slog.String("dialect", string(s.cfg.Dialect))
 	for _, d := range rep.Result.Decisions {
-		var tombs []string
-		for _, t := range d.Tombstones {
-			tombs = append(tombs, t.Tool)
-		}
-		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: decision", dialect,
-			slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
-			slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs),
-			slog.Int("freed", d.Freed), slog.Int("before", rep.Before), slog.Int("after", rep.After))
+		s.logDecision(d, "pruneguard: decision", slog.Int("before", rep.Before), slog.Int("after", rep.After))
 	}
 	for _, r := range rep.Refusals {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,

@@ -163,7 +163,6 @@ func TestSessionSlotsEqualWhole(t *testing.T) {
 						before, _ := Validate(s.render(), d)
 						after, _ := Validate(s.topFor(dec).withHistory(s.key, s.history(dec)), d)
 						nv := NewViolations(before, after)
-						fmt.Println("CMP", len(refs) == 0, len(nv))
 						if (len(refs) == 0) != (len(nv) == 0) {
 							t.Fatalf("step %d: the slots refuse %v, the body written breaks %v\nevict %v stub %v\n%s", step, refs, nv, dec.Evict, dec.Stub, s.render())
 						}

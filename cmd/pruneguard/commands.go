@@ -314,6 +314,7 @@ type refusal struct {
 	Messages []string `json:"messages,omitempty"`
 	Indexes  []int    `json:"indexes,omitempty"`
 	Tools    []string `json:"tools,omitempty"`
+	Calls    []string `json:"calls,omitempty"`
 	Detail   string   `json:"detail,omitempty"`
 }
 
@@ -542,7 +543,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	for _, r := range dedupeRefusals(refs) {
 		rep.Refused = append(rep.Refused, refusal{
 			Gate: r.Gate, Code: r.Code, Units: strs(r.Units), Messages: strs(r.Messages),
-			Indexes: r.Indexes, Tools: r.Tools, Detail: r.Detail,
+			Indexes: r.Indexes, Tools: r.Tools, Calls: strs(r.Calls), Detail: r.Detail,
 		})
 	}
 	for _, u := range g.Unpaired() {
@@ -623,7 +624,7 @@ func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
 	seen := map[string]bool{}
 	var out []wire.Refusal
 	for _, r := range rs {
-		k := fmt.Sprint(r.Gate, r.Code, r.Units, r.Messages, r.Tools)
+		k := fmt.Sprint(r.Gate, r.Code, r.Units, r.Messages, r.Tools, r.Calls)
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, r)
