@@ -222,7 +222,9 @@ func (r *reader) keep(f *facts) {
 		return
 	}
 	if cap(r.chunk)-len(r.chunk) < n {
-		r.chunk = make([]fpart, 0, max(n, 1024))
+		// Chunks grow with the messages read: a reader of one message
+		// allocates for it alone, one of a long body in large chunks.
+		r.chunk = make([]fpart, 0, max(n, min(2*cap(r.chunk), 1024), 8))
 	}
 	at := len(r.chunk)
 	r.chunk = append(r.chunk, f.parts...)
@@ -230,7 +232,7 @@ func (r *reader) keep(f *facts) {
 }
 
 func newReader(d Dialect) *reader {
-	return &reader{d: d, intern: make(map[string]string, 64)}
+	return &reader{d: d, intern: make(map[string]string)}
 }
 
 // str decodes a checked JSON string, sharing the strings that repeat

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -58,6 +59,35 @@ func (s *Session) Request() ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.request(Report{})
+}
+
+// Check guards the history as [Session.Request] does, without writing
+// the request body: tools left unsound are repaired, and when the body
+// is over the trigger the guard prunes it behind the provider-rule
+// screen; the decisions stay for later requests. A runtime that streams
+// the body calls [Session.WriteTo] next. Its cost follows what it adds,
+// repairs and prunes, not the length of the history: the body's token
+// count is kept as messages are fed and decisions applied, and a
+// decision is screened over the messages it edits and those around them
+// (a history that is not written message by message, as while a message
+// streams, is counted and screened whole). Errors are Request's.
+func (s *Session) Check() (Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rep Report
+	err := s.check(&rep)
+	return rep, err
+}
+
+// WriteTo writes the request body as the history stands, the bytes
+// [Session.Request] would return without guarding, to w. It implements
+// io.WriterTo.
+func (s *Session) WriteTo(w io.Writer) (int64, error) {
+	s.mu.Lock()
+	body := s.render()
+	s.mu.Unlock()
+	n, err := w.Write(body)
+	return int64(n), err
 }
 
 // Sync brings the session up to body, a whole request of the session's
@@ -445,6 +475,17 @@ func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
 // historyPieces writes the messages of the history as it stands, or as
 // it would stand once d is applied too.
 func (s *Session) historyPieces(d *pruneguard.Decision) []json.RawMessage {
+	if d == nil && s.slotUp() {
+		if raws, ok := s.slotHistory(); ok {
+			return raws
+		}
+	}
+	return s.historyWhole(d)
+}
+
+// historyWhole writes the messages of the history from every message
+// fed, as historyPieces does without the slots.
+func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 	var evict, stub map[pruneguard.MessageID]bool
 	ptr := map[pruneguard.MessageID]pruneguard.Pointer{}
 	if d != nil {

@@ -95,7 +95,7 @@ func nonSystem(ps []rpiece) []rpiece {
 func (s *Session) slotEntry(e *sentry) {
 	sl := s.sl
 	d := s.cfg.Dialect
-	all := s.piecesOf(e, false)
+	all := s.piecesOf(e, true)
 	ps := nonSystem(all)
 	if len(ps) < len(all) {
 		sl.barrier = int32(len(sl.f)) // a system piece sits between
@@ -120,10 +120,13 @@ func (s *Session) slotEntry(e *sentry) {
 				continue
 			}
 		}
-		f, err := parseMessage(d, p.json(d))
-		if err != nil {
-			sl.irregular = true
-			return
+		f := e.f // a message given as provider JSON is written as it was read
+		if e.ev != nil {
+			var err error
+			if f, err = parseMessage(d, p.json(d)); err != nil {
+				sl.irregular = true
+				return
+			}
 		}
 		i := sl.seq.grow()
 		sl.f = append(sl.f, f)
@@ -324,6 +327,30 @@ func (s *Session) recordSlots(d *pruneguard.Decision) {
 	for _, i := range restub {
 		s.retally(i)
 	}
+}
+
+// slotHistory writes the messages of the history from the kept slots,
+// in order, with the Chat prompt lines: it costs in proportion to the
+// messages held, not to those ever fed.
+func (s *Session) slotHistory() ([]json.RawMessage, bool) {
+	sl := s.sl
+	d := s.cfg.Dialect
+	ps := make([]rpiece, 0, sl.seq.kept)
+	for i := sl.seq.head; i >= 0; i = sl.seq.next[i] {
+		p, ok := s.slotPiece(i, false)
+		if !ok {
+			return nil, false
+		}
+		ps = append(ps, p)
+	}
+	if d == OpenAIChat {
+		ps = placePromptLines(OpenAIChat, &topFields{}, ps, s.lines(nil))
+	}
+	raws := make([]json.RawMessage, len(ps))
+	for i := range ps {
+		raws[i] = ps[i].json(d)
+	}
+	return raws, true
 }
 
 // bodyTokens counts the tokens of the request as it would now be written:
