@@ -456,11 +456,15 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		var res pruneguard.Result
 		var rs []Refusal
 		res, rs, err = g.check(guard)
-		refs = append(refs, rs...)
-		out.Decisions = append(out.Decisions, res.Decisions...)
-		for _, v := range res.Refused {
-			if !slices.ContainsFunc(out.Refused, func(w *pruneguard.Violation) bool { return sameViolation(v, w) }) {
-				out.Refused = append(out.Refused, v)
+		if try == 0 {
+			refs, out.Decisions, out.Refused = rs, res.Decisions, res.Refused
+		} else {
+			refs = append(refs, rs...)
+			out.Decisions = append(out.Decisions, res.Decisions...)
+			for _, v := range res.Refused {
+				if !slices.ContainsFunc(out.Refused, func(w *pruneguard.Violation) bool { return sameViolation(v, w) }) {
+					out.Refused = append(out.Refused, v)
+				}
 			}
 		}
 		if res.Reason != nil {
@@ -531,7 +535,7 @@ func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	if errors.As(res.Reason, &de) {
 		refs = append(refs, g.refusalsOf(de)...)
 	}
-	return res, dedupe(refs), err
+	return res, refs, err
 }
 
 // sameDecision reports whether two decisions edit the same: the same
