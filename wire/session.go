@@ -143,11 +143,16 @@ func (cfg SessionConfig) validate() error {
 // irreducible unless annotated, results that pair with no call take the
 // class of an unannotated tool, compaction items are irreducible.
 //
-// Every decision passes a screen before it is applied: the body it would
-// leave is checked with [Validate], and units, stubs and schema edits
-// that would break a provider rule the body did not break, leave no tool
-// declared, or stub a result that cannot be stubbed or would not shrink,
-// are left out and reported as refusals with gate "wire".
+// Every decision passes a screen before it is applied, the rule screen
+// a [Guarded] uses: units, stubs and schema edits that would leave the
+// body breaking a provider rule it keeps as it stands (as
+// NewViolations(Validate(now), Validate(after)) would find), leave no
+// tool declared, or stub a result that cannot be stubbed or would not
+// shrink, are left out and reported as refusals with gate "wire". Before
+// guarding, a request repairs the tools the Context reports unsound (see
+// [Report].Restored). A request's cost follows what it adds, repairs and
+// prunes, not the length of the history (see the package documentation,
+// "A live session").
 //
 // A Session is safe for concurrent use: its methods serialize on one
 // lock, and the Context's own events (marks, plan steps) may come from
@@ -611,7 +616,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 		return "", err
 	}
 	if m.Tokens == 0 {
-		m.Tokens = countJSON(s.count, e.raw)
+		m.Tokens = s.eventTokens(e)
 	}
 	if e.realUser && !s.firstUser {
 		m.Pinned = true
@@ -803,7 +808,7 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	e := st.e
 	_ = s.fillEvent(e, m)
 	// The message as written may count more than its deltas did.
-	if n := countJSON(s.count, e.raw); n > st.tokens {
+	if n := s.eventTokens(e); n > st.tokens {
 		if err := s.ctx.Write(id, nil, n-st.tokens); err != nil {
 			return fmt.Errorf("wire: session: close: %w", err)
 		}
@@ -824,4 +829,19 @@ func (st *stream) message() pruneguard.Message {
 		m.Calls = append(m.Calls, pruneguard.Call{ID: c.ID, Tool: c.Tool, Args: append(json.RawMessage(nil), c.Args...)})
 	}
 	return m
+}
+
+// eventTokens counts an event message as written: each message it
+// writes into the history, and the text it adds to a system prompt.
+func (s *Session) eventTokens(e *sentry) int {
+	n := 0
+	for i := range e.pieces {
+		p := &e.pieces[i]
+		if p.system {
+			n += countJSON(s.count, jk.quote(p.text))
+			continue
+		}
+		n += countJSON(s.count, p.json(s.cfg.Dialect))
+	}
+	return n
 }

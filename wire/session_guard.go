@@ -47,10 +47,12 @@ type Report struct {
 }
 
 // Request returns the request body for the history as it stands,
-// guarded: when the body is over the trigger, the guard prunes it to the
-// budget (freeing at least MinClear), behind the provider-rule screen,
-// and the decisions stay for later requests; at or under the trigger the
-// body is sent as the last prune left it. A request the guard cannot
+// guarded: tools the Context reports unsound are repaired first (a
+// tombstone line, or the schema back: see [Report].Restored); when the
+// body is over the trigger, the guard prunes it to the budget (freeing at
+// least MinClear), behind the provider-rule screen, and the decisions
+// stay for later requests; at or under the trigger the body is sent as
+// the last prune left it. A request the guard cannot
 // bring under a positive ceiling is refused with the
 // *pruneguard.CeilingError; a policy that names what the Context does not
 // hold gives the *pruneguard.InputError. Either way nothing is returned
