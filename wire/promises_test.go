@@ -240,3 +240,23 @@ func TestConversationsOnReport(t *testing.T) {
 		t.Errorf("reports %q, errors %v", names, errs)
 	}
 }
+
+// A Responses input given as a plain string is the user message it
+// stands for: the session writes it as a message item, and a body synced
+// twice continues the session.
+func TestSessionStringInput(t *testing.T) {
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIResponses, Guard: pruneguard.Guard{Budget: 1 << 20}})
+	must(t, err)
+	body := []byte(`{"model":"m","input":"hello"}`)
+	out, _, err := s.Sync(body)
+	must(t, err)
+	if !jsonEqual(t, out, []byte(`{"model":"m","input":[{"role":"user","content":"hello"}]}`)) {
+		t.Errorf("written as %s", out)
+	}
+	if v, _ := wire.Validate(out, wire.OpenAIResponses); len(v) > 0 {
+		t.Errorf("violations %v", v)
+	}
+	if _, rep, err := s.Sync(body); err != nil || rep.Reset {
+		t.Errorf("a second sync: %+v %v", rep, err)
+	}
+}

@@ -125,7 +125,10 @@ func (cfg SessionConfig) validate() error {
 //
 // Messages given as provider JSON are written back byte for byte unless
 // a decision edits them, so a body synced and rendered back without a
-// prune is JSON-equal to it. Message ids are the provider's own where it
+// prune is JSON-equal to it; a Responses input given as a plain string
+// is the exception: it is written as the user message item it stands
+// for ({"role":"user","content":...}), so that later items can follow
+// it. Message ids are the provider's own where it
 // has them (a Responses item's id) and positional otherwise ("m" followed
 // by the position in the history, from 0); call ids are the provider's
 // tool call ids, positional ("m3.0") where it gives none.
@@ -477,8 +480,14 @@ func (s *Session) classing() *classing {
 
 // appendRaw feeds a message read from provider JSON the session owns.
 func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
+	return s.appendRawAs(f, f.raw)
+}
+
+// appendRawAs feeds message f, which stands for the bytes span of the
+// body the session was given (what a later Sync compares).
+func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error) {
 	d := s.cfg.Dialect
-	e := &sentry{pos: len(s.entries), raw: f.raw, f: f, size: len(f.raw), hash: maphash.Bytes(s.seed, f.raw)}
+	e := &sentry{pos: len(s.entries), raw: f.raw, f: f, size: len(span), hash: maphash.Bytes(s.seed, span)}
 	e.id = s.positional()
 	if d == OpenAIResponses && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
 		e.id = pruneguard.MessageID(f.id)

@@ -158,12 +158,19 @@ func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error)
 	r := newReader(s.cfg.Dialect)
 	for i := len(s.entries); i < len(spans); i++ {
 		sp := spans[i]
-		raw := append([]byte(nil), src[sp.start:sp.end]...)
-		f, err := r.message(raw, len(raw)-compactLen(raw), inputString)
+		span := src[sp.start:sp.end]
+		raw := append([]byte(nil), span...)
+		if inputString {
+			// A Responses input given as a plain string is the user message
+			// it stands for, written as one: later messages join it in an
+			// array.
+			raw = jk.marshal(map[string]json.RawMessage{"role": json.RawMessage(`"user"`), "content": raw})
+		}
+		f, err := r.message(raw, len(raw)-compactLen(raw), false)
 		if err != nil {
 			return nil, rep, fmt.Errorf("wire: %s: %s[%d]%s", s.cfg.Dialect, s.key, i, err)
 		}
-		if _, err := s.appendRaw(f); err != nil {
+		if _, err := s.appendRawAs(f, span); err != nil {
 			return nil, rep, err
 		}
 	}
