@@ -117,7 +117,7 @@ func chatSession(n int) []byte {
 
 // BenchmarkGuardedCheck measures one guarded check that prunes a little,
 // per iteration, on a Chat body of 1,000 and of 100,000 messages: the
-// budget is the Context's tokens less 600, about one round, so that each
+// budget is the body's tokens less 600, about one round, so that each
 // check evicts the oldest round or two behind the screen. Reading and
 // binding the body is outside the timer: it is redone, untimed, once the
 // checks have taken half the body away.
@@ -134,17 +134,17 @@ func BenchmarkGuardedCheck(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				floor = g.Context().Tokens() / 2
+				floor = g.Tokens() / 2
 				runtime.GC()
 				b.StartTimer()
 			}
 			bind()
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				budget := g.Context().Tokens() - 600
+				budget := g.Tokens() - 600
 				if budget < floor {
 					bind()
-					budget = g.Context().Tokens() - 600
+					budget = g.Tokens() - 600
 				}
 				res, _, err := g.Check(pruneguard.Guard{Budget: budget})
 				if err != nil || len(res.Decisions) == 0 {

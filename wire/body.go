@@ -113,6 +113,14 @@ type Message struct {
 	References []string
 	// Empty reports missing, null, "" or [] content.
 	Empty bool
+	// IsError reports a result that says its call failed: an Anthropic
+	// tool_result (or server tool result) with is_error true, or a server
+	// tool result whose content is an error; a Bedrock toolResult with
+	// status "error"; a Gemini functionResponse whose response has an
+	// "error" key (the API's convention for a failed call); a Responses
+	// mcp_call item with an error. OpenAI Chat and the Responses outputs
+	// of client calls carry no such marker.
+	IsError bool
 }
 
 // Body is a parsed provider request body. Reading its fields and calling

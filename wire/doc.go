@@ -218,7 +218,7 @@
 // # Guarding a body
 //
 // [Body.Context] builds a pruneguard.Context from a body (one core message
-// per body message, id [ID](index), tokens from a [Tokenizer], counted
+// per body message, id [ID](index), tokens from Config.Counter, counted
 // once), with calls and results paired by the rules above, units shaped
 // to each dialect's atomic structure, the tools array registered, and
 // classes the Context cannot see for itself: results of tools the
@@ -229,9 +229,28 @@
 // whatever [Options].Unannotated says; results that pair with no call in
 // the body take the class of an unannotated tool; compaction blocks and
 // items are irreducible. An assistant message that makes calls and holds
-// text gives the Context that text as its Content. The pairing, the units,
-// the pins and the classes come from one reader that takes the history a
-// message at a time, the one a [Session] feeds as messages arrive.
+// text gives the Context that text as its Content. A message's
+// tool_reference blocks (in a tool search result or a tool_result)
+// require their tools (pruneguard.Message.Requires), so the core's schema
+// gate keeps those schemas while the message stays. A result an error
+// marker flags ([Message].IsError: Anthropic is_error, Bedrock status
+// "error", a Gemini response with an "error" key, a Responses mcp_call
+// with an error) is IsError in the Context, with the JSON of what it
+// reports as its Content, which the ghost-tool detector reads for the
+// fields a validation error names. The pairing, the units, the pins and
+// the classes come from one reader that takes the history a message at a
+// time, the one a [Session] feeds as messages arrive.
+//
+// Tokens are counted with Config.Counter (nil means
+// pruneguard.ApproxCounter, a quarter of the compact JSON): each message
+// once, as its JSON, and the rest of the body when it changes; the
+// Context is given the same Counter and counts the tool schemas it holds
+// and the tombstones that stand. A budget covers the whole request body,
+// the history and the system prompt, tools and settings, which is what a
+// provider bills: [Guarded.Check] and a [Session] take off what the
+// Context does not count ([Guarded.Overhead]) before its guard runs, so
+// that nothing counts twice, and [Guarded.Tokens] and [Report].After
+// equal [Tokens] of the body written.
 //
 // The returned [Guarded] prunes through the core's gates plus a last one
 // of its own, the screen: a decision that would leave the body breaking a
@@ -279,6 +298,77 @@
 // NoTombstones, so a tool whose calls stay keeps its schema if it may
 // change state and loses it untombstoned if it is read-only.
 // [Guarded.Body] is the body with the applied decisions carried out.
+//
+// # Rendering a Context
+//
+// [Render] writes the request body of a dialect for the history of a
+// Context a runtime built with events, with the Context's own decisions
+// carried out: evicted messages are gone, a stubbed result carries the
+// stub text or, when it was spilled, the pointer text; the tools
+// declaration lists the registered tools whose schema is resident (the
+// compressed schema when compressed), sorted by name, and is left out
+// rather than written empty; tombstone lines, then one line per spilled
+// pointer, go into the system prompt. Each dialect gets its own shapes
+// (roles, tool calls, results, where the system prompt goes, turns of
+// one role merged in Anthropic, Gemini and Bedrock). Reasoning messages
+// are not written, since providers take reasoning back only with a
+// signature a Context does not hold, and neither are messages with
+// nothing to say in the dialects that reject them. A body that would
+// break a provider rule (other than calls still waiting for their
+// results at the end) is not returned: the error is a [*RuleError]. A
+// field given in [RenderOptions].Fields that Render writes from the
+// Context is an error. Top-level keys are written in sorted order.
+//
+// # A live session
+//
+// A [Session] is the live history of one conversation in a provider's
+// format, guarded before every model call. It is fed what a runtime
+// already has: provider JSON ([Session.Append]), events
+// ([Session.AppendMessage]), streamed deltas ([Session.Open],
+// [Session.WriteText], [Session.WriteCall], [Session.Close]) and the
+// request's other fields ([Session.SetRequest]); [Session.Sync] takes a
+// whole request body whose history continues the one held, as SDK
+// middleware sees it, and starts over when it does not. Before each model
+// call [Session.Request] (or [Session.Check], then [Session.WriteTo])
+// answers with the body: messages fed as JSON are written back byte for
+// byte unless a decision edits them, so a body synced and written back
+// without a prune is JSON-equal to it; every dialect a session reads, it
+// writes from events too. Ids are the provider's own where it has them.
+//
+// The budget, the trigger, the minimum to clear and the ceiling of a
+// [SessionConfig] count the whole body. At or under the trigger a
+// request is sent as the last prune left it, so that consecutive
+// requests share their pruned prefix and the provider's prompt cache
+// keeps working; over it, the guard prunes down to the budget, freeing
+// at least MinClear, behind a screen that is the one a [Guarded] uses:
+// units, stubs and schema edits that would break a provider rule the
+// body as it stands keeps, leave no tool declared, or stub a result that
+// cannot be stubbed or would not shrink, are left out and reported as
+// refusals with gate "wire". Before guarding, tools the Context reports
+// unsound (the model called one after its schema was withdrawn, or tool
+// search named it again) are repaired: a tombstone line for the calls
+// left, or the schema back ([Report].Restored) when a message requires
+// it or no tombstone may stand. A request costs in proportion to what it
+// adds, repairs and prunes, not to the length of the history: the body's
+// token count is kept message by message, and a decision is screened
+// over the messages it edits and those around them (a history that is
+// not written message by message, as while a message streams, is counted
+// and screened from the body written whole); writing the body is linear
+// in its bytes. A Session is safe for concurrent use.
+//
+// # Conversations
+//
+// [Conversations] keeps a [Session] per conversation for callers that
+// see whole request bodies, as SDK middleware does. Each request is
+// checked with [Validate] first and refused with a [*RuleError] when it
+// breaks a provider rule, calls left waiting at its end included; a
+// Responses request that continues a stored response (previous_response_id
+// or conversation) is checked and passed on as it is. A request belongs to
+// the conversation [WithConversation] names, or else to the one whose
+// history it continues; at most Max conversations are kept, the least
+// recently used forgotten first. [Conversations.Middleware] guards the
+// requests whose method and path [RequestDialect] recognizes, and answers
+// one it refuses, unsent, with status 400 and "x-should-retry: false".
 //
 // Reading and validating use only the standard library; the guarding
 // part imports the pruneguard core, which never imports this package.

@@ -29,6 +29,7 @@ type facts struct {
 	reasoning bool
 	server    bool // server tool calls or results
 	input     bool // a Responses input given as a plain string
+	failed    bool // a result reports a failed call
 }
 
 // fpart is one content part of a message.
@@ -36,12 +37,13 @@ type fpart struct {
 	kind   PartKind
 	signed bool
 	blank  bool // a text or reasoning part whose text is only white space
+	failed bool // a result (or a provider's call) that reports a failed call
 	typ    string
 	id     string
 	name   string
 	// val is the raw JSON of the text of a text or reasoning part (a
-	// string, or anything else for a text that is not one), and of the
-	// arguments of a call.
+	// string, or anything else for a text that is not one), of the
+	// arguments of a call, and of the error a failed result reports.
 	val []byte
 }
 
@@ -61,6 +63,24 @@ func (f *facts) add(p fpart) {
 	case PartServerCall, PartServerResult:
 		f.server = true
 	}
+	f.failed = f.failed || p.failed
+}
+
+// errorText returns what the failed results of the message report, one
+// line apart: their content's JSON.
+func (f *facts) errorText() []byte {
+	var out []byte
+	for i := range f.parts {
+		p := &f.parts[i]
+		if !p.failed || len(p.val) == 0 {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, p.val...)
+	}
+	return out
 }
 
 // calls calls fn with each call part, in order, and its index among the
@@ -153,7 +173,7 @@ func (f *facts) text() []byte {
 func (f *facts) message() Message {
 	m := Message{
 		Raw: json.RawMessage(f.raw), Role: f.role, Type: f.typ, ID: f.id, Name: f.name,
-		Reasoning: f.reasoning, ServerToolUse: f.server, Empty: f.empty,
+		Reasoning: f.reasoning, ServerToolUse: f.server, Empty: f.empty, IsError: f.failed,
 	}
 	if len(f.refs) > 0 {
 		m.References = append([]string(nil), f.refs...)
@@ -202,7 +222,9 @@ func (r *reader) keep(f *facts) {
 		return
 	}
 	if cap(r.chunk)-len(r.chunk) < n {
-		r.chunk = make([]fpart, 0, max(n, 1024))
+		// Chunks grow with the messages read: a reader of one message
+		// allocates for it alone, one of a long body in large chunks.
+		r.chunk = make([]fpart, 0, max(n, min(2*cap(r.chunk), 1024), 8))
 	}
 	at := len(r.chunk)
 	r.chunk = append(r.chunk, f.parts...)
@@ -210,7 +232,7 @@ func (r *reader) keep(f *facts) {
 }
 
 func newReader(d Dialect) *reader {
-	return &reader{d: d, intern: make(map[string]string, 64)}
+	return &reader{d: d, intern: make(map[string]string)}
 }
 
 // str decodes a checked JSON string, sharing the strings that repeat

@@ -289,26 +289,38 @@ const toolSearchBody = `{"system":"s","tools":[{"type":"tool_search_tool_regex_2
 	{"role":"user","content":"ok"}]}`
 
 // A tool_reference block (left by tool search) names a tool that must
-// stay in tools: the API rejects the request otherwise, so withdrawing
-// the tool is refused while the block stays.
+// stay in tools: the API rejects the request otherwise. The message
+// requires the tool in the Context (Message.Requires), so the schema
+// gate refuses to withdraw it while the block stays, and a check that
+// proposes it keeps it.
 func TestAnthropicToolReference(t *testing.T) {
 	body := strings.Replace(toolSearchBody, "DESC", longText, 1)
 	in, g := guarded(t, wire.Anthropic, body, wire.Options{})
 	if !slices.Equal(in.Messages[1].References, []string{"get_weather"}) {
 		t.Fatalf("references %v", in.Messages[1].References)
 	}
-	d, refs, err := g.Prune(pruneguard.Plan{DropSchemas: []string{"get_weather"}})
-	if err != nil {
-		t.Fatal(err)
+	if m, _ := g.Context().Message(wire.ID(1)); !slices.Equal(m.Requires, []string{"get_weather"}) {
+		t.Fatalf("the Context's message requires %v", m.Requires)
 	}
-	if slices.Contains(d.DropSchemas, "get_weather") {
-		t.Fatalf("withdraws a referenced tool")
+	_, refs, err := g.Prune(pruneguard.Plan{DropSchemas: []string{"get_weather"}})
+	var pe *pruneguard.PruneError
+	if !errors.As(err, &pe) || pe.Violations[0].Code != pruneguard.CodeRequiredTool {
+		t.Fatalf("withdrawing a referenced tool: %v", err)
 	}
-	if !slices.ContainsFunc(refs, func(r wire.Refusal) bool { return r.Code == wire.RuleAnthropicUnknownToolReference }) {
+	if !slices.ContainsFunc(refs, func(r wire.Refusal) bool {
+		return r.Gate == "schema" && r.Code == string(pruneguard.CodeRequiredTool) && slices.Equal(r.Tools, []string{"get_weather"}) &&
+			slices.Equal(r.Indexes, []int{1})
+	}) {
 		t.Errorf("refusals %+v", refs)
 	}
-	if err := g.Apply(d); err != nil {
+	drop := pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan {
+		return pruneguard.Plan{DropSchemas: []string{"get_weather"}}
+	})
+	if _, _, err := g.Check(pruneguard.Guard{Budget: 1, Policy: drop}); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(g.Body().Tools(), func(td wire.ToolDecl) bool { return td.Name == "get_weather" }) {
+		t.Errorf("a check withdrew a referenced tool")
 	}
 	noWorse(t, in, g)
 

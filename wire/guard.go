@@ -39,12 +39,15 @@ func (u Unannotated) String() string {
 
 // Options configure [Body.Context].
 type Options struct {
-	// Config is the configuration of the pruneguard.Context. When
-	// Config.StubTokens is zero it is set to the tokenizer's count of the
-	// stub text plus a small allowance for the result's envelope.
+	// Config is the configuration of the pruneguard.Context. Its Counter
+	// counts tokens (nil means [pruneguard.ApproxCounter], and the Context
+	// is given it): each message once, as its JSON, when the Context is
+	// built, and the rest of the body in [Guarded.Tokens]; the Context
+	// counts with it the tool schemas it holds and the tombstone lines
+	// that stand. When Config.StubTokens is zero it is set to the
+	// Counter's count of the stub text plus a small allowance for the
+	// result's envelope.
 	Config pruneguard.Config
-	// Tokenizer counts tokens; nil means [ApproxTokens].
-	Tokenizer Tokenizer
 	// Manifest, if set, supplies annotations (and schemas for tools the
 	// body declares without one) by tool name. Its annotations win over
 	// those in the body.
@@ -82,12 +85,19 @@ type Refusal struct {
 	// Units and Messages name the candidate; Indexes are the messages'
 	// indexes in the body as read. For a boundary "deferred" refusal they
 	// name what is in flight: open messages, and the messages whose calls
-	// are pending, with their units.
+	// are pending, with their units. A schema refusal of the state of a
+	// tool rather than of a candidate (a message requiring a withdrawn
+	// schema, arguments standing behind no schema and no tombstone) names
+	// no unit: its Messages are the requiring messages, or those making
+	// its Calls.
 	Units    []pruneguard.UnitID
 	Messages []pruneguard.MessageID
 	Indexes  []int
 	// Tools names the tools, for schema refusals.
 	Tools []string
+	// Calls names the calls whose arguments stand behind no schema, for a
+	// schema refusal with code "ghost-tool".
+	Calls []pruneguard.CallID
 	// Detail is the provider's wording for "wire", empty otherwise.
 	Detail string
 }
@@ -100,7 +110,7 @@ type Refusal struct {
 type Guarded struct {
 	src      *Body
 	ctx      *pruneguard.Context
-	tok      Tokenizer
+	count    pruneguard.Counter
 	tokens   []int32 // each message's tokens, counted once
 	unpaired []Unpaired
 	inputV   []Violation
@@ -238,11 +248,8 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 	if b == nil || b.top == nil {
 		return nil, errors.New("wire: context of a body that was not read")
 	}
-	tok := opts.Tokenizer
-	if tok == nil {
-		tok = ApproxTokens
-	}
 	cfg := opts.Config
+	cfg.Counter = counterOf(cfg.Counter)
 	stubText := cfg.StubText
 	if stubText == "" {
 		stubText = pruneguard.DefaultStubText
@@ -251,7 +258,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 		return nil, errors.New("wire: the stub text is blank; providers reject blank tool results")
 	}
 	if cfg.StubTokens <= 0 {
-		cfg.StubTokens = tok.Tokens(mustString(stubText)) + 8
+		cfg.StubTokens = countJSON(cfg.Counter, mustString(stubText)) + 8
 	}
 	n := len(b.facts)
 	if !b.hasSystemPrompt() {
@@ -260,13 +267,13 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 		cfg.NoTombstones = true
 	}
 	g := &Guarded{
-		src: b, ctx: pruneguard.NewContext(cfg), tok: tok, stubText: stubText,
+		src: b, ctx: pruneguard.NewContext(cfg), count: cfg.Counter, stubText: stubText,
 		tokens: make([]int32, n), arrays: toolArraysOf(b), stubs: map[int]*stubbed{},
 		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1,
 		schema: schemaState{dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{}},
 	}
 	for i := range b.facts {
-		t := countTokens(tok, &b.facts[i])
+		t := countFacts(cfg.Counter, &b.facts[i])
 		g.tokens[i] = int32(min(t, 1<<31-1))
 		g.msgTokens += t
 	}
@@ -375,7 +382,7 @@ func (g *Guarded) build(un Unannotated) error {
 		f := &b.facts[i]
 		ks := keys(i)
 		st := tr.add(f, ks)
-		cm := pruneguard.Message{ID: ID(i), Role: coreRole(f), Tokens: int(g.tokens[i]), Content: coreContent(f)}
+		cm := coreMessage(ID(i), f, int(g.tokens[i]))
 		f.eachCall(func(k int, p *fpart) {
 			if !dropped[ks[k]] {
 				cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: p.name, Args: argsJSON(p.val)})
@@ -616,7 +623,7 @@ func (g *Guarded) stub(i int) *stubbed {
 	if raw, err := stubMessage(g.src.Dialect, s.f.raw, g.stubText); err == nil {
 		if f, err := parseMessage(g.src.Dialect, raw); err == nil {
 			s.f, s.ok = f, true
-			s.tokens = countTokens(g.tok, &f)
+			s.tokens = countFacts(g.count, &f)
 		}
 	}
 	g.stubs[i] = s
@@ -740,7 +747,7 @@ func (g *Guarded) undo() {
 func (g *Guarded) written(i int) int {
 	switch {
 	case i == g.sys && g.sysFacts != nil:
-		return countTokens(g.tok, g.sysFacts)
+		return countFacts(g.count, g.sysFacts)
 	case g.seq.stubbed[i]:
 		return g.stub(i).tokens
 	}

@@ -109,12 +109,12 @@ func (g *Guarded) sysTokens() int {
 // and, in Chat, where tombstone lines go into the system message, that
 // message. The other messages do not change with it.
 func (g *Guarded) schemaSize(se *schemaEdits) int {
-	n := Overhead(g.topWith(se), g.tok)
+	n := Overhead(g.topWith(se), g.count)
 	if g.src.Dialect == OpenAIChat && g.sys >= 0 && !g.seq.removed[g.sys] {
 		if len(se.tombs) == 0 {
 			n += int(g.tokens[g.sys])
 		} else if raw, err := appendChatText(g.src.facts[g.sys].raw, joinLines(se.tombs)); err == nil {
-			n += g.tok.Tokens(raw)
+			n += countJSON(g.count, raw)
 		}
 	}
 	return n
@@ -221,18 +221,30 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Overhead counts the tokens of the current body outside its messages.
-func (g *Guarded) Overhead() int {
+// rest counts the tokens of the current body outside its messages.
+func (g *Guarded) rest() int {
 	if g.overhead < 0 {
-		g.overhead = Overhead(g.topWith(g.schemaNow()), g.tok)
+		g.overhead = Overhead(g.topWith(g.schemaNow()), g.count)
 	}
 	return g.overhead
 }
 
-// Tokens counts the tokens of the current body, messages and the rest.
-// Each message was counted once; the count is kept up to date as
-// decisions are applied.
-func (g *Guarded) Tokens() int { return g.msgTokens + g.Overhead() }
+// Tokens counts the tokens of the current body, as the Counter counts
+// them: the messages as written (each counted once, a stub when it is
+// made) and the rest of the body (system prompt with its tombstone
+// lines, tools and settings), what [Tokens] gives for [Guarded.Body]. It
+// is kept up to date as decisions are applied.
+func (g *Guarded) Tokens() int { return g.msgTokens + g.rest() }
+
+// Overhead returns the tokens of the current body that the Context does
+// not count: [Guarded.Tokens] less the Context's Tokens. The Context
+// counts each message (a stubbed one as Config.StubTokens), the schemas
+// of the tools it holds and the tombstones that stand; the rest is the
+// body's settings and system prompt, the tools arrays around the
+// schemas, and what a stub as written differs from the Context's
+// estimate of it. [Guarded.Check] takes it off the budget it hands the
+// Context's guard.
+func (g *Guarded) Overhead() int { return g.Tokens() - g.ctx.Tokens() }
 
 // joinLines joins tombstone lines, one per line.
 func joinLines(lines []string) string {

@@ -285,7 +285,11 @@ func (r *reader) responsesItem(f *facts, obj jobj) error {
 		f.id = "" // the id of the item referred to, not of a new item
 		f.add(fpart{kind: PartOther, typ: f.typ})
 	case responsesServerTypes[f.typ] || f.typ == "tool_search_call" || f.typ == "tool_search_output":
-		f.add(fpart{kind: PartServerCall, typ: f.typ, id: f.id, name: r.responsesServerTool(f.typ, obj)})
+		call := fpart{kind: PartServerCall, typ: f.typ, id: f.id, name: r.responsesServerTool(f.typ, obj)}
+		if f.typ == "mcp_call" && !isNull(obj.get("error")) {
+			call.failed, call.val = true, obj.get("error")
+		}
+		f.add(call)
 	default:
 		f.add(fpart{kind: PartOther, typ: f.typ, id: f.id})
 	}
@@ -394,7 +398,11 @@ func (r *reader) anthropic(f *facts, obj jobj) error {
 			if id == "" {
 				return errAt(p, "tool_result without tool_use_id")
 			}
-			f.add(fpart{kind: PartResult, typ: typ, id: id})
+			res := fpart{kind: PartResult, typ: typ, id: id}
+			if isTrue(blk.get("is_error")) {
+				res.failed, res.val = true, blk.get("content")
+			}
+			f.add(res)
 			f.refs = r.toolReferences(f.refs, blk.get("content"))
 		case typ == "thinking" || typ == "redacted_thinking":
 			sig := trimSpace(blk.get("signature"))
@@ -421,7 +429,11 @@ func (r *reader) anthropic(f *facts, obj jobj) error {
 			if id == "" {
 				return errAt(p, "%q without tool_use_id", typ)
 			}
-			f.add(fpart{kind: PartServerResult, typ: typ, id: id, name: serverName(f, id)})
+			res := fpart{kind: PartServerResult, typ: typ, id: id, name: serverName(f, id)}
+			if isTrue(blk.get("is_error")) || strings.HasSuffix(r.objStr(blk.get("content"), "type"), "_error") {
+				res.failed, res.val = true, blk.get("content")
+			}
+			f.add(res)
 			f.refs = r.toolReferences(f.refs, blk.get("content"))
 		case typ == "tool_reference":
 			if n := r.strOf(blk.get("tool_name")); n != "" {
@@ -517,7 +529,11 @@ func (r *reader) gemini(f *facts, obj jobj) error {
 			if name == "" && id == "" {
 				return errAt(p, "functionResponse without name or id")
 			}
-			f.add(fpart{kind: PartResult, typ: "functionResponse", id: id, name: name})
+			res := fpart{kind: PartResult, typ: "functionResponse", id: id, name: name}
+			if resp, ok := r.v.object(fr.get("response")); ok && !isNull(resp.get("error")) {
+				res.failed, res.val = true, resp.get("error")
+			}
+			f.add(res)
 		case !isNull(part.get("executableCode")):
 			// Code the model runs with the code execution tool.
 			f.add(fpart{kind: PartServerCall, typ: "executableCode", id: r.objStr(part.get("executableCode"), "id"), name: "code_execution", signed: sig})
@@ -583,7 +599,11 @@ func (r *reader) bedrock(f *facts, obj jobj) error {
 			if id == "" {
 				return errAt(p, "toolResult without toolUseId")
 			}
-			f.add(fpart{kind: PartResult, typ: "toolResult", id: id})
+			res := fpart{kind: PartResult, typ: "toolResult", id: id}
+			if r.strOf(tr.get("status")) == "error" {
+				res.failed, res.val = true, tr.get("content")
+			}
+			f.add(res)
 		case !isNull(blk.get("reasoningContent")):
 			rc, _ := r.v.object(blk.get("reasoningContent"))
 			var signed bool
@@ -611,3 +631,6 @@ func (r *reader) bedrock(f *facts, obj jobj) error {
 		return nil
 	})
 }
+
+// isTrue reports a JSON true, space around it allowed.
+func isTrue(raw []byte) bool { return string(trimSpace(raw)) == "true" }

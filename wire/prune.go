@@ -67,12 +67,15 @@ func (e *ScreenError) Error() string {
 // Is reports target == ErrScreen.
 func (e *ScreenError) Is(target error) bool { return target == ErrScreen }
 
-// candidate is one unit of a decision's eviction set, or one stub.
+// candidate is one unit of a decision's eviction set, or one stub: the
+// messages of the screened body it removes or stubs, and the messages it
+// names in a refusal.
 type candidate struct {
-	unit  pruneguard.UnitID
-	evict []int // body indexes to remove
-	stub  int   // body index to stub, or -1
-	first int
+	unit   pruneguard.UnitID
+	rm, st []int32
+	ids    []pruneguard.MessageID
+	idx    []int // the ids' positions
+	first  int32
 }
 
 // screen checks what a decision would do to the body, schema edits and
@@ -140,43 +143,8 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		}
 		return g.candidates(d, recs, badStub), refused, skip, false
 	}
-	cands := g.candidates(d, recs, badStub)
-	edit := func(c candidate, e *edits) {
-		for _, i := range c.evict {
-			e.remove(int32(i))
-		}
-		if c.stub >= 0 {
-			e.stub(int32(c.stub))
-		}
-	}
-	// Greedy, in transcript order: take each candidate that keeps the body
-	// no worse, together with those already taken.
-	taken := g.seq.newEdits()
-	for _, c := range cands {
-		e := g.seq.newEdits()
-		edit(c, e)
-		delta, after := g.rules.delta(view{s: g.seq, a: taken}, e, ts)
-		nv := g.rules.fresh(base, delta, after)
-		if len(nv) == 0 {
-			edit(c, taken)
-			for k, n := range delta {
-				base[k] += n
-			}
-			kept = append(kept, c)
-			continue
-		}
-		ref := Refusal{Gate: "wire", Code: nv[0].Rule, Units: []pruneguard.UnitID{c.unit}, Detail: nv[0].Message}
-		idx := c.evict
-		if c.stub >= 0 {
-			idx = []int{c.stub}
-		}
-		for _, i := range idx {
-			ref.Messages = append(ref.Messages, ID(i))
-			ref.Indexes = append(ref.Indexes, i)
-		}
-		refused = append(refused, ref)
-	}
-	return kept, refused, skip, false
+	kept, wrefs := g.rules.greedy(g.candidates(d, recs, badStub), ts, base)
+	return kept, append(refused, wrefs...), skip, false
 }
 
 // candidates splits decision d into its units and stubs, in transcript
@@ -197,16 +165,18 @@ func (g *Guarded) candidates(d *pruneguard.Decision, recs []pruneguard.Record, b
 		if !seen {
 			c = len(cands)
 			at[u] = c
-			cands = append(cands, candidate{unit: u, stub: -1, first: i})
+			cands = append(cands, candidate{unit: u, first: int32(i)})
 		}
-		cands[c].evict = append(cands[c].evict, i)
+		cands[c].rm = append(cands[c].rm, int32(i))
+		cands[c].ids = append(cands[c].ids, id)
+		cands[c].idx = append(cands[c].idx, i)
 	}
 	for k, id := range d.Stub {
 		i, ok := g.Index(id)
 		if !ok || g.seq.removed[i] || bad[i] {
 			continue
 		}
-		cands = append(cands, candidate{unit: recs[len(d.Evict)+k].Unit, stub: i, first: i})
+		cands = append(cands, candidate{unit: recs[len(d.Evict)+k].Unit, st: []int32{int32(i)}, ids: []pruneguard.MessageID{id}, idx: []int{i}, first: int32(i)})
 	}
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
 	return cands
@@ -323,11 +293,11 @@ func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan, skip map[string]bo
 	p = withoutTools(p, skip)
 	q := pruneguard.Plan{DropSchemas: p.DropSchemas, CompressSchemas: p.CompressSchemas, Split: pruneguard.SplitShrink}
 	for _, c := range kept {
-		for _, i := range c.evict {
-			q.Evict = append(q.Evict, ID(i))
+		for _, i := range c.rm {
+			q.Evict = append(q.Evict, ID(int(i)))
 		}
-		if c.stub >= 0 {
-			q.Stub = append(q.Stub, ID(c.stub))
+		for _, i := range c.st {
+			q.Stub = append(q.Stub, ID(int(i)))
 		}
 	}
 	return q
@@ -455,11 +425,72 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 // Every round is screened against the body as the earlier rounds of the
 // same check left it, and the plan handed to the guard is one whose
 // decision passed the screen whole (core refusals already taken out),
-// so no decision the guard applies escapes the screen.
-// guard.Budget counts the Context's tokens, the messages only; subtract
-// [Guarded.Overhead] from a budget for the whole request. The refusals
+// so no decision the guard applies escapes the screen. The refusals
 // gather everything the gates and the screen left out, without repeats.
+//
+// guard.Budget, and guard.Ceiling when positive, count the whole
+// request body as [Guarded.Tokens] does: the history, the system prompt,
+// the tools and the settings, what a provider bills. The Context counts
+// the messages, the schemas and the tombstones; what it does not count
+// ([Guarded.Overhead]) is taken off the budget and the ceiling the
+// Context's guard is given (down to 1 at least, for a positive budget).
+// When the Context comes under that budget and the body as written does
+// not (a stub written longer than the Context's estimate of it, Config.
+// StubTokens), the guard runs again for the difference, three more times
+// at most. Result.Before and Result.After are the body's tokens before
+// and after the check, and a *pruneguard.CeilingError gives the body's
+// tokens and the ceiling given.
 func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
+	budget, ceiling := guard.Budget, guard.Ceiling
+	out := pruneguard.Result{Before: g.Tokens()}
+	var refs []Refusal
+	var err error
+	for try := 0; ; try++ {
+		fixed := g.Tokens() - g.ctx.Tokens()
+		if budget > 0 {
+			guard.Budget = max(budget-fixed, 1)
+		}
+		if ceiling > 0 {
+			guard.Ceiling = max(ceiling-fixed, 1)
+		}
+		var res pruneguard.Result
+		var rs []Refusal
+		res, rs, err = g.check(guard)
+		if try == 0 {
+			refs, out.Decisions, out.Refused = rs, res.Decisions, res.Refused
+		} else {
+			refs = append(refs, rs...)
+			out.Decisions = append(out.Decisions, res.Decisions...)
+			for _, v := range res.Refused {
+				if !slices.ContainsFunc(out.Refused, func(w *pruneguard.Violation) bool { return sameViolation(v, w) }) {
+					out.Refused = append(out.Refused, v)
+				}
+			}
+		}
+		if res.Reason != nil {
+			out.Reason = res.Reason
+		}
+		out.Outcome = res.Outcome
+		if err != nil || g.Tokens() <= budget || len(res.Decisions) == 0 || res.After > guard.Budget || try == 3 {
+			break
+		}
+	}
+	if len(out.Decisions) > 0 {
+		out.Outcome = pruneguard.Pruned
+	}
+	out.After = g.Tokens()
+	var ce *pruneguard.CeilingError
+	if errors.As(err, &ce) {
+		ce.Tokens = out.After
+		if ceiling > 0 {
+			ce.Ceiling = ceiling
+		}
+	}
+	return out, dedupe(refs), err
+}
+
+// check is one guard check on the Context's tokens, behind the screen.
+func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
 	inner := guard.Policy
 	if inner == nil {
 		inner = pruneguard.OldestFirst{}
@@ -504,7 +535,7 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	if errors.As(res.Reason, &de) {
 		refs = append(refs, g.refusalsOf(de)...)
 	}
-	return res, dedupe(refs), err
+	return res, refs, err
 }
 
 // sameDecision reports whether two decisions edit the same: the same
@@ -579,6 +610,11 @@ func (s *screenPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 		if err != nil {
 			var pe *pruneguard.PruneError
 			if errors.As(err, &pe) {
+				if !slices.ContainsFunc(pe.Violations, func(v *pruneguard.Violation) bool { return len(v.Units) > 0 }) {
+					// Refused for the state of a tool, not for what the plan
+					// names: no plan passes until it changes.
+					return pruneguard.Plan{}
+				}
 				continue // refused with nothing left to take out
 			}
 			return q
@@ -617,6 +653,12 @@ func (g *Guarded) applied(d *pruneguard.Decision) bool {
 	if len(d.Retire) > 0 {
 		ts, ok := g.ctx.Tool(d.Retire[0])
 		return ok && !ts.Tombstoned
+	}
+	if len(d.Tombstones) > 0 {
+		// A decision of repairing tombstones only: the tool it repairs
+		// stood behind none.
+		ts, ok := g.ctx.Tool(d.Tombstones[0].Tool)
+		return ok && ts.Tombstoned
 	}
 	return false
 }
@@ -673,8 +715,14 @@ func callerOf(c pruneguard.CallID) (int, bool) {
 func (g *Guarded) fromViolations(vs []*pruneguard.Violation) []Refusal {
 	out := make([]Refusal, 0, len(vs))
 	for _, v := range vs {
-		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
-		for _, id := range v.Messages {
+		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools, Calls: v.Calls}
+		for _, c := range v.Calls {
+			// The Context's call ids are "i.k", call k of body message i.
+			if i, ok := callerOf(c); ok && i < len(g.src.facts) && !slices.Contains(r.Messages, ID(i)) {
+				r.Messages = append(slices.Clip(r.Messages), ID(i))
+			}
+		}
+		for _, id := range r.Messages {
 			if i, ok := g.Index(id); ok {
 				r.Indexes = append(r.Indexes, i)
 			}
@@ -688,7 +736,7 @@ func dedupe(rs []Refusal) []Refusal {
 	seen := map[string]bool{}
 	out := rs[:0:0]
 	for _, r := range rs {
-		k := r.Gate + "|" + r.Code + "|" + joinStrings(r.Units) + "|" + joinStrings(r.Messages) + "|" + strings.Join(r.Tools, ",")
+		k := r.Gate + "|" + r.Code + "|" + joinStrings(r.Units) + "|" + joinStrings(r.Messages) + "|" + strings.Join(r.Tools, ",") + "|" + joinStrings(r.Calls)
 		if seen[k] {
 			continue
 		}

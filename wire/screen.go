@@ -3,6 +3,8 @@ package wire
 import (
 	"slices"
 	"strings"
+
+	"github.com/pruneguard/pruneguard"
 )
 
 // The rule screen judges edits of a guarded body by the provider rules
@@ -30,12 +32,24 @@ import (
 // the input and for the body as the applied decisions left it: an edit
 // passes when no key ends up counting more than the input's.
 
-// ruleScreen holds the counts and indexes of the screen of one guarded
-// body.
+// ruleScreen holds the counts and indexes of the screen of one body: a
+// guarded body, or a session's history as written.
 type ruleScreen struct {
-	g   *Guarded
-	in  map[string]int // the input's violations, by key
-	cur map[string]int // the body's as the applied decisions left it
+	// b gives the dialect and the top-level settings the rules read
+	// (thinking, toolConfig, store, a continued conversation).
+	b *Body
+	// at returns message i as written before any edit; stubbed returns it
+	// with its results stubbed, or false when they cannot be.
+	at      func(i int32) *facts
+	stubbed func(i int32) (*facts, bool)
+	seq     *seqState
+
+	// relative is set when an edit is judged against the body as it
+	// stands, not against an input: a session's history has no input to
+	// keep to, so only what an edit adds counts.
+	relative bool
+	in       map[string]int // the input's violations, by key
+	cur      map[string]int // the body's as the applied decisions left it
 
 	byKey map[[2]string][]int32 // Responses: the calls and outputs of each kind and id
 	byID  map[string][]int32    // Responses: the items with each id
@@ -54,41 +68,51 @@ type globals struct {
 	barrier    int32 // Responses: the last output or user message, or -1
 }
 
+// newRuleScreen returns the screen of a guarded body: its input's
+// violations counted, its messages indexed.
 func newRuleScreen(g *Guarded) *ruleScreen {
-	rs := &ruleScreen{g: g, in: map[string]int{}, cur: map[string]int{}}
+	rs := &ruleScreen{b: g.src, seq: g.seq, in: map[string]int{}, cur: map[string]int{},
+		at:      func(i int32) *facts { return &g.src.facts[i] },
+		stubbed: func(i int32) (*facts, bool) { return g.stubFacts(int(i)) },
+	}
 	for _, v := range g.inputV {
 		rs.in[violationKey(v)]++
 		rs.cur[violationKey(v)]++
 	}
 	rs.glob.lastUser, rs.glob.barrier = -1, -1
-	d := g.src.Dialect
-	for i := range g.src.facts {
-		f := &g.src.facts[i]
-		rs.glob.add(d, f, 1)
-		if isRealUser(d, f) {
-			rs.glob.lastUser = int32(i)
-		}
-		if f.nresults > 0 || isUserMessage(f) {
-			rs.glob.barrier = int32(i)
-		}
-		if len(f.refs) > 0 {
-			rs.refs = append(rs.refs, int32(i))
-		}
-	}
-	if d == OpenAIResponses {
+	if rs.b.Dialect == OpenAIResponses {
 		rs.byKey = map[[2]string][]int32{}
 		rs.byID = map[string][]int32{}
-		for i := range g.src.facts {
-			f := &g.src.facts[i]
-			for _, k := range responsesKeys(f) {
-				rs.byKey[k] = append(rs.byKey[k], int32(i))
-			}
-			if f.id != "" {
-				rs.byID[f.id] = append(rs.byID[f.id], int32(i))
-			}
-		}
+	}
+	for i := range g.src.facts {
+		rs.added(int32(i))
 	}
 	return rs
+}
+
+// added counts message i, the last of the body, in the globals and the
+// indexes.
+func (rs *ruleScreen) added(i int32) {
+	f := rs.at(i)
+	d := rs.b.Dialect
+	rs.glob.add(d, f, 1)
+	if isRealUser(d, f) {
+		rs.glob.lastUser = i
+	}
+	if f.nresults > 0 || isUserMessage(f) {
+		rs.glob.barrier = i
+	}
+	if len(f.refs) > 0 {
+		rs.refs = append(rs.refs, i)
+	}
+	if rs.byKey != nil {
+		for _, k := range responsesKeys(f) {
+			rs.byKey[k] = append(rs.byKey[k], i)
+		}
+		if f.id != "" {
+			rs.byID[f.id] = append(rs.byID[f.id], i)
+		}
+	}
 }
 
 // add counts (or, with n = -1, uncounts) message f in the globals.
@@ -125,26 +149,44 @@ func responsesKeys(f *facts) [][2]string {
 // factsIn returns message i as view v shows it.
 func (rs *ruleScreen) factsIn(v view, i int32) *facts {
 	if v.isStubbed(i) {
-		if f, ok := rs.g.stubFacts(int(i)); ok {
+		if f, ok := rs.stubbed(i); ok {
 			return f
 		}
 	}
-	return &rs.g.src.facts[i]
+	return rs.at(i)
 }
 
-// globalsOf returns the globals of the body view v shows.
+// removedGlobals returns the counts of the globals that the messages
+// edits e removes (and the applied edits keep) carry, summing only what
+// was added to e since the last call.
+func (rs *ruleScreen) removedGlobals(e *edits) globals {
+	d := rs.b.Dialect
+	for ; e.glN < len(e.rm); e.glN++ {
+		if i := e.rm[e.glN]; !e.marks.removed[i] {
+			e.gl.add(d, rs.at(i), 1)
+		}
+	}
+	return e.gl
+}
+
+// globalsOf returns the globals of the body view v shows. It costs in
+// proportion to v.b and to what v.a gained since it was last asked.
 func (rs *ruleScreen) globalsOf(v view) globals {
 	gl := rs.glob
-	d := rs.g.src.Dialect
+	d := rs.b.Dialect
 	// The two sets of a view are disjoint: a message belongs to one set
 	// at a time.
-	for _, e := range []*edits{v.a, v.b} {
-		if e == nil {
-			continue
-		}
-		for _, i := range e.rm {
+	if v.a != nil {
+		r := rs.removedGlobals(v.a)
+		gl.thinking -= r.thinking
+		gl.signed -= r.signed
+		gl.toolBlocks -= r.toolBlocks
+		gl.itemRefs -= r.itemRefs
+	}
+	if v.b != nil {
+		for _, i := range v.b.rm {
 			if !v.s.removed[i] {
-				gl.add(d, &rs.g.src.facts[i], -1)
+				gl.add(d, rs.at(i), -1)
 			}
 		}
 	}
@@ -171,17 +213,16 @@ func (rs *ruleScreen) whole(b, a view, gb, ga globals, ts *toolState) bool {
 	if a.kept() == 0 || b.kept() == 0 {
 		return true
 	}
-	g := rs.g
-	switch g.src.Dialect {
+	switch rs.b.Dialect {
 	case Anthropic:
 		return (gb.thinking > 0) != (ga.thinking > 0) ||
 			(ts.emptyTools && (gb.toolBlocks > 0) != (ga.toolBlocks > 0))
 	case Gemini:
 		return (gb.signed > 0) != (ga.signed > 0) || gb.lastUser != ga.lastUser
 	case Bedrock:
-		return !g.src.hasToolConfig && (gb.toolBlocks > 0) != (ga.toolBlocks > 0)
+		return !rs.b.hasToolConfig && (gb.toolBlocks > 0) != (ga.toolBlocks > 0)
 	case OpenAIResponses:
-		return (g.src.continues || gb.itemRefs > 0) != (g.src.continues || ga.itemRefs > 0) || gb.barrier != ga.barrier
+		return (rs.b.continues || gb.itemRefs > 0) != (rs.b.continues || ga.itemRefs > 0) || gb.barrier != ga.barrier
 	}
 	return false
 }
@@ -226,7 +267,7 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 			after = append(after, v)
 		}
 	}
-	if rs.g.src.Dialect == OpenAIResponses {
+	if rs.b.Dialect == OpenAIResponses {
 		for _, v := range rs.keyed(b, e, gb) {
 			delta[violationKey(v)]--
 		}
@@ -244,7 +285,7 @@ func (rs *ruleScreen) all(v view, ts *toolState) []Violation {
 	for j := v.first(); j >= 0; j = v.next(j) {
 		ms = append(ms, rs.factsIn(v, j))
 	}
-	return validateAll(rs.g.src, ms, ts)
+	return validateAll(rs.b, ms, ts)
 }
 
 // windows returns the windows around the runs of edited messages of e,
@@ -259,15 +300,15 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 		}
 	}
 	slices.Sort(pos)
-	d := rs.g.src.Dialect
+	d := rs.b.Dialect
 	var out []window
 	for k := 0; k < len(pos); {
 		// A cluster: edited messages with nothing kept between them, walked
 		// along the applied list once.
 		x := a.prev(pos[k])
-		y := a.s.next[pos[k]]
-		for y >= 0 && (a.isRemoved(y) || e.stubs(y)) {
-			y = a.s.next[y]
+		y := a.walk(a.s.next[pos[k]], true)
+		for y >= 0 && e.stubs(y) {
+			y = a.next(y)
 		}
 		for k < len(pos) && (y < 0 || pos[k] < y) {
 			k++
@@ -367,17 +408,16 @@ func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []Viola
 	if len(ms) == 0 {
 		return nil
 	}
-	g := rs.g
 	sc := scope{
 		off: v.rank(start), atStart: v.prev(start) < 0, atEnd: v.next(end) < 0,
 		anyThinking: gl.thinking > 0, signedBody: gl.signed > 0, lastUser: -1, barrier: -1,
-		continues: g.src.continues || gl.itemRefs > 0, tools: ts,
+		continues: rs.b.continues || gl.itemRefs > 0, tools: ts,
 	}
 	if gl.lastUser >= 0 {
 		sc.lastUser = v.rank(gl.lastUser)
 	}
 	var out violations
-	validateMessages(g.src, ms, sc, &out)
+	validateMessages(rs.b, ms, sc, &out)
 	return out
 }
 
@@ -388,7 +428,7 @@ func (rs *ruleScreen) keyed(v view, e *edits, gl globals) []Violation {
 	keys := map[[2]string]bool{}
 	ids := map[string]bool{}
 	for _, i := range e.rm {
-		f := &rs.g.src.facts[i]
+		f := rs.at(i)
 		for _, k := range responsesKeys(f) {
 			keys[k] = true
 		}
@@ -396,7 +436,7 @@ func (rs *ruleScreen) keyed(v view, e *edits, gl globals) []Violation {
 			ids[f.id] = true
 		}
 	}
-	continues := rs.g.src.continues || gl.itemRefs > 0
+	continues := rs.b.continues || gl.itemRefs > 0
 	for _, k := range sortedKeys(keys) {
 		var queue []int32
 		for _, i := range rs.byKey[k] {
@@ -478,7 +518,11 @@ func (rs *ruleScreen) fresh(base map[string]int, delta map[string]int, after []V
 		if n <= 0 {
 			continue
 		}
-		if extra := rs.cur[k] + base[k] + n - rs.in[k]; extra > 0 {
+		extra := base[k] + n
+		if !rs.relative {
+			extra += rs.cur[k] - rs.in[k]
+		}
+		if extra > 0 {
 			over[k] = extra
 		}
 	}
@@ -500,16 +544,53 @@ func (rs *ruleScreen) fresh(base map[string]int, delta map[string]int, after []V
 	return out
 }
 
+// greedy takes, in the order given (transcript order), each candidate
+// that keeps the body no worse together with those already taken, on
+// top of base (the counts the decision's schema edits change, by key),
+// and refuses the others with gate "wire", the first rule each would
+// break and the provider's wording. It costs in proportion to the
+// candidates and the messages around them, not to the body: what is
+// taken is kept in a set whose ranks and globals are found without
+// walking it again.
+func (rs *ruleScreen) greedy(cands []candidate, ts *toolState, base map[string]int) (kept []candidate, refused []Refusal) {
+	taken := rs.seq.newEdits()
+	for _, c := range cands {
+		e := rs.seq.newEdits()
+		for _, i := range c.rm {
+			e.remove(i)
+		}
+		for _, i := range c.st {
+			e.stub(i)
+		}
+		delta, after := rs.delta(view{s: rs.seq, a: taken}, e, ts)
+		if nv := rs.fresh(base, delta, after); len(nv) > 0 {
+			refused = append(refused, Refusal{Gate: "wire", Code: nv[0].Rule, Units: []pruneguard.UnitID{c.unit},
+				Messages: c.ids, Indexes: c.idx, Detail: nv[0].Message})
+			continue
+		}
+		for _, i := range c.rm {
+			taken.remove(i)
+		}
+		for _, i := range c.st {
+			taken.stub(i)
+		}
+		for k, n := range delta {
+			base[k] += n
+		}
+		kept = append(kept, c)
+	}
+	return kept, refused
+}
+
 // ---- the tools arrays --------------------------------------------------------
 
 // toolRules returns, in view v, the violations that depend on the tools
 // state ts: those of the top-level fields, tool blocks without tools,
 // and tool references to tools not declared.
 func (rs *ruleScreen) toolRules(v view, ts *toolState) []Violation {
-	g := rs.g
 	var out violations
 	out = append(out, ts.top...)
-	if g.src.Dialect != Anthropic {
+	if rs.b.Dialect != Anthropic {
 		return out
 	}
 	if ts.emptyTools {
@@ -564,7 +645,7 @@ func (rs *ruleScreen) commit(delta map[string]int) {
 // applyEdits carries edits out on the applied state, and returns the
 // messages it removed, in order, and stubbed.
 func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
-	s := rs.g.seq
+	s := rs.seq
 	v := view{s: s, a: e}
 	gl := rs.globalsOf(v)
 	for _, i := range e.st {

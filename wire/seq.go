@@ -1,5 +1,7 @@
 package wire
 
+import "slices"
+
 // The messages of a guarded body as the applied decisions left them: a
 // list of the messages kept, linked both ways, with a Fenwick tree of
 // the ones removed so that a message's position in the edited body is
@@ -96,13 +98,79 @@ func (s *seqState) removedBefore(i int32) int {
 	return n
 }
 
+// grow appends a message to the kept list, at its end, and returns its
+// index: a session's history grows as messages are fed.
+func (s *seqState) grow() int32 {
+	i := int32(s.n)
+	s.n++
+	s.next = append(s.next, -1)
+	s.prev = append(s.prev, s.tail)
+	s.removed = append(s.removed, false)
+	s.stubbed = append(s.stubbed, false)
+	s.rmMark = append(s.rmMark, 0)
+	s.stMark = append(s.stMark, 0)
+	if s.tail >= 0 {
+		s.next[s.tail] = i
+	} else {
+		s.head = i
+	}
+	s.tail = i
+	s.kept++
+	s.version++
+	// The Fenwick node of the new index covers the indexes from
+	// k-lowbit(k) to i, all before it but i, which is not removed.
+	k := int(i) + 1
+	s.fen = append(s.fen, int32(s.removedBefore(i)-s.removedBefore(int32(k-(k&-k)))))
+	return i
+}
+
 // edits is a set of tentative edits: messages removed and stubbed, in
 // the order added, with their membership in marks the seqState shares:
-// a message belongs to one set of edits at a time.
+// a message belongs to one set of edits at a time. live holds the
+// messages it removes that the applied edits keep, in order, so that a
+// view finds a message's rank in logarithmic time; gl sums the globals
+// of the first glN of rm (see ruleScreen.removedGlobals).
 type edits struct {
 	gen    uint32
 	marks  *seqState
 	rm, st []int32
+	live   []int32
+	gl     globals
+	glN    int
+	// bk and fw map a message the set removes to a message before (after)
+	// it in the applied list, closer to the end of the run of the set's
+	// removals that holds it: a view walks past a long run at once.
+	bk, fw map[int32]int32
+}
+
+// skip returns, for message j that e removes, the nearest message of the
+// applied list before it (after it, with fwd set) that e does not remove,
+// or -1. The paths it follows are compressed, so that walking past what a
+// screen has taken costs amortized constant time.
+func (e *edits) skip(s *seqState, j int32, fwd bool) int32 {
+	m, step := &e.bk, s.prev
+	if fwd {
+		m, step = &e.fw, s.next
+	}
+	if *m == nil {
+		*m = map[int32]int32{}
+	}
+	link := func(x int32) int32 {
+		if y, ok := (*m)[x]; ok {
+			return y
+		}
+		return step[x]
+	}
+	end := link(j)
+	for end >= 0 && e.removes(end) {
+		end = link(end)
+	}
+	for x := j; x >= 0 && x != end && e.removes(x); {
+		y := link(x)
+		(*m)[x] = end
+		x = y
+	}
+	return end
 }
 
 // newEdits returns an empty set of edits.
@@ -116,6 +184,15 @@ func (e *edits) remove(i int32) {
 	if e.marks.rmMark[i] != e.gen {
 		e.marks.rmMark[i] = e.gen
 		e.rm = append(e.rm, i)
+		if !e.marks.removed[i] {
+			// Edits come mostly in transcript order: the place is found
+			// from the end.
+			k := len(e.live)
+			for k > 0 && e.live[k-1] > i {
+				k--
+			}
+			e.live = slices.Insert(e.live, k, i)
+		}
 	}
 }
 
@@ -149,51 +226,47 @@ func (v view) isStubbed(i int32) bool {
 
 // next returns the kept message after i, or -1; i is a message the
 // applied edits keep.
-func (v view) next(i int32) int32 {
-	j := v.s.next[i]
-	for j >= 0 && v.isRemoved(j) {
-		j = v.s.next[j]
-	}
-	return j
-}
+func (v view) next(i int32) int32 { return v.walk(v.s.next[i], true) }
 
 // prev returns the kept message before i, or -1; i is a message the
 // applied edits keep.
-func (v view) prev(i int32) int32 {
-	j := v.s.prev[i]
+func (v view) prev(i int32) int32 { return v.walk(v.s.prev[i], false) }
+
+// walk returns j, or the first message from j on (back from j, with fwd
+// unset) that the view keeps, or -1: runs of v.a's removals are passed
+// at once.
+func (v view) walk(j int32, fwd bool) int32 {
 	for j >= 0 && v.isRemoved(j) {
-		j = v.s.prev[j]
+		switch {
+		case v.a.removes(j):
+			j = v.a.skip(v.s, j, fwd)
+		case fwd:
+			j = v.s.next[j]
+		default:
+			j = v.s.prev[j]
+		}
 	}
 	return j
 }
 
 // first and last return the first and last kept messages, or -1.
-func (v view) first() int32 {
-	j := v.s.head
-	for j >= 0 && v.isRemoved(j) {
-		j = v.s.next[j]
-	}
-	return j
-}
+func (v view) first() int32 { return v.walk(v.s.head, true) }
 
-func (v view) last() int32 {
-	j := v.s.tail
-	for j >= 0 && v.isRemoved(j) {
-		j = v.s.prev[j]
-	}
-	return j
-}
+func (v view) last() int32 { return v.walk(v.s.tail, false) }
 
 // rank returns the position of kept message i in the body the view
-// shows.
+// shows. It takes logarithmic time in the messages of the body and of
+// v.a, and linear time in those of v.b (the small set a screen tries on
+// top of what it has taken).
 func (v view) rank(i int32) int {
 	r := int(i) - v.s.removedBefore(i)
-	for _, e := range []*edits{v.a, v.b} {
-		if e == nil {
-			continue
-		}
-		for _, j := range e.rm {
-			if j < i && !v.s.removed[j] && (e == v.a || !v.a.removes(j)) {
+	if v.a != nil {
+		k, _ := slices.BinarySearch(v.a.live, i)
+		r -= k
+	}
+	if v.b != nil {
+		for _, j := range v.b.live {
+			if j < i && !v.a.removes(j) {
 				r--
 			}
 		}
@@ -204,12 +277,12 @@ func (v view) rank(i int32) int {
 // kept counts the messages the view keeps.
 func (v view) kept() int {
 	n := v.s.kept
-	for _, e := range []*edits{v.a, v.b} {
-		if e == nil {
-			continue
-		}
-		for _, j := range e.rm {
-			if !v.s.removed[j] && (e == v.a || !v.a.removes(j)) {
+	if v.a != nil {
+		n -= len(v.a.live)
+	}
+	if v.b != nil {
+		for _, j := range v.b.live {
+			if !v.a.removes(j) {
 				n--
 			}
 		}

@@ -26,7 +26,7 @@ type SessionConfig struct {
 	Dialect Dialect
 	// Guard prunes the history. Its Budget, required, is the token count
 	// of the whole request body (history, system prompt, tools and
-	// settings, as Tokenizer counts them) that a prune brings the request
+	// settings, as Config.Counter counts them) that a prune brings the request
 	// down to. Its Ceiling, when positive, is the hard limit on the whole
 	// body: above it, with nothing more safely prunable, the request is
 	// refused with a *pruneguard.CeilingError. Its Policy proposes what
@@ -46,14 +46,15 @@ type SessionConfig struct {
 	// misses they cause, come seldom. Zero means no minimum. It must not
 	// be negative.
 	MinClear int
-	// Config configures the session's pruneguard.Context. A zero
-	// StubTokens is set to the Tokenizer's count of the stub text plus a
+	// Config configures the session's pruneguard.Context. Its Counter
+	// counts tokens (nil means [pruneguard.ApproxCounter], and the
+	// Context is given it): each message once, as its JSON, when it is
+	// fed, and the rest of the body; the Context counts with it the tool
+	// schemas it holds and the tombstone lines that stand. A zero
+	// StubTokens is set to the Counter's count of the stub text plus a
 	// small allowance for the result's envelope; a blank StubText is
 	// refused.
 	Config pruneguard.Config
-	// Tokenizer counts the tokens of each message and of the rest of the
-	// body; nil means [ApproxTokens].
-	Tokenizer Tokenizer
 	// Manifest, if set, supplies annotations (and schemas for tools the
 	// request declares without one) by tool name, as in [Options].
 	Manifest *Manifest
@@ -124,7 +125,10 @@ func (cfg SessionConfig) validate() error {
 //
 // Messages given as provider JSON are written back byte for byte unless
 // a decision edits them, so a body synced and rendered back without a
-// prune is JSON-equal to it. Message ids are the provider's own where it
+// prune is JSON-equal to it; a Responses input given as a plain string
+// is the exception: it is written as the user message item it stands
+// for ({"role":"user","content":...}), so that later items can follow
+// it. Message ids are the provider's own where it
 // has them (a Responses item's id) and positional otherwise ("m" followed
 // by the position in the history, from 0); call ids are the provider's
 // tool call ids, positional ("m3.0") where it gives none.
@@ -142,11 +146,16 @@ func (cfg SessionConfig) validate() error {
 // irreducible unless annotated, results that pair with no call take the
 // class of an unannotated tool, compaction items are irreducible.
 //
-// Every decision passes a screen before it is applied: the body it would
-// leave is checked with [Validate], and units, stubs and schema edits
-// that would break a provider rule the body did not break, leave no tool
-// declared, or stub a result that cannot be stubbed or would not shrink,
-// are left out and reported as refusals with gate "wire".
+// Every decision passes a screen before it is applied, the rule screen
+// a [Guarded] uses: units, stubs and schema edits that would leave the
+// body breaking a provider rule it keeps as it stands (as
+// NewViolations(Validate(now), Validate(after)) would find), leave no
+// tool declared, or stub a result that cannot be stubbed or would not
+// shrink, are left out and reported as refusals with gate "wire". Before
+// guarding, a request repairs the tools the Context reports unsound (see
+// [Report].Restored). A request's cost follows what it adds, repairs and
+// prunes, not the length of the history (see the package documentation,
+// "A live session").
 //
 // A Session is safe for concurrent use: its methods serialize on one
 // lock, and the Context's own events (marks, plan steps) may come from
@@ -154,7 +163,7 @@ func (cfg SessionConfig) validate() error {
 // [NewSession].
 type Session struct {
 	cfg      SessionConfig
-	tok      Tokenizer
+	count    pruneguard.Counter
 	stubText string
 	key      string // the history's top-level key
 	seed     maphash.Seed
@@ -173,9 +182,10 @@ type sessionState struct {
 
 	top      topFields
 	toolsSig string
-	known    map[string]bool              // tools the Context knows by name
-	ann      map[string]pruneguard.Tool   // annotated tools, for server results
-	callTool map[pruneguard.CallID]string // the tool of each call
+	known    map[string]bool                            // tools the Context knows by name
+	ann      map[string]pruneguard.Tool                 // annotated tools, for server results
+	callTool map[pruneguard.CallID]string               // the tool of each call
+	callBy   map[pruneguard.CallID]pruneguard.MessageID // the message making each call
 
 	// Pairing, by the dialect's adjacency rules (the tracker Body.Context
 	// uses too): the Context's id and the tool of each call the tracker
@@ -197,6 +207,17 @@ type sessionState struct {
 	tombs      map[string]string
 	tombOrder  []string
 	spilled    []pruneguard.SpillNote
+
+	// sysEntries are the event messages whose text goes into the system
+	// prompt (outside Chat and Responses).
+	sysEntries []*sentry
+	// sl is the history as written; rest the tokens of the body outside
+	// it, or -1 until counted; topB and topTS the request's fields read,
+	// and their tools state, or nil until read.
+	sl    *slots
+	rest  int
+	topB  *Body
+	topTS *toolState
 }
 
 // sentry is one message of the history.
@@ -213,6 +234,9 @@ type sentry struct {
 
 	realUser bool
 	paused   bool // Anthropic: a server tool call waiting in this turn
+
+	// lo and hi bound the slots the message writes (see slots).
+	lo, hi int32
 
 	gone      bool
 	stubbed   bool
@@ -240,10 +264,8 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{cfg: cfg, tok: cfg.Tokenizer, key: historyKeyOf(cfg.Dialect), seed: maphash.MakeSeed(), log: cfg.Logger}
-	if s.tok == nil {
-		s.tok = ApproxTokens
-	}
+	cfg.Config.Counter = counterOf(cfg.Config.Counter)
+	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), seed: maphash.MakeSeed(), log: cfg.Logger}
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
@@ -252,7 +274,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		s.cfg.Config.Resolver = cfg.Spiller
 	}
 	if s.cfg.Config.StubTokens <= 0 {
-		s.cfg.Config.StubTokens = s.tok.Tokens(jk.quote(s.stubText)) + 8
+		s.cfg.Config.StubTokens = countJSON(s.count, jk.quote(s.stubText)) + 8
 	}
 	s.reset()
 	return s, nil
@@ -265,13 +287,15 @@ func (s *Session) reset() {
 	s.sessionState = sessionState{
 		byID: map[pruneguard.MessageID]*sentry{}, streams: map[pruneguard.MessageID]*stream{},
 		known: map[string]bool{}, ann: map[string]pruneguard.Tool{}, callTool: map[pruneguard.CallID]string{},
-		tr: newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
+		callBy: map[pruneguard.CallID]pruneguard.MessageID{},
+		tr:     newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
 		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombs: map[string]string{},
-		top: top,
+		top: top, rest: -1,
 	}
 	if top.vals != nil {
 		s.registerTools()
 	}
+	s.sl = s.newSlots()
 }
 
 // Dialect returns the session's dialect.
@@ -313,6 +337,7 @@ func (s *Session) SetRequest(fields json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.top = top
+	s.topChanged()
 	return s.registerTools()
 }
 
@@ -455,8 +480,14 @@ func (s *Session) classing() *classing {
 
 // appendRaw feeds a message read from provider JSON the session owns.
 func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
+	return s.appendRawAs(f, f.raw)
+}
+
+// appendRawAs feeds message f, which stands for the bytes span of the
+// body the session was given (what a later Sync compares).
+func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error) {
 	d := s.cfg.Dialect
-	e := &sentry{pos: len(s.entries), raw: f.raw, f: f, size: len(f.raw), hash: maphash.Bytes(s.seed, f.raw)}
+	e := &sentry{pos: len(s.entries), raw: f.raw, f: f, size: len(span), hash: maphash.Bytes(s.seed, span)}
 	e.id = s.positional()
 	if d == OpenAIResponses && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
 		e.id = pruneguard.MessageID(f.id)
@@ -465,7 +496,7 @@ func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
 	if d == Anthropic && f.role == "assistant" {
 		e.paused = waitingServerCall([][]fpart{f.parts})
 	}
-	cm := pruneguard.Message{ID: e.id, Role: coreRole(&f), Tokens: countTokens(s.tok, &f), Content: coreContent(&f)}
+	cm := coreMessage(e.id, &f, countFacts(s.count, &f))
 	var err error
 	f.eachCall(func(_ int, p *fpart) {
 		if err == nil {
@@ -513,7 +544,7 @@ func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
 	if err := s.ctx.Append(cm); err != nil {
 		return "", fmt.Errorf("wire: session: append: %w", err)
 	}
-	s.noteCalls(cm.Calls, cm.Answers)
+	s.noteCalls(cm.ID, cm.Calls, cm.Answers)
 	if e.realUser {
 		s.firstUser = true
 	}
@@ -530,14 +561,15 @@ func (s *Session) newKey(id pruneguard.CallID, tool string) int32 {
 	return int32(len(s.keyCall) - 1)
 }
 
-// noteCalls records the calls a message made and those it answered.
-func (s *Session) noteCalls(calls []pruneguard.Call, answers []pruneguard.CallID) {
+// noteCalls records the calls message id made and those it answered.
+func (s *Session) noteCalls(id pruneguard.MessageID, calls []pruneguard.Call, answers []pruneguard.CallID) {
 	for _, id := range answers {
 		s.answered[id] = true
 		delete(s.open, id)
 	}
 	for _, c := range calls {
 		s.callTool[c.ID] = c.Tool
+		s.callBy[c.ID] = id
 		delete(s.answered, c.ID) // an id may come back once its call is answered
 		s.open[c.ID] = true
 	}
@@ -571,8 +603,8 @@ func (e *sentry) pieceSystem() bool {
 // AppendMessage feeds one message given as a pruneguard event: Content
 // is its text, Calls its tool calls, Answers the calls it carries
 // results for, as [Render] reads them. An empty ID gets a positional
-// one; Tokens zero is counted with the Tokenizer on the message as
-// written. The Context checks the event as [pruneguard.Context.Append]
+// one; Tokens zero is counted with Config.Counter on the message
+// as written. The Context checks the event as [pruneguard.Context.Append]
 // does: answers must name calls waiting for a result.
 func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, error) {
 	s.mu.Lock()
@@ -593,7 +625,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 		return "", err
 	}
 	if m.Tokens == 0 {
-		m.Tokens = s.tok.Tokens(e.raw)
+		m.Tokens = s.eventTokens(e)
 	}
 	if e.realUser && !s.firstUser {
 		m.Pinned = true
@@ -608,7 +640,17 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	if e.realUser {
 		s.firstUser = true
 	}
+	s.noteSystem(e)
 	return m.ID, s.link(e)
+}
+
+// noteSystem records an event message that writes into the system
+// prompt.
+func (s *Session) noteSystem(e *sentry) {
+	if e.pieceSystem() {
+		s.sysEntries = append(s.sysEntries, e)
+		s.rest = -1
+	}
 }
 
 // fillEvent writes an event message in the session's dialect.
@@ -670,7 +712,7 @@ func (s *Session) eventPaired(m pruneguard.Message) {
 		keys[i] = s.newKey(c.ID, c.Tool)
 	}
 	s.tr.add(&f, keys)
-	s.noteCalls(m.Calls, m.Answers)
+	s.noteCalls(m.ID, m.Calls, m.Answers)
 }
 
 // Open starts a streamed message of the given role (for a result, naming
@@ -746,7 +788,7 @@ func (s *Session) deltaTokens(delta string) int {
 	if delta == "" {
 		return 0
 	}
-	return max(0, s.tok.Tokens(jk.quote(delta))-1)
+	return max(0, countJSON(s.count, jk.quote(delta))-1)
 }
 
 func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) {
@@ -775,7 +817,7 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	e := st.e
 	_ = s.fillEvent(e, m)
 	// The message as written may count more than its deltas did.
-	if n := s.tok.Tokens(e.raw); n > st.tokens {
+	if n := s.eventTokens(e); n > st.tokens {
 		if err := s.ctx.Write(id, nil, n-st.tokens); err != nil {
 			return fmt.Errorf("wire: session: close: %w", err)
 		}
@@ -784,7 +826,8 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 		return fmt.Errorf("wire: session: close: %w", err)
 	}
 	delete(s.streams, id)
-	s.eventPaired(pruneguard.Message{Role: st.role, Calls: m.Calls})
+	s.eventPaired(pruneguard.Message{ID: id, Role: st.role, Calls: m.Calls})
+	s.noteSystem(e)
 	return nil
 }
 
@@ -795,4 +838,19 @@ func (st *stream) message() pruneguard.Message {
 		m.Calls = append(m.Calls, pruneguard.Call{ID: c.ID, Tool: c.Tool, Args: append(json.RawMessage(nil), c.Args...)})
 	}
 	return m
+}
+
+// eventTokens counts an event message as written: each message it
+// writes into the history, and the text it adds to a system prompt.
+func (s *Session) eventTokens(e *sentry) int {
+	n := 0
+	for i := range e.pieces {
+		p := &e.pieces[i]
+		if p.system {
+			n += countJSON(s.count, jk.quote(p.text))
+			continue
+		}
+		n += countJSON(s.count, p.json(s.cfg.Dialect))
+	}
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -17,8 +18,8 @@ import (
 // Report says what a [Session] did to one request. The zero value is a
 // request sent as the history stood.
 type Report struct {
-	// Before and After are the tokens of the whole request body, as the
-	// Tokenizer counts them, before and after guarding.
+	// Before and After are the tokens of the whole request body, as
+	// Config.Counter counts them, before and after guarding.
 	Before, After int
 	// Guarded reports that the request was over the trigger and the guard
 	// ran; Result is what it did then.
@@ -31,6 +32,12 @@ type Report struct {
 	Stubbed    []pruneguard.MessageID
 	Withdrawn  []string
 	Tombstoned []string
+	// Restored lists the tools whose withdrawn (or lossily compressed)
+	// schema the session brought back before guarding: a message fed
+	// since requires it (an Anthropic tool_reference block left by tool
+	// search), or the model called the tool and no tombstone line may
+	// stand for it (see [Session.Request]).
+	Restored []string
 	// Refusals are what the gates and the provider-rule screen left out,
 	// once each. Indexes are positions in the history.
 	Refusals []Refusal
@@ -40,10 +47,12 @@ type Report struct {
 }
 
 // Request returns the request body for the history as it stands,
-// guarded: when the body is over the trigger, the guard prunes it to the
-// budget (freeing at least MinClear), behind the provider-rule screen,
-// and the decisions stay for later requests; at or under the trigger the
-// body is sent as the last prune left it. A request the guard cannot
+// guarded: tools the Context reports unsound are repaired first (a
+// tombstone line, or the schema back: see [Report].Restored); when the
+// body is over the trigger, the guard prunes it to the budget (freeing at
+// least MinClear), behind the provider-rule screen, and the decisions
+// stay for later requests; at or under the trigger the body is sent as
+// the last prune left it. A request the guard cannot
 // bring under a positive ceiling is refused with the
 // *pruneguard.CeilingError; a policy that names what the Context does not
 // hold gives the *pruneguard.InputError. Either way nothing is returned
@@ -52,6 +61,35 @@ func (s *Session) Request() ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.request(Report{})
+}
+
+// Check guards the history as [Session.Request] does, without writing
+// the request body: tools left unsound are repaired, and when the body
+// is over the trigger the guard prunes it behind the provider-rule
+// screen; the decisions stay for later requests. A runtime that streams
+// the body calls [Session.WriteTo] next. Its cost follows what it adds,
+// repairs and prunes, not the length of the history: the body's token
+// count is kept as messages are fed and decisions applied, and a
+// decision is screened over the messages it edits and those around them
+// (a history that is not written message by message, as while a message
+// streams, is counted and screened whole). Errors are Request's.
+func (s *Session) Check() (Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rep Report
+	err := s.check(&rep)
+	return rep, err
+}
+
+// WriteTo writes the request body as the history stands, the bytes
+// [Session.Request] would return without guarding, to w. It implements
+// io.WriterTo.
+func (s *Session) WriteTo(w io.Writer) (int64, error) {
+	s.mu.Lock()
+	body := s.render()
+	s.mu.Unlock()
+	n, err := w.Write(body)
+	return int64(n), err
 }
 
 // Sync brings the session up to body, a whole request of the session's
@@ -112,6 +150,7 @@ func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error)
 		s.reset()
 	}
 	s.top = topFieldsOf(top, s.key)
+	s.topChanged()
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
@@ -119,12 +158,19 @@ func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error)
 	r := newReader(s.cfg.Dialect)
 	for i := len(s.entries); i < len(spans); i++ {
 		sp := spans[i]
-		raw := append([]byte(nil), src[sp.start:sp.end]...)
-		f, err := r.message(raw, len(raw)-compactLen(raw), inputString)
+		span := src[sp.start:sp.end]
+		raw := append([]byte(nil), span...)
+		if inputString {
+			// A Responses input given as a plain string is the user message
+			// it stands for, written as one: later messages join it in an
+			// array.
+			raw = jk.marshal(map[string]json.RawMessage{"role": json.RawMessage(`"user"`), "content": raw})
+		}
+		f, err := r.message(raw, len(raw)-compactLen(raw), false)
 		if err != nil {
 			return nil, rep, fmt.Errorf("wire: %s: %s[%d]%s", s.cfg.Dialect, s.key, i, err)
 		}
-		if _, err := s.appendRaw(f); err != nil {
+		if _, err := s.appendRawAs(f, span); err != nil {
 			return nil, rep, err
 		}
 	}
@@ -173,8 +219,8 @@ func (s *Session) continuesSpans(src []byte, spans []span) bool {
 // due is the cache-friendly rule: a request at or under the trigger is
 // sent as the last prune left it; above it, the history is pruned to the
 // budget, and by at least MinClear. It returns whether to prune and the
-// Context's token count (the history alone) to prune down to.
-func (s *Session) due(tokens, overhead int) (bool, int) {
+// token count of the whole body to prune down to.
+func (s *Session) due(tokens int) (bool, int) {
 	trigger := s.cfg.Trigger
 	if trigger <= 0 {
 		trigger = s.cfg.Guard.Budget
@@ -182,60 +228,175 @@ func (s *Session) due(tokens, overhead int) (bool, int) {
 	if tokens <= trigger {
 		return false, 0
 	}
-	target := min(s.cfg.Guard.Budget, tokens-s.cfg.MinClear)
-	return true, max(0, target-overhead)
+	return true, min(s.cfg.Guard.Budget, tokens-s.cfg.MinClear)
 }
 
 // request guards and renders the history.
 func (s *Session) request(rep Report) ([]byte, Report, error) {
-	overhead := s.tok.Tokens(s.topFor(nil).withHistory(s.key, json.RawMessage(`[]`)))
-	rep.Before = s.ctx.Tokens() + overhead
-	if prune, target := s.due(rep.Before, overhead); prune {
-		rep.Guarded = true
-		g := s.cfg.Guard
-		g.Budget = target
-		if g.Ceiling > 0 {
-			g.Ceiling = max(1, g.Ceiling-overhead)
+	if err := s.check(&rep); err != nil {
+		return nil, rep, err
+	}
+	return s.render(), rep, nil
+}
+
+// render writes the request body as the history stands.
+func (s *Session) render() []byte {
+	return s.topFor(nil).withHistory(s.key, s.history(nil))
+}
+
+// check guards the history as a request does, filling rep. The budget,
+// the trigger and the ceiling count the whole body; the Context counts
+// the messages, the schemas and the tombstones, and what it does not
+// count is taken off what its guard is given. When the Context comes
+// under its budget and the body as written does not (a stub written
+// longer than the Context's estimate of it), the guard runs again for
+// the difference, three more times at most.
+func (s *Session) check(rep *Report) error {
+	s.repair(rep)
+	rep.Before = s.bodyTokens()
+	prune, target := s.due(rep.Before)
+	if !prune {
+		rep.After = rep.Before
+		return nil
+	}
+	rep.Guarded = true
+	g := s.cfg.Guard
+	ceiling := g.Ceiling
+	inner := g.Policy
+	if inner == nil {
+		inner = pruneguard.OldestFirst{}
+	}
+	newPolicy := func() *sessionPolicy {
+		return &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+	}
+	var pols []*sessionPolicy
+	res := pruneguard.Result{Before: rep.Before}
+	var err error
+	run := func() pruneguard.Result {
+		fixed := s.bodyTokens() - s.ctx.Tokens()
+		g.Budget = max(target-fixed, 1)
+		if ceiling > 0 {
+			g.Ceiling = max(ceiling-fixed, 1)
 		}
-		inner := g.Policy
-		if inner == nil {
-			inner = pruneguard.OldestFirst{}
-		}
-		pol := &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
+		pol := newPolicy()
+		pols = append(pols, pol)
 		g.Policy = pol
-		res, err := g.Check(s.ctx)
-		if s.cfg.Spiller != nil && s.ctx.Tokens() > target && s.spillRefused(res, pol) {
-			// Try again, now that the refused content is stored.
-			first := res
-			pol = &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}, refs: pol.refs}
-			g.Policy = pol
-			res, err = g.Check(s.ctx)
-			res.Before = first.Before
-			res.Decisions = append(first.Decisions, res.Decisions...)
-			if res.Outcome == pruneguard.Deferred && len(res.Decisions) > 0 {
-				res.Outcome = pruneguard.Pruned
-			}
-		}
-		for _, d := range res.Decisions {
+		var r pruneguard.Result
+		r, err = g.Check(s.ctx)
+		for _, d := range r.Decisions {
 			s.record(d)
-			rep.Evicted = append(rep.Evicted, d.Evict...)
-			rep.Stubbed = append(rep.Stubbed, d.Stub...)
-			rep.Withdrawn = append(rep.Withdrawn, d.DropSchemas...)
-			for _, t := range d.Tombstones {
-				rep.Tombstoned = append(rep.Tombstoned, t.Tool)
-			}
 		}
-		rep.Result = res
-		rep.Refusals = s.refusals(res, pol)
-		s.logCheck(rep, overhead, err)
-		if err != nil {
-			return nil, rep, err
+		res.Decisions = append(res.Decisions, r.Decisions...)
+		res.Refused = append(res.Refused, r.Refused...)
+		if r.Reason != nil {
+			res.Reason = r.Reason
+		}
+		res.Outcome = r.Outcome
+		return r
+	}
+	for try := 0; ; try++ {
+		r := run()
+		if try == 0 && err == nil && s.cfg.Spiller != nil && s.bodyTokens() > target && s.spillRefused(r, pols[0]) {
+			// Try again, now that the refused content is stored.
+			r = run()
+		}
+		if err != nil || s.bodyTokens() <= target || len(r.Decisions) == 0 || r.After > g.Budget || try == 3 {
+			break
 		}
 	}
-	top := s.topFor(nil)
-	after := s.tok.Tokens(top.withHistory(s.key, json.RawMessage(`[]`)))
-	rep.After = s.ctx.Tokens() + after
-	return top.withHistory(s.key, s.history(nil)), rep, nil
+	if len(res.Decisions) > 0 {
+		res.Outcome = pruneguard.Pruned
+	}
+	rep.After = s.bodyTokens()
+	res.After = rep.After
+	var ce *pruneguard.CeilingError
+	if errors.As(err, &ce) {
+		ce.Tokens = rep.After
+		if ceiling > 0 {
+			ce.Ceiling = ceiling
+		}
+	}
+	for _, d := range res.Decisions {
+		rep.Evicted = append(rep.Evicted, d.Evict...)
+		rep.Stubbed = append(rep.Stubbed, d.Stub...)
+		rep.Withdrawn = append(rep.Withdrawn, d.DropSchemas...)
+		for _, t := range d.Tombstones {
+			rep.Tombstoned = append(rep.Tombstoned, t.Tool)
+		}
+	}
+	rep.Result = res
+	rep.Refusals = s.refusals(res, pols)
+	s.logCheck(*rep, err)
+	return err
+}
+
+// repair makes the history sound before it is guarded and written,
+// when the Context reports tools whose arguments or requiring messages
+// stand behind no schema (see [pruneguard.Context.Unsound]): the model
+// called a tool after its schema was withdrawn, or tool search named it
+// again. A tool a message requires gets its schema back, as when the
+// model asks for it ([pruneguard.Context.RequestTool]); the arguments of
+// the others get the tombstone line the Context's next decision carries,
+// or, when the gates refuse one (a tool that may change state and
+// cannot have a tombstone), the schema back too. While the Context
+// defers every prune (calls pending under the strict boundary) the
+// tombstones wait for the next request. With nothing unsound it takes
+// constant time.
+func (s *Session) repair(rep *Report) {
+	names := s.ctx.Unsound()
+	if len(names) == 0 {
+		return
+	}
+	for _, n := range names {
+		if ts, ok := s.ctx.Tool(n); ok && ts.Required > 0 {
+			s.restore(n, rep)
+		}
+	}
+	for try := 0; try < 2 && len(s.ctx.Unsound()) > 0; try++ {
+		d, err := s.ctx.Prune(pruneguard.Plan{})
+		var pe *pruneguard.PruneError
+		switch {
+		case err == nil:
+			if !d.Empty() && s.ctx.Apply(d) == nil {
+				s.record(d)
+				for _, t := range d.Tombstones {
+					rep.Tombstoned = append(rep.Tombstoned, t.Tool)
+				}
+				s.logDecision(d, "pruneguard: repair")
+			}
+			return
+		case errors.As(err, &pe):
+			for _, v := range pe.Violations {
+				if v.Gate == pruneguard.GateSchema && len(v.Units) == 0 {
+					for _, t := range v.Tools {
+						s.restore(t, rep)
+					}
+				}
+			}
+		default:
+			return
+		}
+	}
+}
+
+// restore brings tool name's schema back into the request, whole: it
+// leaves the withdrawn and compressed sets, and its tombstone line goes.
+func (s *Session) restore(name string, rep *Report) {
+	if _, err := s.ctx.RequestTool(name); err != nil {
+		return
+	}
+	delete(s.dropped, name)
+	delete(s.compressed, name)
+	delete(s.tombs, name)
+	s.tombOrder = slices.DeleteFunc(s.tombOrder, func(t string) bool { return t == name })
+	s.topChanged()
+	if !slices.Contains(rep.Restored, name) {
+		rep.Restored = append(rep.Restored, name)
+	}
+	if s.log != nil {
+		s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: schema restored",
+			slog.String("dialect", string(s.cfg.Dialect)), slog.String("tool", name))
+	}
 }
 
 // withHistory writes the top-level fields with the history given.
@@ -317,6 +478,23 @@ func (s *Session) spillRefused(res pruneguard.Result, p *sessionPolicy) bool {
 // history writes the history as it stands, or as it would stand once d
 // is applied too.
 func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
+	return jk.join(s.historyPieces(d))
+}
+
+// historyPieces writes the messages of the history as it stands, or as
+// it would stand once d is applied too.
+func (s *Session) historyPieces(d *pruneguard.Decision) []json.RawMessage {
+	if d == nil && s.slotUp() {
+		if raws, ok := s.slotHistory(); ok {
+			return raws
+		}
+	}
+	return s.historyWhole(d)
+}
+
+// historyWhole writes the messages of the history from every message
+// fed, as historyPieces does without the slots.
+func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 	var evict, stub map[pruneguard.MessageID]bool
 	ptr := map[pruneguard.MessageID]pruneguard.Pointer{}
 	if d != nil {
@@ -356,7 +534,7 @@ func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
 		}
 		raws = append(raws, ps[i].json(s.cfg.Dialect))
 	}
-	return jk.join(raws)
+	return raws
 }
 
 func idSet(ids []pruneguard.MessageID) map[pruneguard.MessageID]bool {
@@ -476,7 +654,7 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 		return top
 	}
 	var sys []string
-	for _, e := range s.entries {
+	for _, e := range s.sysEntries {
 		if !e.gone && e.pieceSystem() {
 			sys = append(sys, e.pieces[0].text)
 		}
@@ -532,6 +710,10 @@ func (s *Session) record(d *pruneguard.Decision) {
 	for _, t := range d.Retire {
 		delete(s.tombs, t)
 	}
+	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 || len(d.Tombstones) > 0 || len(d.Retire) > 0 || len(d.Pointers) > 0 {
+		s.topChanged()
+	}
+	s.recordSlots(d)
 }
 
 func (s *Session) lastPresent() *sentry {
@@ -562,6 +744,11 @@ func (s *Session) applied(d *pruneguard.Decision) bool {
 	case len(d.Retire) > 0:
 		ts, ok := s.ctx.Tool(d.Retire[0])
 		return ok && !ts.Tombstoned
+	case len(d.Tombstones) > 0:
+		// A decision of repairing tombstones only: the tool it repairs
+		// stood behind none.
+		ts, ok := s.ctx.Tool(d.Tombstones[0].Tool)
+		return ok && ts.Tombstoned
 	}
 	return false
 }
@@ -581,6 +768,7 @@ type sessionPolicy struct {
 	tools  map[string]bool
 	core   []*pruneguard.Violation
 	refs   []Refusal
+	stuck  bool // the gates refuse every plan for the state of a tool
 }
 
 // Propose implements pruneguard.Policy.
@@ -620,6 +808,9 @@ func (p *sessionPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 		if !d.Empty() {
 			p.last = d
 			return q
+		}
+		if p.stuck {
+			break
 		}
 	}
 	return pruneguard.Plan{}
@@ -711,6 +902,9 @@ func (p *sessionPolicy) settle(plan pruneguard.Plan) (pruneguard.Plan, *prunegua
 		}
 		q := p.without(plan)
 		if planLen(q) >= planLen(plan) {
+			// Refused for the state of a tool, not for what the plan names
+			// (a refusal without units): no plan passes until it changes.
+			p.stuck = err != nil
 			return pruneguard.Plan{}, &pruneguard.Decision{}
 		}
 		plan = q
@@ -741,6 +935,17 @@ func (p *sessionPolicy) without(plan pruneguard.Plan) pruneguard.Plan {
 // the body d leaves breaks a provider rule the body now does not, for the
 // schema edits if d has any, else for one unit of d found to break it.
 func (s *Session) screen(d *pruneguard.Decision) []Refusal {
+	if s.slotUp() {
+		if refs, ok := s.screenSlots(d); ok {
+			return refs
+		}
+	}
+	return s.screenWhole(d)
+}
+
+// screenWhole is the screen of a decision on the body written whole:
+// for a history the slots do not follow.
+func (s *Session) screenWhole(d *pruneguard.Decision) []Refusal {
 	var refs []Refusal
 	for _, id := range d.Stub {
 		e := s.byID[id]
@@ -752,7 +957,7 @@ func (s *Session) screen(d *pruneguard.Decision) []Refusal {
 		switch {
 		case !ok:
 			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
-		case s.tok.Tokens(raw) >= s.tok.Tokens(e.raw):
+		case countJSON(s.count, raw) >= countJSON(s.count, e.raw):
 			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
 		}
 	}
@@ -832,12 +1037,22 @@ func (s *Session) refusal(gate, code string, u pruneguard.UnitID, ids ...prunegu
 // refusals gathers what a check left out: the screen's refusals, the core
 // refusals met while settling and those the guard met, and the deferral,
 // once each.
-func (s *Session) refusals(res pruneguard.Result, p *sessionPolicy) []Refusal {
-	out := slices.Clone(p.refs)
-	vs := append(slices.Clone(p.core), res.Refused...)
+func (s *Session) refusals(res pruneguard.Result, pols []*sessionPolicy) []Refusal {
+	var out []Refusal
+	var vs []*pruneguard.Violation
+	for _, p := range pols {
+		out = append(out, p.refs...)
+		vs = append(vs, p.core...)
+	}
+	vs = append(vs, res.Refused...)
 	for _, v := range vs {
-		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools}
-		for _, id := range v.Messages {
+		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools, Calls: v.Calls}
+		for _, c := range v.Calls {
+			if id, ok := s.callBy[c]; ok && !slices.Contains(r.Messages, id) {
+				r.Messages = append(slices.Clip(r.Messages), id)
+			}
+		}
+		for _, id := range r.Messages {
 			if e := s.byID[id]; e != nil {
 				r.Indexes = append(r.Indexes, e.pos)
 			}
@@ -848,9 +1063,9 @@ func (s *Session) refusals(res pruneguard.Result, p *sessionPolicy) []Refusal {
 	if errors.As(res.Reason, &de) {
 		r := Refusal{Gate: "boundary", Code: "deferred", Units: slices.Clone(de.Units), Messages: slices.Clone(de.Open)}
 		for _, c := range de.Pending {
-			for _, e := range s.entries {
-				if !e.gone && s.makes(e, c) && !slices.Contains(r.Messages, e.id) {
-					r.Messages = append(r.Messages, e.id)
+			if id, ok := s.callBy[c]; ok && !slices.Contains(r.Messages, id) {
+				if e := s.byID[id]; e != nil && !e.gone {
+					r.Messages = append(r.Messages, id)
 				}
 			}
 		}
@@ -863,7 +1078,7 @@ func (s *Session) refusals(res pruneguard.Result, p *sessionPolicy) []Refusal {
 	}
 	seen := map[string]bool{}
 	return slices.DeleteFunc(out, func(r Refusal) bool {
-		k := r.Gate + "|" + r.Code + "|" + fmt.Sprint(r.Units, r.Messages, r.Tools)
+		k := r.Gate + "|" + r.Code + "|" + fmt.Sprint(r.Units, r.Messages, r.Tools, r.Calls)
 		if seen[k] {
 			return true
 		}
@@ -872,36 +1087,30 @@ func (s *Session) refusals(res pruneguard.Result, p *sessionPolicy) []Refusal {
 	})
 }
 
-// makes reports whether entry e made call c.
-func (s *Session) makes(e *sentry, c pruneguard.CallID) bool {
-	m, ok := s.ctx.Message(e.id)
-	if !ok {
-		return false
+// logDecision writes one record of decision d.
+func (s *Session) logDecision(d *pruneguard.Decision, msg string, attrs ...slog.Attr) {
+	if s.log == nil {
+		return
 	}
-	for _, k := range m.Calls {
-		if k.ID == c {
-			return true
-		}
+	var tombs []string
+	for _, t := range d.Tombstones {
+		tombs = append(tombs, t.Tool)
 	}
-	return false
+	attrs = append([]slog.Attr{slog.String("dialect", string(s.cfg.Dialect)),
+		slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
+		slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs), slog.Int("freed", d.Freed)}, attrs...)
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
 }
 
 // logCheck writes one record per applied decision and one per refusal.
-func (s *Session) logCheck(rep Report, overhead int, err error) {
+func (s *Session) logCheck(rep Report, err error) {
 	if s.log == nil {
 		return
 	}
 	ctx := context.Background()
 	dialect := slog.String("dialect", string(s.cfg.Dialect))
 	for _, d := range rep.Result.Decisions {
-		var tombs []string
-		for _, t := range d.Tombstones {
-			tombs = append(tombs, t.Tool)
-		}
-		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: decision", dialect,
-			slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
-			slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs),
-			slog.Int("freed", d.Freed), slog.Int("before", rep.Before), slog.Int("after", s.ctx.Tokens()+overhead))
+		s.logDecision(d, "pruneguard: decision", slog.Int("before", rep.Before), slog.Int("after", rep.After))
 	}
 	for _, r := range rep.Refusals {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,

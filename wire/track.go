@@ -384,12 +384,28 @@ func coreRole(f *facts) pruneguard.Role {
 // coreContent is the Content the Context is given for a message: the
 // prose of an assistant message that also makes calls (its text parts),
 // so that the Context tells the model's words from a message of calls
-// alone; nothing for any other message, whose class does not hang on it.
+// alone; what a failed result reports (its content's JSON), which the
+// ghost-tool detector reads for the fields a validation error names;
+// nothing for any other message, whose class does not hang on it.
 func coreContent(f *facts) []byte {
+	if f.failed {
+		return f.errorText()
+	}
 	if f.ncalls == 0 || coreRole(f) != pruneguard.RoleAssistant {
 		return nil
 	}
 	return f.text()
+}
+
+// coreMessage is the Context's message for message f of the body: its
+// role, its tokens, its content (see coreContent), the tools its
+// tool_reference blocks require, and whether it reports a failed call.
+func coreMessage(id pruneguard.MessageID, f *facts, tokens int) pruneguard.Message {
+	m := pruneguard.Message{ID: id, Role: coreRole(f), Tokens: tokens, Content: coreContent(f), IsError: f.failed}
+	if len(f.refs) > 0 {
+		m.Requires = f.refs
+	}
+	return m
 }
 
 // signedFacts reports reasoning, or a signature on a call or a part.

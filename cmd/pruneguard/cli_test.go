@@ -249,3 +249,101 @@ func TestCLIDoubleDash(t *testing.T) {
 	}
 	badInput(t, "", "one FILE", "check", "--", "-x.json", "--dialect")
 }
+
+// Each subcommand's help says what it does and lists its flags, on
+// stdout with exit 0, whichever way it is asked for.
+func TestCLISubcommandHelp(t *testing.T) {
+	for _, c := range []struct {
+		cmd   string
+		about string
+		flags []string
+	}{
+		{"check", "Checks a request body against its provider's rules", []string{"--dialect D", "--format json|text", "Exits 0 with no violation, 1 with some, 2"}},
+		{"prune", "Brings a request body under a token budget", []string{"--budget TOKENS", "--policy", "--keep N", "--tools-manifest FILE", "--unannotated", "--boundary", "--drop-unused-schemas", "--report", "Exits 0 when the output", "within_budget"}},
+		{"extract", "Prints the request body inside a recorded transcript", nil},
+	} {
+		for _, args := range [][]string{{"help", c.cmd}, {c.cmd, "-h"}, {c.cmd, "--help"}, {c.cmd, "-", "-help"}} {
+			code, out, errs := pg(t, "", args...)
+			if code != 0 || errs != "" || !strings.HasPrefix(out, "usage: pruneguard "+c.cmd) || !strings.Contains(out, c.about) {
+				t.Errorf("%v = %d %q %q", args, code, out, errs)
+				continue
+			}
+			for _, f := range c.flags {
+				if !strings.Contains(out, f) {
+					t.Errorf("%v: the help lacks %q", args, f)
+				}
+			}
+		}
+	}
+	// The command's own help names every subcommand and what it does.
+	code, out, _ := pg(t, "", "help")
+	for _, w := range []string{"check    check a request body", "prune    bring a request body under a token budget", "extract  print the request body", "pruneguard help COMMAND"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("help lacks %q: %q", w, out)
+		}
+	}
+	badInput(t, "", "help takes one command", "help", "nope")
+	badInput(t, "", "see pruneguard help prune", "prune", "--nope", "-")
+}
+
+// check --format text prints one line per violation (where, rule, the
+// provider's words) and a line that counts them; the exit codes are the
+// JSON format's.
+func TestCLICheckText(t *testing.T) {
+	broken := `{"messages":[{"role":"tool","tool_call_id":"c1","content":"x"},{"role":"user","content":"hi"}]}`
+	code, out, errs := pg(t, broken, "check", "--format", "text", "-")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 1 || errs != "" || len(lines) != 2 ||
+		lines[0] != "messages[0]: "+wire.RuleChatOrphanToolMessage+": Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'." ||
+		lines[1] != "openai-chat: 1 violation" {
+		t.Errorf("broken = %d %q %q", code, out, errs)
+	}
+	if code, out, _ := pg(t, okBody, "check", "--format=text", "-"); code != 0 || out != "anthropic: no violations\n" {
+		t.Errorf("clean = %d %q", code, out)
+	}
+	gem := `{"contents":[{"role":"model","parts":[{"text":"x"}]}]}`
+	if code, out, _ := pg(t, gem, "check", "--format", "text", "-"); code != 1 || !strings.HasPrefix(out, "contents[0]: gemini/") {
+		t.Errorf("gemini = %d %q", code, out)
+	}
+	badInput(t, okBody, "--format", "check", "--format", "yaml", "-")
+}
+
+// The report says in plain words whether the output is within the
+// budget, agreeing with within_budget, the token counts and the exit code.
+func TestCLIReportSummary(t *testing.T) {
+	big := strings.Repeat("data ", 300)
+	body := `{"model":"m","max_tokens":9,"system":"s","messages":[{"role":"user","content":"go"},
+		{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + big + `"}]},
+		{"role":"assistant","content":"done"},{"role":"user","content":"next"}]}`
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--budget", "100000"}, 0, "within budget: "},
+		{[]string{"--budget", "100", "--unannotated", "regenerable"}, 0, "within budget: "},
+		{[]string{"--budget", "50"}, 3, "over budget by "},
+	} {
+		code, _, errs := pg(t, body, append(append([]string{"prune"}, c.args...), "-")...)
+		var r struct {
+			Budget       int    `json:"budget"`
+			InputTokens  int    `json:"input_tokens"`
+			OutputTokens int    `json:"output_tokens"`
+			WithinBudget bool   `json:"within_budget"`
+			Summary      string `json:"summary"`
+		}
+		if err := json.Unmarshal([]byte(errs), &r); err != nil {
+			t.Fatalf("%v: %v %q", c.args, err, errs)
+		}
+		if code != c.code || !strings.HasPrefix(r.Summary, c.want) || r.WithinBudget != (code == 0) {
+			t.Errorf("%v = %d %+v", c.args, code, r)
+		}
+		if !r.WithinBudget && !strings.HasPrefix(r.Summary, fmt.Sprintf("over budget by %d tokens: %d of %d", r.OutputTokens-r.Budget, r.OutputTokens, r.Budget)) {
+			t.Errorf("%v: summary %q", c.args, r.Summary)
+		}
+		if r.WithinBudget && !strings.HasPrefix(r.Summary, fmt.Sprintf("within budget: %d of %d tokens", r.OutputTokens, r.Budget)) {
+			t.Errorf("%v: summary %q", c.args, r.Summary)
+		}
+	}
+}

@@ -51,14 +51,15 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// flagError reports the outcome of parse: the usage on stdout and 0 for
-// -h or --help, one error line on stderr and 2 otherwise.
-func flagError(err error, stdout, stderr io.Writer) int {
+// flagError reports the outcome of parse for subcommand cmd: its usage
+// on stdout and 0 for -h or --help, one error line on stderr and 2
+// otherwise.
+func flagError(cmd string, err error, stdout, stderr io.Writer) int {
 	if errors.Is(err, errHelp) {
-		usage(stdout)
+		commandUsage(stdout, cmd)
 		return 0
 	}
-	errorf(stderr, "%v", err)
+	errorf(stderr, "%s: %v (see pruneguard help %s)", cmd, err, cmd)
 	return 2
 }
 
@@ -175,15 +176,32 @@ func toJSONViolations(vs []wire.Violation) []jsonViolation {
 	return out
 }
 
-func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// checkFlags are the check command's flags.
+type checkFlags struct {
+	dialect, format *string
+}
+
+func checkFlagSet() (*flag.FlagSet, checkFlags) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	dialect := fs.String("dialect", "", "wire dialect (detected when empty)")
+	return fs, checkFlags{
+		dialect: fs.String("dialect", "", "the body's wire dialect: openai-chat, openai-responses, anthropic, gemini or bedrock (detected when empty)"),
+		format:  fs.String("format", "json", "json (one JSON object) or text (one line per violation: where, rule, the provider's words)"),
+	}
+}
+
+func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, f := checkFlagSet()
 	pos, err := parse(fs, args)
 	if err != nil {
-		return flagError(err, stdout, stderr)
+		return flagError("check", err, stdout, stderr)
 	}
+	dialect := f.dialect
 	if err := checkDialect(*dialect); err != nil {
 		errorf(stderr, "%v", err)
+		return 2
+	}
+	if *f.format != "json" && *f.format != "text" {
+		errorf(stderr, "unknown --format %q (want json or text)", *f.format)
 		return 2
 	}
 	if len(pos) != 1 {
@@ -196,15 +214,43 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	vs := b.Validate()
-	out, _ := json.Marshal(struct {
-		Dialect    wire.Dialect    `json:"dialect"`
-		Violations []jsonViolation `json:"violations"`
-	}{b.Dialect, toJSONViolations(vs)})
-	fmt.Fprintf(stdout, "%s\n", out)
+	if *f.format == "text" {
+		writeViolations(stdout, b, vs)
+	} else {
+		out, _ := json.Marshal(struct {
+			Dialect    wire.Dialect    `json:"dialect"`
+			Violations []jsonViolation `json:"violations"`
+		}{b.Dialect, toJSONViolations(vs)})
+		fmt.Fprintf(stdout, "%s\n", out)
+	}
 	if len(vs) > 0 {
 		return 1
 	}
 	return 0
+}
+
+// writeViolations writes one line per violation, where it is (the
+// history's key and the message's index), its rule and the provider's
+// words, then a line that counts them and names the dialect.
+func writeViolations(w io.Writer, b *wire.Body, vs []wire.Violation) {
+	key := map[wire.Dialect]string{wire.OpenAIResponses: "input", wire.Gemini: "contents"}[b.Dialect]
+	if key == "" {
+		key = "messages"
+	}
+	bw := bufio.NewWriter(w)
+	flat := strings.NewReplacer("\n", `\n`, "\r", `\r`)
+	for _, v := range vs {
+		fmt.Fprintf(bw, "%s[%d]: %s: %s\n", key, v.Index, v.Rule, flat.Replace(v.Message))
+	}
+	switch len(vs) {
+	case 0:
+		fmt.Fprintf(bw, "%s: no violations\n", b.Dialect)
+	case 1:
+		fmt.Fprintf(bw, "%s: 1 violation\n", b.Dialect)
+	default:
+		fmt.Fprintf(bw, "%s: %d violations\n", b.Dialect, len(vs))
+	}
+	bw.Flush()
 }
 
 // ---- extract --------------------------------------------------------------
@@ -213,7 +259,7 @@ func runExtract(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("extract", flag.ContinueOnError)
 	pos, err := parse(fs, args)
 	if err != nil {
-		return flagError(err, stdout, stderr)
+		return flagError("extract", err, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		errorf(stderr, "extract takes one transcript FILE (or - for stdin)")
@@ -260,6 +306,7 @@ type Report struct {
 	InputTokens  int          `json:"input_tokens"`
 	OutputTokens int          `json:"output_tokens"`
 	WithinBudget bool         `json:"within_budget"`
+	Summary      string       `json:"summary"`
 	Outcome      string       `json:"outcome"`
 	Evicted      []unitReport `json:"evicted"`
 	Stubbed      []msgReport  `json:"stubbed"`
@@ -314,6 +361,7 @@ type refusal struct {
 	Messages []string `json:"messages,omitempty"`
 	Indexes  []int    `json:"indexes,omitempty"`
 	Tools    []string `json:"tools,omitempty"`
+	Calls    []string `json:"calls,omitempty"`
 	Detail   string   `json:"detail,omitempty"`
 }
 
@@ -480,23 +528,11 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	var decisions []*pruneguard.Decision
 	outcome := pruneguard.UnderBudget
 	if rep.InputTokens > o.budget {
-		outcome = pruneguard.Deferred
-		// The Context counts messages only: the rest of the body is a fixed
-		// cost. The Context's count of a stub is an estimate; when the body
-		// as written still exceeds the budget, ask again for the difference.
-		target := o.budget - g.Overhead()
-		for try := 0; try < 4; try++ {
-			res, rs, _ := g.Check(pruneguard.Guard{Budget: max(target, 1), Policy: pol, Rounds: 32})
-			refs = append(refs, rs...)
-			decisions = append(decisions, res.Decisions...)
-			if len(res.Decisions) > 0 {
-				outcome = pruneguard.Pruned
-			}
-			over := g.Tokens() - o.budget
-			if over <= 0 || len(res.Decisions) == 0 {
-				break
-			}
-			target = g.Context().Tokens() - over
+		// The budget counts the whole body, as Guarded.Check does.
+		res, rs, _ := g.Check(pruneguard.Guard{Budget: o.budget, Policy: pol, Rounds: 32})
+		refs, decisions, outcome = rs, res.Decisions, res.Outcome
+		if outcome == pruneguard.UnderBudget {
+			outcome = pruneguard.Deferred
 		}
 	}
 	rep.Outcome = outcome.String()
@@ -554,7 +590,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	for _, r := range dedupeRefusals(refs) {
 		rep.Refused = append(rep.Refused, refusal{
 			Gate: r.Gate, Code: r.Code, Units: strs(r.Units), Messages: strs(r.Messages),
-			Indexes: r.Indexes, Tools: r.Tools, Detail: r.Detail,
+			Indexes: r.Indexes, Tools: r.Tools, Calls: strs(r.Calls), Detail: r.Detail,
 		})
 	}
 	for _, u := range g.Unpaired() {
@@ -595,10 +631,54 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		}
 	}
 	rep.Counts.Stubbed, rep.Counts.Refused, rep.Counts.Unpaired = len(rep.Stubbed), len(rep.Refused), len(rep.Unpaired)
+	rep.Summary = summary(rep)
 	rep.Stubbed = cut(rep.Stubbed, o.full)
 	rep.Refused = cut(rep.Refused, o.full)
 	rep.Unpaired = cut(rep.Unpaired, o.full)
 	return g, rep, code, nil
+}
+
+// summary says in a sentence whether the output is within the budget,
+// what was done and, when it is not, why.
+func summary(r Report) string {
+	var b strings.Builder
+	if r.WithinBudget {
+		fmt.Fprintf(&b, "within budget: %d of %d tokens", r.OutputTokens, r.Budget)
+	} else {
+		fmt.Fprintf(&b, "over budget by %d tokens: %d of %d", r.OutputTokens-r.Budget, r.OutputTokens, r.Budget)
+	}
+	if r.OutputTokens != r.InputTokens {
+		fmt.Fprintf(&b, " (from %d)", r.InputTokens)
+	}
+	var did []string
+	if n := r.Counts.EvictedUnits; n > 0 {
+		did = append(did, fmt.Sprintf("evicted %d %s (%d %s)", n, plural(n, "unit", "units"), r.Counts.EvictedMessages, plural(r.Counts.EvictedMessages, "message", "messages")))
+	}
+	if n := r.Counts.Stubbed; n > 0 {
+		did = append(did, fmt.Sprintf("stubbed %d %s", n, plural(n, "result", "results")))
+	}
+	if n := len(r.Withdrawn); n > 0 {
+		did = append(did, fmt.Sprintf("withdrew %d %s", n, plural(n, "schema", "schemas")))
+	}
+	switch {
+	case len(did) > 0:
+		b.WriteString("; " + strings.Join(did, ", "))
+	case r.Outcome == pruneguard.UnderBudget.String():
+		b.WriteString("; nothing to prune")
+	default:
+		b.WriteString("; nothing pruned")
+	}
+	if !r.WithinBudget {
+		fmt.Fprintf(&b, "; the guard's refusals leave no safe way further (%d %s, see refused)", r.Counts.Refused, plural(r.Counts.Refused, "refusal", "refusals"))
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // evictedUnits lists the units decision d evicts that listed picks by
@@ -635,7 +715,7 @@ func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
 	seen := map[string]bool{}
 	var out []wire.Refusal
 	for _, r := range rs {
-		k := fmt.Sprint(r.Gate, r.Code, r.Units, r.Messages, r.Tools)
+		k := fmt.Sprint(r.Gate, r.Code, r.Units, r.Messages, r.Tools, r.Calls)
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, r)
@@ -657,22 +737,36 @@ func readManifest(name string) (*wire.Manifest, error) {
 	return m, nil
 }
 
-func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// pruneFlags are the prune command's flags.
+type pruneFlags struct {
+	budget, keep                                       *int
+	dialect, policy, manifest, unann, boundary, detail *string
+	dropSchemas                                        *bool
+}
+
+func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
-	budget, keep := new(int), new(int)
-	*budget, *keep = -1, 3
-	fs.Var(decimal{budget}, "budget", "token budget for the whole request body (required)")
-	dialect := fs.String("dialect", "", "wire dialect (detected when empty)")
-	policy := fs.String("policy", "oldest", "salience policy: oldest, largest or keep-last-tools")
-	fs.Var(decimal{keep}, "keep", "tool uses keep-last-tools keeps")
-	manifest := fs.String("tools-manifest", "", "MCP tools/list JSON with tool annotations")
-	unann := fs.String("unannotated", "irreducible", "unannotated tools: irreducible or regenerable")
-	boundary := fs.String("boundary", "relaxed", "commit boundary: relaxed or strict")
-	dropSchemas := fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (tombstoned when a call stays)")
-	detail := fs.String("report", "summary", "report: summary (counts, first and last items of long lists) or full")
+	f := pruneFlags{budget: new(int), keep: new(int)}
+	*f.budget, *f.keep = -1, 3
+	fs.Var(decimal{f.budget}, "budget", "the token budget for the whole request body: messages, system prompt, tools and settings (required; a quarter of the compact JSON's length per token)")
+	f.dialect = fs.String("dialect", "", "the body's wire dialect (detected when empty)")
+	f.policy = fs.String("policy", "oldest", "what to propose: oldest (evict whole units, oldest first), largest (stub the largest tool results, then evict oldest first) or keep-last-tools (stub every tool result but the last --keep)")
+	fs.Var(decimal{f.keep}, "keep", "the tool uses keep-last-tools keeps")
+	f.manifest = fs.String("tools-manifest", "", "an MCP tools/list JSON whose tool annotations win over the body's")
+	f.unann = fs.String("unannotated", "irreducible", "tools without annotations: irreducible (their results never go) or regenerable (they can be called again for the same result)")
+	f.boundary = fs.String("boundary", "relaxed", "the commit boundary: relaxed (hold back only units still in flight) or strict (defer every prune while a call is pending)")
+	f.dropSchemas = fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (behind a tombstone line when a call stays)")
+	f.detail = fs.String("report", "summary", "the report: summary (counts, and the first and last 8 items of long lists) or full")
+	return fs, f
+}
+
+func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, f := pruneFlagSet()
+	budget, keep, dialect, policy, manifest := f.budget, f.keep, f.dialect, f.policy, f.manifest
+	unann, boundary, dropSchemas, detail := f.unann, f.boundary, f.dropSchemas, f.detail
 	pos, err := parse(fs, args)
 	if err != nil {
-		return flagError(err, stdout, stderr)
+		return flagError("prune", err, stdout, stderr)
 	}
 	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep, dropUnused: *dropSchemas, full: *detail == "full"}
 	switch {

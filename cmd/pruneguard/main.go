@@ -3,16 +3,22 @@
 //
 // Usage:
 //
-//	pruneguard check [--dialect D] FILE|-
+//	pruneguard check [--dialect D] [--format json|text] FILE|-
 //	pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools]
 //	                 [--keep N] [--tools-manifest FILE] [--unannotated irreducible|regenerable]
 //	                 [--boundary relaxed|strict] [--drop-unused-schemas] [--report summary|full] FILE|-
-//	pruneguard extract FILE
+//	pruneguard extract FILE|-
+//	pruneguard help [COMMAND]
 //
 // check validates a request body against its provider's rules and prints
-// {"dialect": D, "violations": [{"rule", "index", "message"}]}. It exits 0
-// when there is no violation, 1 when there are some (pending calls at the
-// end of the body count), and 2 when the input cannot be read or parsed.
+// {"dialect": D, "violations": [{"rule", "index", "message"}]}; with
+// --format text it prints one line per violation instead, where it is
+// (the history's key and the message's index), its rule and the
+// provider's words ("messages[3]: openai-chat/orphan-tool-message: ..."),
+// then a line that counts them ("openai-chat: 2 violations", or "no
+// violations"). It exits 0 when there is no violation, 1 when there are
+// some (pending calls at the end of the body count), and 2 when the input
+// cannot be read or parsed.
 // What counts as parsed is what the wire reader accepts, for every
 // command: any JSON object of the dialect, with any number the JSON
 // grammar allows (1e400 and -0 included, written back as they were);
@@ -26,7 +32,10 @@
 // body (messages, system prompt, tools), a quarter of the compact JSON's
 // length per token. It prints the pruned body on stdout and one JSON report
 // line on stderr: the dialect and settings, input_tokens, output_tokens,
-// within_budget (whether output_tokens is at most the budget), the
+// within_budget (whether output_tokens is at most the budget), a summary
+// that says it in words ("within budget: 3340 of 4000 tokens (from
+// 7148); evicted 7 units (18 messages)", or "over budget by N tokens:
+// ..." with the count of refusals that hold the rest back), the
 // outcome, the evicted units, stubbed messages, withdrawn schemas,
 // tombstone lines, refusals and unpaired calls and results, counts of
 // each (evicted units and messages, stubbed messages, refusals, unpaired),
@@ -81,9 +90,11 @@
 //
 // Every error is one line on stderr: "pruneguard: " then, for input, the
 // file name ("<stdin>" for -) with the line and column of a fault in the
-// JSON text, and what is wrong. -h or --help, after the command or a
-// subcommand, prints the usage on stdout and exits 0; a flag that is
-// unknown or has a bad value exits 2 before any input is read. --budget
+// JSON text, and what is wrong. -h or --help after a subcommand, or
+// "help" followed by its name, prints what the subcommand does and its
+// flags on stdout and exits 0; -h, --help or "help" alone prints the
+// commands. A flag that is unknown or has a bad value exits 2 before any
+// input is read, its error line naming the help to read. --budget
 // and --keep take decimal integers (a leading zero is not octal).
 //
 // extract prints the request body inside a recorded transcript envelope
@@ -115,21 +126,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "extract":
 		return runExtract(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		usage(stdout)
+		switch {
+		case len(args) == 1:
+			usage(stdout)
+		case len(args) == 2 && commandUsage(io.Discard, args[1]):
+			commandUsage(stdout, args[1])
+		default:
+			errorf(stderr, "help takes one command: check, prune or extract")
+			return 2
+		}
 		return 0
 	}
 	errorf(stderr, "unknown command %q (want check, prune, extract or help)", args[0])
 	return 2
-}
-
-func usage(w io.Writer) {
-	io.WriteString(w, `usage:
-  pruneguard check [--dialect D] FILE|-
-  pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools] [--keep N]
-                   [--tools-manifest FILE] [--unannotated irreducible|regenerable]
-                   [--boundary relaxed|strict] [--drop-unused-schemas] [--report summary|full] FILE|-
-  pruneguard extract FILE
-dialects: openai-chat, openai-responses, anthropic, gemini, bedrock (detected when omitted;
-  check a pruned body with the dialect its prune report names)
-`)
 }

@@ -85,7 +85,7 @@ func stateless(budget int) option.Middleware {
 		if err != nil {
 			return nil, err
 		}
-		if _, _, err := g.Check(pruneguard.Guard{Budget: budget - g.Overhead()}); err != nil {
+		if _, _, err := g.Check(pruneguard.Guard{Budget: budget}); err != nil {
 			return nil, err
 		}
 		out, err := g.Body().Marshal()

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// subcommand describes one subcommand for help: how it is called, what it
+// does, and its flags.
+type subcommand struct {
+	name     string
+	synopsis string
+	about    string
+	flags    func() *flag.FlagSet
+}
+
+var subcommands = []subcommand{
+	{
+		name:     "check",
+		synopsis: "pruneguard check [--dialect D] [--format json|text] FILE|-",
+		about: `Checks a request body against its provider's rules: what the provider would
+reject with HTTP 400 (orphaned tool results, calls without results, broken
+turn order, empty tools arrays, ...), each with the provider's own words.
+Prints {"dialect": D, "violations": [{"rule", "index", "message"}]}, or with
+--format text one line per violation (where it is, its rule, the provider's
+words) and a line that counts them. Calls still waiting for their results at
+the end of the body count as a violation (rule "<dialect>/pending-calls").
+Exits 0 with no violation, 1 with some, 2 when the input cannot be read.`,
+		flags: func() *flag.FlagSet { fs, _ := checkFlagSet(); return fs },
+	},
+	{
+		name:     "prune",
+		synopsis: "pruneguard prune --budget TOKENS [flags] FILE|-",
+		about: `Brings a request body under a token budget counted over the whole body
+(messages, system prompt, tools and settings), pruning only what the guard
+lets go: whole units, never a call without its result or a message still in
+flight, no irreducible result unless a tool is vouched for, no provider rule
+broken that the input kept. Writes the pruned body on stdout and one JSON
+report line on stderr: tokens in and out, "within_budget" and a "summary"
+sentence saying plainly whether the output fits, what was evicted, stubbed
+and withdrawn, and what the guard refused and why. Exits 0 when the output
+is within the budget, 3 when the guard's refusals leave no safe way there
+(the output is then the furthest safe prune), 2 on bad input.`,
+		flags: func() *flag.FlagSet { fs, _ := pruneFlagSet(); return fs },
+	},
+	{
+		name:     "extract",
+		synopsis: "pruneguard extract FILE|-",
+		about: `Prints the request body inside a recorded transcript envelope (tau-bench,
+OpenHands, SWE-agent, NeMo Gym, pydantic-ai cassettes, Claude Code session
+logs), so that check and prune can read it. Exits 0, or 2 when the file is
+not one of those envelopes.`,
+		flags: func() *flag.FlagSet { return flag.NewFlagSet("extract", flag.ContinueOnError) },
+	},
+}
+
+// usage writes the command's usage: each subcommand, one line on what it
+// does, and how to get its own help.
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("usage: pruneguard COMMAND [flags] FILE|-\n\ncommands:\n")
+	b.WriteString("  check    check a request body against its provider's rules\n")
+	b.WriteString("  prune    bring a request body under a token budget, pruning only what is safe\n")
+	b.WriteString("  extract  print the request body inside a recorded transcript\n")
+	b.WriteString("  help     print the usage of a command: pruneguard help COMMAND\n")
+	b.WriteString("\n")
+	for _, c := range subcommands {
+		b.WriteString("  " + c.synopsis + "\n")
+	}
+	b.WriteString("\ndialects: openai-chat, openai-responses, anthropic, gemini, bedrock (detected when\n")
+	b.WriteString("  omitted; check a pruned body with the dialect its prune report names)\n")
+	io.WriteString(w, b.String())
+}
+
+// commandUsage writes the usage of subcommand name: how it is called,
+// what it does and its flags, or the command's usage for another name.
+func commandUsage(w io.Writer, name string) bool {
+	for _, c := range subcommands {
+		if c.name != name {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "usage: %s\n\n%s\n", c.synopsis, c.about)
+		fs := c.flags()
+		first := true
+		fs.VisitAll(func(f *flag.Flag) {
+			if first {
+				b.WriteString("\nflags:\n")
+				first = false
+			}
+			text := f.Usage
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "-1" {
+				text += " (default " + f.DefValue + ")"
+			}
+			arg := ""
+			if a := flagArgs[f.Name]; a != "" {
+				arg = " " + a
+			}
+			fmt.Fprintf(&b, "  --%s%s\n%s", f.Name, arg, wrap(text, "      ", 78))
+		})
+		io.WriteString(w, b.String())
+		return true
+	}
+	usage(w)
+	return false
+}
+
+// flagArgs names the value each flag takes, for the usage.
+var flagArgs = map[string]string{
+	"budget": "TOKENS", "keep": "N", "dialect": "D", "format": "json|text", "policy": "oldest|largest|keep-last-tools",
+	"tools-manifest": "FILE", "unannotated": "irreducible|regenerable", "boundary": "relaxed|strict", "report": "summary|full",
+}
+
+// wrap breaks text into lines of at most width columns, each starting
+// with indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
