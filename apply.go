@@ -8,8 +8,11 @@ import "slices"
 // changing nothing, when events since Prune invalidated the decision: a
 // unit it names changed (a chunk, a result, a coupling, a pin, a spill, a
 // new step reference), the tool registry or the task plan changed, or, in
-// the strict mode, the Context left the commit boundary. A decision can
-// be applied once, to the Context that made it.
+// the strict mode, the Context left the commit boundary. It asks the
+// [Resolver] again about every pointer the decision relies on (a message
+// that may go only because it was spilled) and refuses, naming those
+// messages in [StaleError.Messages], when one no longer resolves. A
+// decision can be applied once, to the Context that made it.
 //
 // Apply is also where the Context reclaims the memory of messages gone:
 // once they outnumber the messages it holds, it compacts its records,
@@ -59,6 +62,9 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	if d.argsChanged() {
 		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
+	}
+	if err := c.lostPointers(d); err != nil {
+		return err
 	}
 
 	for i, p := range d.evict {
@@ -150,7 +156,7 @@ func (c *Context) remove(p int32) {
 		if q, ok := c.byCall.find(string(c.callID(k))); ok && q == k {
 			c.byCall.remove(k)
 		}
-		c.gone.put(string(c.callID(k)), struct{}{})
+		c.gone.put(string(c.callID(k)), r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade
 			c.tools[r.tool].args--

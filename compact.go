@@ -45,9 +45,11 @@ func (c *Context) compact() {
 	}
 	// Calls, in the order they were made, while a message names them.
 	cm := make([]int32, c.calls.n)
+	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
 	var calls arena[crec]
 	for k := int32(0); k < c.calls.n; k++ {
 		cm[k] = none
+		rank[k] = calls.n
 		if c.callLive(k) {
 			cm[k] = calls.push()
 			*calls.at(cm[k]) = *c.call(k)
@@ -107,7 +109,9 @@ func (c *Context) compact() {
 		}
 		t.tail = k
 	}
+	rank[c.calls.n] = calls.n
 	c.msgs, c.calls, c.units = msgs, calls, units
+	c.remapScopes(rank)
 	c.dead = 0
 	c.compactions++
 

@@ -57,10 +57,10 @@ type Context struct {
 	roles        []Role
 	roleIdx      map[Role]uint8
 
-	gone     recent[struct{}] // ids of the calls pruned last
-	nPending int              // calls waiting for a closed result
-	pend     []int32          // those calls
-	open     []int32          // messages still streaming
+	gone     recent[bool] // ids of the calls pruned last: abandoned?
+	nPending int          // calls waiting for a closed result
+	pend     []int32      // those calls
+	open     []int32      // messages still streaming
 
 	tools   []toolRec
 	toolIdx map[string]int32
@@ -90,6 +90,12 @@ type Context struct {
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
 	pipeline []stage
+
+	// The latest mutating calls, each as one more than its position or 0
+	// (regen_scope.go): of any scope, of the empty scope, and per scope.
+	mutAny, mutAll int32
+	scopes         []scopeRec
+	scopeIdx       map[string]int32
 }
 
 // mrec is the record of one message: 48 bytes.
@@ -155,6 +161,8 @@ const (
 	cPending                    // counted in the unit's and the Context's pending totals
 	cArgsNil                    // its arguments were nil
 	cArgsMade                   // it counts in its tool's Args
+	cServer                     // the provider ran it; its result is in its caller
+	cAbandon                    // declared never to be answered (with cDone)
 )
 
 // urec is the record of one unit: 40 bytes. A dead unit has no head.

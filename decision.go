@@ -61,6 +61,9 @@ type Decision struct {
 	// argStamps: argument counts of the tools whose schema the decision
 	// withdraws, compresses or un-tombstones, as Prune saw them.
 	argStamps []argStamp
+	// relied: the evicted or stubbed messages that may go only while
+	// their pointer resolves; Apply asks the Resolver again.
+	relied []int32
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -210,4 +213,5 @@ func (d *Decision) finish(r *pruneRun) {
 		}
 	}
 	d.stampArgs(c)
+	d.relied = r.reliedOn()
 }

@@ -60,6 +60,10 @@ type pruneRun struct {
 	violations []*Violation   // objections: the plan is refused
 	refused    []*Violation   // what the gates left out of the plan
 	deferred   *DeferredError // the boundary gate defers the prune
+
+	// relied are the messages the regenerability gate let go only
+	// because their pointer resolves.
+	relied []int32
 }
 
 // A stage is one step of the pipeline Prune runs. Stages with a gate are
