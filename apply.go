@@ -71,6 +71,7 @@ func (c *Context) Apply(d *Decision) error {
 		for k := range c.answersOf(p) {
 			c.forget(k, d.recs[i].class)
 		}
+		c.forgetServer(p, d.recs[i].class)
 		c.remove(p)
 	}
 	for i, p := range d.stubs {

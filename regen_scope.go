@@ -137,6 +137,16 @@ func (c *Context) remapScopes(rank []int32) {
 	}
 }
 
+// forgetServer records that the results of the server calls message p
+// carries leave the prompt with it, for refetch detection.
+func (c *Context) forgetServer(p int32, cls Class) {
+	for k := range c.callsOf(p) {
+		if c.call(k).flags&cServer != 0 {
+			c.forget(k, cls)
+		}
+	}
+}
+
 // norm returns k, or Irreducible for a value beyond the classes.
 func norm(k Class) Class {
 	if k > Irreducible {
