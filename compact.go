@@ -111,7 +111,7 @@ func (c *Context) compact() {
 	}
 	rank[c.calls.n] = calls.n
 	c.msgs, c.calls, c.units = msgs, calls, units
-	c.remapScopes(rank)
+	c.remapScopes(cm, rank)
 	c.dead = 0
 	c.compactions++
 

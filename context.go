@@ -91,9 +91,9 @@ type Context struct {
 	// set it, to run the gates alone or without one of them.
 	pipeline []stage
 
-	// The latest mutating calls, each as one more than its position or 0
-	// (regen_scope.go): of any scope, of the empty scope, and per scope.
-	mutAny, mutAll int32
+	// The marks of the latest mutating calls (regen_scope.go): of any
+	// scope, of the empty scope, and per scope.
+	mutAny, mutAll int64
 	scopes         []scopeRec
 	scopeIdx       map[string]int32
 }

@@ -220,19 +220,18 @@ func (r *invRecord) toolOfCall(caller MessageID, id CallID) string {
 
 // callClass is the class of the results of one call: its tool's output
 // class, irreducible for a read-only tool once a mutating call of an
-// overlapping scope was made after it or in its batch.
+// overlapping scope was made after its batch began.
 func (r *invRecord) callClass(k callKey) Class {
 	t := r.Tools[r.CallTool[k]]
 	cls := min(r.outputClass(r.CallTool[k]), Irreducible)
 	if cls != Reconstructible || !readOnly(t) {
 		return cls
 	}
-	seq := slices.Index(r.Calls, k)
+	// Made at or after the first call of k's batch: after k, beside it, or
+	// while its message still streamed and took calls.
+	first := slices.IndexFunc(r.Calls, func(o callKey) bool { return o.Caller == k.Caller })
 	for i, o := range r.Calls {
-		if i == seq {
-			continue
-		}
-		if i < seq && o.Caller != k.Caller {
+		if i < first || o == k {
 			continue
 		}
 		u := r.Tools[r.CallTool[o]]

@@ -146,8 +146,13 @@ func (f OracleFunc) Classify(m Message) Class { return f(m) }
 //
 // The class of a call's results is its tool's [Tool.OutputClass], raised
 // to Irreducible for a read-only tool once a mutating call of an
-// overlapping [Tool.Scope] was made after the call, or in the same batch.
-// The class may change as calls are made or tools registered.
+// overlapping [Tool.Scope] was made after the call, or in the same batch:
+// precisely, at or after the first call of the batch, so that a call a
+// streaming message gives at [Context.Close] counts any mutating call
+// made while it streamed. A mutating call counts from the moment it is
+// made, answered or not, and after it leaves the prompt. Whether a tool
+// mutates, and its scope, are read from the registry as it is now. The
+// class may change as calls are made or tools registered.
 func (c *Context) ClassOf(id MessageID) (Class, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -272,6 +272,27 @@ func TestReadsGoStaleAfterAMutationOfTheirScope(t *testing.T) {
 		assert.True(t, stale(t, c, "b2.r1"), "the batch runs in no known order")
 		assert.False(t, stale(t, c, "b3.r0"))
 	})
+	t.Run("a mutating call counts once made, answered or not", func(t *testing.T) {
+		c := scoped(t)
+		turn(t, c, "read", "read_file")
+		mustDo(t, c.Append(pruneguard.Message{ID: "w", Calls: []pruneguard.Call{{ID: "k", Tool: "write_file"}}}))
+		assert.True(t, stale(t, c, "read.r0"))
+		require.NoError(t, c.Abandon("k"))
+		assert.True(t, stale(t, c, "read.r0"), "abandoned, it may still have run")
+	})
+	t.Run("a call given at Close is in its batch", func(t *testing.T) {
+		c := scoped(t)
+		mustDo(t,
+			c.Open(pruneguard.Message{ID: "s", Calls: []pruneguard.Call{{ID: "k1", Tool: "query"}}}),
+			c.Append(pruneguard.Message{ID: "w", Calls: []pruneguard.Call{{ID: "k2", Tool: "write_file"}}}),
+			c.Append(pruneguard.Message{ID: "wr", Answers: []pruneguard.CallID{"k2"}}),
+			c.Close("s", pruneguard.Call{ID: "k3", Tool: "read_file"}),
+			c.Append(pruneguard.Message{ID: "r1", Answers: []pruneguard.CallID{"k1"}}),
+			c.Append(pruneguard.Message{ID: "r3", Answers: []pruneguard.CallID{"k3"}}),
+		)
+		assert.False(t, stale(t, c, "r1"), "another scope")
+		assert.True(t, stale(t, c, "r3"), "the write was made while its batch streamed")
+	})
 	t.Run("reads and open-world reads are no mutation", func(t *testing.T) {
 		c := scoped(t)
 		turn(t, c, "read", "read_file")
@@ -351,6 +372,18 @@ func TestStalenessSurvivesPruningTheWrite(t *testing.T) {
 	require.False(t, ok)
 	assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "read.r0"), "the write happened, pruned or not")
 	assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, "late.r0"), "the read after it")
+	// A second compaction moves the place the write held again.
+	filler = filler[:0]
+	for i := range 600 {
+		id := fmt.Sprintf("p%d", i)
+		turn(t, c, id, "query")
+		filler = append(filler, pruneguard.MessageID(id))
+	}
+	d, err = c.Prune(pruneguard.Plan{Evict: filler})
+	require.NoError(t, err)
+	mustDo(t, c.Apply(d))
+	assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "read.r0"))
+	assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, "late.r0"))
 	turn(t, c, "after", "read_file")
 	assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, "after.r0"))
 	turn(t, c, "w2", "write_file")

@@ -2,21 +2,29 @@ package pruneguard
 
 // Staleness of read results. A read-only tool's result is reconstructible
 // only while reading again would give the same bytes: once a mutating call
-// that may change what it read is made after it, it is the record of a
+// that may change what it read is made after it, or beside it in its
+// parallel batch (which runs in no known order), it is the record of a
 // state that no longer exists. Each tool has a scope ([Tool.Scope], empty
-// for everything); the Context keeps the position of the latest mutating
+// for everything); the Context keeps the place of the latest mutating
 // call of each scope, of the empty scope and of any scope, so that
-// judging a result costs a few comparisons, not a walk of the history.
+// judging a result takes a few comparisons, not a walk of the history or
+// of the batch: a result is stale when the latest mutating call of an
+// overlapping scope comes at or after the first call of its batch.
 //
-// Positions are those of the calls arena, in the order calls were made,
-// stored as one more than the position so that zero means "none".
-// Compaction renumbers the calls; remapScopes renumbers these with them.
+// Places are those of the calls arena, in the order calls were made, as
+// marks: 2p+2 for the call at position p, 2p+1 for the place just before
+// it, 0 for none. Compaction renumbers the calls; remapScopes moves each
+// mark with them, and the mark of a call that left to the place it held
+// among those kept.
 
 // scopeRec is the record of one named scope.
 type scopeRec struct {
 	name string
-	mut  int32 // one more than the position of its latest mutating call, or 0
+	mut  int64 // the mark of its latest mutating call, or 0
 }
+
+// callMark is the mark of the call at position k.
+func callMark(k int32) int64 { return 2*int64(k) + 2 }
 
 // setScope files tool record r under the scope its tool names, and
 // recomputes the latest mutations when the tool has calls: its scope or
@@ -55,24 +63,24 @@ func (c *Context) rescope() {
 	}
 }
 
-// mutated records a mutating call of tool r at pos (one more than its
-// position), if it is the latest of its scope.
-func (c *Context) mutated(r *toolRec, pos int32) {
-	c.mutAny = max(c.mutAny, pos)
+// mutated records a mutating call of tool r at mark m, if it is the
+// latest of its scope.
+func (c *Context) mutated(r *toolRec, m int64) {
+	c.mutAny = max(c.mutAny, m)
 	if r.scope == 0 {
-		c.mutAll = max(c.mutAll, pos)
+		c.mutAll = max(c.mutAll, m)
 		return
 	}
 	s := &c.scopes[r.scope-1]
-	s.mut = max(s.mut, pos)
+	s.mut = max(s.mut, m)
 }
 
 // called records that call k, just made, calls tool t.
 func (c *Context) called(t, k int32) {
 	r := &c.tools[t]
-	r.last = k + 1
+	r.last = callMark(k)
 	if r.t.Mutating() {
-		c.mutated(r, k+1)
+		c.mutated(r, r.last)
 	}
 }
 
@@ -90,43 +98,38 @@ func (c *Context) callClass(k int32) Class {
 }
 
 // stale reports whether a mutating call whose scope overlaps scope was
-// made after call k, or beside it in the same batch (parallel calls run in
-// no known order). It takes constant time plus the size of k's batch.
+// made at or after the first call of k's batch: after k, or beside it.
+// k itself, a read, is no mutating call. It takes constant time.
 func (c *Context) stale(k, scope int32) bool {
 	latest := c.mutAny
 	if scope != 0 {
 		latest = max(c.mutAll, c.scopes[scope-1].mut)
 	}
-	if latest > k+1 {
-		return true
+	first := k
+	if caller := c.call(k).caller; caller != none {
+		first = c.msg(caller).call
 	}
-	caller := c.call(k).caller
-	if caller == none {
-		return false
-	}
-	for j := range c.callsOf(caller) {
-		if j == k {
-			continue
-		}
-		r := &c.tools[c.call(j).tool]
-		if r.t.Mutating() && (scope == 0 || r.scope == 0 || r.scope == scope) {
-			return true
-		}
-	}
-	return false
+	return latest > callMark(first)-1
 }
 
-// remapScopes renumbers the latest calls after a compaction: rank[k] is
-// the number of calls kept before old position k (rank has one entry
-// more than there were calls, for a position past the last). A call that
-// left is replaced by the place it held among those kept, so that every
-// kept call stays before or after it as it was.
-func (c *Context) remapScopes(rank []int32) {
-	at := func(pos int32) int32 {
-		if pos == 0 {
+// remapScopes moves the marks after a compaction: cm maps each old
+// position to the new one, or none for a call that left, and rank[p] is
+// the number of calls kept before old position p (rank has one entry
+// more than there were calls). A call that left is replaced by the place
+// just before the first call kept after it, so that every kept call stays
+// before or after the mark as it was.
+func (c *Context) remapScopes(cm, rank []int32) {
+	at := func(m int64) int64 {
+		switch {
+		case m == 0:
 			return 0
+		case m%2 == 1: // just before old position (m-1)/2
+			return 2*int64(rank[(m-1)/2]) + 1
 		}
-		return rank[pos-1] + 1
+		if k := cm[m/2-1]; k != none {
+			return callMark(k)
+		}
+		return 2*int64(rank[m/2-1]) + 1
 	}
 	c.mutAny, c.mutAll = at(c.mutAny), at(c.mutAll)
 	for i := range c.scopes {

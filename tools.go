@@ -69,7 +69,7 @@ type Tool struct {
 	// service); empty means everything. Two scopes overlap when they are
 	// equal or either is empty. A read result stops being reconstructible
 	// once a mutating call of an overlapping scope is made after the call
-	// that produced it, or in the same batch (see [Tool.OutputClass]).
+	// that produced it, or in the same batch (see [Context.ClassOf]).
 	Scope string
 }
 
@@ -153,10 +153,10 @@ type toolRec struct {
 	refetches            int
 	irreducibleRefetches int
 
-	// last is one more than the position of the tool's latest call, or 0;
-	// scope is one more than the index of its scope in Context.scopes,
-	// or 0 for the empty scope (see regen_scope.go).
-	last  int32
+	// last is the mark of the tool's latest call, or 0; scope is one more
+	// than the index of its scope in Context.scopes, or 0 for the empty
+	// scope (see regen_scope.go).
+	last  int64
 	scope int32
 }
 
