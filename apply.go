@@ -107,7 +107,7 @@ func (c *Context) Apply(d *Decision) error {
 // stub replaces the content of result p with the stub.
 func (c *Context) stub(p int32) {
 	c.whole.Delete(p)
-	c.bySize.Delete(p)
+	c.bySize.Delete(c.sizeKey(p))
 	x := c.msg(p)
 	text, n := c.cfg.stub()
 	if x.flags&mOpen != 0 {
@@ -134,7 +134,7 @@ func (c *Context) remove(p int32) {
 		c.results.Delete(p)
 		if x.flags&mStubbed == 0 {
 			c.whole.Delete(p)
-			c.bySize.Delete(p)
+			c.bySize.Delete(c.sizeKey(p))
 		}
 	}
 	if x.flags&mLarge != 0 {

@@ -143,21 +143,21 @@ func (c *Context) compact() {
 	c.byID.reset(c.live)
 	c.results = btree[int32]{cmp: c.results.cmp}
 	c.whole = btree[int32]{cmp: c.whole.cmp}
-	c.bySize = btree[int32]{cmp: c.bySize.cmp}
-	var sized []int32
+	c.bySize = btree[sizeKey]{cmp: c.bySize.cmp}
+	var sized []sizeKey
 	for p := int32(0); p < c.msgs.n; p++ {
 		c.byID.put(p)
 		if x := c.msg(p); x.ans != none {
 			c.results.Insert(p)
 			if x.flags&mStubbed == 0 {
 				c.whole.Insert(p)
-				sized = append(sized, p)
+				sized = append(sized, c.sizeKey(p))
 			}
 		}
 	}
-	slices.SortFunc(sized, c.bySize.cmp)
-	for _, p := range sized {
-		c.bySize.Insert(p)
+	slices.SortFunc(sized, bySizeOrder)
+	for _, k := range sized {
+		c.bySize.Insert(k)
 	}
 	old := c.byCall.slots
 	c.byCall.reset(c.byCall.n)

@@ -85,7 +85,8 @@ type Context struct {
 
 	// The tool results by position, those not stubbed, and those not
 	// stubbed by size, largest first: the orders a View walks.
-	results, whole, bySize btree[int32]
+	results, whole btree[int32]
+	bySize         btree[sizeKey]
 
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
@@ -201,12 +202,7 @@ func (c *Context) init() {
 	c.uhead, c.utail = none, none
 	c.results.cmp = cmp.Compare[int32]
 	c.whole.cmp = cmp.Compare[int32]
-	c.bySize.cmp = func(a, b int32) int {
-		if ta, tb := c.msg(a).tokens, c.msg(b).tokens; ta != tb {
-			return cmp.Compare(tb, ta)
-		}
-		return cmp.Compare(a, b)
-	}
+	c.bySize.cmp = bySizeOrder
 }
 
 // Config returns the configuration the Context was made with.

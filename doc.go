@@ -92,12 +92,13 @@
 // person or the model wrote (user and system messages, assistant prose,
 // reasoning) is irreducible unless tagged otherwise: by [Message.Class], an
 // [Oracle], or [Config.TextClass] for a runtime that accepts losing text.
-// Only a pure tool's results are reconstructible: read-only and
-// closed-world by its MCP [Annotations]; a mutating tool's results, even an
-// idempotent one's, and an open-world tool's are irreducible. A read
-// result goes stale, and irreducible, once a mutating call whose
-// [Tool.Scope] overlaps its tool's (equal scopes, or either empty) is made
-// after it or in its parallel batch. An assistant message of calls with no
+// Unless a tool's [Tool.Output] says otherwise, only a pure tool's results
+// are reconstructible: read-only and closed-world by its MCP
+// [Annotations]; a mutating tool's results, even an idempotent one's, and
+// an open-world tool's are irreducible. A read-only tool's result goes
+// stale, and irreducible, once a mutating call whose [Tool.Scope]
+// overlaps its tool's (equal scopes, or either empty) is made after it or
+// in its parallel batch. An assistant message of calls with no
 // Content of its own takes the most conservative class of what it calls,
 // so a unit of pure calls and their results goes whole; a [Call.Server]
 // call, run by the provider with its result in the same message, adds its

@@ -121,7 +121,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	if c.isResult(p) {
 		c.results.Insert(p)
 		c.whole.Insert(p)
-		c.bySize.Insert(p)
+		c.bySize.Insert(c.sizeKey(p))
 	}
 	c.trackLarge(p)
 	return nil
@@ -301,11 +301,11 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 	if tokens != 0 {
 		sized := c.isResult(p) && c.msg(p).flags&mStubbed == 0
 		if sized {
-			c.bySize.Delete(p)
+			c.bySize.Delete(c.sizeKey(p))
 		}
 		c.setTokens(p, c.tokensOf(p)+tokens)
 		if sized {
-			c.bySize.Insert(p)
+			c.bySize.Insert(c.sizeKey(p))
 		}
 	}
 	c.unit(c.msg(p).unit).version++
