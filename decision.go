@@ -77,6 +77,9 @@ type Decision struct {
 	argStamps []argStamp
 	// soundGen is Context.unsoundGen as Prune saw it.
 	soundGen uint64
+	// relied: the evicted or stubbed messages that may go only while
+	// their pointer resolves; Apply asks the Resolver again.
+	relied []int32
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -234,4 +237,5 @@ func (d *Decision) finish(r *pruneRun) {
 	}
 	d.stampArgs(c)
 	d.finishTools(r)
+	d.relied = r.reliedOn()
 }

@@ -73,7 +73,8 @@ func TestCheckRoundsNeverEmptyHistory(t *testing.T) {
 	}
 	for d, body := range bodies {
 		t.Run(string(d), func(t *testing.T) {
-			in, g := guarded(t, d, body, wire.Options{Unannotated: wire.UnannotatedRegenerable})
+			in, g := guarded(t, d, body, wire.Options{Unannotated: wire.UnannotatedRegenerable,
+				Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
 			_, refs, _ := g.Check(pruneguard.Guard{Budget: 0, Policy: onePerRound()})
 			noWorse(t, in, g)
 			if !slices.ContainsFunc(refs, func(r wire.Refusal) bool { return r.Gate == "wire" }) {
