@@ -115,7 +115,8 @@ func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
 			assert.Equal(t, []pruneguard.UnitID{"a0", "a1"}, se.Units)
 			assert.Equal(t, []pruneguard.MessageID{"a0", "r0", "a1", "r1"}, se.Messages)
 			assert.Empty(t, res.Spills)
-			assert.Len(t, res.Refused, 2, "the refusals the spill would have lifted stand")
+			assert.Len(t, res.Refused, 4, "the refusals the spill would have lifted stand, for each call and each result")
+			assert.Equal(t, []pruneguard.UnitID{"a0", "a0", "a1", "a1"}, refusedUnits(res.Refused))
 			assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
 			assert.Equal(t, before, state(c), "the units stay, with no pointer")
 
@@ -165,8 +166,10 @@ func TestGuardNeverSpillsWhatAStepNeeds(t *testing.T) {
 func TestGuardSpillsAResultBeforeItIsStubbed(t *testing.T) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post"}))
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Annotations: pruneguard.Annotations{
+	// The post writes elsewhere than the reads read: they stay
+	// reconstructible beside it.
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post", Scope: "outbox"}))
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Scope: "files", Annotations: pruneguard.Annotations{
 		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "task", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Tokens: 5, Pinned: false,

@@ -287,8 +287,10 @@ func TestIncidentGhostCallAfterWithdrawal(t *testing.T) {
 		if gateOff {
 			withoutGates(c, GateSchema)
 		}
-		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: incidentSchema}))
-		require.NoError(t, c.RegisterTool(Tool{Name: "search_logs", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
+		// The incident tracker and the logs are apart: updating an incident
+		// leaves the searches of the logs reconstructible.
+		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: incidentSchema, Scope: "incidents"}))
+		require.NoError(t, c.RegisterTool(Tool{Name: "search_logs", Scope: "logs", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 40}))
 		for _, n := range []string{"3", "4", "5", "6"} {
 			require.NoError(t, c.Append(Message{ID: MessageID("a" + n), Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: CallID("t" + n), Tool: "search_logs"}}}))
@@ -298,8 +300,10 @@ func TestIncidentGhostCallAfterWithdrawal(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, d.Tombstones, "no arguments stand: the schema goes freely")
 		require.NoError(t, c.Apply(d))
-		// Turn 9: the model calls the tool it can no longer see.
-		require.NoError(t, c.Append(Message{ID: "a9", Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: "t9", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}}))
+		// Turn 9: the model calls the tool it can no longer see. The call
+		// is rejected and changes nothing: it and its error can be had
+		// again.
+		require.NoError(t, c.Append(Message{ID: "a9", Role: RoleAssistant, Tokens: 30, Class: Reconstructible, Calls: []Call{{ID: "t9", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}}))
 		require.NoError(t, c.Append(Message{ID: "r9", Role: RoleTool, Tokens: 20, Answers: []CallID{"t9"}, IsError: true, Class: Reconstructible, Content: []byte("notify: required")}))
 		return c
 	}
