@@ -379,6 +379,20 @@ func (c *Context) refs(p int32) int32 {
 // result reports whether message p answers a call.
 func (c *Context) isResult(p int32) bool { return c.msg(p).ans != none }
 
+// carriesResult reports whether message p holds a tool's result: it
+// answers a call, or carries a server call, whose result is inside it.
+func (c *Context) carriesResult(p int32) bool {
+	if c.isResult(p) {
+		return true
+	}
+	for k := range c.callsOf(p) {
+		if c.call(k).flags&cServer != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // find returns the position of the message with id.
 func (c *Context) find(id MessageID) (int32, bool) { return c.byID.find(string(id)) }
 

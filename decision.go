@@ -204,7 +204,7 @@ func (d *Decision) finish(r *pruneRun) {
 	add := func(p int32, id MessageID) {
 		tokens := c.tokensOf(p)
 		rc := rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)}
-		if c.isResult(p) {
+		if c.carriesResult(p) {
 			rc.hash = hashOf(c.content(p))
 		}
 		d.recs = append(d.recs, rc)
