@@ -431,3 +431,30 @@ func TestRepairingTombstoneListsStaleCalls(t *testing.T) {
 	require.Len(t, d.Tombstones, 1)
 	assert.Empty(t, d.Tombstones[0].Stale, "no migration")
 }
+
+// A server call's arguments stand behind no schema: evicting one frees no
+// argument of its tool, and the calls the model made to it still need
+// the schema or a tombstone.
+func TestServerCallLeavingIsNoArgumentLeaving(t *testing.T) {
+	c := pg.NewContext(pg.Config{TextClass: pg.Reconstructible})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "search", Schema: incidentV1, Annotations: closedWorld}))
+	appendAll(t, c,
+		pg.Message{ID: "a1", Content: []byte("searched"), Calls: []pg.Call{{ID: "s1", Tool: "search", Args: json.RawMessage(`{"q":"a"}`), Server: true}}},
+		pg.Message{ID: "a2", Calls: []pg.Call{call("k2", "search", `{"q":"b"}`)}},
+		pg.Message{ID: "r2", Answers: []pg.CallID{"k2"}},
+	)
+	st, _ := c.Tool("search")
+	require.Equal(t, 1, st.Args)
+	d := prune(t, c, pg.Plan{Evict: []pg.MessageID{"a1"}, DropSchemas: []string{"search"}})
+	assert.Equal(t, []pg.MessageID{"a1"}, d.Evict)
+	require.Len(t, d.Tombstones, 1, "k2's arguments stay")
+	assert.Empty(t, d.Retire)
+	assert.Empty(t, c.Unsound())
+
+	// Nor does it retire a tombstone.
+	appendAll(t, c, pg.Message{ID: "a3", Content: []byte("searched"), Calls: []pg.Call{{ID: "s3", Tool: "search", Args: json.RawMessage(`{"q":"c"}`), Server: true}}})
+	d = prune(t, c, pg.Plan{Evict: []pg.MessageID{"a3"}})
+	assert.Empty(t, d.Retire)
+	st, _ = c.Tool("search")
+	assert.True(t, st.Tombstoned)
+}
