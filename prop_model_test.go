@@ -537,9 +537,10 @@ func modelHash(b []byte) [16]byte {
 	return [16]byte(s[:16])
 }
 
-// remember records, after an applied decision, the results it evicted or
-// stubbed, with their content before the decision.
-func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
+// resultCalls lists the calls whose results message x carries: the calls
+// it answers, in the order of its Answers, then its own server calls.
+func (h *propHarness) resultCalls(x *smsg) []*scall {
+	var out []*scall
 	for _, id := range x.m.Answers {
 		var k *scall
 		for _, y := range h.msgs {
@@ -549,9 +550,29 @@ func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
 				}
 			}
 		}
-		if k == nil {
-			continue
+		if k != nil {
+			out = append(out, k)
 		}
+	}
+	for _, sc := range x.calls {
+		if sc.server {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// carriesResult reports whether message m holds a tool's result: it
+// answers a call or carries a server call.
+func carriesResult(m Message) bool {
+	return len(m.Answers) > 0 || slices.ContainsFunc(m.Calls, func(k Call) bool { return k.Server })
+}
+
+// remember records, after an applied decision, the results it evicted or
+// stubbed, with their content before the decision: the results of the
+// calls a message answers, and of the server calls it carries.
+func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
+	for _, k := range h.resultCalls(x) {
 		key := modelSig(k.tool, k.args)
 		cls := h.rec.class(x.m)
 		if old, ok := h.pruned[key]; ok {
@@ -561,17 +582,10 @@ func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
 	}
 }
 
-// expectRefetches predicts the alerts of result x, which has just closed.
+// expectRefetches predicts the alerts of result x, which has just closed:
+// for the calls it answers, then for the server calls it carries.
 func (h *propHarness) expectRefetches(x *smsg) {
-	for _, id := range x.m.Answers {
-		var k *scall
-		for _, y := range h.msgs {
-			for _, sc := range y.calls {
-				if sc.id == id && sc.result == x {
-					k = sc
-				}
-			}
-		}
+	for _, k := range h.resultCalls(x) {
 		key := modelSig(k.tool, k.args)
 		was, ok := h.pruned[key]
 		if !ok {
@@ -582,6 +596,9 @@ func (h *propHarness) expectRefetches(x *smsg) {
 		for _, y := range h.present() {
 			for _, sc := range y.calls {
 				r := sc.result
+				if sc.server {
+					r = sc.caller
+				}
 				if sc != k && sc.tool == k.tool && sc.done && r != nil && r != x && r.present && !r.stubbed && !r.open &&
 					modelSig(sc.tool, sc.args) == key {
 					held = true

@@ -309,7 +309,7 @@ func (h *propHarness) checkDecision(p Plan, d *Decision) error {
 	}
 	for _, r := range d.Records() {
 		var want [16]byte
-		if x := h.byID[r.Message]; len(x.m.Answers) > 0 {
+		if x := h.byID[r.Message]; carriesResult(x.m) {
 			want = modelHash(x.m.Content)
 		}
 		if r.Hash != ContentHash(want) {
