@@ -533,7 +533,7 @@ func negativeResult(guard bool) *negativeOutcome {
 	o.lines = append(o.lines, rt.Log()...)
 	if g, ok := rt.(*guarded); ok {
 		for _, c := range g.checks {
-			o.Refusals = append(o.Refusals, violations(c.Result.Reason)...)
+			o.Refusals = append(o.Refusals, c.Result.Refused...)
 		}
 	}
 
@@ -593,7 +593,7 @@ func oneTimeNonce(guard bool) *nonceOutcome {
 	o.lines = append(o.lines, rt.Log()...)
 	if g, ok := rt.(*guarded); ok {
 		for _, c := range g.checks {
-			o.Refusals = append(o.Refusals, violations(c.Result.Reason)...)
+			o.Refusals = append(o.Refusals, c.Result.Refused...)
 		}
 	}
 
@@ -610,12 +610,4 @@ func oneTimeNonce(guard bool) *nonceOutcome {
 	_ = rt.CompleteStep("retry-if-unconfirmed")
 	o.Charges = charges
 	return o
-}
-
-func violations(err error) []*pruneguard.Violation {
-	var pe *pruneguard.PruneError
-	if errors.As(err, &pe) {
-		return pe.Violations
-	}
-	return nil
 }

@@ -89,8 +89,9 @@ func TestNegativeResult(t *testing.T) {
 		assert.Equal(t, "cgroup", o.Patched)
 		// a1 is the model's prose; r1 read a file before apply_patch ran,
 		// so reading it again may not give the same bytes; think is the
-		// negative result.
-		assert.Equal(t, []string{"a1/irreducible", "r1/irreducible", "think/negative-result"}, refusals(t, o.Refusals))
+		// negative result. The guard then tries the other units: the
+		// user's task and the patch turn are irreducible too.
+		assert.Equal(t, []string{"a1/irreducible", "r1/irreducible", "think/negative-result", "u1/irreducible", "a2/irreducible"}, refusals(t, o.Refusals))
 		assert.Empty(t, o.Failure())
 	})
 }
@@ -108,8 +109,9 @@ func TestOneTimeNonce(t *testing.T) {
 		assert.Equal(t, 1, o.Charges)
 		// The invoice was fetched before the payment: fetched again it
 		// would read paid. The payment call is irreducible, and the planned
-		// retry holds its result.
-		assert.Equal(t, []string{"a0/irreducible", "r0/irreducible", "a1/irreducible", "r1/referenced"}, refusals(t, o.Refusals))
+		// retry holds its result. The guard then tries the user's request:
+		// irreducible text.
+		assert.Equal(t, []string{"a0/irreducible", "r0/irreducible", "a1/irreducible", "r1/referenced", "u1/irreducible"}, refusals(t, o.Refusals))
 		assert.Empty(t, o.Failure())
 	})
 }
