@@ -167,7 +167,8 @@
 // # Diagnostics
 //
 // Every [Decision] keeps [Decision.Records], an audit line per evicted
-// or stubbed message with the class it had and, for a tool result, a
+// or stubbed message with the class it had and, for a tool result (a
+// [Call.Server] call's result is the message that carries it), a
 // [ContentHash] of its content. The Context remembers the results of the
 // 4,096 calls pruned last by their signature (the tool, and the
 // arguments as JSON with key order and white space aside). When a later
