@@ -10,8 +10,11 @@ import "slices"
 // new step reference), the tool registry or the task plan changed, calls
 // to a tool whose schema it changes arrived, arguments or a requiring
 // message came to stand behind a missing schema (see [Context.Unsound]),
-// or, in the strict mode, the Context left the commit boundary. A decision can
-// be applied once, to the Context that made it.
+// or, in the strict mode, the Context left the commit boundary. It asks
+// the [Resolver] again about every pointer the decision relies on (a
+// message that may go only because it was spilled) and refuses, naming
+// those messages in [StaleError.Messages], when one no longer resolves. A
+// decision can be applied once, to the Context that made it.
 //
 // Apply is also where the Context reclaims the memory of messages gone:
 // once they outnumber the messages it holds, it compacts its records,
@@ -65,11 +68,15 @@ func (c *Context) Apply(d *Decision) error {
 	if d.soundGen != c.unsoundGen {
 		return &StaleError{Reason: "arguments or messages came to stand behind a missing schema since the decision"}
 	}
+	if err := c.lostPointers(d); err != nil {
+		return err
+	}
 
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
 			c.forget(k, d.recs[i], d.Evict[i], false)
 		}
+		c.forgetServer(p, d.recs[i], d.Evict[i])
 		c.remove(p)
 	}
 	for i, p := range d.stubs {
@@ -108,7 +115,7 @@ func (c *Context) Apply(d *Decision) error {
 func (c *Context) stub(p int32) {
 	c.unrequire(p)
 	c.whole.Delete(p)
-	c.bySize.Delete(p)
+	c.bySize.Delete(c.sizeKey(p))
 	x := c.msg(p)
 	text, n := c.cfg.stub()
 	if x.flags&mOpen != 0 {
@@ -136,7 +143,7 @@ func (c *Context) remove(p int32) {
 		c.results.Delete(p)
 		if x.flags&mStubbed == 0 {
 			c.whole.Delete(p)
-			c.bySize.Delete(p)
+			c.bySize.Delete(c.sizeKey(p))
 		}
 	}
 	if x.flags&mLarge != 0 {
@@ -159,7 +166,7 @@ func (c *Context) remove(p int32) {
 		if q, ok := c.byCall.find(string(c.callID(k))); ok && q == k {
 			c.byCall.remove(k)
 		}
-		c.gone.put(string(c.callID(k)), struct{}{})
+		c.gone.put(string(c.callID(k)), r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade
 			c.tools[r.tool].args--

@@ -12,8 +12,9 @@ type Record struct {
 	Class   Class
 	Tokens  int
 	Stubbed bool // the content was stubbed; the message stays
-	// Hash is, for a tool result (a message that answers calls), the hash
-	// of the content it had when the decision was made (see
+	// Hash is, for a tool result (a message that answers calls, or that
+	// carries a [Call.Server] call and so its result), the hash of the
+	// content it had when the decision was made (see
 	// [ContentHash]): a result fetched again is compared with it
 	// ([RefetchAlert]). It is zero for other messages.
 	Hash ContentHash

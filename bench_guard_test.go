@@ -25,7 +25,8 @@ var sessionTools = []string{"read_file", "grep", "stat"}
 
 func newSession(tb testing.TB, n int) *session {
 	tb.Helper()
-	s := &session{c: pruneguard.NewContext(pruneguard.Config{})}
+	// The runtime accepts losing its user turns, so that every unit may go.
+	s := &session{c: pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})}
 	for _, name := range sessionTools {
 		if err := s.c.RegisterTool(pruneguard.Tool{Name: name, Annotations: pruneguard.Annotations{
 			ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}); err != nil {

@@ -10,10 +10,11 @@ import (
 
 // benchContext builds a settled Context of n messages: a system prompt,
 // then rounds of a user message and an assistant turn with a parallel
-// batch of three calls and their three results.
+// batch of three calls and their three results. The runtime accepts
+// losing its user turns (Config.TextClass), so that every unit may go.
 func benchContext(tb testing.TB, n int) *pruneguard.Context {
 	tb.Helper()
-	c := pruneguard.NewContext(pruneguard.Config{})
+	c := pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})
 	for _, name := range []string{"read_file", "grep", "stat"} {
 		if err := c.RegisterTool(pruneguard.Tool{Name: name, Annotations: pruneguard.Annotations{
 			ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}); err != nil {

@@ -18,7 +18,8 @@ func closedTools(t *testing.T, c *Context, names ...string) {
 }
 
 // batchContext: u1 | a1(c1,c2) r1 r2 | u2 | a2(c3) [r3 pending unless done],
-// with every gate and x a read-only, closed-world tool.
+// with every gate and x a read-only, closed-world tool. The user turns are
+// tagged reconstructible, as a runtime does for text it can give again.
 func batchContext(t *testing.T, cfg Config, pending bool) *Context {
 	t.Helper()
 	c := NewContext(cfg)
@@ -44,11 +45,11 @@ func boundaryAlone(t *testing.T, cfg Config, pending bool) *Context {
 func batchTranscript(t *testing.T, c *Context, pending bool) {
 	t.Helper()
 	mustAppend(t, c,
-		Message{ID: "u1", Role: RoleUser, Tokens: 10},
+		Message{ID: "u1", Role: RoleUser, Tokens: 10, Class: Reconstructible},
 		Message{ID: "a1", Role: RoleAssistant, Tokens: 20, Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
 		Message{ID: "r1", Role: RoleTool, Tokens: 100, Answers: []CallID{"c1"}},
 		Message{ID: "r2", Role: RoleTool, Tokens: 200, Answers: []CallID{"c2"}},
-		Message{ID: "u2", Role: RoleUser, Tokens: 10},
+		Message{ID: "u2", Role: RoleUser, Tokens: 10, Class: Reconstructible},
 		Message{ID: "a2", Role: RoleAssistant, Tokens: 20, Calls: []Call{{ID: "c3", Tool: "x"}}},
 	)
 	if !pending {

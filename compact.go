@@ -45,9 +45,11 @@ func (c *Context) compact() {
 	}
 	// Calls, in the order they were made, while a message names them.
 	cm := make([]int32, c.calls.n)
+	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
 	var calls arena[crec]
 	for k := int32(0); k < c.calls.n; k++ {
 		cm[k] = none
+		rank[k] = calls.n
 		if c.callLive(k) {
 			cm[k] = calls.push()
 			*calls.at(cm[k]) = *c.call(k)
@@ -116,7 +118,9 @@ func (c *Context) compact() {
 		}
 		t.tail = k
 	}
+	rank[c.calls.n] = calls.n
 	c.msgs, c.calls, c.units = msgs, calls, units
+	c.remapScopes(cm, rank)
 	c.dead = 0
 	c.compactions++
 
@@ -148,21 +152,21 @@ func (c *Context) compact() {
 	c.byID.reset(c.live)
 	c.results = btree[int32]{cmp: c.results.cmp}
 	c.whole = btree[int32]{cmp: c.whole.cmp}
-	c.bySize = btree[int32]{cmp: c.bySize.cmp}
-	var sized []int32
+	c.bySize = btree[sizeKey]{cmp: c.bySize.cmp}
+	var sized []sizeKey
 	for p := int32(0); p < c.msgs.n; p++ {
 		c.byID.put(p)
 		if x := c.msg(p); x.ans != none {
 			c.results.Insert(p)
 			if x.flags&mStubbed == 0 {
 				c.whole.Insert(p)
-				sized = append(sized, p)
+				sized = append(sized, c.sizeKey(p))
 			}
 		}
 	}
-	slices.SortFunc(sized, c.bySize.cmp)
-	for _, p := range sized {
-		c.bySize.Insert(p)
+	slices.SortFunc(sized, bySizeOrder)
+	for _, k := range sized {
+		c.bySize.Insert(k)
 	}
 	old := c.byCall.slots
 	c.byCall.reset(c.byCall.n)

@@ -5,8 +5,8 @@ package pruneguard
 // goroutine calls Prune, so they must be safe for that. The zero Config is the
 // strictest reading of each gate: any pending call or streaming message
 // defers every prune, split units grow to whole units, any unsafe
-// candidate refuses the whole plan, tombstones are available, and
-// messages with no tool origin are reconstructible.
+// candidate refuses the whole plan, tombstones are available, and text a
+// person or the model wrote is irreducible.
 type Config struct {
 	// Boundary chooses the strict (default) or relaxed commit boundary.
 	Boundary BoundaryMode
@@ -18,9 +18,20 @@ type Config struct {
 	// Resolver, if set, decides whether spill pointers still resolve.
 	// Without one no pointer counts.
 	Resolver Resolver
-	// TextClass is the class of messages that answer no call and carry no
-	// explicit class (user, assistant and system text). Zero means
-	// Reconstructible: mark what must stay with Facts, Class or Pin.
+	// TextClass is the class of text a person or the model wrote, when it
+	// carries no explicit class and no Oracle classifies it: a message that
+	// answers no call and has Content (user and system messages, assistant
+	// prose, reasoning), or has neither calls nor Content. Zero means
+	// Irreducible, as seed 002 reads it: such text cannot be obtained
+	// again, so it leaves the prompt only spilled behind a resolvable
+	// pointer or released by a sealed plan. Reconstructible is the option
+	// for a runtime that accepts losing text (it can give it again, or it
+	// does not need it); mark what must stay anyway with Facts, Class or
+	// Pin. An assistant message of calls with no Content of its own is not
+	// text: it takes the class of the calls' results (see
+	// [Context.ClassOf]), so a wire reader must give such a message its
+	// prose as Content, or an explicit Class, when the provider's message
+	// carries prose beside its calls.
 	TextClass Class
 	// NoTombstones says the runtime cannot insert tombstones at all.
 	NoTombstones bool

@@ -59,10 +59,10 @@ type Context struct {
 	roles        []Role
 	roleIdx      map[Role]uint8
 
-	gone     recent[struct{}] // ids of the calls pruned last
-	nPending int              // calls waiting for a closed result
-	pend     []int32          // those calls
-	open     []int32          // messages still streaming
+	gone     recent[bool] // ids of the calls pruned last: abandoned?
+	nPending int          // calls waiting for a closed result
+	pend     []int32      // those calls
+	open     []int32      // messages still streaming
 
 	tools   []toolRec
 	toolIdx map[string]int32
@@ -87,7 +87,8 @@ type Context struct {
 
 	// The tool results by position, those not stubbed, and those not
 	// stubbed by size, largest first: the orders a View walks.
-	results, whole, bySize btree[int32]
+	results, whole btree[int32]
+	bySize         btree[sizeKey]
 
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
@@ -108,6 +109,11 @@ type Context struct {
 
 	// mem is what the guards remember of the refusals they met.
 	mem refusalMemory
+	// The marks of the latest mutating calls (regen_scope.go): of any
+	// scope, of the empty scope, and per scope.
+	mutAny, mutAll int64
+	scopes         []scopeRec
+	scopeIdx       map[string]int32
 }
 
 // mrec is the record of one message: 48 bytes.
@@ -177,6 +183,8 @@ const (
 	cArgsNil                    // its arguments were nil
 	cArgsMade                   // it counts in its tool's Args
 	cGhost                      // made while its tool's schema was not shown whole
+	cServer                     // the provider ran it; its result is in its caller
+	cAbandon                    // declared never to be answered (with cDone)
 )
 
 // urec is the record of one unit: 40 bytes. A dead unit has no head.
@@ -215,12 +223,7 @@ func (c *Context) init() {
 	c.uhead, c.utail = none, none
 	c.results.cmp = cmp.Compare[int32]
 	c.whole.cmp = cmp.Compare[int32]
-	c.bySize.cmp = func(a, b int32) int {
-		if ta, tb := c.msg(a).tokens, c.msg(b).tokens; ta != tb {
-			return cmp.Compare(tb, ta)
-		}
-		return cmp.Compare(a, b)
-	}
+	c.bySize.cmp = bySizeOrder
 }
 
 // Config returns the configuration the Context was made with.
@@ -375,6 +378,20 @@ func (c *Context) refs(p int32) int32 {
 
 // result reports whether message p answers a call.
 func (c *Context) isResult(p int32) bool { return c.msg(p).ans != none }
+
+// carriesResult reports whether message p holds a tool's result: it
+// answers a call, or carries a server call, whose result is inside it.
+func (c *Context) carriesResult(p int32) bool {
+	if c.isResult(p) {
+		return true
+	}
+	for k := range c.callsOf(p) {
+		if c.call(k).flags&cServer != 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // find returns the position of the message with id.
 func (c *Context) find(id MessageID) (int32, bool) { return c.byID.find(string(id)) }

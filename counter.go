@@ -45,11 +45,11 @@ func (c *Context) addTokens(p int32, n int) {
 	}
 	sized := c.isResult(p) && c.msg(p).flags&mStubbed == 0
 	if sized {
-		c.bySize.Delete(p)
+		c.bySize.Delete(c.sizeKey(p))
 	}
 	c.setTokens(p, c.tokensOf(p)+n)
 	if sized {
-		c.bySize.Insert(p)
+		c.bySize.Insert(c.sizeKey(p))
 	}
 	c.tokens += n
 	c.trackLarge(p)

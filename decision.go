@@ -77,6 +77,9 @@ type Decision struct {
 	argStamps []argStamp
 	// soundGen is Context.unsoundGen as Prune saw it.
 	soundGen uint64
+	// relied: the evicted or stubbed messages that may go only while
+	// their pointer resolves; Apply asks the Resolver again.
+	relied []int32
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -201,7 +204,7 @@ func (d *Decision) finish(r *pruneRun) {
 	add := func(p int32, id MessageID) {
 		tokens := c.tokensOf(p)
 		rc := rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)}
-		if c.isResult(p) {
+		if c.carriesResult(p) {
 			rc.hash = hashOf(c.content(p))
 		}
 		d.recs = append(d.recs, rc)
@@ -234,4 +237,5 @@ func (d *Decision) finish(r *pruneRun) {
 	}
 	d.stampArgs(c)
 	d.finishTools(r)
+	d.relied = r.reliedOn()
 }

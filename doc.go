@@ -134,18 +134,41 @@
 //
 // Regenerability ([ErrRegen]). Only reconstructible content may go, or
 // content spilled to a durable store behind a pointer the configured
-// [Resolver] resolves, or content no step of a sealed plan needs. Results
-// of non-idempotent, destructive or open-world tools are irreducible by
-// default (from MCP [Annotations]); [Facts] (negative results, transient
+// [Resolver] resolves, or content no step of a sealed plan needs. Text a
+// person or the model wrote (user and system messages, assistant prose,
+// reasoning) is irreducible unless tagged otherwise: by [Message.Class], an
+// [Oracle], or [Config.TextClass] for a runtime that accepts losing text.
+// Unless a tool's [Tool.Output] says otherwise, only a pure tool's results
+// are reconstructible: read-only and closed-world by its MCP
+// [Annotations]; a mutating tool's results, even an idempotent one's, and
+// an open-world tool's are irreducible. A read-only tool's result goes
+// stale, and irreducible, once a mutating call whose [Tool.Scope]
+// overlaps its tool's (equal scopes, or either empty) is made after it or
+// in its parallel batch. An assistant message of calls with no
+// Content of its own takes the most conservative class of what it calls,
+// so a unit of pure calls and their results goes whole; a [Call.Server]
+// call, run by the provider with its result in the same message, adds its
+// tool's class to its message. [Facts] (negative results, transient
 // observations, one-time secrets, the sole record of a user's constraint)
 // make any message irreducible; a message a pending planned step names
-// ([Context.PlanStep]) never goes. A custom [Oracle] may classify
-// messages but cannot lift these rules.
+// ([Context.PlanStep]) never goes. An [Oracle] or a [Message.Class]
+// decides a message's class in place of that derivation, but never lifts
+// Facts, planned-step references, the resolvable pointer a [Durable] class
+// needs, or anything of the commit boundary.
+//
+// Calls that will never be answered (an orphan deep in the history, a
+// cancelled stream, a result the runtime lost) are given up with
+// [Context.Abandon]: their unit closes and is judged like any other, and
+// a late result for one is refused. A message still streaming cannot be
+// spilled, and [Context.Apply] asks the Resolver again about every pointer
+// its decision relies on, refusing with a [*StaleError] when one stopped
+// resolving.
 //
 // # Diagnostics
 //
 // Every [Decision] keeps [Decision.Records], an audit line per evicted
-// or stubbed message with the class it had and, for a tool result, a
+// or stubbed message with the class it had and, for a tool result (a
+// [Call.Server] call's result is the message that carries it), a
 // [ContentHash] of its content. The Context remembers the results of the
 // 4,096 calls pruned last by their signature (the tool, and the
 // arguments as JSON with key order and white space aside). When a later

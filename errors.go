@@ -60,6 +60,15 @@ var (
 	ErrBadSchema        = errors.New("pruneguard: schema is not valid JSON")
 	ErrNotResult        = errors.New("pruneguard: only tool results can be stubbed")
 	ErrForeignDecision  = errors.New("pruneguard: decision belongs to another context or was already applied")
+	// ErrOpenMessage: the message is still streaming, so its content is
+	// not final: it cannot be spilled, nor its call abandoned.
+	ErrOpenMessage = errors.New("pruneguard: message is still streaming")
+	// ErrAbandonedCall: a result for a call the runtime abandoned
+	// ([Context.Abandon]), or a call abandoned twice.
+	ErrAbandonedCall = errors.New("pruneguard: call was abandoned")
+	// ErrAnsweredCall: [Context.Abandon] named a call that already has a
+	// closed result, or that the provider ran in its own message.
+	ErrAnsweredCall = errors.New("pruneguard: call already has a result")
 )
 
 // InputError reports an event or plan that the Context refused as
@@ -332,22 +341,30 @@ func (e *CeilingError) Unwrap() []error {
 
 // StaleError reports why [Context.Apply] refused a decision: events since
 // [Context.Prune] changed units it names (a stream kept writing, a result
-// arrived, units were coupled) or the tools and steps it consulted. It
-// matches [ErrStaleDecision].
+// arrived, units were coupled) or the tools and steps it consulted, or a
+// spill pointer that let a message go no longer resolves. It matches
+// [ErrStaleDecision].
 //
 // The zero StaleError names no unit and no reason; the package returns it
 // filled in.
 type StaleError struct {
 	Units  []UnitID
 	Reason string
+	// Messages names the evicted or stubbed messages whose pointer no
+	// longer resolves, when that is why the decision is stale.
+	Messages []MessageID
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.
 func (e *StaleError) Error() string {
-	if len(e.Units) == 0 {
-		return "pruneguard: stale decision: " + e.Reason
+	s := "pruneguard: stale decision: " + e.Reason
+	if len(e.Units) > 0 {
+		s += ": units " + joinIDs(e.Units)
 	}
-	return fmt.Sprintf("pruneguard: stale decision: %s: units %s", e.Reason, joinIDs(e.Units))
+	if len(e.Messages) > 0 {
+		s += ": messages " + joinIDs(e.Messages)
+	}
+	return s
 }
 
 // Unwrap returns [ErrStaleDecision].

@@ -8,23 +8,27 @@ import (
 // With Config.Counter set and m.Tokens 0, the Context counts m's content
 // and its calls' arguments.
 //
-// Calls in m become pending until a closed result names them. Answers in m
-// bind m to the unit of each answered call; a message answering calls of
-// several units joins those units into one. Append fails, changing
-// nothing, on an empty or duplicate ID (or an empty name in Requires), a
-// negative token count, an answer
-// for a call the Context never saw ([ErrUnknownCall]), a call that was
-// pruned ([ErrPrunedCall]; the Context remembers the 4,096 calls pruned
-// last, and a result for a call pruned before them is [ErrUnknownCall]) or
-// that already has a result ([ErrDuplicateResult]), or a call id that is
-// still pending ([ErrDuplicateCall]).
+// Calls in m become pending until a closed result names them, or until
+// [Context.Abandon] gives them up; a [Call.Server] call is answered in m
+// itself and never pending. Answers in m bind m to the unit of each
+// answered call; a message answering calls of several units joins those
+// units into one. Append fails, changing nothing, on an empty or
+// duplicate ID (or an empty name in Requires), a negative token count, an
+// answer for a call the Context never saw ([ErrUnknownCall]), a call that
+// was pruned ([ErrPrunedCall]; the Context remembers the 4,096 calls
+// pruned last, and a result for a call pruned before them is
+// [ErrUnknownCall]), that was abandoned ([ErrAbandonedCall], pruned or
+// not) or that already has a result ([ErrDuplicateResult]), or a call id
+// that is still pending ([ErrDuplicateCall]).
 func (c *Context) Append(m Message) error {
 	return c.add("append", m, false)
 }
 
 // Open adds a message that is still streaming. It stays open, and is
 // never pruned, until [Context.Close]. A streaming result keeps its call
-// pending until it closes.
+// pending until it closes. It fails as Append does, and with
+// [ErrOpenMessage] for a message that carries a [Pointer]: what streams
+// in later would not be in the store.
 func (c *Context) Open(m Message) error {
 	return c.add("open", m, true)
 }
@@ -35,6 +39,10 @@ func (c *Context) add(op string, m Message, open bool) error {
 	c.init()
 	if err := c.checkNew(op, m); err != nil {
 		return err
+	}
+	if open && !m.Pointer.IsZero() {
+		// Content still streaming is not what a store could hold.
+		return inputErr(op, string(m.ID), ErrOpenMessage)
 	}
 	p := c.msgs.push()
 	x := c.msg(p)
@@ -123,7 +131,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	if c.isResult(p) {
 		c.results.Insert(p)
 		c.whole.Insert(p)
-		c.bySize.Insert(p)
+		c.bySize.Insert(c.sizeKey(p))
 	}
 	c.trackLarge(p)
 	return nil
@@ -186,10 +194,16 @@ func (c *Context) checkNew(op string, m Message) error {
 			// A message may not answer its own call.
 			return inputErr(op, string(id), ErrUnknownCall)
 		}
+		if ok && c.call(k).flags&cAbandon != 0 {
+			return inputErr(op, string(id), ErrAbandonedCall)
+		}
 		if ok {
 			return inputErr(op, string(id), ErrDuplicateResult)
 		}
-		if _, ok := c.gone.get(string(id)); ok {
+		if abandoned, ok := c.gone.get(string(id)); ok {
+			if abandoned {
+				return inputErr(op, string(id), ErrAbandonedCall)
+			}
 			return inputErr(op, string(id), ErrPrunedCall)
 		}
 		return inputErr(op, string(id), ErrUnknownCall)
@@ -229,6 +243,11 @@ func (c *Context) addCall(p int32, call Call) int32 {
 		tool: t, caller: p, result: none, sib: none, nextAns: none, nextTool: none,
 		ver: c.tools[t].ver, flags: cPending | cArgsMade,
 	}
+	if call.Server {
+		// Answered in its own message: never pending, no argument
+		// residency.
+		r.flags = cDone | cServer
+	}
 	if call.Args == nil {
 		r.flags |= cArgsNil
 	}
@@ -236,11 +255,14 @@ func (c *Context) addCall(p int32, call Call) int32 {
 		c.byCall.remove(old)
 	}
 	c.byCall.put(k)
-	c.unit(c.msg(p).unit).pending++
-	c.nPending++
-	c.pend = append(c.pend, k)
 	tr := &c.tools[t]
-	tr.args++
+	if !call.Server {
+		c.unit(c.msg(p).unit).pending++
+		c.nPending++
+		c.pend = append(c.pend, k)
+		tr.args++
+	}
+	c.called(t, k)
 	if tr.tail == none {
 		tr.head = k
 	} else {
@@ -289,11 +311,11 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 	if tokens != 0 {
 		sized := c.isResult(p) && c.msg(p).flags&mStubbed == 0
 		if sized {
-			c.bySize.Delete(p)
+			c.bySize.Delete(c.sizeKey(p))
 		}
 		c.setTokens(p, c.tokensOf(p)+tokens)
 		if sized {
-			c.bySize.Insert(p)
+			c.bySize.Insert(c.sizeKey(p))
 		}
 	}
 	c.unit(c.msg(p).unit).version++
@@ -409,8 +431,13 @@ func (c *Context) Pin(id MessageID) error {
 // Spill records that message id's content was written to a durable store
 // at p. The message may then be evicted, whatever its class, while the
 // configured [Resolver] resolves p (planned-step references still hold
-// it). A zero p removes the pointer. It drops the refusals a guard
-// remembered for the message and its unit (see [Context.Refusals]).
+// it), and [Context.Apply] refuses a decision whose evictions relied on p
+// once p stops resolving. A zero p removes the pointer. It drops the
+// refusals a guard remembered for the message and its unit (see
+// [Context.Refusals]). A message still streaming cannot be spilled: its
+// content is not final, so Spill fails with [ErrOpenMessage] until
+// [Context.Close] (and [Context.Open] refuses a message that carries a
+// pointer).
 func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -418,6 +445,9 @@ func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	p, err := c.lookup("spill", id)
 	if err != nil {
 		return err
+	}
+	if c.msg(p).flags&mOpen != 0 {
+		return inputErr("spill", string(id), ErrOpenMessage)
 	}
 	if !ptr.IsZero() || c.sideOf(p) != nil {
 		c.side(p).pointer = ptr

@@ -61,7 +61,8 @@ func ExampleContext_Prune() {
 	c.RegisterTool(pruneguard.Tool{Name: "search", Annotations: pruneguard.Annotations{
 		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false),
 	}})
-	c.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 40})
+	// The runtime can give this user turn again: it says so.
+	c.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 40, Class: pruneguard.Reconstructible})
 	c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 30, Calls: []pruneguard.Call{{ID: "s1", Tool: "search"}}})
 	c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 2000, Answers: []pruneguard.CallID{"s1"}})
 

@@ -160,7 +160,7 @@ func (c *Context) remember(units, stubs []*Violation) (added int) {
 		if _, had := m.stubs[p]; !had {
 			added++
 			c.whole.Delete(p)
-			c.bySize.Delete(p)
+			c.bySize.Delete(c.sizeKey(p))
 			c.shape++
 		}
 		if !slices.ContainsFunc(m.stubs[p], v.same) {
@@ -210,7 +210,7 @@ func (m *refusalMemory) unstub(c *Context, p int32) {
 	delete(m.stubs, p)
 	if x := c.msg(p); x.flags&(mDead|mStubbed) == 0 && x.ans != none {
 		c.whole.Insert(p)
-		c.bySize.Insert(p)
+		c.bySize.Insert(c.sizeKey(p))
 	}
 	c.shape++
 }
@@ -270,7 +270,7 @@ func (m *refusalMemory) compacted(c *Context, pm, um []int32) {
 			if q := pm[p]; q != none {
 				stubs[q] = vs
 				c.whole.Delete(q)
-				c.bySize.Delete(q)
+				c.bySize.Delete(c.sizeKey(q))
 			}
 		}
 		m.stubs = stubs

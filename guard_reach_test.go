@@ -2,6 +2,7 @@ package pruneguard_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,15 @@ import (
 
 	"github.com/pruneguard/pruneguard"
 )
+
+// refusedUnits lists the unit each violation names, in order.
+func refusedUnits(vs []*pruneguard.Violation) []pruneguard.UnitID {
+	var out []pruneguard.UnitID
+	for _, v := range vs {
+		out = append(out, v.Units...)
+	}
+	return out
+}
 
 func evictedBy(res pruneguard.Result) (evicted, stubbed []pruneguard.MessageID) {
 	for _, d := range res.Decisions {
@@ -19,12 +29,14 @@ func evictedBy(res pruneguard.Result) (evicted, stubbed []pruneguard.MessageID) 
 }
 
 // batchOfThree is a parallel batch of three calls in one assistant turn:
-// an irreducible result (post) and two reconstructible ones (read).
+// an irreducible result (post) and two reconstructible ones (read). The
+// post writes elsewhere than the reads read, so it leaves them
+// reconstructible.
 func batchOfThree(t *testing.T, cfg pruneguard.Config) *pruneguard.Context {
 	t.Helper()
 	c := pruneguard.NewContext(cfg)
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post"}))
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Annotations: pruneguard.Annotations{
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post", Scope: "outbox"}))
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Scope: "files", Annotations: pruneguard.Annotations{
 		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "task", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Tokens: 5,
@@ -158,11 +170,12 @@ func TestDeferredOnlyWhenNothingIsSafe(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pruneguard.Deferred, res.Outcome)
 	assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
-	assert.Len(t, res.Refused, 2, "both units, met once each")
+	assert.Len(t, res.Refused, 4, "both units, met once each: each for its call and for its result")
+	assert.Equal(t, []pruneguard.UnitID{"a0", "a0", "a1", "a1"}, refusedUnits(res.Refused))
 	assert.NotEqual(t, before, state(c), "the refusals are remembered")
 
 	// One safe unit among them: the guard finds it and prunes.
-	require.NoError(t, c.Append(pruneguard.Message{ID: "note", Role: pruneguard.RoleUser, Tokens: 30}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "note", Role: pruneguard.RoleUser, Tokens: 30, Class: pruneguard.Reconstructible}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "last", Role: pruneguard.RoleUser, Tokens: 1, Pinned: true}))
 	res, err = pruneguard.Guard{Budget: 50}.Check(c)
 	require.NoError(t, err)
@@ -218,7 +231,9 @@ func TestReachEndsOverManyRefusals(t *testing.T) {
 	res, err := pruneguard.Guard{Budget: 50, Rounds: 3}.Check(c)
 	require.NoError(t, err)
 	assert.Equal(t, pruneguard.Deferred, res.Outcome)
-	assert.Len(t, c.Refusals(), 200, fmt.Sprint("every unit refused, once"))
+	units := refusedUnits(c.Refusals())
+	assert.Len(t, units, 400, "every unit refused, for its call and for its result")
+	assert.Len(t, slices.Compact(units), 200, fmt.Sprint("every unit refused, once"))
 }
 
 // A tool whose arguments stand behind no schema and that cannot be

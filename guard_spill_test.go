@@ -115,7 +115,8 @@ func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
 			assert.Equal(t, []pruneguard.UnitID{"a0", "a1"}, se.Units)
 			assert.Equal(t, []pruneguard.MessageID{"a0", "r0", "a1", "r1"}, se.Messages)
 			assert.Empty(t, res.Spills)
-			assert.Len(t, res.Refused, 2, "the refusals the spill would have lifted stand")
+			assert.Len(t, res.Refused, 4, "the refusals the spill would have lifted stand, for each call and each result")
+			assert.Equal(t, []pruneguard.UnitID{"a0", "a0", "a1", "a1"}, refusedUnits(res.Refused))
 			assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
 			assert.Equal(t, before, state(c), "the units stay, with no pointer")
 
@@ -165,8 +166,10 @@ func TestGuardNeverSpillsWhatAStepNeeds(t *testing.T) {
 func TestGuardSpillsAResultBeforeItIsStubbed(t *testing.T) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post"}))
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Annotations: pruneguard.Annotations{
+	// The post writes elsewhere than the reads read: they stay
+	// reconstructible beside it.
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "post", Scope: "outbox"}))
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Scope: "files", Annotations: pruneguard.Annotations{
 		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "task", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Tokens: 5, Pinned: false,
@@ -211,4 +214,85 @@ func TestGuardZeroSpillerIsAnErrorNotAPanic(t *testing.T) {
 	require.Len(t, res.SpillErrors, 1)
 	assert.ErrorIs(t, res.SpillErrors[0], spill.ErrNoStore)
 	assert.Equal(t, before, state(c))
+}
+
+// proseContext is a session of text a person and the model wrote, with
+// no tag: seed 002's default makes all of it irreducible. A pinned system
+// prompt, then rounds of a user turn and an assistant answer.
+func proseContext(t testing.TB, cfg pruneguard.Config, rounds int) *pruneguard.Context {
+	t.Helper()
+	c := pruneguard.NewContext(cfg)
+	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 100, Pinned: true}))
+	for i := range rounds {
+		require.NoError(t, c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("u", i)), Role: pruneguard.RoleUser, Tokens: 100,
+			Content: []byte(fmt.Sprintf("constraint %d: never touch the prod database", i))}))
+		require.NoError(t, c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Role: pruneguard.RoleAssistant, Tokens: 100,
+			Content: []byte(fmt.Sprintf("noted %d; checked the staging logs, nothing there", i))}))
+	}
+	return c
+}
+
+// Under the default text class, untagged text cannot simply go: without
+// a store the guard defers, and with one it makes room by spilling the
+// oldest text and evicting it behind a pointer that reads back the
+// words.
+func TestGuardSpillsIrreducibleText(t *testing.T) {
+	const budget = 450 // of 100 + 4*200 = 900
+	c := proseContext(t, pruneguard.Config{}, 4)
+	for _, id := range []pruneguard.MessageID{"u0", "a0"} {
+		k, _ := c.ClassOf(id)
+		require.Equal(t, pruneguard.Irreducible, k, "%s is text", id)
+	}
+	before := state(c)
+	res, err := pruneguard.Guard{Budget: budget}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Deferred, res.Outcome, "no store: no safe prune reaches the budget")
+	assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
+	for _, d := range res.Decisions {
+		assert.Empty(t, d.Evict, "no text goes without a pointer")
+	}
+	assert.Equal(t, c.Tokens(), 900)
+	assert.NotEqual(t, before, state(c), "the refusals are remembered")
+
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c = proseContext(t, pruneguard.Config{Resolver: sp}, 4)
+	orig := map[pruneguard.MessageID]string{}
+	for _, m := range c.Messages() {
+		orig[m.ID] = string(m.Content)
+	}
+	res, err = pruneguard.Guard{Budget: budget, Spill: sp}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Pruned, res.Outcome)
+	assert.LessOrEqual(t, res.After, budget)
+	assert.Empty(t, res.SpillErrors)
+	require.NotEmpty(t, res.Spills)
+	var spilled, evicted []pruneguard.MessageID
+	for _, s := range res.Spills {
+		spilled = append(spilled, s.Messages...)
+		back, err := sp.Recall(s.Pointer)
+		require.NoError(t, err)
+		require.Len(t, back, len(s.Messages))
+		for i, m := range back {
+			assert.Equal(t, s.Messages[i], m.ID)
+			assert.Equal(t, orig[m.ID], string(m.Content), "%s reads back identical", m.ID)
+		}
+	}
+	pointed := map[pruneguard.MessageID]bool{}
+	for _, d := range res.Decisions {
+		evicted = append(evicted, d.Evict...)
+		for _, n := range d.Pointers {
+			pointed[n.Message] = true
+		}
+		for _, r := range d.Records() {
+			assert.Equal(t, pruneguard.Irreducible, r.Class, "%s went as irreducible text", r.Message)
+			assert.True(t, pointed[r.Message], "%s went behind its pointer", r.Message)
+		}
+	}
+	assert.Equal(t, []pruneguard.MessageID{"u0", "a0", "u1", "a1", "u2"}, evicted, "oldest first, down to the budget")
+	assert.Subset(t, spilled, evicted, "everything that went was spilled")
+	for _, id := range []pruneguard.MessageID{"sys", "a2", "u3", "a3"} {
+		m, ok := c.Message(id)
+		require.True(t, ok, "%s stays", id)
+		assert.True(t, m.Pointer.IsZero(), "%s was not spilled: the budget did not need it", id)
+	}
 }

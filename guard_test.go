@@ -124,7 +124,7 @@ func TestGuardHidesRefusedToolsFromPolicy(t *testing.T) {
 	c := NewContext(Config{NoTombstones: true})
 	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Output: Reconstructible}))
 	mustAppend(t, c,
-		Message{ID: "u0", Role: RoleUser, Tokens: 500},
+		Message{ID: "u0", Role: RoleUser, Tokens: 500, Class: Reconstructible},
 		Message{ID: "a0", Tokens: 5, Calls: []Call{{ID: "k0", Tool: "upd"}}},
 		Message{ID: "r0", Tokens: 5, Answers: []CallID{"k0"}},
 	)

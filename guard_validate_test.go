@@ -22,7 +22,10 @@ func loopContext(t testing.TB, cfg pruneguard.Config, sizes ...int) *pruneguard.
 	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Annotations: pruneguard.Annotations{
 		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 100, Pinned: true}))
-	require.NoError(t, c.Append(pruneguard.Message{ID: "task", Role: pruneguard.RoleUser, Tokens: 10, Content: []byte("fix the build")}))
+	// The task is tagged: the runtime can give it again (it keeps it in
+	// its tracker), so it may go as the reads may.
+	require.NoError(t, c.Append(pruneguard.Message{ID: "task", Role: pruneguard.RoleUser, Tokens: 10, Content: []byte("fix the build"),
+		Class: pruneguard.Reconstructible}))
 	for i, n := range sizes {
 		k := pruneguard.CallID(fmt.Sprint("k", i))
 		require.NoError(t, c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Role: pruneguard.RoleAssistant, Tokens: 5,

@@ -38,6 +38,11 @@ func TestIncidentParallelBatchEvictedMidFlight(t *testing.T) {
 		if gateOff {
 			withoutGates(c, GateBoundary)
 		}
+		// Three reads: the calls and their results can be made again.
+		closed := Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}
+		for _, name := range []string{"read_file", "grep", "stat"} {
+			require.NoError(t, c.RegisterTool(Tool{Name: name, Annotations: closed}))
+		}
 		require.NoError(t, c.Append(Message{ID: "sys", Role: RoleSystem, Tokens: 500, Pinned: true}))
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 200}))
 		require.NoError(t, c.Append(Message{ID: "a1", Role: RoleAssistant, Tokens: 300, Calls: []Call{
@@ -47,7 +52,7 @@ func TestIncidentParallelBatchEvictedMidFlight(t *testing.T) {
 		}}))
 		require.NoError(t, c.Append(Message{ID: "r1", Role: RoleTool, Tokens: 30000, Answers: []CallID{"c1"}}))
 		// Budget check after the append: the scorer proposes the old turn.
-		d, err := c.Prune(Plan{Evict: []MessageID{"u1", "a1"}})
+		d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
 		if err != nil {
 			pruneErr = err
 		} else {
@@ -126,7 +131,10 @@ func TestIncidentGhostMutationTool(t *testing.T) {
 		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: schema, Annotations: Annotations{ReadOnlyHint: Bool(false), DestructiveHint: Bool(true)}}))
 		require.NoError(t, c.RegisterTool(Tool{Name: "search_logs", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 40}))
-		require.NoError(t, c.Append(Message{ID: "a2", Role: RoleAssistant, Tokens: 60, Calls: []Call{{ID: "t2", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-2","assignee_id":"u-17","notify":true}`)}}}))
+		// The runtime keeps the incident in its tracker: the update turn and
+		// its result can be had again.
+		require.NoError(t, c.Append(Message{ID: "a2", Role: RoleAssistant, Tokens: 60, Class: Reconstructible,
+			Calls: []Call{{ID: "t2", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-2","assignee_id":"u-17","notify":true}`)}}}))
 		require.NoError(t, c.Append(Message{ID: "r2", Role: RoleTool, Tokens: 20, Answers: []CallID{"t2"}, Class: Reconstructible}))
 		for _, id := range []string{"3", "4", "5", "6"} {
 			require.NoError(t, c.Append(Message{ID: MessageID("a" + id), Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: CallID("t" + id), Tool: "search_logs"}}}))
@@ -252,18 +260,20 @@ func TestIncidentOneTimeNoncePruned(t *testing.T) {
 		c, err := run(t, false)
 		var pe *PruneError
 		require.ErrorAs(t, err, &pe)
-		var codes []Code
-		for _, v := range pe.Violations {
-			codes = append(codes, v.Code)
-			assert.Equal(t, GateRegen, v.Gate)
+		codes := func(pe *PruneError) (out []string) {
+			for _, v := range pe.Violations {
+				assert.Equal(t, GateRegen, v.Gate)
+				out = append(out, string(v.Messages[0])+"/"+string(v.Code))
+			}
+			return out
 		}
-		// Pending reference first: nothing else is consulted for it.
-		assert.Equal(t, []Code{CodeReferenced}, codes)
+		// The payment call is irreducible, as its tool's results are. For
+		// r1 the pending reference comes first: nothing else is consulted.
+		assert.Equal(t, []string{"a1/irreducible", "r1/referenced"}, codes(pe))
 		require.NoError(t, c.CompleteStep("retry-if-timeout"))
 		_, err = c.Prune(Plan{Evict: []MessageID{"r1"}})
-		var v *Violation
-		require.ErrorAs(t, err, &v)
-		assert.Equal(t, CodeSecret, v.Code, "still a one-time secret")
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, []string{"a1/irreducible", "r1/one-time-secret"}, codes(pe), "still a one-time secret")
 	})
 }
 
@@ -277,8 +287,10 @@ func TestIncidentGhostCallAfterWithdrawal(t *testing.T) {
 		if gateOff {
 			withoutGates(c, GateSchema)
 		}
-		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: incidentSchema}))
-		require.NoError(t, c.RegisterTool(Tool{Name: "search_logs", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
+		// The incident tracker and the logs are apart: updating an incident
+		// leaves the searches of the logs reconstructible.
+		require.NoError(t, c.RegisterTool(Tool{Name: "update_incident", Schema: incidentSchema, Scope: "incidents"}))
+		require.NoError(t, c.RegisterTool(Tool{Name: "search_logs", Scope: "logs", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
 		require.NoError(t, c.Append(Message{ID: "u1", Role: RoleUser, Tokens: 40}))
 		for _, n := range []string{"3", "4", "5", "6"} {
 			require.NoError(t, c.Append(Message{ID: MessageID("a" + n), Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: CallID("t" + n), Tool: "search_logs"}}}))
@@ -288,8 +300,10 @@ func TestIncidentGhostCallAfterWithdrawal(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, d.Tombstones, "no arguments stand: the schema goes freely")
 		require.NoError(t, c.Apply(d))
-		// Turn 9: the model calls the tool it can no longer see.
-		require.NoError(t, c.Append(Message{ID: "a9", Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: "t9", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}}))
+		// Turn 9: the model calls the tool it can no longer see. The call
+		// is rejected and changes nothing: it and its error can be had
+		// again.
+		require.NoError(t, c.Append(Message{ID: "a9", Role: RoleAssistant, Tokens: 30, Class: Reconstructible, Calls: []Call{{ID: "t9", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}}))
 		require.NoError(t, c.Append(Message{ID: "r9", Role: RoleTool, Tokens: 20, Answers: []CallID{"t9"}, IsError: true, Class: Reconstructible, Content: []byte("notify: required")}))
 		return c
 	}

@@ -175,6 +175,15 @@ type invRecord struct {
 	ResultOf map[callKey]MessageID // key: caller message, call id
 	// CallTool maps a call to the tool it called.
 	CallTool map[callKey]string
+	// Calls lists every call made, in the order made, pruned or not.
+	Calls []callKey
+	// Abandoned holds the calls the test abandoned.
+	Abandoned map[callKey]bool
+	// Stored returns what a pointer holds for a message, if anything.
+	Stored func(Pointer, MessageID) ([]byte, bool)
+	// Original holds each message's content as the runtime gave it, before
+	// any stub.
+	Original map[MessageID][]byte
 	// Unit maps each message to a representative of its unit, as the
 	// test computes it (calls, results, batches, couplings).
 	Unit func(MessageID) MessageID
@@ -184,25 +193,30 @@ type invRecord struct {
 }
 
 // class computes the regenerability class of message m from what the test
-// recorded, independently of the Context's classification.
+// recorded, independently of the Context's classification: facts first,
+// then the explicit class, then the derivation from the calls the message
+// answers and emits and from its text.
 func (r *invRecord) class(m Message) Class {
 	if r.Facts[m.ID] != 0 {
 		return Irreducible
 	}
 	if k := r.Class[m.ID]; k != ClassUnset {
-		return k
+		return min(k, Irreducible)
 	}
-	if len(m.Answers) == 0 {
-		if r.Cfg.TextClass != ClassUnset {
-			return r.Cfg.TextClass
-		}
-		return Reconstructible
-	}
-	k := Reconstructible
+	k := ClassUnset
 	for _, id := range m.Answers {
-		caller := r.CallerOf[callKey{m.ID, id}]
-		tool := r.toolOfCall(caller, id)
-		k = max(k, r.outputClass(tool))
+		k = max(k, r.callClass(callKey{r.CallerOf[callKey{m.ID, id}], id}))
+	}
+	for _, c := range m.Calls {
+		k = max(k, r.callClass(callKey{m.ID, c.ID}))
+	}
+	// Text a person or the model wrote: no answers, and Content or no calls.
+	if len(m.Answers) == 0 && (len(m.Content) > 0 || len(m.Calls) == 0) {
+		text := r.Cfg.TextClass
+		if text == ClassUnset {
+			text = Irreducible
+		}
+		k = max(k, min(text, Irreducible))
 	}
 	return k
 }
@@ -211,9 +225,33 @@ func (r *invRecord) toolOfCall(caller MessageID, id CallID) string {
 	return r.CallTool[callKey{caller, id}]
 }
 
+// callClass is the class of the results of one call: its tool's output
+// class, irreducible for a read-only tool once a mutating call of an
+// overlapping scope was made after its batch began.
+func (r *invRecord) callClass(k callKey) Class {
+	t := r.Tools[r.CallTool[k]]
+	cls := min(r.outputClass(r.CallTool[k]), Irreducible)
+	if cls != Reconstructible || !readOnly(t) {
+		return cls
+	}
+	// Made at or after the first call of k's batch: after k, beside it, or
+	// while its message still streamed and took calls.
+	first := slices.IndexFunc(r.Calls, func(o callKey) bool { return o.Caller == k.Caller })
+	for i, o := range r.Calls {
+		if i < first || o == k {
+			continue
+		}
+		u := r.Tools[r.CallTool[o]]
+		if !readOnly(u) && (u.Scope == "" || t.Scope == "" || u.Scope == t.Scope) {
+			return Irreducible
+		}
+	}
+	return cls
+}
+
 // outputClass re-derives a tool's output class from its MCP annotations
-// with the spec's defaults: read-only false, destructive true, idempotent
-// false, open world true.
+// with the spec's defaults: read-only false, open world true. Only a
+// read-only, closed-world tool is pure.
 func (r *invRecord) outputClass(name string) Class {
 	t := r.Tools[name]
 	if t.Output != ClassUnset {
@@ -221,10 +259,8 @@ func (r *invRecord) outputClass(name string) Class {
 	}
 	a := t.Annotations
 	ro := a.ReadOnlyHint != nil && *a.ReadOnlyHint
-	destructive := !ro && (a.DestructiveHint == nil || *a.DestructiveHint)
-	idem := ro || (a.IdempotentHint != nil && *a.IdempotentHint)
 	open := a.OpenWorldHint == nil || *a.OpenWorldHint
-	if !open && idem && !destructive {
+	if ro && !open {
 		return Reconstructible
 	}
 	return Irreducible
@@ -247,7 +283,15 @@ func (r *invRecord) regenSafe(m Message) (bool, string) {
 	}
 	p := r.Pointer[m.ID]
 	if p != (Pointer{}) && r.Cfg.Resolver != nil && r.Live != nil && r.Live(p) {
-		return true, ""
+		// The pointer must lead to the message's content: what it holds now,
+		// or what it held before a stub replaced it.
+		if r.Stored == nil {
+			return true, ""
+		}
+		if b, ok := r.Stored(p, m.ID); ok && (bytes.Equal(b, m.Content) || bytes.Equal(b, r.Original[m.ID])) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("class %s, pointer %v resolves but does not hold the content of %s", k, p, m.ID)
 	}
 	return false, fmt.Sprintf("class %s, facts %b, pointer %v unresolvable", k, r.Facts[m.ID], p)
 }
@@ -304,7 +348,7 @@ func checkPrune(pre, post state, r *invRecord) error {
 			}
 		}
 		for _, k := range m.Calls {
-			if pending[k.ID] {
+			if pending[k.ID] || k.Server || r.Abandoned[callKey{m.ID, k.ID}] {
 				continue
 			}
 			res, ok := r.ResultOf[callKey{m.ID, k.ID}]
@@ -388,11 +432,14 @@ func checkPrune(pre, post state, r *invRecord) error {
 	// behind none (a plan's edit, or a call the model made to a tool whose
 	// schema had left), and every surviving message that requires a
 	// schema has it whole. A decision made before such a state arose is
-	// stale, so no applied decision may leave one.
+	// stale, so no applied decision may leave one. A call the provider ran
+	// is no argument residency.
 	calls := make(map[string][]CallID)
 	for _, m := range post.Messages {
 		for _, k := range m.Calls {
-			calls[k.Tool] = append(calls[k.Tool], k.ID)
+			if !k.Server {
+				calls[k.Tool] = append(calls[k.Tool], k.ID)
+			}
 		}
 	}
 	for _, t := range post.Tools {

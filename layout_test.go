@@ -83,7 +83,7 @@ func TestCompactionMakesOtherDecisionsStale(t *testing.T) {
 			Message{ID: MessageID("r" + id), Tokens: 10, Answers: []CallID{CallID("k" + id)}, Content: []byte("result " + id)},
 		)
 	}
-	mustAppend(t, c, Message{ID: "tail", Tokens: 1})
+	mustAppend(t, c, Message{ID: "tail", Tokens: 1, Class: Reconstructible})
 	other, err := c.Prune(Plan{Evict: []MessageID{"tail"}})
 	require.NoError(t, err)
 	var evict []MessageID

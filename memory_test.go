@@ -106,7 +106,8 @@ func TestLongSessionHeapStaysFlat(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		turns = 20000
 	}
-	c := pruneguard.NewContext(pruneguard.Config{})
+	// The runtime accepts losing its user turns, so that every unit may go.
+	c := pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})
 	for _, name := range sessionTools {
 		if err := c.RegisterTool(pruneguard.Tool{Name: name, Annotations: pruneguard.Annotations{
 			ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}); err != nil {

@@ -52,6 +52,22 @@ type Call struct {
 	// Args holds the call's JSON arguments. The guard never parses them; it
 	// only knows that they stay in the prompt while the message does.
 	Args json.RawMessage
+	// Server says the provider ran the call itself and its result is
+	// inside the same message (Anthropic's server_tool_use beside its
+	// web_search_tool_result, a Responses web_search_call). Such a call
+	// is never pending and is answered by no other message: a result
+	// naming it is refused as [ErrDuplicateResult]. Its result is part of
+	// the message, so the message's class includes the class of the
+	// tool's results (a web search is open-world: irreducible unless the
+	// tool is annotated otherwise). It is a use of the tool's name in the
+	// prompt like any call (the registry knows the tool from it,
+	// [Entry.Tools] and [Message.Calls] list it, it counts in
+	// [ToolState.GhostCalls] and [ToolState.Refetches]) but not an
+	// argument residency: it does not count in [ToolState.Args], and the
+	// evict-or-tombstone gate does not hold the tool's schema for it,
+	// since the model's arguments were checked by the provider, not
+	// against a schema the prompt carries.
+	Server bool
 }
 
 // Message is one entry of the transcript as the runtime hands it to a
@@ -76,8 +92,13 @@ type Message struct {
 	Answers []CallID
 	// Pinned messages are never pruned, nor is any unit holding one.
 	Pinned bool
-	// Class overrides the regenerability class the guard would derive.
-	// Facts still win over it: see [Facts].
+	// Class, when set, is the message's regenerability class, in place of
+	// the class the guard would derive (from tool annotations, scope
+	// staleness and Config.TextClass) and of any [Oracle]'s answer. Like
+	// an Oracle it cannot lift [Facts] (they make the message irreducible),
+	// planned-step references, the pointer a [Durable] message needs to
+	// leave, or anything of the commit boundary. A value beyond
+	// [Irreducible] counts as Irreducible.
 	Class Class
 	// Facts marks what makes the content impossible to obtain again.
 	Facts Facts

@@ -3,6 +3,7 @@ package pruneguard
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -177,7 +178,7 @@ func TestGuardTakesRefusedCompressionsOutOfThePlan(t *testing.T) {
 	c := NewContext(Config{NoTombstones: true})
 	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Schema: []byte(`{"type":"object","required":["a"]}`), Output: Reconstructible}))
 	mustAppend(t, c,
-		Message{ID: "u0", Role: RoleUser, Tokens: 500},
+		Message{ID: "u0", Role: RoleUser, Tokens: 500, Class: Reconstructible},
 		Message{ID: "a0", Tokens: 5, Calls: []Call{{ID: "k0", Tool: "upd"}}},
 		Message{ID: "r0", Tokens: 5, Answers: []CallID{"k0"}},
 	)
@@ -249,11 +250,18 @@ func TestResultListsEveryRefusal(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Pruned, res.Outcome)
 		var units []UnitID
+		var msgs []MessageID
 		for _, v := range res.Refused {
 			assert.Equal(t, CodeIrreducible, v.Code)
-			units = append(units, v.Units...)
+			if !slices.Contains(units, v.Units[0]) {
+				units = append(units, v.Units...)
+			}
+			msgs = append(msgs, v.Messages...)
 		}
 		assert.Equal(t, []UnitID{"a0", "a1", "a2", "a3", "a4"}, units, "mode %d", mode)
+		// The calls to web are irreducible with their results: the
+		// arguments are the model's, the unit goes only whole.
+		assert.Equal(t, []MessageID{"a0", "r0", "a1", "r1", "a2", "r2", "a3", "r3", "a4", "r4"}, msgs, "mode %d", mode)
 	}
 }
 
@@ -274,7 +282,7 @@ func TestHoardingThreshold(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, d.Hoarded, "no threshold, no report")
 
-	c = NewContext(Config{HoardTokens: 50})
+	c = NewContext(Config{HoardTokens: 50, TextClass: Reconstructible})
 	mustAppend(t, c, Message{ID: "at", Tokens: 50}, Message{ID: "under", Tokens: 49})
 	require.NoError(t, c.Open(Message{ID: "s"}))
 	require.NoError(t, c.Write("s", nil, 0))

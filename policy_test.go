@@ -8,15 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// toolLoop: sys(pinned) u0 then n rounds of a_i(call k_i to tool[i%len])
-// and r_i with the given result sizes.
+// toolLoop: sys(pinned) u0 (tagged reconstructible) then n rounds of
+// a_i(call k_i to tool[i%len]) and r_i with the given result sizes.
 func toolLoop(t *testing.T, cfg Config, tools []string, sizes ...int) *Context {
 	t.Helper()
 	c := NewContext(cfg)
 	closedTools(t, c, tools...)
 	mustAppend(t, c,
 		Message{ID: "sys", Role: RoleSystem, Tokens: 100, Pinned: true},
-		Message{ID: "u0", Role: RoleUser, Tokens: 10},
+		Message{ID: "u0", Role: RoleUser, Tokens: 10, Class: Reconstructible},
 	)
 	for i, n := range sizes {
 		id := fmt.Sprint(i)

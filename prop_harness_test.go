@@ -107,18 +107,45 @@ const (
 	opPrune
 	opInvalid
 	opReport
+	opAbandon    // abandon calls, valid or not
+	opSpillStore // spill messages through a Spiller over a failing store
+	opForget     // a spilled segment stops resolving
 	nOps
 )
 
 var (
-	defaultOps = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 10, 4, 1}}
-	invalidOps = opSet{[nOps]int{5, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 3, 20, 1}}
-	pruneOps   = opSet{[nOps]int{6, 8, 10, 2, 3, 3, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 20, 2, 1}}
-	eventOps   = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 0, 8, 1}}
-	// Events that may land between a Prune and its Apply. The resolver is
-	// external to the Context and is left alone there.
-	betweenOps = opSet{[nOps]int{3, 4, 4, 1, 2, 2, 2, 1, 1, 1, 0, 1, 1, 1, 2, 1, 0, 1, 1}}
+	defaultOps = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 10, 4, 1, 2, 3, 1}}
+	invalidOps = opSet{[nOps]int{5, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 3, 20, 1, 3, 1, 1}}
+	pruneOps   = opSet{[nOps]int{6, 8, 10, 2, 3, 3, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 20, 2, 1, 2, 3, 1}}
+	eventOps   = opSet{[nOps]int{8, 8, 10, 3, 5, 4, 2, 1, 2, 2, 1, 2, 2, 1, 3, 1, 0, 8, 1, 2, 2, 1}}
+	// Spills, resolver changes and prunes, for the pointer lifetime.
+	spillOps = opSet{[nOps]int{4, 4, 6, 8, 10, 5, 1, 0, 1, 8, 4, 1, 1, 0, 1, 0, 14, 0, 0, 1, 3, 1}}
+	// Events that may land between a Prune and its Apply, the resolver
+	// changing its mind among them: Apply asks it again.
+	betweenOps = opSet{[nOps]int{3, 4, 4, 1, 2, 2, 2, 1, 1, 1, 3, 1, 1, 1, 2, 1, 0, 1, 1, 1, 1, 3}}
 )
+
+// PropSpiller is what the harness needs of a spill.Spiller. Package spill
+// imports this package, so the tests of this package cannot import it;
+// spill_bridge_test.go, in package pruneguard_test, sets NewPropSpiller.
+type PropSpiller interface {
+	// Spill stores the messages and records the pointer on each; an open
+	// message fails with an error matching ErrOpenMessage.
+	Spill(c *Context, ids ...MessageID) (Pointer, error)
+	Resolvable(p Pointer) bool
+	Forget(p Pointer)
+	// Recall reads back what the store holds under p.
+	Recall(p Pointer) ([]Message, error)
+	// Failed reports whether the store failed a write since the last call.
+	Failed() bool
+}
+
+// NewPropSpiller makes a PropSpiller whose store fails a write when
+// intn(3) answers 0, and then keeps the content when intn(2) answers 0.
+var NewPropSpiller func(intn func(int) int) PropSpiller
+
+// propStore is the store name of the harness's Spiller.
+const propStore = "prop"
 
 func (o opSet) pick(s choiceSource) int {
 	total := 0
@@ -145,6 +172,11 @@ type propHarness struct {
 	// that no longer keeps its guarantees.
 	invariantsOnly bool
 
+	spiller PropSpiller
+	spilled []Pointer                        // pointers the Spiller handed out
+	stored  map[Pointer]map[MessageID][]byte // scratch pointers: what they hold
+	goneAb  map[CallID]bool                  // the Context's memory of pruned calls
+
 	msgs   []*smsg
 	byID   map[MessageID]*smsg // present messages
 	calls  map[CallID]*scall   // the latest call of each id
@@ -164,6 +196,15 @@ type propHarness struct {
 	alerts    []RefetchAlert
 	refetches int
 	repairs   int // tombstones decisions added for tools their plans left alone
+	// What the runs exercised beside prunes: spills through the store and
+	// the writes it failed, abandoned calls, decisions refused for a lost
+	// pointer, and applied decisions that relied on pointers.
+	spills, storeFails, abandons, lost, relied int
+
+	// Weakenings of the Context the harness can make, to show the checker
+	// notices them: Apply without asking the Resolver again, and pointers
+	// recorded on streaming messages.
+	noRecheck, looseSpill bool
 }
 
 func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
@@ -171,6 +212,10 @@ func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
 		src: src, ops: ops, off: off, invariantsOnly: off != 0,
 		byID: map[MessageID]*smsg{}, calls: map[CallID]*scall{}, known: map[string]bool{},
 		live: map[Pointer]bool{}, steps: map[StepID][]MessageID{}, parent: map[MessageID]MessageID{},
+		stored: map[Pointer]map[MessageID][]byte{}, goneAb: map[CallID]bool{},
+	}
+	if NewPropSpiller != nil {
+		h.spiller = NewPropSpiller(src.intn)
 	}
 	cfg := Config{
 		Boundary:     BoundaryMode(src.intn(2)),
@@ -181,7 +226,7 @@ func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
 		cfg.TextClass = Irreducible
 	}
 	if src.intn(4) != 0 {
-		cfg.Resolver = ResolverFunc(func(p Pointer) bool { return h.live[p] })
+		cfg.Resolver = ResolverFunc(h.resolvable)
 	}
 	if src.intn(3) == 0 {
 		cfg.StubTokens = 1 + src.intn(20)
@@ -195,9 +240,10 @@ func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
 	}
 	h.rec = &invRecord{
 		Cfg: cfg, Facts: map[MessageID]Facts{}, Class: map[MessageID]Class{}, Pointer: map[MessageID]Pointer{},
-		Live: func(p Pointer) bool { return h.live[p] }, Refs: map[MessageID]int{}, Tools: map[string]Tool{},
+		Live: h.resolvable, Refs: map[MessageID]int{}, Tools: map[string]Tool{},
 		CallerOf: map[callKey]MessageID{}, ResultOf: map[callKey]MessageID{}, CallTool: map[callKey]string{},
 		Unit: h.find, Requires: map[MessageID][]string{},
+		Abandoned: map[callKey]bool{}, Stored: h.storedContent, Original: map[MessageID][]byte{},
 	}
 	h.pruned = map[string]prunedModel{}
 	h.logf("config %+v gate off %v", cfg, off)
@@ -308,8 +354,76 @@ func (h *propHarness) step(ops opSet) error {
 			}
 		}
 		return h.report(id, []string{"notify", "severity", ""}[:h.src.intn(4)])
+	case opAbandon:
+		return h.abandon(h.abandonIDs())
+	case opSpillStore:
+		var ids []MessageID
+		for range 1 + h.src.intn(3) {
+			if x := h.pickPresent(); x != nil {
+				ids = append(ids, x.m.ID)
+			}
+		}
+		return h.spillStore(ids)
+	case opForget:
+		if len(h.spilled) > 0 && h.spiller != nil {
+			p := h.spilled[h.src.intn(len(h.spilled))]
+			h.spiller.Forget(p)
+			h.logf("forget %v", p)
+		}
 	}
 	return nil
+}
+
+// resolvable is the harness's Resolver: the Spiller for its pointers,
+// the harness's own answers for the others.
+func (h *propHarness) resolvable(p Pointer) bool {
+	if p.Store == propStore {
+		return h.spiller != nil && h.spiller.Resolvable(p)
+	}
+	return h.live[p]
+}
+
+// storedContent returns what pointer p holds for message id.
+func (h *propHarness) storedContent(p Pointer, id MessageID) ([]byte, bool) {
+	if p.Store != propStore {
+		b, ok := h.stored[p][id]
+		return b, ok
+	}
+	if h.spiller == nil {
+		return nil, false
+	}
+	ms, err := h.spiller.Recall(p)
+	if err != nil {
+		return nil, false
+	}
+	for _, m := range ms {
+		if m.ID == id {
+			return m.Content, true
+		}
+	}
+	return nil, false
+}
+
+// abandonIDs picks calls to abandon: mostly calls waiting for a result,
+// now and then one that cannot be abandoned.
+func (h *propHarness) abandonIDs() []CallID {
+	var ids []CallID
+	if ks := h.unanswered(); len(ks) > 0 {
+		for range 1 + h.src.intn(2) {
+			ids = append(ids, ks[h.src.intn(len(ks))].id)
+		}
+	}
+	if h.src.intn(4) == 0 {
+		var others []CallID
+		for _, x := range h.msgs {
+			for _, k := range x.calls {
+				others = append(others, k.id)
+			}
+		}
+		others = append(others, "nope", "")
+		ids = append(ids, others[h.src.intn(len(others))])
+	}
+	return ids
 }
 
 func (h *propHarness) newID() MessageID {
@@ -402,7 +516,8 @@ func (h *propHarness) newCall() Call {
 		}
 	}
 	h.next++
-	return Call{ID: CallID(fmt.Sprintf("k%d", h.next)), Tool: toolPool[h.src.intn(len(toolPool))], Args: json.RawMessage(callArgs[h.src.intn(len(callArgs)-1)])}
+	return Call{ID: CallID(fmt.Sprintf("k%d", h.next)), Tool: toolPool[h.src.intn(len(toolPool))], Args: json.RawMessage(callArgs[h.src.intn(len(callArgs)-1)]),
+		Server: h.src.intn(8) == 0}
 }
 
 func (h *propHarness) callMessage() Message {
@@ -461,6 +576,7 @@ func (h *propHarness) randomTool() Tool {
 	if h.src.intn(4) == 0 {
 		t.Output = Class(1 + h.src.intn(3))
 	}
+	t.Scope = []string{"", "fs", "db"}[h.src.intn(3)]
 	return t
 }
 

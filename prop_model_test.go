@@ -24,13 +24,15 @@ type smsg struct {
 }
 
 type scall struct {
-	id     CallID
-	tool   string
-	args   json.RawMessage
-	caller *smsg
-	result *smsg
-	done   bool
-	gone   bool
+	id        CallID
+	tool      string
+	args      json.RawMessage
+	caller    *smsg
+	result    *smsg
+	done      bool
+	gone      bool
+	server    bool // run by the provider, answered in its caller
+	abandoned bool
 }
 
 func modelErr(format string, args ...any) error {
@@ -81,7 +83,7 @@ func (h *propHarness) unanswered() []*scall {
 }
 
 // predictAdd says which input error Append or Open must return, or nil.
-func (h *propHarness) predictAdd(m Message) error {
+func (h *propHarness) predictAdd(m Message, open bool) error {
 	if m.ID == "" {
 		return ErrEmptyID
 	}
@@ -119,11 +121,16 @@ func (h *propHarness) predictAdd(m Message) error {
 			return ErrUnknownCall
 		case k == nil:
 			return ErrUnknownCall
+		case k.gone && h.goneAb[id], !k.gone && k.abandoned:
+			return ErrAbandonedCall
 		case k.gone:
 			return ErrPrunedCall
 		default:
 			return ErrDuplicateResult
 		}
+	}
+	if open && m.Pointer != (Pointer{}) {
+		return ErrOpenMessage
 	}
 	return nil
 }
@@ -164,7 +171,7 @@ func (h *propHarness) add(m Message, open bool) error {
 		op = "open"
 	}
 	name := fmt.Sprintf("%s %s role=%s tok=%d calls=%v answers=%v facts=%b class=%v pin=%v ptr=%v requires=%v error=%v", op, m.ID, m.Role, m.Tokens, m.Calls, m.Answers, m.Facts, m.Class, m.Pinned, m.Pointer, m.Requires, m.IsError)
-	return h.event(name, h.predictAdd(m), func() error {
+	return h.event(name, h.predictAdd(m, open), func() error {
 		if open {
 			return h.c.Open(m)
 		}
@@ -196,18 +203,31 @@ func (h *propHarness) add(m Message, open bool) error {
 				h.known[name] = true
 			}
 		}
+		h.rec.Original[m.ID] = slices.Clone(m.Content)
+		if m.Pointer != (Pointer{}) {
+			h.store(m.Pointer, m.ID, m.Content)
+		}
 		if !open {
 			h.expectRefetches(x)
 		}
 	})
 }
 
+// store records what a scratch pointer holds for a message.
+func (h *propHarness) store(p Pointer, id MessageID, content []byte) {
+	if h.stored[p] == nil {
+		h.stored[p] = map[MessageID][]byte{}
+	}
+	h.stored[p][id] = slices.Clone(content)
+}
+
 func (h *propHarness) addCall(x *smsg, k Call) {
-	sc := &scall{id: k.ID, tool: k.Tool, args: k.Args, caller: x}
+	sc := &scall{id: k.ID, tool: k.Tool, args: k.Args, caller: x, server: k.Server, done: k.Server}
 	x.calls = append(x.calls, sc)
 	h.calls[k.ID] = sc
 	h.known[k.Tool] = true
 	h.rec.CallTool[callKey{x.m.ID, k.ID}] = k.Tool
+	h.rec.Calls = append(h.rec.Calls, callKey{x.m.ID, k.ID})
 }
 
 func (h *propHarness) write(id MessageID, chunk []byte, tokens int) error {
@@ -226,6 +246,7 @@ func (h *propHarness) write(id MessageID, chunk []byte, tokens int) error {
 	}, func() {
 		x.m.Content = append(x.m.Content, chunk...)
 		x.m.Tokens += tokens
+		h.rec.Original[id] = append(h.rec.Original[id], chunk...)
 	})
 }
 
@@ -312,12 +333,112 @@ func (h *propHarness) mark(id MessageID, f Facts) error {
 
 func (h *propHarness) spill(id MessageID, p Pointer) error {
 	var want error
-	if h.byID[id] == nil {
+	switch x := h.byID[id]; {
+	case x == nil:
 		want = ErrUnknownMessage
+	case x.open && h.looseSpill:
+		// A Context that took pointers on streaming messages.
+		h.logf("spill %s %v while it streams", id, p)
+		h.c.mu.Lock()
+		q, _ := h.c.find(id)
+		h.c.side(q).pointer = p
+		h.c.mu.Unlock()
+		x.m.Pointer = p
+		h.rec.Pointer[id] = p
+		h.store(p, id, x.m.Content)
+		return nil
+	case x.open:
+		want = ErrOpenMessage
 	}
 	return h.event(fmt.Sprintf("spill %s %v", id, p), want, func() error { return h.c.Spill(id, p) }, func() {
 		h.byID[id].m.Pointer = p
 		h.rec.Pointer[id] = p
+		if p != (Pointer{}) {
+			h.store(p, id, h.byID[id].m.Content)
+		}
+	})
+}
+
+// spillStore spills messages through the harness's Spiller. It fails,
+// changing nothing, when one of them is still streaming or the store
+// failed a write; otherwise every message carries the new pointer.
+func (h *propHarness) spillStore(ids []MessageID) error {
+	if h.spiller == nil || len(ids) == 0 {
+		return nil
+	}
+	open := false
+	for _, id := range ids {
+		open = open || h.byID[id].open
+	}
+	name := fmt.Sprintf("spill through the store %v", ids)
+	h.logf("%s (open %v)", name, open)
+	before := capture(h.c)
+	p, err := h.spiller.Spill(h.c, ids...)
+	failed := h.spiller.Failed()
+	switch {
+	case open && !errors.Is(err, ErrOpenMessage):
+		return modelErr("%s: got %v, want ErrOpenMessage", name, err)
+	case !open && failed && err == nil:
+		return modelErr("%s: the store failed a write, but the spill succeeded", name)
+	case !open && !failed && err != nil:
+		return modelErr("%s: unexpected error %v", name, err)
+	case err != nil:
+		if failed {
+			h.storeFails++
+		}
+		if d := diffState(before, capture(h.c)); d != nil {
+			return modelErr("failed %s changed the context: %v", name, d)
+		}
+		h.logf("  failed: %v", err)
+		return nil
+	}
+	h.logf("  pointer %v", p)
+	h.spills++
+	h.spilled = append(h.spilled, p)
+	for _, id := range ids {
+		h.byID[id].m.Pointer = p
+		h.rec.Pointer[id] = p
+	}
+	return h.consistent()
+}
+
+// abandon gives up calls; the harness predicts the error.
+func (h *propHarness) abandon(ids []CallID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var want error
+	seen := map[CallID]bool{}
+	for _, id := range ids {
+		k := h.calls[id]
+		switch {
+		case id == "":
+			want = ErrEmptyID
+		case k == nil:
+			want = ErrUnknownCall
+		case k.gone && h.goneAb[id]:
+			want = ErrAbandonedCall
+		case k.gone:
+			want = ErrPrunedCall
+		case seen[id] || k.abandoned:
+			want = ErrAbandonedCall
+		case k.done:
+			want = ErrAnsweredCall
+		case k.result != nil:
+			want = ErrOpenMessage
+		}
+		if want != nil {
+			break
+		}
+		seen[id] = true
+	}
+	return h.event(fmt.Sprintf("abandon %v", ids), want, func() error { return h.c.Abandon(ids...) }, func() {
+		h.abandons++
+		for _, id := range ids {
+			k := h.calls[id]
+			k.done, k.abandoned = true, true
+			h.rec.Abandoned[callKey{k.caller.m.ID, id}] = true
+		}
 	})
 }
 
@@ -416,9 +537,10 @@ func modelHash(b []byte) [16]byte {
 	return [16]byte(s[:16])
 }
 
-// remember records, after an applied decision, the results it evicted or
-// stubbed, with their content before the decision.
-func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
+// resultCalls lists the calls whose results message x carries: the calls
+// it answers, in the order of its Answers, then its own server calls.
+func (h *propHarness) resultCalls(x *smsg) []*scall {
+	var out []*scall
 	for _, id := range x.m.Answers {
 		var k *scall
 		for _, y := range h.msgs {
@@ -428,9 +550,29 @@ func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
 				}
 			}
 		}
-		if k == nil {
-			continue
+		if k != nil {
+			out = append(out, k)
 		}
+	}
+	for _, sc := range x.calls {
+		if sc.server {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// carriesResult reports whether message m holds a tool's result: it
+// answers a call or carries a server call.
+func carriesResult(m Message) bool {
+	return len(m.Answers) > 0 || slices.ContainsFunc(m.Calls, func(k Call) bool { return k.Server })
+}
+
+// remember records, after an applied decision, the results it evicted or
+// stubbed, with their content before the decision: the results of the
+// calls a message answers, and of the server calls it carries.
+func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
+	for _, k := range h.resultCalls(x) {
 		key := modelSig(k.tool, k.args)
 		cls := h.rec.class(x.m)
 		if old, ok := h.pruned[key]; ok {
@@ -440,17 +582,10 @@ func (h *propHarness) remember(x *smsg, content []byte, stubbed bool) {
 	}
 }
 
-// expectRefetches predicts the alerts of result x, which has just closed.
+// expectRefetches predicts the alerts of result x, which has just closed:
+// for the calls it answers, then for the server calls it carries.
 func (h *propHarness) expectRefetches(x *smsg) {
-	for _, id := range x.m.Answers {
-		var k *scall
-		for _, y := range h.msgs {
-			for _, sc := range y.calls {
-				if sc.id == id && sc.result == x {
-					k = sc
-				}
-			}
-		}
+	for _, k := range h.resultCalls(x) {
 		key := modelSig(k.tool, k.args)
 		was, ok := h.pruned[key]
 		if !ok {
@@ -461,6 +596,9 @@ func (h *propHarness) expectRefetches(x *smsg) {
 		for _, y := range h.present() {
 			for _, sc := range y.calls {
 				r := sc.result
+				if sc.server {
+					r = sc.caller
+				}
 				if sc != k && sc.tool == k.tool && sc.done && r != nil && r != x && r.present && !r.stubbed && !r.open &&
 					modelSig(sc.tool, sc.args) == key {
 					held = true
@@ -563,7 +701,9 @@ func (h *propHarness) consistent() error {
 	args := map[string]int{}
 	for _, x := range want {
 		for _, k := range x.m.Calls {
-			args[k.Tool]++
+			if !k.Server {
+				args[k.Tool]++
+			}
 		}
 	}
 	for _, t := range s.Tools {
@@ -583,7 +723,7 @@ func (h *propHarness) consistent() error {
 func normCalls(cs []Call) []Call {
 	out := make([]Call, len(cs))
 	for i, c := range cs {
-		out[i] = Call{ID: c.ID, Tool: c.Tool}
+		out[i] = Call{ID: c.ID, Tool: c.Tool, Server: c.Server}
 	}
 	return out
 }

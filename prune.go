@@ -73,6 +73,9 @@ type pruneRun struct {
 	// repairs are the tombstones the decision adds for tools whose
 	// arguments already stood behind no schema.
 	repairs []Tombstone
+	// relied are the messages the regenerability gate let go only
+	// because their pointer resolves.
+	relied []int32
 }
 
 // A stage is one step of the pipeline Prune runs. Stages with a gate are

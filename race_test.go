@@ -67,9 +67,10 @@ func TestRaceStreamsAndPrunes(t *testing.T) {
 	var liveMu sync.Mutex
 	live := map[Pointer]bool{}
 	c := NewContext(Config{
-		Boundary: BoundaryRelaxed,
-		Regen:    RegenDropUnsafe,
-		Resolver: ResolverFunc(func(p Pointer) bool { liveMu.Lock(); defer liveMu.Unlock(); return live[p] }),
+		Boundary:  BoundaryRelaxed,
+		Regen:     RegenDropUnsafe,
+		TextClass: Reconstructible, // user turns may go
+		Resolver:  ResolverFunc(func(p Pointer) bool { liveMu.Lock(); defer liveMu.Unlock(); return live[p] }),
 	})
 	require.NoError(t, c.RegisterTool(Tool{Name: "fetch", Output: Reconstructible}))
 	require.NoError(t, c.RegisterTool(Tool{Name: "read_file", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))

@@ -32,7 +32,7 @@ func (c *Context) copy(p int32) Message {
 		}
 	}
 	for k := range c.callsOf(p) {
-		m.Calls = append(m.Calls, Call{ID: CallID(c.callID(k)), Tool: c.tools[c.call(k).tool].t.Name, Args: slices.Clone(c.args(k))})
+		m.Calls = append(m.Calls, Call{ID: CallID(c.callID(k)), Tool: c.tools[c.call(k).tool].t.Name, Args: slices.Clone(c.args(k)), Server: c.call(k).flags&cServer != 0})
 	}
 	for k := range c.answersOf(p) {
 		m.Answers = append(m.Answers, CallID(c.callID(k)))

@@ -37,7 +37,8 @@ func hashOf(b []byte) ContentHash {
 // valid JSON must be equal byte for byte). The Context queues one when
 // such a call's result closes, unless a result of that signature is still
 // in the prompt (closed, not stubbed), and then forgets the pruned
-// result. Looking for such a result costs time in proportion to the calls
+// result. A [Call.Server] call's result is the message that carries it:
+// it leaves with that message and closes with it. Looking for such a result costs time in proportion to the calls
 // to the tool the Context holds, and happens only for a call whose
 // signature was pruned.
 type RefetchAlert struct {
@@ -217,7 +218,8 @@ func (c *Context) forget(k int32, rc rec, id MessageID, stubbed bool) {
 	c.cleared.put(key, prunedResult{class: cls, hash: rc.hash, msg: id, stubbed: stubbed})
 }
 
-// refetched looks, once result p has closed, for calls it answers whose
+// refetched looks, once result p has closed, for calls it answers, and
+// for the server calls it carries (their results are inside it), whose
 // signature matches a pruned result: each raises an alert, unless a
 // result of that signature is still in the prompt, and is forgotten.
 func (c *Context) refetched(p int32) {
@@ -226,15 +228,15 @@ func (c *Context) refetched(p int32) {
 	}
 	var now ContentHash
 	hashed := false
-	for k := range c.answersOf(p) {
+	check := func(k int32) {
 		key := c.sigOf(k)
 		was, ok := c.cleared.get(key)
 		if !ok {
-			continue
+			return
 		}
 		c.cleared.forget(key)
 		if c.held(k, key, p) {
-			continue
+			return
 		}
 		if !hashed {
 			now, hashed = hashOf(c.content(p)), true
@@ -256,20 +258,35 @@ func (c *Context) refetched(p int32) {
 		}
 		c.alerts = append(c.alerts, a)
 	}
+	for k := range c.answersOf(p) {
+		check(k)
+	}
+	for k := range c.callsOf(p) {
+		if c.call(k).flags&cServer != 0 {
+			check(k)
+		}
+	}
 }
 
 // held reports whether a call to k's tool other than k, whose signature
 // is key, has its closed, unstubbed result in the prompt in a message
-// other than p. It costs time in proportion to the tool's calls in the
+// other than p: a result message, or for a server call the message that
+// carries it. It costs time in proportion to the tool's calls in the
 // Context, and runs only for a call whose signature was pruned.
 func (c *Context) held(k int32, key string, p int32) bool {
 	args := c.args(k)
 	for q := c.tools[c.call(k).tool].head; q != none; q = c.call(q).nextTool {
 		r := c.call(q)
-		if q == k || r.flags&(cArgsMade|cDone) != cArgsMade|cDone || r.result == none || r.result == p {
+		if q == k {
 			continue
 		}
-		if c.msg(r.result).flags&(mDead|mStubbed|mOpen) != 0 {
+		res := r.result
+		if r.flags&cServer != 0 {
+			res = r.caller
+		} else if r.flags&(cArgsMade|cDone) != cArgsMade|cDone {
+			continue
+		}
+		if res == none || res == p || c.msg(res).flags&(mDead|mStubbed|mOpen) != 0 {
 			continue
 		}
 		if bytes.Equal(c.args(q), args) || c.sigOf(q) == key {

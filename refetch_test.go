@@ -108,11 +108,11 @@ func TestRefetchMismatchOfAnIrreducibleResult(t *testing.T) {
 	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "run_shell"}))
 	appendAll(t, c,
-		pg.Message{ID: "a1", Calls: []pg.Call{call("k1", "run_shell", `{"cmd":"ulimit -u"}`)}},
+		pg.Message{ID: "a1", Calls: []pg.Call{call("k1", "run_shell", `{"cmd":"ulimit -u"}`)}, Pointer: pg.Pointer{Store: "scratch", Key: "a1"}},
 		pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Content: []byte("unlimited"), Facts: pg.NegativeResult,
 			Pointer: pg.Pointer{Store: "scratch", Key: "r1"}},
 	)
-	// Spilled behind a pointer that resolves, it may go.
+	// Spilled behind pointers that resolve, the call and its result may go.
 	d := prune(t, c, pg.Plan{Evict: []pg.MessageID{"a1"}})
 	assert.Equal(t, pg.Irreducible, d.Records()[1].Class)
 	// The model runs the check again instead of following the pointer.
@@ -219,9 +219,10 @@ func TestContentHash(t *testing.T) {
 func ExampleContext_TakeAlerts() {
 	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
 	c.RegisterTool(pg.Tool{Name: "run_shell"}) // no annotations: irreducible results
-	c.Append(pg.Message{ID: "a1", Calls: []pg.Call{{ID: "k1", Tool: "run_shell", Args: json.RawMessage(`{"cmd":"ulimit -u","host":"web-1"}`)}}})
+	c.Append(pg.Message{ID: "a1", Calls: []pg.Call{{ID: "k1", Tool: "run_shell", Args: json.RawMessage(`{"cmd":"ulimit -u","host":"web-1"}`)}},
+		Pointer: pg.Pointer{Store: "scratch", Key: "a1"}})
 	c.Append(pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Content: []byte("unlimited"),
-		Pointer: pg.Pointer{Store: "scratch", Key: "r1"}}) // spilled: it may leave
+		Pointer: pg.Pointer{Store: "scratch", Key: "r1"}}) // spilled, as its call: they may leave
 	d, _ := c.Prune(pg.Plan{Evict: []pg.MessageID{"a1"}})
 	c.Apply(d)
 	for _, r := range d.Records() {
@@ -234,7 +235,44 @@ func ExampleContext_TakeAlerts() {
 		fmt.Printf("%s fetched again by %s (pruned %s, %s): match %v, was %s, now %s\n", a.Tool, a.Call, a.Pruned, a.Class, a.Match, a.Was, a.Now)
 	}
 	// Output:
-	// pruned a1 reconstructible 00000000000000000000000000000000
+	// pruned a1 irreducible 00000000000000000000000000000000
 	// pruned r1 irreducible 2044fbdb55f9238637ff4adbdd07a491
 	// run_shell fetched again by k7 (pruned r1, irreducible): match false, was 2044fbdb55f9238637ff4adbdd07a491, now e39eef82f61b21e2e7f762fcc4307358
+}
+
+// A server call's result is inside its caller: pruning the caller prunes
+// the result, a later server call of the same signature fetches it again,
+// and a caller still in the prompt holds it.
+func TestServerCallRefetchAlert(t *testing.T) {
+	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "web_search", Annotations: pg.Annotations{ReadOnlyHint: pg.Bool(true)}}))
+	search := func(msg, id string, content string) pg.Message {
+		return pg.Message{ID: pg.MessageID(msg), Content: []byte(content), Pointer: pg.Pointer{Store: "s", Key: msg},
+			Calls: []pg.Call{{ID: pg.CallID(id), Tool: "web_search", Args: json.RawMessage(`{"query":"ulimit"}`), Server: true}}}
+	}
+	appendAll(t, c, search("a1", "s1", "first"), search("a2", "s2", "second"))
+	d := prune(t, c, pg.Plan{Evict: []pg.MessageID{"a1"}})
+	require.Equal(t, []pg.MessageID{"a1"}, d.Evict)
+	appendAll(t, c, search("a3", "s3", "third"))
+	assert.Empty(t, c.TakeAlerts(), "a2 still holds a result of that signature")
+
+	prune(t, c, pg.Plan{Evict: []pg.MessageID{"a2", "a3"}})
+	open := search("a4", "s4", "")
+	open.Pointer = pg.Pointer{}
+	require.NoError(t, c.Open(open))
+	require.NoError(t, c.Write("a4", []byte("third"), 1))
+	assert.Empty(t, c.TakeAlerts(), "not until its message closes")
+	require.NoError(t, c.Close("a4"))
+	alerts := c.TakeAlerts()
+	require.Len(t, alerts, 1)
+	a := alerts[0]
+	assert.Equal(t, pg.CallID("s4"), a.Call)
+	assert.Equal(t, pg.MessageID("a4"), a.Result)
+	assert.Equal(t, pg.MessageID("a3"), a.Pruned)
+	assert.Equal(t, pg.Irreducible, a.Class, "an open-world search")
+	assert.True(t, a.Match)
+	assert.Equal(t, sum("third"), a.Now)
+	st, _ := c.Tool("web_search")
+	assert.Equal(t, 1, st.Refetches)
+	assert.Equal(t, 1, st.IrreducibleRefetches)
 }

@@ -91,9 +91,11 @@ func (p Pointer) IsZero() bool { return p == Pointer{} }
 
 // Resolver tells whether a pointer still leads to the spilled content. The
 // guard calls it during [Context.Prune] for each candidate that carries a
-// pointer, so it should answer from memory (an index the runtime keeps),
-// not by doing I/O; it must not call back into the Context. A pointer
-// counts only when a Resolver is configured and answers true.
+// pointer, and again in [Context.Apply] for each pointer the decision
+// relies on (a message whose eviction or stub only its pointer allowed),
+// so it should answer from memory (an index the runtime keeps), not by
+// doing I/O; it must not call back into the Context. A pointer counts
+// only when a Resolver is configured and answers true.
 //
 // A nil Resolver (the zero Config's) resolves nothing: no pointer counts.
 type Resolver interface {
@@ -108,13 +110,23 @@ type ResolverFunc func(Pointer) bool
 // Resolvable calls f(p).
 func (f ResolverFunc) Resolvable(p Pointer) bool { return f(p) }
 
-// Oracle classifies a message for the regenerability gate, in place of the
-// guard's derivation from tool annotations. It is consulted only for
-// messages with no explicit [Message.Class]; answering [ClassUnset] falls
-// back to the derivation. An Oracle cannot make an unsafe eviction safe:
-// [Facts] and planned-step references are checked whatever it answers.
-// The message passed is a copy whose slices must not be modified. It must
-// not call back into the Context.
+// Oracle classifies messages for the regenerability gate. It is consulted
+// for each message with no explicit [Message.Class], and its answer is the
+// message's class in place of the class the guard would derive (from tool
+// annotations, scope staleness and Config.TextClass); answering
+// [ClassUnset] keeps the derived class, and a value beyond [Irreducible]
+// counts as Irreducible.
+//
+// What an Oracle (or a Message.Class) can never lift: [Facts] (a message
+// with any fact is irreducible, whatever it answers), planned-step
+// references ([Context.PlanStep]: a message a pending step names never
+// goes), the pointer a [Durable] class needs (a Durable message without a
+// pointer the [Resolver] resolves is refused with [CodePointerLost]), and
+// anything of the commit boundary (pending calls, streaming messages,
+// pinned messages and whole units are not its to judge).
+//
+// The message passed is a copy whose slices must not be modified. An
+// Oracle must not call back into the Context.
 //
 // A nil Oracle (the zero Config's) leaves classification to the guard's
 // derivation.
@@ -131,8 +143,29 @@ type OracleFunc func(Message) Class
 func (f OracleFunc) Classify(m Message) Class { return f(m) }
 
 // ClassOf reports the regenerability class the guard gives message id
-// now: its explicit class, the oracle's answer or the derived one, raised
-// to [Irreducible] by any [Facts].
+// now: [Irreducible] if the message carries [Facts]; otherwise its
+// explicit class, or the [Oracle]'s answer, or the derived one. The
+// derived class of a message is the most conservative of:
+//
+//   - the class of the results of each call it answers;
+//   - the class of the results of each call it emits, [Call.Server] calls
+//     included (their results are inside the message): an assistant
+//     message of tool calls with no Content of its own takes the class of
+//     what it calls, so a unit of pure calls and their results is
+//     reconstructible as a whole;
+//   - Config.TextClass, [Irreducible] by default, for text a person or the
+//     model wrote: a message that answers no call and carries Content, or
+//     carries neither calls nor Content.
+//
+// The class of a call's results is its tool's [Tool.OutputClass], raised
+// to Irreducible for a read-only tool once a mutating call of an
+// overlapping [Tool.Scope] was made after the call, or in the same batch:
+// precisely, at or after the first call of the batch, so that a call a
+// streaming message gives at [Context.Close] counts any mutating call
+// made while it streamed. A mutating call counts from the moment it is
+// made, answered or not, and after it leaves the prompt. Whether a tool
+// mutates, and its scope, are read from the registry as it is now. The
+// class may change as calls are made or tools registered.
 func (c *Context) ClassOf(id MessageID) (Class, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -150,22 +183,33 @@ func (c *Context) classify(p int32) Class {
 		return Irreducible
 	}
 	if x.class != ClassUnset {
-		return x.class
+		return norm(x.class)
 	}
 	if c.cfg.Oracle != nil {
 		if k := c.cfg.Oracle.Classify(c.copy(p)); k != ClassUnset {
-			return k
+			return norm(k)
 		}
 	}
-	if x.ans == none {
-		if c.cfg.TextClass != ClassUnset {
-			return c.cfg.TextClass
-		}
-		return Reconstructible
-	}
-	k := Reconstructible
+	return c.derive(p)
+}
+
+// derive returns the class of message p from its calls, its answers and
+// its text, as ClassOf describes.
+func (c *Context) derive(p int32) Class {
+	x := c.msg(p)
+	k := ClassUnset
 	for a := range c.answersOf(p) {
-		k = max(k, c.tools[c.call(a).tool].t.OutputClass())
+		k = max(k, c.callClass(a))
+	}
+	for a := range c.callsOf(p) {
+		k = max(k, c.callClass(a))
+	}
+	if x.ans == none && (x.call == none || len(c.content(p)) > 0) {
+		text := c.cfg.TextClass
+		if text == ClassUnset {
+			text = Irreducible
+		}
+		k = max(k, norm(text))
 	}
 	return k
 }
@@ -241,6 +285,7 @@ func (r *pruneRun) regenCheck(p int32) []*Violation {
 		return nil
 	}
 	if c.resolvable(c.pointer(p)) {
+		r.relied = append(r.relied, p)
 		return nil // condition 2: durable spill with a live pointer
 	}
 	if codes := c.msg(p).facts.codes(); len(codes) > 0 {

@@ -90,17 +90,17 @@ func TestClassOf(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, Reconstructible, k)
 	k, _ = c.ClassOf("u")
-	assert.Equal(t, Reconstructible, k, "text defaults to reconstructible")
+	assert.Equal(t, Irreducible, k, "text defaults to irreducible")
 	require.NoError(t, c.Mark("r", TransientState))
 	k, _ = c.ClassOf("r")
 	assert.Equal(t, Irreducible, k)
 	_, ok = c.ClassOf("nope")
 	assert.False(t, ok)
 
-	c = NewContext(Config{TextClass: Irreducible})
+	c = NewContext(Config{TextClass: Reconstructible})
 	mustAppend(t, c, Message{ID: "u", Role: RoleUser})
 	k, _ = c.ClassOf("u")
-	assert.Equal(t, Irreducible, k)
+	assert.Equal(t, Reconstructible, k, "the runtime accepts losing text")
 }
 
 func TestOracle(t *testing.T) {
@@ -131,10 +131,11 @@ func TestOracle(t *testing.T) {
 	for _, v := range pe.Violations {
 		got = append(got, v.Messages...)
 	}
-	// free: the oracle frees it. fallback: the oracle abstains, the tool is
+	// a: the oracle abstains, its calls' tool is unannotated. free: the
+	// oracle frees it. fallback: the oracle abstains, the tool is
 	// unannotated. negative: the oracle cannot lift a fact. explicit: the
 	// message's own class is not the oracle's to change.
-	assert.Equal(t, []MessageID{"fallback", "negative"}, got)
+	assert.Equal(t, []MessageID{"a", "fallback", "negative"}, got)
 	assert.Positive(t, calls)
 }
 
@@ -165,7 +166,7 @@ func TestPlannedStepsHoldMessages(t *testing.T) {
 
 func TestNeededByAtAppend(t *testing.T) {
 	c := NewContext(Config{})
-	mustAppend(t, c, Message{ID: "u", Role: RoleUser, NeededBy: []StepID{"answer"}})
+	mustAppend(t, c, Message{ID: "u", Role: RoleUser, Class: Reconstructible, NeededBy: []StepID{"answer"}})
 	m, _ := c.Message("u")
 	assert.Equal(t, []StepID{"answer"}, m.NeededBy)
 	_, err := c.Prune(Plan{Evict: []MessageID{"u"}})
@@ -199,7 +200,7 @@ func TestRegenDropUnsafe(t *testing.T) {
 	c := NewContext(Config{Regen: RegenDropUnsafe})
 	closedTools(t, c, "x")
 	mustAppend(t, c,
-		Message{ID: "u1", Role: RoleUser, Tokens: 5},
+		Message{ID: "u1", Role: RoleUser, Tokens: 5, Class: Reconstructible},
 		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
 		Message{ID: "r1", Tokens: 50, Answers: []CallID{"c1"}},
 		Message{ID: "r2", Tokens: 50, Facts: NegativeResult, Answers: []CallID{"c2"}},
@@ -223,7 +224,7 @@ func TestRegenDropUnsafe(t *testing.T) {
 }
 
 func TestHoardedReport(t *testing.T) {
-	c := NewContext(Config{HoardTokens: 100})
+	c := NewContext(Config{HoardTokens: 100, TextClass: Reconstructible})
 	closedTools(t, c, "x")
 	mustAppend(t, c,
 		Message{ID: "big", Role: RoleUser, Tokens: 500},
@@ -289,7 +290,7 @@ func TestRegenGateAlone(t *testing.T) {
 		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}, {ID: "c3", Tool: "x"}}},
 		Message{ID: "r1", Tokens: 50, Answers: []CallID{"c1"}},
 		Message{ID: "r2", Tokens: 50, Facts: NegativeResult, Answers: []CallID{"c2"}},
-		Message{ID: "u1", Tokens: 5},
+		Message{ID: "u1", Tokens: 5, Class: Reconstructible},
 	)
 	// c3 is pending: the boundary gate would defer; alone, regen judges.
 	d, err := c.Prune(Plan{Evict: []MessageID{"r1", "u1"}})
@@ -310,7 +311,7 @@ func TestRegenGateAlone(t *testing.T) {
 	// RegenRefuse: the same plan is refused.
 	c = NewContext(Config{})
 	onlyGate(c, GateRegen)
-	mustAppend(t, c, Message{ID: "n", Facts: TransientState}, Message{ID: "m"})
+	mustAppend(t, c, Message{ID: "n", Facts: TransientState}, Message{ID: "m", Class: Reconstructible})
 	_, err = c.Prune(Plan{Evict: []MessageID{"m", "n"}})
 	var v *Violation
 	require.ErrorAs(t, err, &v)

@@ -36,7 +36,11 @@ func (r *pruneRun) takeSchemas() {
 	c, p := r.c, r.p
 	for _, q := range r.evict {
 		for k := range c.callsOf(q) {
-			r.tools.add(c.tools[c.call(k).tool].t.Name)
+			// Only calls that count in their tool's Args: a server call's
+			// arguments stand behind no schema.
+			if c.call(k).flags&cArgsMade != 0 {
+				r.tools.add(c.tools[c.call(k).tool].t.Name)
+			}
 		}
 	}
 	var seen map[string]bool

@@ -21,7 +21,9 @@ func TestAnnotationDefaults(t *testing.T) {
 		{"read-only closed world", Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}, true, false, true, false, Reconstructible},
 		{"read-only open world", Annotations{ReadOnlyHint: Bool(true)}, true, false, true, true, Irreducible},
 		{"read-only ignores destructive", Annotations{ReadOnlyHint: Bool(true), DestructiveHint: Bool(true), IdempotentHint: Bool(false), OpenWorldHint: Bool(false)}, true, false, true, false, Reconstructible},
-		{"idempotent additive closed", Annotations{ReadOnlyHint: Bool(false), DestructiveHint: Bool(false), IdempotentHint: Bool(true), OpenWorldHint: Bool(false)}, false, false, true, false, Reconstructible},
+		// Idempotent is not pure: what it wrote is there, what it returned may
+		// not come back the same.
+		{"idempotent additive closed", Annotations{ReadOnlyHint: Bool(false), DestructiveHint: Bool(false), IdempotentHint: Bool(true), OpenWorldHint: Bool(false)}, false, false, true, false, Irreducible},
 		{"idempotent destructive closed", Annotations{DestructiveHint: Bool(true), IdempotentHint: Bool(true), OpenWorldHint: Bool(false)}, false, true, true, false, Irreducible},
 		{"non-idempotent additive closed", Annotations{DestructiveHint: Bool(false), OpenWorldHint: Bool(false)}, false, false, false, false, Irreducible},
 		{"idempotent additive open", Annotations{DestructiveHint: Bool(false), IdempotentHint: Bool(true)}, false, false, true, true, Irreducible},
@@ -252,7 +254,8 @@ func TestToolsAreListedByName(t *testing.T) {
 func TestRefetchesAreCounted(t *testing.T) {
 	c := NewContext(Config{})
 	closedTools(t, c, "read")
-	require.NoError(t, c.RegisterTool(Tool{Name: "fetch"})) // irreducible results
+	// fetch reads an open world: irreducible results, but no mutation.
+	require.NoError(t, c.RegisterTool(Tool{Name: "fetch", Annotations: Annotations{ReadOnlyHint: Bool(true)}}))
 	mustAppend(t, c,
 		Message{ID: "a1", Calls: []Call{{ID: "k1", Tool: "read", Args: json.RawMessage(`{"path": "a"}`)}}},
 		Message{ID: "r1", Tokens: 10, Answers: []CallID{"k1"}},

@@ -51,11 +51,12 @@ func withdrawnIncident(t *testing.T, cfg pg.Config) *pg.Context {
 }
 
 // ghostCall appends a call to update_incident, made while its schema is
-// withdrawn, and its result.
+// withdrawn, and its result. The runtime keeps the incident in its
+// tracker: the call and its result can be had again.
 func ghostCall(t *testing.T, c *pg.Context, n string) {
 	t.Helper()
 	appendAll(t, c,
-		pg.Message{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Tokens: 20, Calls: []pg.Call{{ID: pg.CallID("k" + n), Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}},
+		pg.Message{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Tokens: 20, Class: pg.Reconstructible, Calls: []pg.Call{{ID: pg.CallID("k" + n), Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}},
 		pg.Message{ID: pg.MessageID("r" + n), Role: pg.RoleTool, Tokens: 5, Answers: []pg.CallID{pg.CallID("k" + n)}, Class: pg.Reconstructible},
 	)
 }
@@ -96,7 +97,8 @@ func TestGhostCallIsRepairedByTheNextDecision(t *testing.T) {
 }
 
 func TestGhostCallOfAMutationToolWithoutTombstonesRefusesEveryPrune(t *testing.T) {
-	for _, cfg := range []pg.Config{{NoTombstones: true}, {}} {
+	// Text may go: the plans evict u1.
+	for _, cfg := range []pg.Config{{NoTombstones: true, TextClass: pg.Reconstructible}, {TextClass: pg.Reconstructible}} {
 		c := pg.NewContext(cfg)
 		require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV1, NoTombstone: true}))
 		appendAll(t, c, pg.Message{ID: "u1", Tokens: 10}, pg.Message{ID: "u2", Tokens: 10})
@@ -128,7 +130,7 @@ func TestGhostCallOfAMutationToolWithoutTombstonesRefusesEveryPrune(t *testing.T
 }
 
 func TestReadOnlyGhostWithoutTombstonesFailsClosed(t *testing.T) {
-	c := pg.NewContext(pg.Config{NoTombstones: true})
+	c := pg.NewContext(pg.Config{NoTombstones: true, TextClass: pg.Reconstructible})
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup", Schema: json.RawMessage(`{"type":"object"}`), Annotations: closedWorld}))
 	appendAll(t, c, pg.Message{ID: "u1", Tokens: 10})
 	prune(t, c, pg.Plan{DropSchemas: []string{"lookup"}})
@@ -171,7 +173,7 @@ func TestGhostCallAfterALossyCompression(t *testing.T) {
 }
 
 func TestDecisionBeforeAGhostCallGoesStale(t *testing.T) {
-	c := withdrawnIncident(t, pg.Config{Boundary: pg.BoundaryRelaxed})
+	c := withdrawnIncident(t, pg.Config{Boundary: pg.BoundaryRelaxed, TextClass: pg.Reconstructible})
 	d, err := c.Prune(pg.Plan{Evict: []pg.MessageID{"u1"}})
 	require.NoError(t, err)
 	ghostCall(t, c, "1")
@@ -196,7 +198,7 @@ func TestArgumentEvictionCascadesToTheSchemaDecision(t *testing.T) {
 		c := pg.NewContext(cfg)
 		require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV1}))
 		appendAll(t, c,
-			pg.Message{ID: "a1", Calls: []pg.Call{{ID: "k1", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-2"}`)}}},
+			pg.Message{ID: "a1", Class: pg.Reconstructible, Calls: []pg.Call{{ID: "k1", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-2"}`)}}},
 			pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Class: pg.Reconstructible},
 			pg.Message{ID: "a2", Calls: []pg.Call{{ID: "k2", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-3"}`)}}},
 			pg.Message{ID: "r2", Answers: []pg.CallID{"k2"}, Facts: pg.NegativeResult},
@@ -229,7 +231,7 @@ func TestArgumentEvictionCascadesToTheSchemaDecision(t *testing.T) {
 	c2 := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
 	require.NoError(t, c2.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV1}))
 	appendAll(t, c2,
-		pg.Message{ID: "a1", Calls: []pg.Call{{ID: "k1", Tool: "update_incident"}}},
+		pg.Message{ID: "a1", Calls: []pg.Call{{ID: "k1", Tool: "update_incident"}}, Pointer: pg.Pointer{Store: "s", Key: "a1"}},
 		pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Pointer: pg.Pointer{Store: "s", Key: "r1"}},
 	)
 	prune(t, c2, pg.Plan{DropSchemas: []string{"update_incident"}})
@@ -301,7 +303,7 @@ func TestRequiredSchemaStays(t *testing.T) {
 }
 
 func TestRequirementOfAWithdrawnSchemaRefusesEveryPrune(t *testing.T) {
-	c := withdrawnIncident(t, pg.Config{Boundary: pg.BoundaryRelaxed})
+	c := withdrawnIncident(t, pg.Config{Boundary: pg.BoundaryRelaxed, TextClass: pg.Reconstructible})
 	d, err := c.Prune(pg.Plan{Evict: []pg.MessageID{"u1"}})
 	require.NoError(t, err)
 	appendAll(t, c, pg.Message{ID: "r9", Role: pg.RoleTool, Requires: []string{"update_incident"}}, pg.Message{ID: "u2", Tokens: 3})
@@ -428,4 +430,31 @@ func TestRepairingTombstoneListsStaleCalls(t *testing.T) {
 	d = prune(t, c, pg.Plan{})
 	require.Len(t, d.Tombstones, 1)
 	assert.Empty(t, d.Tombstones[0].Stale, "no migration")
+}
+
+// A server call's arguments stand behind no schema: evicting one frees no
+// argument of its tool, and the calls the model made to it still need
+// the schema or a tombstone.
+func TestServerCallLeavingIsNoArgumentLeaving(t *testing.T) {
+	c := pg.NewContext(pg.Config{TextClass: pg.Reconstructible})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "search", Schema: incidentV1, Annotations: closedWorld}))
+	appendAll(t, c,
+		pg.Message{ID: "a1", Content: []byte("searched"), Calls: []pg.Call{{ID: "s1", Tool: "search", Args: json.RawMessage(`{"q":"a"}`), Server: true}}},
+		pg.Message{ID: "a2", Calls: []pg.Call{call("k2", "search", `{"q":"b"}`)}},
+		pg.Message{ID: "r2", Answers: []pg.CallID{"k2"}},
+	)
+	st, _ := c.Tool("search")
+	require.Equal(t, 1, st.Args)
+	d := prune(t, c, pg.Plan{Evict: []pg.MessageID{"a1"}, DropSchemas: []string{"search"}})
+	assert.Equal(t, []pg.MessageID{"a1"}, d.Evict)
+	require.Len(t, d.Tombstones, 1, "k2's arguments stay")
+	assert.Empty(t, d.Retire)
+	assert.Empty(t, c.Unsound())
+
+	// Nor does it retire a tombstone.
+	appendAll(t, c, pg.Message{ID: "a3", Content: []byte("searched"), Calls: []pg.Call{{ID: "s3", Tool: "search", Args: json.RawMessage(`{"q":"c"}`), Server: true}}})
+	d = prune(t, c, pg.Plan{Evict: []pg.MessageID{"a3"}})
+	assert.Empty(t, d.Retire)
+	st, _ = c.Tool("search")
+	assert.True(t, st.Tombstoned)
 }

@@ -77,23 +77,32 @@ type Tool struct {
 	// that both have a Family are siblings when their Families are equal;
 	// otherwise when their names end in the same word (see [Siblings]).
 	Family string
+	// Scope names what the tool reads or writes (a directory, a table, a
+	// service); empty means everything. Two scopes overlap when they are
+	// equal or either is empty. A read result stops being reconstructible
+	// once a mutating call of an overlapping scope is made after the call
+	// that produced it, or in the same batch (see [Context.ClassOf]).
+	Scope string
 }
 
 // Mutating reports whether calling the tool may change its environment
 // (MCP: not read-only).
 func (t Tool) Mutating() bool { return !t.Annotations.ReadOnly() }
 
-// OutputClass returns the regenerability class of the tool's results:
-// Output when set; otherwise a read-only, closed-world tool's results are
-// [Reconstructible], and so are an idempotent, non-destructive,
-// closed-world tool's; everything else (non-idempotent, destructive or
-// open-world) is [Irreducible].
+// OutputClass returns the regenerability class of the tool's results as
+// the tool is described, before any call: Output when set; otherwise
+// [Reconstructible] for a pure tool, one that is read-only and
+// closed-world, and [Irreducible] for every other (a mutating tool, even
+// an idempotent one, or an open-world one). A Context raises the class of
+// one result of a read-only tool to Irreducible once a mutating call of
+// an overlapping [Tool.Scope] is made after the call that produced it or
+// in the same batch: re-reading would no longer give the same bytes.
 func (t Tool) OutputClass() Class {
 	if t.Output != ClassUnset {
 		return t.Output
 	}
 	a := t.Annotations
-	if !a.OpenWorld() && a.Idempotent() && !a.Destructive() {
+	if a.ReadOnly() && !a.OpenWorld() {
 		return Reconstructible
 	}
 	return Irreducible
@@ -211,6 +220,11 @@ type toolRec struct {
 	// Tokens: of the registered schema, of the compressed one, of the
 	// standing tombstone, and what the tool adds to Context.Tokens now.
 	schemaTok, compTok, tombTok, held int
+	// last is the mark of the tool's latest call, or 0; scope is one more
+	// than the index of its scope in Context.scopes, or 0 for the empty
+	// scope (see regen_scope.go).
+	last  int64
+	scope int32
 }
 
 // tool returns the index of the record of name, creating an unregistered
@@ -262,6 +276,7 @@ func (c *Context) RegisterTool(t Tool) error {
 		r.t = t
 		r.registered = true
 	}
+	c.setScope(c.toolRec(t.Name))
 	c.registered(c.toolIdx[t.Name], same)
 	c.epoch++
 	return nil

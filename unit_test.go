@@ -166,7 +166,7 @@ func TestBadEventsChangeNothing(t *testing.T) {
 
 func TestResultForPrunedCall(t *testing.T) {
 	c := NewContext(Config{})
-	withoutGates(c, GateBoundary)
+	withoutGates(c, GateBoundary, GateRegen)
 	mustAppend(t, c, Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}})
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
 	require.NoError(t, err)

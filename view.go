@@ -230,9 +230,9 @@ func (v *View) Newest() iter.Seq[Entry] {
 }
 
 // The indexes a View walks.
-func results(c *Context) *btree[int32] { return &c.results }
-func whole(c *Context) *btree[int32]   { return &c.whole }
-func bySize(c *Context) *btree[int32]  { return &c.bySize }
+func results(c *Context) *btree[int32]  { return &c.results }
+func whole(c *Context) *btree[int32]    { return &c.whole }
+func bySize(c *Context) *btree[sizeKey] { return &c.bySize }
 
 // descend yields the elements of an index from the greatest down, or
 // from just below start.
@@ -253,18 +253,19 @@ func (v *View) descend(index func(*Context) *btree[int32], start int32) iter.Seq
 	})
 }
 
-// ascend yields the elements of an index from the least up.
-func (v *View) ascend(index func(*Context) *btree[int32]) iter.Seq[Entry] {
+// ascend yields the results of an index by size from the least key up:
+// after a step, from the key its message has now.
+func (v *View) ascend(index func(*Context) *btree[sizeKey]) iter.Seq[Entry] {
 	return walk(v, none, func(prev int32) (int32, Entry) {
 		c := v.c
 		t := index(c)
-		p, ok := t.Min()
+		k, ok := t.Min()
 		if prev != none {
-			p, ok = t.After(prev)
+			k, ok = t.After(c.sizeKey(prev))
 		}
-		for ; ok; p, ok = t.After(p) {
-			if !c.hides(v.hidden, p) && !v.stubHidden(p) {
-				return p, c.entryOf(p)
+		for ; ok; k, ok = t.After(k) {
+			if !c.hides(v.hidden, k.pos) && !v.stubHidden(k.pos) {
+				return k.pos, c.entryOf(k.pos)
 			}
 		}
 		return none, Entry{}

@@ -60,7 +60,8 @@ func TestSpillThenEvict(t *testing.T) {
 			_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
 			require.ErrorIs(t, err, pruneguard.ErrRegen, "not spilled yet")
 
-			p, err := s.Spill(c, "r1")
+			// The payment call is irreducible too: the unit is spilled whole.
+			p, err := s.Spill(c, "a1", "r1")
 			require.NoError(t, err)
 			assert.Equal(t, "scratch", p.Store)
 			assert.True(t, s.Resolvable(p))
@@ -69,14 +70,14 @@ func TestSpillThenEvict(t *testing.T) {
 
 			d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
 			require.NoError(t, err)
-			assert.Equal(t, []pruneguard.SpillNote{{Message: "r1", Pointer: p}}, d.Pointers)
+			assert.Equal(t, []pruneguard.SpillNote{{Message: "a1", Pointer: p}, {Message: "r1", Pointer: p}}, d.Pointers)
 			require.NoError(t, c.Apply(d))
 
 			back, err := s.Recall(p)
 			require.NoError(t, err)
-			require.Len(t, back, 1)
-			assert.Equal(t, `{"nonce":"8f3a"}`, string(back[0].Content))
-			assert.Equal(t, pruneguard.OneTimeSecret, back[0].Facts)
+			require.Len(t, back, 2)
+			assert.Equal(t, `{"nonce":"8f3a"}`, string(back[1].Content))
+			assert.Equal(t, pruneguard.OneTimeSecret, back[1].Facts)
 		})
 	}
 }
@@ -260,7 +261,7 @@ func TestPointerTakenBackWhenRecordingFails(t *testing.T) {
 	// then fails, after x's was recorded.
 	c2 := pruneguard.NewContext(pruneguard.Config{})
 	require.NoError(t, c2.Append(pruneguard.Message{ID: "x", Content: []byte("x")}))
-	require.NoError(t, c2.Append(pruneguard.Message{ID: "y", Content: []byte("y")}))
+	require.NoError(t, c2.Append(pruneguard.Message{ID: "y", Content: []byte("y"), Class: pruneguard.Reconstructible}))
 	s.Store = putHook{Store: &spill.Memory{}, hook: func() {
 		d, err := c2.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"y"}})
 		require.NoError(t, err)

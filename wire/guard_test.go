@@ -197,7 +197,7 @@ func TestWireRefusal(t *testing.T) {
 	// naming the first message alone is refused as pinned by the core;
 	// the screen is exercised on a Context whose pins were not set.
 	g2 := *g
-	g2.ctx = pruneguard.NewContext(pruneguard.Config{})
+	g2.ctx = pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})
 	for i := range b.Messages {
 		g2.ctx.Append(pruneguard.Message{ID: ID(i), Role: pruneguard.RoleUser, Tokens: 5})
 	}
@@ -264,7 +264,7 @@ func TestNeverEmpty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
-		_, refs, _ := g.Check(pruneguard.Guard{Budget: 0})
+		_, refs, _ := g.Check(pruneguard.Guard{Budget: 1})
 		out := g.Body()
 		if len(out.Messages) != 1 {
 			t.Errorf("%s: %d messages left", d, len(out.Messages))
@@ -325,13 +325,13 @@ func TestNewViolationsIgnoresIndexes(t *testing.T) {
 // decisions and the last error.
 func TestCheckReportsEveryRefusal(t *testing.T) {
 	big := strings.Repeat("data ", 100)
-	body := `{"model":"m","max_tokens":9,"system":"s","tools":[{"name":"read","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}},{"name":"write","input_schema":{"type":"object"}}],
+	body := `{"model":"m","max_tokens":9,"system":"s","tools":[{"name":"read","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}},{"name":"search","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true}}],
 		"messages":[{"role":"user","content":"task"},
-		{"role":"assistant","content":[{"type":"tool_use","id":"w1","name":"write","input":{}}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"w1","name":"search","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"w1","content":"` + big + `"}]},
 		{"role":"assistant","content":[{"type":"tool_use","id":"r1","name":"read","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"r1","content":"short"}]},
-		{"role":"assistant","content":[{"type":"tool_use","id":"w2","name":"write","input":{}}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"w2","name":"search","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"w2","content":"` + big + `"}]},
 		{"role":"assistant","content":"done"},{"role":"user","content":"next"}]}`
 	b, err := Read([]byte(body), Anthropic)
@@ -342,12 +342,13 @@ func TestCheckReportsEveryRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first round proposes the first write unit alone and is refused;
-	// the second proposes the read unit with the second write unit, and
-	// only the read unit goes.
+	// The first round proposes the first search unit alone and is refused;
+	// the second proposes the read unit with the second search unit, and
+	// only the read unit goes. Each search unit is refused for its call
+	// and for its result.
 	read, _ := g.Context().UnitOf(ID(3))
 	res, refs, _ := g.Check(pruneguard.Guard{Budget: g.Context().Tokens() - read.Tokens - 20})
-	if len(res.Refused) != 2 || len(res.Decisions) != 1 {
+	if len(res.Refused) != 4 || len(res.Decisions) != 1 {
 		t.Fatalf("no refusal met: %+v", res)
 	}
 	for _, v := range res.Refused {

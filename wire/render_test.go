@@ -18,7 +18,8 @@ var closedWorld = pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), Op
 // single call with its result, an answer and a follow-up question.
 func eventContext(t *testing.T) *pruneguard.Context {
 	t.Helper()
-	c := pruneguard.NewContext(pruneguard.Config{})
+	// Text may go, as the runtimes that accept losing it say.
+	c := pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})
 	must(t, c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: closedWorld,
 		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}))
 	must(t, c.RegisterTool(pruneguard.Tool{Name: "grep", Annotations: closedWorld,

@@ -90,7 +90,7 @@ func TestSessionScreenEmptyTools(t *testing.T) {
 		return p
 	})
 	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 100, Policy: pol},
-		Unannotated: wire.UnannotatedRegenerable})
+		Unannotated: wire.UnannotatedRegenerable, Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
 	must(t, err)
 	toolHistory(t, s)
 	body, rep, err := s.Request()

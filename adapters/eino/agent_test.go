@@ -42,6 +42,7 @@ func newSession(t *testing.T, ctx context.Context, budget int, policy pruneguard
 	if err != nil {
 		t.Fatal(err)
 	}
+	scoped(tools)
 	s, err := einoguard.New(einoguard.Config{
 		Guard:    pruneguard.Guard{Budget: budget, Policy: policy},
 		Tools:    tools,

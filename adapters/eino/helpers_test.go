@@ -165,6 +165,20 @@ type deployArgs struct {
 
 // testTools returns read_file (2,000 bytes of content per call, 500
 // tokens by the approximation) and deploy (a short, irreducible receipt).
+// scoped gives read_file and deploy the scopes they touch: a deploy
+// changes the cluster, not the files read_file reads, so it leaves their
+// results reconstructible.
+func scoped(tools []pruneguard.Tool) {
+	for i := range tools {
+		switch tools[i].Name {
+		case "read_file":
+			tools[i].Scope = "repo"
+		case "deploy":
+			tools[i].Scope = "cluster"
+		}
+	}
+}
+
 func testTools() []tool.BaseTool {
 	read, err := utils.InferTool("read_file", "read a file", func(_ context.Context, a readArgs) (string, error) {
 		return strings.Repeat("x", 1980) + " end of " + a.Path, nil

@@ -215,9 +215,11 @@ func TestMalformedConversation(t *testing.T) {
 // The latest user message is the task: oldest-first would take it first,
 // the session keeps it until the next user message arrives.
 func TestLatestUserMessageStays(t *testing.T) {
+	// Text may go: the runtime accepts losing an old task.
 	s := mustNew(t, einoguard.Config{
-		Guard: pruneguard.Guard{Budget: 700, Policy: pruneguard.OldestFirst{}},
-		Tools: []pruneguard.Tool{readTool},
+		Guard:   pruneguard.Guard{Budget: 700, Policy: pruneguard.OldestFirst{}},
+		Context: pruneguard.Config{TextClass: pruneguard.Reconstructible},
+		Tools:   []pruneguard.Tool{readTool},
 	})
 	task := strings.Repeat("please ", 200) // 350 tokens
 	c := newConv(task).round("read_file", 2000).round("read_file", 400)
@@ -250,9 +252,13 @@ func TestLatestUserMessageStays(t *testing.T) {
 }
 
 func TestUnannotatedToolsStay(t *testing.T) {
+	// deploy is registered unannotated, only with the scope it changes, so
+	// that the reads of files stay reconstructible after it.
+	tools := []pruneguard.Tool{readTool, {Name: "deploy"}}
+	scoped(tools)
 	s := mustNew(t, einoguard.Config{
 		Guard: pruneguard.Guard{Budget: 100, Policy: pruneguard.KeepLastToolUses{Keep: 1, Stub: true}},
-		Tools: []pruneguard.Tool{readTool},
+		Tools: tools,
 	})
 	c := newConv("task").round("deploy", 2000).round("read_file", 2000).round("deploy", 2000).round("read_file", 10)
 	_, r := prune(t, s, c.msgs)

@@ -148,7 +148,8 @@ func TestPrune(t *testing.T) {
 // boundary defers everything.
 func TestPrunePending(t *testing.T) {
 	chat := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"` + strings.Repeat("look ", 200) + `"},` +
-		`{"role":"assistant","content":"` + strings.Repeat("ok ", 200) + `"},{"role":"user","content":"go"},` +
+		`{"role":"assistant","tool_calls":[{"id":"z","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"z","content":"` + strings.Repeat("ok ", 200) + `"},{"role":"user","content":"go"},` +
 		`{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
 		`{"role":"tool","tool_call_id":"a","content":"` + strings.Repeat("data ", 400) + `"}]}`
 	code, out, errs := runCmd(t, chat, "prune", "--budget", "100", "--unannotated", "regenerable", "-")

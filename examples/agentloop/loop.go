@@ -392,10 +392,10 @@ func (g *guarded) check(after string) {
 	case err != nil:
 		g.logf("%s: %v", head, err)
 	case res.Outcome == pruneguard.Deferred:
-		g.logf("%s (%s)", head, explain(res.Reason))
+		g.logf("%s (%s)", head, explainResult(res))
 	default:
 		if res.Reason != nil {
-			g.logf("%s; refused on the way: %s", head, explain(res.Reason))
+			g.logf("%s; refused on the way: %s", head, explainResult(res))
 		} else {
 			g.logf("%s", head)
 		}
@@ -431,6 +431,20 @@ func (g *guarded) applied(d *pruneguard.Decision) {
 		}
 		g.logf("%s): %s", line, t.Text)
 	}
+}
+
+// explainResult renders the refusals a check met: every violation, or
+// the boundary's deferral.
+func explainResult(res pruneguard.Result) string {
+	var de *pruneguard.DeferredError
+	if len(res.Refused) == 0 || errors.As(res.Reason, &de) {
+		return explain(res.Reason)
+	}
+	parts := make([]string, len(res.Refused))
+	for i, v := range res.Refused {
+		parts[i] = violation(v)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // explain renders a refusal of the guard with its gate, code and ids.

@@ -252,10 +252,15 @@ func (o *streamOutcome) Failure() string {
 
 func streamingResult(guard bool) *streamOutcome {
 	o := &streamOutcome{}
-	rt := newRuntime(guard, pruneguard.Config{}, 2450, shortestFirst)
+	rt := newRuntime(guard, pruneguard.Config{}, 2810, shortestFirst)
 	_ = rt.RegisterTool(readOnly("health_check"))
 	_ = rt.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 2000, Pinned: true})
-	_ = rt.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 100, Content: []byte("is the node healthy?")})
+	// An earlier check, of another node: it can be run again.
+	_ = rt.Append(pruneguard.Message{ID: "u0", Role: pruneguard.RoleUser, Tokens: 120, Content: []byte("is db-1 healthy?")})
+	_ = rt.Append(pruneguard.Message{ID: "a0", Role: pruneguard.RoleAssistant, Tokens: 90, Calls: []pruneguard.Call{call("h0", "health_check", `{"node":"db-1"}`)}})
+	_ = rt.Append(pruneguard.Message{ID: "r0", Role: pruneguard.RoleTool, Tokens: 150, Answers: []pruneguard.CallID{"h0"},
+		Content: []byte(`{"check":"disk","ok":true}` + "\n" + `{"check":"mem","ok":true}` + "\n")})
+	_ = rt.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 100, Content: []byte("and db-2?")})
 	_ = rt.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 300, Calls: []pruneguard.Call{call("h1", "health_check", `{"node":"db-2"}`)}})
 	_ = rt.Open(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"h1"}})
 	for _, c := range healthChunks {
@@ -528,7 +533,7 @@ func negativeResult(guard bool) *negativeOutcome {
 	o.lines = append(o.lines, rt.Log()...)
 	if g, ok := rt.(*guarded); ok {
 		for _, c := range g.checks {
-			o.Refusals = append(o.Refusals, violations(c.Result.Reason)...)
+			o.Refusals = append(o.Refusals, c.Result.Refused...)
 		}
 	}
 
@@ -588,7 +593,7 @@ func oneTimeNonce(guard bool) *nonceOutcome {
 	o.lines = append(o.lines, rt.Log()...)
 	if g, ok := rt.(*guarded); ok {
 		for _, c := range g.checks {
-			o.Refusals = append(o.Refusals, violations(c.Result.Reason)...)
+			o.Refusals = append(o.Refusals, c.Result.Refused...)
 		}
 	}
 
@@ -605,12 +610,4 @@ func oneTimeNonce(guard bool) *nonceOutcome {
 	_ = rt.CompleteStep("retry-if-unconfirmed")
 	o.Charges = charges
 	return o
-}
-
-func violations(err error) []*pruneguard.Violation {
-	var pe *pruneguard.PruneError
-	if errors.As(err, &pe) {
-		return pe.Violations
-	}
-	return nil
 }

@@ -12,8 +12,10 @@
 // The session's budget is 3,000 tokens; the files the agent reads add up
 // to several times that. read_file and grep are annotated read-only and
 // closed-world, so their results can be read again and may be cleared;
-// run_tests is not annotated, so by MCP's defaults its output is
-// irreducible and stays.
+// run_tests is annotated read-only but not closed-world: its output is
+// irreducible and stays, and since it changes no file the reads before it
+// stay reconstructible (a tool left unannotated would count as mutating
+// everything, and make every earlier read irreducible).
 package main
 
 import (
@@ -173,7 +175,8 @@ func run(w io.Writer) error {
 		return err
 	}
 	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
-	guarded, err := einoguard.Tools(ctx, ts, map[string]pruneguard.Annotations{"read_file": closed, "grep": closed})
+	tests := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true)}
+	guarded, err := einoguard.Tools(ctx, ts, map[string]pruneguard.Annotations{"read_file": closed, "grep": closed, "run_tests": tests})
 	if err != nil {
 		return err
 	}

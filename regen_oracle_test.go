@@ -1,0 +1,238 @@
+package pruneguard_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// The oracle rule: an Oracle, like a message's own Class, decides the
+// class of a message in place of the derivation (tool annotations, scope
+// staleness, the text default); it never lifts Facts, planned-step
+// references, the pointer requirement of Durable, or anything of the
+// commit boundary. Each item is tested for both, and the README and
+// package documentation are checked to say so.
+
+// tagger answers, for each message, the class a tag in its content names;
+// no tag abstains.
+var tagger = pruneguard.OracleFunc(func(m pruneguard.Message) pruneguard.Class {
+	switch {
+	case strings.HasPrefix(string(m.Content), "free"):
+		return pruneguard.Reconstructible
+	case strings.HasPrefix(string(m.Content), "durable"):
+		return pruneguard.Durable
+	case strings.HasPrefix(string(m.Content), "keep"):
+		return pruneguard.Irreducible
+	}
+	return pruneguard.ClassUnset
+})
+
+// both runs a check once with an Oracle deciding the class ("free",
+// "durable" or "keep" content) and once with the message's own Class.
+func both(t *testing.T, cfg pruneguard.Config, check func(t *testing.T, c *pruneguard.Context, m func(id string, class pruneguard.Class, content string) pruneguard.Message)) {
+	t.Run("oracle", func(t *testing.T) {
+		cfg := cfg
+		cfg.Oracle = tagger
+		check(t, pruneguard.NewContext(cfg), func(id string, class pruneguard.Class, content string) pruneguard.Message {
+			tag := map[pruneguard.Class]string{pruneguard.Reconstructible: "free", pruneguard.Durable: "durable", pruneguard.Irreducible: "keep"}[class]
+			return pruneguard.Message{ID: pruneguard.MessageID(id), Tokens: 10, Content: []byte(tag + " " + content)}
+		})
+	})
+	t.Run("message class", func(t *testing.T) {
+		check(t, pruneguard.NewContext(cfg), func(id string, class pruneguard.Class, content string) pruneguard.Message {
+			return pruneguard.Message{ID: pruneguard.MessageID(id), Tokens: 10, Class: class, Content: []byte(content)}
+		})
+	})
+}
+
+func TestOracleDecidesInPlaceOfTheDerivation(t *testing.T) {
+	both(t, pruneguard.Config{}, func(t *testing.T, c *pruneguard.Context, m func(string, pruneguard.Class, string) pruneguard.Message) {
+		mustDo(t,
+			c.RegisterTool(pruneguard.Tool{Name: "fetch"}), // unannotated: irreducible results, mutates
+			c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: pure}),
+		)
+		// The text default.
+		mustDo(t, c.Append(m("text", pruneguard.Reconstructible, "a user turn")))
+		// Tool annotations.
+		mustDo(t, c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "fetch"}}, Class: pruneguard.Reconstructible}))
+		r1 := m("r1", pruneguard.Reconstructible, "fetched")
+		r1.Answers = []pruneguard.CallID{"k1"}
+		mustDo(t, c.Append(r1))
+		// Scope staleness: a read, then a mutating call.
+		mustDo(t, c.Append(pruneguard.Message{ID: "a2", Calls: []pruneguard.Call{{ID: "k2", Tool: "read_file"}}}))
+		r2 := m("r2", pruneguard.Reconstructible, "read")
+		r2.Answers = []pruneguard.CallID{"k2"}
+		mustDo(t, c.Append(r2))
+		mustDo(t, c.Append(pruneguard.Message{ID: "a3", Calls: []pruneguard.Call{{ID: "k3", Tool: "fetch"}}}))
+		mustDo(t, c.Append(pruneguard.Message{ID: "r3", Answers: []pruneguard.CallID{"k3"}}))
+		// Stricter than the derivation: a pure, fresh read kept.
+		mustDo(t, c.Append(pruneguard.Message{ID: "a4", Calls: []pruneguard.Call{{ID: "k4", Tool: "read_file"}}}))
+		r4 := m("r4", pruneguard.Irreducible, "read again")
+		r4.Answers = []pruneguard.CallID{"k4"}
+		mustDo(t, c.Append(r4))
+
+		for _, id := range []pruneguard.MessageID{"text", "r1", "r2"} {
+			assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, id), id)
+		}
+		assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "r4"))
+		d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"text", "r1"}, Stub: []pruneguard.MessageID{"r2"}})
+		require.NoError(t, err)
+		assert.Equal(t, []pruneguard.MessageID{"text", "a1", "r1"}, d.Evict)
+		assert.Equal(t, []pruneguard.MessageID{"r2"}, d.Stub)
+		_, err = c.Prune(pruneguard.Plan{Stub: []pruneguard.MessageID{"r4"}})
+		assert.Equal(t, []string{"r4/irreducible"}, codes(t, err))
+	})
+}
+
+func TestOracleNeverLiftsFacts(t *testing.T) {
+	both(t, pruneguard.Config{}, func(t *testing.T, c *pruneguard.Context, m func(string, pruneguard.Class, string) pruneguard.Message) {
+		neg := m("neg", pruneguard.Reconstructible, "ulimit is unlimited")
+		neg.Facts = pruneguard.NegativeResult
+		mustDo(t, c.Append(neg))
+		later := m("later", pruneguard.Reconstructible, "a nonce")
+		mustDo(t, c.Append(later), c.Mark("later", pruneguard.OneTimeSecret))
+		assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "neg"))
+		assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "later"))
+		_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"neg", "later"}})
+		assert.Equal(t, []string{"neg/negative-result", "later/one-time-secret"}, codes(t, err))
+	})
+}
+
+func TestOracleNeverLiftsPlannedSteps(t *testing.T) {
+	both(t, pruneguard.Config{}, func(t *testing.T, c *pruneguard.Context, m func(string, pruneguard.Class, string) pruneguard.Message) {
+		mustDo(t, c.Append(m("x", pruneguard.Reconstructible, "input of a step")), c.PlanStep("verify", "x"))
+		_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"x"}})
+		assert.Equal(t, []string{"x/referenced"}, codes(t, err))
+		mustDo(t, c.CompleteStep("verify"))
+		_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"x"}})
+		assert.NoError(t, err)
+	})
+}
+
+func TestOracleNeverLiftsThePointerOfDurable(t *testing.T) {
+	live := map[pruneguard.Pointer]bool{{Store: "s", Key: "live"}: true}
+	cfg := pruneguard.Config{Resolver: pruneguard.ResolverFunc(func(p pruneguard.Pointer) bool { return live[p] })}
+	both(t, cfg, func(t *testing.T, c *pruneguard.Context, m func(string, pruneguard.Class, string) pruneguard.Message) {
+		none := m("none", pruneguard.Durable, "no pointer")
+		dead := m("dead", pruneguard.Durable, "a dead pointer")
+		dead.Pointer = pruneguard.Pointer{Store: "s", Key: "dead"}
+		ok := m("ok", pruneguard.Durable, "a live pointer")
+		ok.Pointer = pruneguard.Pointer{Store: "s", Key: "live"}
+		mustDo(t, c.Append(none), c.Append(dead), c.Append(ok))
+		assert.Equal(t, pruneguard.Durable, classOf(t, c, "none"))
+		_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"none", "dead", "ok"}})
+		assert.Equal(t, []string{"none/pointer-unresolvable", "dead/pointer-unresolvable"}, codes(t, err))
+		d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"ok"}})
+		require.NoError(t, err)
+		assert.Equal(t, []pruneguard.SpillNote{{Message: "ok", Pointer: ok.Pointer}}, d.Pointers)
+	})
+}
+
+func TestOracleNeverLiftsTheBoundary(t *testing.T) {
+	both(t, pruneguard.Config{}, func(t *testing.T, c *pruneguard.Context, m func(string, pruneguard.Class, string) pruneguard.Message) {
+		mustDo(t, c.RegisterTool(pruneguard.Tool{Name: "t", Annotations: pure}))
+		pinned := m("pinned", pruneguard.Reconstructible, "system prompt")
+		pinned.Pinned = true
+		mustDo(t, c.Append(pinned))
+		_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"pinned"}, Split: pruneguard.SplitStrict})
+		assert.ErrorIs(t, err, pruneguard.ErrBoundary)
+		var v *pruneguard.Violation
+		require.ErrorAs(t, err, &v)
+		assert.Equal(t, pruneguard.CodePinned, v.Code)
+
+		// A pending call defers every prune, whatever the class.
+		call := m("call", pruneguard.Reconstructible, "calls t")
+		call.Calls = []pruneguard.Call{{ID: "k", Tool: "t"}}
+		mustDo(t, c.Append(call))
+		_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"call"}})
+		assert.ErrorIs(t, err, pruneguard.ErrDeferred)
+		// So does a streaming result.
+		res := m("res", pruneguard.Reconstructible, "partial")
+		res.Answers = []pruneguard.CallID{"k"}
+		mustDo(t, c.Open(res))
+		_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"res"}})
+		assert.ErrorIs(t, err, pruneguard.ErrDeferred)
+		mustDo(t, c.Close("res"))
+		// A unit goes whole, not as the class of one member says.
+		mustDo(t, c.Append(m("after", pruneguard.Reconstructible, "later text")), c.Couple("res", "after"))
+		_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"res"}, Split: pruneguard.SplitStrict})
+		require.ErrorAs(t, err, &v)
+		assert.Equal(t, pruneguard.CodeSplit, v.Code)
+	})
+}
+
+// The message's own class comes first: an Oracle is not asked about a
+// message that has one.
+func TestMessageClassBeforeOracle(t *testing.T) {
+	asked := map[pruneguard.MessageID]int{}
+	c := pruneguard.NewContext(pruneguard.Config{Oracle: pruneguard.OracleFunc(func(m pruneguard.Message) pruneguard.Class {
+		asked[m.ID]++
+		if m.ID == "abstains" {
+			return pruneguard.ClassUnset
+		}
+		return pruneguard.Reconstructible
+	})})
+	mustDo(t, c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: pure}))
+	mustDo(t,
+		c.Append(pruneguard.Message{ID: "own", Class: pruneguard.Irreducible}),
+		c.Append(pruneguard.Message{ID: "asked"}),
+		c.Append(pruneguard.Message{ID: "abstains", Content: []byte("text")}),
+		c.Append(pruneguard.Message{ID: "a", Calls: []pruneguard.Call{{ID: "k", Tool: "read_file"}}}),
+	)
+	assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "own"))
+	assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, "asked"))
+	assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "abstains"), "abstaining keeps the derived class: text")
+	assert.Zero(t, asked["own"])
+	assert.Positive(t, asked["asked"])
+	assert.Positive(t, asked["abstains"])
+}
+
+// paragraph returns the text of path from the first line holding start
+// to the next blank line, with line breaks and comment markers folded.
+func paragraph(t *testing.T, path, start string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	text := string(b)
+	i := strings.Index(text, start)
+	require.GreaterOrEqual(t, i, 0, "%s has no %q", path, start)
+	text = text[i:]
+	lines := strings.Split(text, "\n")
+	var out []string
+	for _, l := range lines {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "//"))
+		if l == "" {
+			break
+		}
+		out = append(out, l)
+	}
+	return regexp.MustCompile(`\s+`).ReplaceAllString(strings.Join(out, " "), " ")
+}
+
+// README, the package documentation and the godoc of Oracle and
+// Message.Class state the one rule the tests above check.
+func TestTheOracleRuleIsDocumented(t *testing.T) {
+	readme := paragraph(t, "README.md", "**The oracle rule.**")
+	for _, s := range []string{
+		"A custom `Oracle`, like a message's own `Class`, decides the class of a message in place of the derivation above (tool annotations, scope staleness, the text default).",
+		"It can never lift `Facts` (a message with a fact is irreducible), planned-step references, the pointer requirement of `Durable` (a durable message without a resolvable pointer is refused), or anything of the commit boundary.",
+	} {
+		assert.Contains(t, readme, s)
+	}
+	doc := paragraph(t, "doc.go", "Regenerability ([ErrRegen])")
+	assert.Contains(t, doc, "An [Oracle] or a [Message.Class] decides a message's class in place of that derivation, but never lifts Facts, planned-step references, the resolvable pointer a [Durable] class needs, or anything of the commit boundary.")
+	oracle := paragraph(t, "regen.go", "// What an Oracle (or a Message.Class) can never lift")
+	for _, s := range []string{"[Facts]", "planned-step references", "the pointer a [Durable] class needs", "anything of the commit boundary"} {
+		assert.Contains(t, oracle, s)
+	}
+	class := paragraph(t, "message.go", "// Class, when set, is the message's regenerability class")
+	for _, s := range []string{"in place of the class the guard would derive (from tool annotations, scope staleness and Config.TextClass) and of any [Oracle]'s answer", "[Facts]", "planned-step references", "the pointer a [Durable] message needs", "anything of the commit boundary"} {
+		assert.Contains(t, class, s)
+	}
+}

@@ -1,0 +1,159 @@
+package pruneguard
+
+// Staleness of read results. A read-only tool's result is reconstructible
+// only while reading again would give the same bytes: once a mutating call
+// that may change what it read is made after it, or beside it in its
+// parallel batch (which runs in no known order), it is the record of a
+// state that no longer exists. Each tool has a scope ([Tool.Scope], empty
+// for everything); the Context keeps the place of the latest mutating
+// call of each scope, of the empty scope and of any scope, so that
+// judging a result takes a few comparisons, not a walk of the history or
+// of the batch: a result is stale when the latest mutating call of an
+// overlapping scope comes at or after the first call of its batch.
+//
+// Places are those of the calls arena, in the order calls were made, as
+// marks: 2p+2 for the call at position p, 2p+1 for the place just before
+// it, 0 for none. Compaction renumbers the calls; remapScopes moves each
+// mark with them, and the mark of a call that left to the place it held
+// among those kept.
+
+// scopeRec is the record of one named scope.
+type scopeRec struct {
+	name string
+	mut  int64 // the mark of its latest mutating call, or 0
+}
+
+// callMark is the mark of the call at position k.
+func callMark(k int32) int64 { return 2*int64(k) + 2 }
+
+// setScope files tool record r under the scope its tool names, and
+// recomputes the latest mutations when the tool has calls: its scope or
+// whether it mutates may have changed.
+func (c *Context) setScope(r *toolRec) {
+	r.scope = 0
+	if name := r.t.Scope; name != "" {
+		i, ok := c.scopeIdx[name]
+		if !ok {
+			if c.scopeIdx == nil {
+				c.scopeIdx = make(map[string]int32)
+			}
+			c.scopes = append(c.scopes, scopeRec{name: name})
+			i = int32(len(c.scopes))
+			c.scopeIdx[name] = i
+		}
+		r.scope = i
+	}
+	if r.last != 0 {
+		c.rescope()
+	}
+}
+
+// rescope recomputes the latest mutating call of every scope from the
+// latest call of each mutating tool. It costs time in proportion to the
+// tools and scopes, not to the calls.
+func (c *Context) rescope() {
+	c.mutAny, c.mutAll = 0, 0
+	for i := range c.scopes {
+		c.scopes[i].mut = 0
+	}
+	for i := range c.tools {
+		if r := &c.tools[i]; r.last != 0 && r.t.Mutating() {
+			c.mutated(r, r.last)
+		}
+	}
+}
+
+// mutated records a mutating call of tool r at mark m, if it is the
+// latest of its scope.
+func (c *Context) mutated(r *toolRec, m int64) {
+	c.mutAny = max(c.mutAny, m)
+	if r.scope == 0 {
+		c.mutAll = max(c.mutAll, m)
+		return
+	}
+	s := &c.scopes[r.scope-1]
+	s.mut = max(s.mut, m)
+}
+
+// called records that call k, just made, calls tool t.
+func (c *Context) called(t, k int32) {
+	r := &c.tools[t]
+	r.last = callMark(k)
+	if r.t.Mutating() {
+		c.mutated(r, r.last)
+	}
+}
+
+// callClass returns the class of the result of call k: its tool's output
+// class, raised to Irreducible for a read-only tool's result that a later
+// or parallel mutating call of an overlapping scope made stale. A value
+// beyond Irreducible counts as Irreducible.
+func (c *Context) callClass(k int32) Class {
+	r := &c.tools[c.call(k).tool]
+	cls := norm(r.t.OutputClass())
+	if cls == Reconstructible && r.t.Annotations.ReadOnly() && c.stale(k, r.scope) {
+		return Irreducible
+	}
+	return cls
+}
+
+// stale reports whether a mutating call whose scope overlaps scope was
+// made at or after the first call of k's batch: after k, or beside it.
+// k itself, a read, is no mutating call. It takes constant time.
+func (c *Context) stale(k, scope int32) bool {
+	latest := c.mutAny
+	if scope != 0 {
+		latest = max(c.mutAll, c.scopes[scope-1].mut)
+	}
+	first := k
+	if caller := c.call(k).caller; caller != none {
+		first = c.msg(caller).call
+	}
+	return latest > callMark(first)-1
+}
+
+// remapScopes moves the marks after a compaction: cm maps each old
+// position to the new one, or none for a call that left, and rank[p] is
+// the number of calls kept before old position p (rank has one entry
+// more than there were calls). A call that left is replaced by the place
+// just before the first call kept after it, so that every kept call stays
+// before or after the mark as it was.
+func (c *Context) remapScopes(cm, rank []int32) {
+	at := func(m int64) int64 {
+		switch {
+		case m == 0:
+			return 0
+		case m%2 == 1: // just before old position (m-1)/2
+			return 2*int64(rank[(m-1)/2]) + 1
+		}
+		if k := cm[m/2-1]; k != none {
+			return callMark(k)
+		}
+		return 2*int64(rank[m/2-1]) + 1
+	}
+	c.mutAny, c.mutAll = at(c.mutAny), at(c.mutAll)
+	for i := range c.scopes {
+		c.scopes[i].mut = at(c.scopes[i].mut)
+	}
+	for i := range c.tools {
+		c.tools[i].last = at(c.tools[i].last)
+	}
+}
+
+// forgetServer records that the results of the server calls message p
+// carries leave the prompt with it, for refetch detection.
+func (c *Context) forgetServer(p int32, rc rec, id MessageID) {
+	for k := range c.callsOf(p) {
+		if c.call(k).flags&cServer != 0 {
+			c.forget(k, rc, id, false)
+		}
+	}
+}
+
+// norm returns k, or Irreducible for a value beyond the classes.
+func norm(k Class) Class {
+	if k > Irreducible {
+		return Irreducible
+	}
+	return k
+}
