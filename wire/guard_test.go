@@ -264,7 +264,7 @@ func TestNeverEmpty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
-		_, refs, _ := g.Check(pruneguard.Guard{Budget: 0})
+		_, refs, _ := g.Check(pruneguard.Guard{Budget: 1})
 		out := g.Body()
 		if len(out.Messages) != 1 {
 			t.Errorf("%s: %d messages left", d, len(out.Messages))

@@ -74,8 +74,8 @@ func TestThinkingRulesAfterPrune(t *testing.T) {
 	if v := in.Validate(); len(v) > 0 {
 		t.Fatalf("input violations %v", v)
 	}
-	g.Check(pruneguard.Guard{Budget: 0, Policy: pruneguard.LargestResultsFirst{Stub: true}})
-	g.Check(pruneguard.Guard{Budget: 0})
+	g.Check(pruneguard.Guard{Budget: 1, Policy: pruneguard.LargestResultsFirst{Stub: true}})
+	g.Check(pruneguard.Guard{Budget: 1})
 	noWorse(t, in, g)
 	out := g.Body()
 	for _, i := range []int{4, 5, 6} {

@@ -74,7 +74,7 @@ func TestCheckRoundsNeverEmptyHistory(t *testing.T) {
 	for d, body := range bodies {
 		t.Run(string(d), func(t *testing.T) {
 			in, g := guarded(t, d, body, wire.Options{Unannotated: wire.UnannotatedRegenerable})
-			_, refs, _ := g.Check(pruneguard.Guard{Budget: 0, Policy: onePerRound()})
+			_, refs, _ := g.Check(pruneguard.Guard{Budget: 1, Policy: onePerRound()})
 			noWorse(t, in, g)
 			if !slices.ContainsFunc(refs, func(r wire.Refusal) bool { return r.Gate == "wire" }) {
 				t.Errorf("no wire refusal for the last unit: %+v", refs)
@@ -125,7 +125,7 @@ func TestCheckRoundsNeverEmptyTools(t *testing.T) {
 	for d, body := range bodies {
 		t.Run(string(d), func(t *testing.T) {
 			in, g := guarded(t, d, body, wire.Options{})
-			_, refs, _ := g.Check(pruneguard.Guard{Budget: 0, Policy: dropOnePerRound(g, []string{"a", "b"})})
+			_, refs, _ := g.Check(pruneguard.Guard{Budget: 1, Policy: dropOnePerRound(g, []string{"a", "b"})})
 			noWorse(t, in, g)
 			if n := len(g.Body().Tools()); n != 1 {
 				t.Errorf("%d tools left, want 1", n)
@@ -176,7 +176,7 @@ func TestCheckRetriedPlanIsScreened(t *testing.T) {
 	in, g := guarded(t, wire.OpenAIChat, body, wire.Options{})
 	plan := pruneguard.Plan{Evict: []pruneguard.MessageID{wire.ID(2)}, DropSchemas: []string{"b"}}
 	pol := pruneguard.PolicyFunc(func([]pruneguard.Entry, int) pruneguard.Plan { return plan })
-	_, refs, _ := g.Check(pruneguard.Guard{Budget: 0, Policy: pol, Rounds: 3})
+	_, refs, _ := g.Check(pruneguard.Guard{Budget: 1, Policy: pol, Rounds: 3})
 	noWorse(t, in, g)
 	if !slices.ContainsFunc(refs, func(r wire.Refusal) bool {
 		return r.Gate == "wire" && r.Code == wire.RuleChatUnknownToolChoice && slices.Equal(r.Tools, []string{"b"})
@@ -189,7 +189,9 @@ func TestCheckRetriedPlanIsScreened(t *testing.T) {
 }
 
 // A stub retried after a core refusal is screened too: one that would not
-// make its message smaller is refused, and the body never grows.
+// make its message smaller is refused, and the body never grows. The
+// Context is told a stub costs one token, so that the guard itself does
+// not take the stub out as freeing nothing: the wire screen must.
 func TestCheckRetriedStubIsScreened(t *testing.T) {
 	body := `{"system":"s","tools":[{"name":"read","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}],
 		"messages":[{"role":"user","content":"go"},
@@ -198,10 +200,10 @@ func TestCheckRetriedStubIsScreened(t *testing.T) {
 		{"role":"assistant","content":[{"type":"tool_use","id":"r","name":"read","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"r","content":"ok"}]},
 		{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`
-	in, g := guarded(t, wire.Anthropic, body, wire.Options{})
+	in, g := guarded(t, wire.Anthropic, body, wire.Options{Config: pruneguard.Config{StubTokens: 1}})
 	plan := pruneguard.Plan{Evict: []pruneguard.MessageID{wire.ID(1), wire.ID(2)}, Stub: []pruneguard.MessageID{wire.ID(4)}}
 	pol := pruneguard.PolicyFunc(func([]pruneguard.Entry, int) pruneguard.Plan { return plan })
-	_, refs, _ := g.Check(pruneguard.Guard{Budget: 0, Policy: pol, Rounds: 3})
+	_, refs, _ := g.Check(pruneguard.Guard{Budget: 1, Policy: pol, Rounds: 3})
 	noWorse(t, in, g)
 	if wire.Tokens(g.Body(), nil) > wire.Tokens(in, nil) {
 		t.Errorf("body grew from %d to %d tokens", wire.Tokens(in, nil), wire.Tokens(g.Body(), nil))

@@ -123,7 +123,7 @@ func TestDeepNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.Check(pruneguard.Guard{Budget: 0})
+	g.Check(pruneguard.Guard{Budget: 1})
 }
 
 // planFrom turns fuzz bytes into a plan over a body of n messages and the
@@ -212,7 +212,7 @@ func FuzzPrune(f *testing.F) {
 
 		g, _ = b.Context(opts)
 		pol := pruneguard.PolicyFunc(func([]pruneguard.Entry, int) pruneguard.Plan { return p })
-		g.Check(pruneguard.Guard{Budget: 0, Policy: pol, Rounds: 4})
+		g.Check(pruneguard.Guard{Budget: 1, Policy: pol, Rounds: 4})
 		worse(g, "Check")
 	})
 }
@@ -237,7 +237,7 @@ func TestOrphanResultIsIrreducible(t *testing.T) {
 	if k, _ := g.Context().ClassOf(wire.ID(2)); k != pruneguard.Irreducible {
 		t.Errorf("class %v", k)
 	}
-	g.Check(pruneguard.Guard{Budget: 0})
+	g.Check(pruneguard.Guard{Budget: 1})
 	if !containsRaw(g.Body(), in.Messages[2].Raw) {
 		t.Errorf("the orphan result was pruned")
 	}
