@@ -82,9 +82,9 @@ type SessionConfig struct {
 	// Content a planned step names is never spilled. *spill.Spiller is
 	// one. Nil means nothing is spilled.
 	Spiller Spiller
-	// Logger, if set, receives one record per applied decision and one
-	// per refusal, with the gate, the code, the ids and the token counts,
-	// never any content. Nil means no logging.
+	// Logger, if set, receives one record per applied decision, per spill
+	// and failed spill, and per refusal, with the gate, the code, the ids
+	// and the token counts, never any content. Nil means no logging.
 	Logger *slog.Logger
 }
 

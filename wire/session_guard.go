@@ -1043,7 +1043,8 @@ func (s *Session) logDecision(d *pruneguard.Decision, msg string, attrs ...slog.
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
 }
 
-// logCheck writes one record per applied decision and one per refusal.
+// logCheck writes one record per applied decision, spill, failed spill
+// and refusal.
 func (s *Session) logCheck(rep Report, err error) {
 	if s.log == nil {
 		return
@@ -1052,6 +1053,14 @@ func (s *Session) logCheck(rep Report, err error) {
 	dialect := slog.String("dialect", string(s.cfg.Dialect))
 	for _, d := range rep.Result.Decisions {
 		s.logDecision(d, "pruneguard: decision", slog.Int("before", rep.Before), slog.Int("after", rep.After))
+	}
+	for _, sp := range rep.Result.Spills {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: spill", dialect, slog.Any("units", sp.Units),
+			slog.Any("messages", sp.Messages), slog.String("store", sp.Pointer.Store), slog.String("key", sp.Pointer.Key))
+	}
+	for _, se := range rep.Result.SpillErrors {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: spill failed", dialect, slog.Any("units", se.Units),
+			slog.Any("messages", se.Messages), slog.String("error", se.Err.Error()))
 	}
 	for _, r := range rep.Refusals {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -349,5 +350,28 @@ func TestSessionSpills(t *testing.T) {
 	if _, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 1}, Spiller: sp,
 		Config: pruneguard.Config{Resolver: sp}}); !errors.Is(err, wire.ErrSessionConfig) {
 		t.Errorf("Spiller and Resolver both set: %v", err)
+	}
+}
+
+// A session's Logger gets a record of each spill, naming the pointer and
+// never the content.
+func TestSessionLogsSpills(t *testing.T) {
+	var buf strings.Builder
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 150}, Spiller: sp,
+		Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	must(t, err)
+	toolHistory(t, s)
+	_, rep, err := s.Request()
+	must(t, err)
+	if len(rep.Result.Spills) == 0 {
+		t.Fatalf("nothing spilled: %+v", rep)
+	}
+	logs := buf.String()
+	if strings.Count(logs, `msg="pruneguard: spill"`) != len(rep.Result.Spills) || !strings.Contains(logs, rep.Result.Spills[0].Pointer.Key) {
+		t.Errorf("spill records: %s", logs)
+	}
+	if strings.Contains(logs, "data data") {
+		t.Errorf("content logged: %s", logs)
 	}
 }
