@@ -267,11 +267,14 @@
 // [Guarded.Check] that are each fine cannot together empty a history or a
 // tools array. Every path that applies a decision passes it:
 // [Guarded.Prune] prunes and screens again until a decision passes whole;
-// [Guarded.Check] hands the guard only plans whose decision passed whole,
-// with what the core refused already taken out, so the guard never
-// retries a plan behind the screen's back; [Guarded.Apply] screens any
-// decision it did not make and refuses one that fails with a
-// [*ScreenError].
+// [Guarded.Check] makes the screen the guard's [pruneguard.Screen], which
+// the guard asks about every decision before it applies it, whether the
+// policy, the furthest safe prune, spill-then-evict or the hoarding rule
+// made it, and what the screen refuses is taken out and the rest pruned
+// again; [Guarded.Apply] screens any decision it did not make and refuses
+// one that fails with a [*ScreenError]. A whole decision the screen
+// finds breaking a rule without finding a unit or stub to blame is
+// refused whole, with [CodeScreenUnsplit].
 //
 // The screen costs in proportion to what a decision edits, not to the
 // length of the body: the rules about a message and its neighbours are
@@ -340,11 +343,16 @@
 // request is sent as the last prune left it, so that consecutive
 // requests share their pruned prefix and the provider's prompt cache
 // keeps working; over it, the guard prunes down to the budget, freeing
-// at least MinClear, behind a screen that is the one a [Guarded] uses:
+// at least MinClear (the core guard's Trigger and MinClear, given the
+// whole body's counts less what the Context does not count). Its Screen
+// is the one a [Guarded] uses, asked about every decision the guard
+// applies, the furthest safe prune's and those after a spill included:
 // units, stubs and schema edits that would break a provider rule the
 // body as it stands keeps, leave no tool declared, or stub a result that
 // cannot be stubbed or would not shrink, are left out and reported as
-// refusals with gate "wire". Before guarding, tools the Context reports
+// refusals with gate "wire"; so are units of the turn the session keeps
+// whole ([CodeActiveTurn]), which its policy never sees. With a
+// [SessionConfig].Spiller, the guard spills before it evicts. Before guarding, tools the Context reports
 // unsound (the model called one after its schema was withdrawn, or tool
 // search named it again) are repaired: a tombstone line for the calls
 // left, or the schema back ([Report].Restored) when a message requires

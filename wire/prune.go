@@ -315,7 +315,7 @@ func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan, skip map[string]bo
 // until [Guarded.Apply].
 func (g *Guarded) Prune(p pruneguard.Plan) (*pruneguard.Decision, []Refusal, error) {
 	st := newSettling()
-	_, d, err := g.settle(p, false, st)
+	_, d, err := g.settle(p, st)
 	if err != nil {
 		return nil, dedupe(st.refs), err
 	}
@@ -323,11 +323,10 @@ func (g *Guarded) Prune(p pruneguard.Plan) (*pruneguard.Decision, []Refusal, err
 	return d, dedupe(st.refs), nil
 }
 
-// settling is what settle learns on the way: the refusals met (core ones
-// also as the core's violations), and the units and tools refused.
+// settling is what settle learns on the way: the refusals met, and the
+// units and tools refused.
 type settling struct {
 	refs   []Refusal
-	core   []*pruneguard.Violation
 	hidden map[pruneguard.UnitID]bool
 	tools  map[string]bool
 }
@@ -341,21 +340,20 @@ func newSettling() *settling {
 // with the decision. Each round refuses something, so the plan shrinks
 // at every round and settle ends. What it meets is recorded in st. A core refusal
 // (a *pruneguard.PruneError) is returned as the error when it meets the
-// first plan and retryCore is false, or when taking out what it names
+// first plan, or when taking out what it names
 // leaves the plan as it was; otherwise what it names is taken out, as
 // the guard does, and the rest is tried. Other core errors (deferral,
 // input errors) are returned at once.
-func (g *Guarded) settle(p pruneguard.Plan, retryCore bool, st *settling) (pruneguard.Plan, *pruneguard.Decision, error) {
+func (g *Guarded) settle(p pruneguard.Plan, st *settling) (pruneguard.Plan, *pruneguard.Decision, error) {
 	first := true
 	for {
 		d, err := g.ctx.Prune(p)
 		if err != nil {
 			st.refs = append(st.refs, g.refusalsOf(err)...)
 			var pe *pruneguard.PruneError
-			if !errors.As(err, &pe) || (first && !retryCore) {
+			if !errors.As(err, &pe) || first {
 				return p, nil, err
 			}
-			st.core = append(st.core, pe.Violations...)
 			q := g.withoutRefused(p, pe.Violations, st.hidden, st.tools)
 			if planSize(q) >= planSize(p) {
 				return p, nil, err
@@ -369,9 +367,6 @@ func (g *Guarded) settle(p pruneguard.Plan, retryCore bool, st *settling) (prune
 		if all {
 			return p, d, nil
 		}
-		// The core's own refusals of a decision the screen shrinks do not
-		// reach the guard: they are reported here.
-		st.core = append(st.core, d.Refused...)
 		st.refs = append(st.refs, wire...)
 		for _, r := range wire {
 			for _, u := range r.Units {
@@ -419,14 +414,22 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 	return q
 }
 
-// Check runs guard.Check on the Context with the guard's policy (nil
-// means OldestFirst) behind the same provider-rule screen as
-// [Guarded.Prune], and carries the applied decisions out on the body.
-// Every round is screened against the body as the earlier rounds of the
-// same check left it, and the plan handed to the guard is one whose
-// decision passed the screen whole (core refusals already taken out),
-// so no decision the guard applies escapes the screen. The refusals
-// gather everything the gates and the screen left out, without repeats.
+// Check runs guard.Check on the Context behind the same provider-rule
+// screen as [Guarded.Prune], and carries the applied decisions out on
+// the body. The screen is the guard's Screen: every decision the guard
+// is about to apply, whichever part of the check made it (the policy's
+// plans, the furthest safe prune, spill-then-evict, the hoarding rule),
+// is screened against the body as the decisions applied before it in
+// the same check left it, and what the screen refuses (the units, stubs
+// and schema edits that would break a provider rule the input kept,
+// empty a tools array, or not make the body smaller) is taken out and
+// the rest pruned again, so no decision reaches the body unscreened. A
+// guard.Screen of the caller's is asked after the wire screen passes a
+// decision. The refusals gather everything the gates and the screens
+// left out, without repeats; the wire screen's have gate "wire". A
+// guard.Spill is refused with a *pruneguard.ConfigError, changing
+// nothing: a Guarded body writes no pointer lines for what is spilled (a
+// [Session] with a Spiller does).
 //
 // guard.Budget, and guard.Ceiling when positive, count the whole
 // request body as [Guarded.Tokens] does: the history, the system prompt,
@@ -443,6 +446,11 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
 	budget, ceiling := guard.Budget, guard.Ceiling
 	out := pruneguard.Result{Before: g.Tokens()}
+	if guard.Spill != nil {
+		out.After = out.Before
+		return out, nil, &pruneguard.ConfigError{Field: "Guard.Spill",
+			Reason: "is set, but a Guarded body writes no pointer lines for what is spilled; spill through a Session's Spiller"}
+	}
 	var refs []Refusal
 	var err error
 	for try := 0; ; try++ {
@@ -456,8 +464,9 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		var res pruneguard.Result
 		var rs []Refusal
 		res, rs, err = g.check(guard)
+		out.Alerts = append(out.Alerts, res.Alerts...)
 		if try == 0 {
-			refs, out.Decisions, out.Refused = rs, res.Decisions, res.Refused
+			refs, out.Decisions, out.Refused, out.Compaction = rs, res.Decisions, res.Refused, res.Compaction
 		} else {
 			refs = append(refs, rs...)
 			out.Decisions = append(out.Decisions, res.Decisions...)
@@ -491,34 +500,21 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 
 // check is one guard check on the Context's tokens, behind the screen.
 func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
-	inner := guard.Policy
-	if inner == nil {
-		inner = pruneguard.OldestFirst{}
-	}
-	sp := &screenPolicy{g: g, inner: inner, split: guard.Split, st: newSettling()}
+	sc := &guardedScreen{g: g, outer: guard.Screen}
 	g.journal = []undo{}
 	defer func() { g.journal = nil }()
-	guard.Policy = sp
+	guard.Screen = sc
 	res, err := guard.Check(g.ctx)
-	// Core refusals the policy met while settling its plans never reached
-	// the guard: they join the result, as if the guard had met them.
-	for _, v := range sp.st.core {
-		if !slices.ContainsFunc(res.Refused, func(w *pruneguard.Violation) bool { return sameViolation(v, w) }) {
-			res.Refused = append(res.Refused, v)
-		}
-	}
-	if res.Reason == nil && len(sp.st.core) > 0 && res.Outcome != pruneguard.UnderBudget {
-		res.Reason = &pruneguard.PruneError{Violations: sp.st.core}
-	}
 	// The edit state followed the rounds as they were applied; the
 	// guard's list of applied decisions is the authority: the rounds
 	// carried out so far are checked against it, and the last one is
 	// carried out now.
-	same := len(sp.recorded) <= len(res.Decisions)
-	for i := 0; same && i < len(sp.recorded); i++ {
-		same = sameDecision(sp.recorded[i], res.Decisions[i])
+	sc.catchUp()
+	same := len(sc.recorded) <= len(res.Decisions)
+	for i := 0; same && i < len(sc.recorded); i++ {
+		same = sameDecision(sc.recorded[i], res.Decisions[i])
 	}
-	done := len(sp.recorded)
+	done := len(sc.recorded)
 	if !same {
 		g.undo()
 		done = 0
@@ -527,10 +523,12 @@ func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		g.record(d)
 	}
 	g.vouched = nil
-	// res.Refused holds every core refusal met, those of the applied
-	// decisions and of the plans refused in between; a deferral is not a
-	// refusal and comes from the last error.
-	refs := append(sp.st.refs, g.fromViolations(res.Refused)...)
+	// res.Refused holds every refusal met: the core gates', the wire
+	// screen's (reported from the screen's own refusals, which carry the
+	// indexes and the provider's wording) and those of a screen of the
+	// caller's; a deferral is not a refusal and comes from the last error.
+	vs := slices.DeleteFunc(slices.Clone(res.Refused), func(v *pruneguard.Violation) bool { return sc.own[v] })
+	refs := append(sc.refs, g.fromViolations(vs)...)
 	var de *pruneguard.DeferredError
 	if errors.As(res.Reason, &de) {
 		refs = append(refs, g.refusalsOf(de)...)
@@ -564,67 +562,6 @@ func sameDecision(a, b *pruneguard.Decision) bool {
 func sameViolation(a, b *pruneguard.Violation) bool {
 	return a.Gate == b.Gate && a.Code == b.Code && slices.Equal(a.Units, b.Units) &&
 		slices.Equal(a.Messages, b.Messages) && slices.Equal(a.Tools, b.Tools)
-}
-
-// screenPolicy wraps a policy so that the plans it hands the guard keep
-// the body no worse than the input.
-type screenPolicy struct {
-	g     *Guarded
-	inner pruneguard.Policy
-	split pruneguard.SplitMode
-	st    *settling            // refusals, hidden units and refused tools
-	last  *pruneguard.Decision // the decision of the plan last returned
-	// recorded lists the decisions carried out on the body so far.
-	recorded []*pruneguard.Decision
-}
-
-// Propose first carries out on the body's edit state the decision of the
-// plan it returned last, when the guard applied it, so that this round is
-// screened against the body as it now stands. Then it asks the inner
-// policy for a plan (the units and tools refused so far hidden from it)
-// and settles it, as [Guarded.Prune] does, taking out what the core
-// gates refuse too: the plan returned is one whose decision passed the
-// screen whole, so the guard applies that decision as it is and never
-// retries a refused plan. When nothing of a plan is left the inner policy
-// is asked again (eight times at most, then the plan is empty). A plan
-// the core defers, or that names what the Context does not hold, is
-// returned as it is: the guard meets the same error and applies nothing.
-func (s *screenPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
-	if s.last != nil && s.g.applied(s.last) {
-		s.recorded = append(s.recorded, s.last)
-		s.g.record(s.last)
-	}
-	s.last = nil
-	for attempt := 0; attempt < 8; attempt++ {
-		for u := range s.st.hidden {
-			v.Hide(u)
-		}
-		p := withoutTools(s.inner.Propose(v, need), s.st.tools)
-		if p.Split == pruneguard.SplitGrow {
-			p.Split = s.split
-		}
-		if p.Empty() {
-			return p
-		}
-		q, d, err := s.g.settle(p, true, s.st)
-		if err != nil {
-			var pe *pruneguard.PruneError
-			if errors.As(err, &pe) {
-				if !slices.ContainsFunc(pe.Violations, func(v *pruneguard.Violation) bool { return len(v.Units) > 0 }) {
-					// Refused for the state of a tool, not for what the plan
-					// names: no plan passes until it changes.
-					return pruneguard.Plan{}
-				}
-				continue // refused with nothing left to take out
-			}
-			return q
-		}
-		if !d.Empty() {
-			s.last = d
-			return q
-		}
-	}
-	return pruneguard.Plan{}
 }
 
 // applied reports whether decision d of the Context was applied: Apply

@@ -190,7 +190,9 @@ func TestCheckRetriedPlanIsScreened(t *testing.T) {
 }
 
 // A stub retried after a core refusal is screened too: one that would not
-// make its message smaller is refused, and the body never grows.
+// make its message smaller is refused, and the body never grows. The
+// Context is told a stub costs one token, so that the guard itself does
+// not take the stub out as freeing nothing: the wire screen must.
 func TestCheckRetriedStubIsScreened(t *testing.T) {
 	body := `{"system":"s","tools":[{"name":"read","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}],
 		"messages":[{"role":"user","content":"go"},
@@ -199,7 +201,7 @@ func TestCheckRetriedStubIsScreened(t *testing.T) {
 		{"role":"assistant","content":[{"type":"tool_use","id":"r","name":"read","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"r","content":"ok"}]},
 		{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`
-	in, g := guarded(t, wire.Anthropic, body, wire.Options{})
+	in, g := guarded(t, wire.Anthropic, body, wire.Options{Config: pruneguard.Config{StubTokens: 1}})
 	plan := pruneguard.Plan{Evict: []pruneguard.MessageID{wire.ID(1), wire.ID(2)}, Stub: []pruneguard.MessageID{wire.ID(4)}}
 	pol := pruneguard.PolicyFunc(func([]pruneguard.Entry, int) pruneguard.Plan { return plan })
 	_, refs, _ := g.Check(pruneguard.Guard{Budget: 1, Policy: pol, Rounds: 3})

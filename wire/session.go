@@ -14,7 +14,9 @@ import (
 )
 
 // ErrSessionConfig is matched (with errors.Is) by the error [NewSession]
-// returns for a configuration it refuses.
+// returns for a configuration it refuses. When Guard.Validate or
+// Config.Validate refused it, the error wraps their
+// *pruneguard.ConfigError too.
 var ErrSessionConfig = errors.New("wire: invalid session configuration")
 
 // SessionConfig configures a [Session]. It is a plain value, copied by
@@ -29,22 +31,28 @@ type SessionConfig struct {
 	// settings, as Config.Counter counts them) that a prune brings the request
 	// down to. Its Ceiling, when positive, is the hard limit on the whole
 	// body: above it, with nothing more safely prunable, the request is
-	// refused with a *pruneguard.CeilingError. Its Policy proposes what
-	// to prune; nil means pruneguard.OldestFirst.
+	// refused with a *pruneguard.CeilingError. Its Trigger and MinClear,
+	// when set, count the whole body too and stand for the session's
+	// Trigger and MinClear below (give one or the other, or the same
+	// value). Its Policy proposes what to prune; nil means
+	// pruneguard.OldestFirst. Its Screen, when set, is asked about each
+	// decision after the session's own provider-rule screen passed it.
+	// Its Spill must be nil: set Spiller instead. Its other fields work
+	// as in pruneguard.Guard.
 	Guard pruneguard.Guard
 	// Trigger is the token count of the whole body above which a prune
-	// runs. Zero means Guard.Budget: prune whenever the request is over
-	// budget. A Trigger above the budget keeps the provider's prompt
-	// cache: requests at or under it are sent as the last prune left
-	// them, so consecutive requests share their pruned prefix, and a
-	// prune, once triggered, goes down to the budget. It must not be
-	// below Guard.Budget.
+	// runs. Zero means Guard.Trigger, or else Guard.Budget: prune whenever
+	// the request is over budget. A Trigger above the budget keeps the
+	// provider's prompt cache: requests at or under it are sent as the
+	// last prune left them, so consecutive requests share their pruned
+	// prefix, and a prune, once triggered, goes down to the budget. It
+	// must not be below Guard.Budget.
 	Trigger int
 	// MinClear is the least number of tokens a prune frees, when the
 	// history holds that many that may safely go: a prune that the budget
 	// alone would keep small goes further, so that prunes, and the cache
-	// misses they cause, come seldom. Zero means no minimum. It must not
-	// be negative.
+	// misses they cause, come seldom. Zero means Guard.MinClear, or else
+	// no minimum. It must not be negative.
 	MinClear int
 	// Config configures the session's pruneguard.Context. Its Counter
 	// counts tokens (nil means [pruneguard.ApproxCounter], and the
@@ -61,19 +69,22 @@ type SessionConfig struct {
 	// Unannotated says how tools without annotations are treated, as in
 	// [Options].
 	Unannotated Unannotated
-	// Spiller, if set, lets the session spill before it evicts: when a
-	// prune stays over its target because the regenerability gate refused
-	// content that cannot be obtained again, the refused units' messages
-	// (their provider JSON) are written to the Spiller, their pointers
-	// recorded on the Context, and the prune is tried once more; what
-	// then goes leaves a line with its pointer in the system prompt. The
+	// Spiller, if set, lets the session spill before it evicts: it is
+	// the guard's spill store (see pruneguard.Guard.Spill). When the
+	// regenerability gate refuses a unit, or a result's stub, only
+	// because its content cannot be obtained again, the guard writes the
+	// messages (their provider JSON, as fed) to the Spiller, records
+	// their pointers on the Context and prunes again; what then goes
+	// leaves a line with its pointer in the system prompt, and a spilled
+	// result that is stubbed carries the pointer's text. A failed spill
+	// is reported in Report.Result.SpillErrors, and its unit stays. The
 	// Spiller also resolves the pointers, so Config.Resolver must be nil.
 	// Content a planned step names is never spilled. *spill.Spiller is
 	// one. Nil means nothing is spilled.
 	Spiller Spiller
-	// Logger, if set, receives one record per applied decision and one
-	// per refusal, with the gate, the code, the ids and the token counts,
-	// never any content. Nil means no logging.
+	// Logger, if set, receives one record per applied decision, per spill
+	// and failed spill, and per refusal, with the gate, the code, the ids
+	// and the token counts, never any content. Nil means no logging.
 	Logger *slog.Logger
 }
 
@@ -104,10 +115,25 @@ func (cfg SessionConfig) validate() error {
 		return fmt.Errorf("%w: Guard.Ceiling %d is below Guard.Budget %d", ErrSessionConfig, cfg.Guard.Ceiling, cfg.Guard.Budget)
 	case cfg.Guard.Ceiling > 0 && cfg.Trigger > cfg.Guard.Ceiling:
 		return fmt.Errorf("%w: Trigger %d is above Guard.Ceiling %d", ErrSessionConfig, cfg.Trigger, cfg.Guard.Ceiling)
+	case cfg.Trigger != 0 && cfg.Guard.Trigger != 0 && cfg.Trigger != cfg.Guard.Trigger:
+		return fmt.Errorf("%w: Trigger %d and Guard.Trigger %d differ; give one", ErrSessionConfig, cfg.Trigger, cfg.Guard.Trigger)
+	case cfg.MinClear != 0 && cfg.Guard.MinClear != 0 && cfg.MinClear != cfg.Guard.MinClear:
+		return fmt.Errorf("%w: MinClear %d and Guard.MinClear %d differ; give one", ErrSessionConfig, cfg.MinClear, cfg.Guard.MinClear)
+	case cfg.Guard.Spill != nil:
+		return fmt.Errorf("%w: Guard.Spill is set; a session spills to its Spiller", ErrSessionConfig)
 	case cfg.Spiller != nil && cfg.Config.Resolver != nil:
 		return fmt.Errorf("%w: Spiller and Config.Resolver are both set; the Spiller resolves its own pointers", ErrSessionConfig)
 	case cfg.Config.StubText != "" && strings.TrimSpace(cfg.Config.StubText) == "":
 		return fmt.Errorf("%w: the stub text is blank; providers reject blank tool results", ErrSessionConfig)
+	}
+	if err := cfg.Guard.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrSessionConfig, err)
+	}
+	if err := cfg.Config.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrSessionConfig, err)
+	}
+	if cfg.Guard.Hoard != pruneguard.HoardReport && cfg.Config.HoardTokens <= 0 {
+		return fmt.Errorf("%w: Guard.Hoard acts on hoarding, but Config.HoardTokens is not set", ErrSessionConfig)
 	}
 	return nil
 }

@@ -21,8 +21,11 @@ type Report struct {
 	// Before and After are the tokens of the whole request body, as
 	// Config.Counter counts them, before and after guarding.
 	Before, After int
-	// Guarded reports that the request was over the trigger and the guard
-	// ran; Result is what it did then.
+	// Guarded reports that the guard ran: the request was over the
+	// trigger, or the guard's Hoard mode acted on hoarded results. Result
+	// is what the guard did, with Before and After counting the whole
+	// body; a request at or under the trigger has an UnderBudget Result
+	// that applied nothing.
 	Guarded bool
 	Result  pruneguard.Result
 	// Evicted and Stubbed are the messages this request's prune removed
@@ -50,9 +53,11 @@ type Report struct {
 // guarded: tools the Context reports unsound are repaired first (a
 // tombstone line, or the schema back: see [Report].Restored); when the
 // body is over the trigger, the guard prunes it to the budget (freeing at
-// least MinClear), behind the provider-rule screen, and the decisions
-// stay for later requests; at or under the trigger the body is sent as
-// the last prune left it. A request the guard cannot
+// least MinClear), every decision it applies (its policy's, its furthest
+// safe prune's, after a spill too) screened first against the provider's
+// rules, and the decisions stay for later requests; at or under the
+// trigger the body is sent as the last prune left it (unless Guard.Hoard
+// acts on hoarded results). A request the guard cannot
 // bring under a positive ceiling is refused with the
 // *pruneguard.CeilingError; a policy that names what the Context does not
 // hold gives the *pruneguard.InputError. Either way nothing is returned
@@ -216,21 +221,6 @@ func (s *Session) continuesSpans(src []byte, spans []span) bool {
 	return true
 }
 
-// due is the cache-friendly rule: a request at or under the trigger is
-// sent as the last prune left it; above it, the history is pruned to the
-// budget, and by at least MinClear. It returns whether to prune and the
-// token count of the whole body to prune down to.
-func (s *Session) due(tokens int) (bool, int) {
-	trigger := s.cfg.Trigger
-	if trigger <= 0 {
-		trigger = s.cfg.Guard.Budget
-	}
-	if tokens <= trigger {
-		return false, 0
-	}
-	return true, min(s.cfg.Guard.Budget, tokens-s.cfg.MinClear)
-}
-
 // request guards and renders the history.
 func (s *Session) request(rep Report) ([]byte, Report, error) {
 	if err := s.check(&rep); err != nil {
@@ -247,60 +237,70 @@ func (s *Session) render() []byte {
 // check guards the history as a request does, filling rep. The budget,
 // the trigger and the ceiling count the whole body; the Context counts
 // the messages, the schemas and the tombstones, and what it does not
-// count is taken off what its guard is given. When the Context comes
-// under its budget and the body as written does not (a stub written
-// longer than the Context's estimate of it), the guard runs again for
-// the difference, three more times at most.
+// count is taken off what its guard is given, so that the core guard's
+// own trigger and minimum to clear decide, as they would on the whole
+// body. Every decision the guard applies is screened first (see
+// sessionScreen). When the Context comes under its budget and the body
+// as written does not (a stub written longer than the Context's estimate
+// of it), the guard runs again for the difference, three more times at
+// most.
 func (s *Session) check(rep *Report) error {
 	s.repair(rep)
 	rep.Before = s.bodyTokens()
-	prune, target := s.due(rep.Before)
-	if !prune {
-		rep.After = rep.Before
-		return nil
-	}
-	rep.Guarded = true
 	g := s.cfg.Guard
-	ceiling := g.Ceiling
-	inner := g.Policy
-	if inner == nil {
-		inner = pruneguard.OldestFirst{}
+	budget, ceiling := g.Budget, g.Ceiling
+	trigger, minClear := s.trigger(), s.minClear()
+	target := min(budget, rep.Before-minClear) // of the whole body, once triggered
+	sc := &sessionScreen{s: s, outer: g.Screen}
+	if s.cfg.Spiller != nil {
+		g.Spill = sessionSpiller{s: s, Spiller: s.cfg.Spiller}
 	}
-	newPolicy := func() *sessionPolicy {
-		return &sessionPolicy{s: s, inner: inner, split: g.Split, hidden: map[pruneguard.UnitID]bool{}, tools: map[string]bool{}}
-	}
-	var pols []*sessionPolicy
+	g.Screen = sc
+	g.Policy = &sessionPolicy{s: s, inner: g.Policy, protect: sc}
 	res := pruneguard.Result{Before: rep.Before}
 	var err error
-	run := func() pruneguard.Result {
+	for try := 0; ; try++ {
 		fixed := s.bodyTokens() - s.ctx.Tokens()
-		g.Budget = max(target-fixed, 1)
-		if ceiling > 0 {
-			g.Ceiling = max(ceiling-fixed, 1)
+		if try == 0 {
+			// The whole body's trigger and minimum to clear, as the core
+			// guard's: it prunes down to min(budget, before - minClear).
+			g.Budget = max(budget-fixed, 1)
+			g.Trigger = 0
+			if trigger > budget {
+				g.Trigger = max(trigger-fixed, g.Budget)
+			}
+			g.MinClear = minClear
+		} else {
+			// What the first run left over its target, as written.
+			g.Budget, g.Trigger, g.MinClear = max(target-fixed, 1), 0, 0
 		}
-		pol := newPolicy()
-		pols = append(pols, pol)
-		g.Policy = pol
+		if ceiling > 0 {
+			g.Ceiling = max(ceiling-fixed, g.Budget, g.Trigger)
+		}
 		var r pruneguard.Result
 		r, err = g.Check(s.ctx)
+		sc.catchUp()
 		for _, d := range r.Decisions {
 			s.record(d)
 		}
-		res.Decisions = append(res.Decisions, r.Decisions...)
-		res.Refused = append(res.Refused, r.Refused...)
-		if r.Reason != nil {
-			res.Reason = r.Reason
+		if try == 0 {
+			res = r
+			rep.Guarded = r.Compaction != ""
+		} else {
+			res.Decisions = append(res.Decisions, r.Decisions...)
+			res.Refused = append(res.Refused, r.Refused...)
+			res.Spills = append(res.Spills, r.Spills...)
+			res.SpillErrors = append(res.SpillErrors, r.SpillErrors...)
+			res.Alerts = append(res.Alerts, r.Alerts...)
+			if r.Reason != nil {
+				res.Reason = r.Reason
+			}
+			res.Outcome = r.Outcome
 		}
-		res.Outcome = r.Outcome
-		return r
-	}
-	for try := 0; ; try++ {
-		r := run()
-		if try == 0 && err == nil && s.cfg.Spiller != nil && s.bodyTokens() > target && s.spillRefused(r, pols[0]) {
-			// Try again, now that the refused content is stored.
-			r = run()
-		}
-		if err != nil || s.bodyTokens() <= target || len(r.Decisions) == 0 || r.After > g.Budget || try == 3 {
+		// The core guard stops at its own target: min(Budget, Before -
+		// MinClear) of the Context's tokens.
+		reached := r.After <= min(g.Budget, r.Before-g.MinClear)
+		if err != nil || r.Compaction == "" || s.bodyTokens() <= target || len(r.Decisions) == 0 || !reached || try == 3 {
 			break
 		}
 	}
@@ -308,7 +308,7 @@ func (s *Session) check(rep *Report) error {
 		res.Outcome = pruneguard.Pruned
 	}
 	rep.After = s.bodyTokens()
-	res.After = rep.After
+	res.Before, res.After = rep.Before, rep.After
 	var ce *pruneguard.CeilingError
 	if errors.As(err, &ce) {
 		ce.Tokens = rep.After
@@ -325,9 +325,30 @@ func (s *Session) check(rep *Report) error {
 		}
 	}
 	rep.Result = res
-	rep.Refusals = s.refusals(res, pols)
+	rep.Refusals = s.refusals(res, sc)
 	s.logCheck(*rep, err)
 	return err
+}
+
+// trigger is the whole body's token count above which a request is
+// pruned: SessionConfig.Trigger, or Guard.Trigger, or the budget.
+func (s *Session) trigger() int {
+	switch {
+	case s.cfg.Trigger > 0:
+		return s.cfg.Trigger
+	case s.cfg.Guard.Trigger > 0:
+		return s.cfg.Guard.Trigger
+	}
+	return s.cfg.Guard.Budget
+}
+
+// minClear is the least a triggered prune frees: SessionConfig.MinClear,
+// or Guard.MinClear.
+func (s *Session) minClear() int {
+	if s.cfg.MinClear > 0 {
+		return s.cfg.MinClear
+	}
+	return s.cfg.Guard.MinClear
 }
 
 // repair makes the history sound before it is guarded and written,
@@ -406,71 +427,23 @@ func (f topFields) withHistory(key string, history json.RawMessage) []byte {
 	return c.bytes()
 }
 
-// spillRefused spills the units the regenerability gate refused in a
-// check (but not those a planned step holds), one segment per unit,
-// records the pointers, and reports whether anything was spilled. A
-// failed spill is logged and leaves its unit as it was.
-func (s *Session) spillRefused(res pruneguard.Result, p *sessionPolicy) bool {
-	var units []pruneguard.UnitID
-	held := map[pruneguard.UnitID]bool{}
-	for _, v := range append(slices.Clone(p.core), res.Refused...) {
-		if v.Gate != pruneguard.GateRegen {
-			continue
-		}
-		for _, u := range v.Units {
-			if v.Code == pruneguard.CodeReferenced {
-				held[u] = true
-			} else if !slices.Contains(units, u) {
-				units = append(units, u)
-			}
+// sessionSpiller is the session's Spiller as the core guard's spill
+// store: what it stores of each message is the message as the provider
+// reads it, its JSON as fed, rather than the Context's text of it.
+type sessionSpiller struct {
+	s *Session
+	Spiller
+}
+
+// SpillMessages implements pruneguard.Spiller.
+func (sp sessionSpiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error) {
+	ms = slices.Clone(ms)
+	for i := range ms {
+		if e := sp.s.byID[ms[i].ID]; e != nil && e.ev == nil && e.raw != nil {
+			ms[i].Content = e.raw
 		}
 	}
-	spilled := false
-	for _, u := range units {
-		if held[u] {
-			continue
-		}
-		unit, ok := s.ctx.UnitOf(pruneguard.MessageID(u))
-		if !ok || unit.Open || len(unit.Pending) > 0 || unit.Pinned {
-			continue
-		}
-		var ms []pruneguard.Message
-		for _, id := range unit.Messages {
-			if m, ok := s.ctx.Message(id); ok && m.Pointer.IsZero() {
-				// What is stored is the message as the provider reads it.
-				if e := s.byID[id]; e != nil && e.ev == nil {
-					m.Content = e.raw
-				}
-				ms = append(ms, m)
-			}
-		}
-		if len(ms) == 0 {
-			continue
-		}
-		ptr, err := s.cfg.Spiller.SpillMessages(ms)
-		if err != nil {
-			if s.log != nil {
-				s.log.LogAttrs(context.Background(), slog.LevelWarn, "pruneguard: spill failed",
-					slog.String("dialect", string(s.cfg.Dialect)), slog.Any("units", []pruneguard.UnitID{u}), slog.String("error", err.Error()))
-			}
-			continue
-		}
-		for _, m := range ms {
-			if err := s.ctx.Spill(m.ID, ptr); err == nil {
-				spilled = true
-			}
-		}
-		if s.log != nil {
-			ids := make([]pruneguard.MessageID, len(ms))
-			for i, m := range ms {
-				ids[i] = m.ID
-			}
-			s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: spill",
-				slog.String("dialect", string(s.cfg.Dialect)), slog.Any("units", []pruneguard.UnitID{u}),
-				slog.Any("messages", ids), slog.String("store", ptr.Store), slog.String("key", ptr.Key))
-		}
-	}
-	return spilled
+	return sp.Spiller.SpillMessages(ms)
 }
 
 // ---- rendering -------------------------------------------------------------
@@ -755,65 +728,42 @@ func (s *Session) applied(d *pruneguard.Decision) bool {
 
 // ---- the policy and its screen ----------------------------------------------
 
-// sessionPolicy hands the guard only plans whose decision keeps the body
-// within the provider's rules: it hides the protected tail from the
-// inner policy, settles what the core gates refuse, and screens the
-// decision against the body as the rounds before left it.
+// CodeActiveTurn is the code of a "wire" refusal by a [Session] of a
+// unit of the turn it keeps whole: the last real user message's and,
+// once reasoning or signed calls are in the history, every unit from it
+// on (their thinking blocks must reach the provider as they were), and
+// in Anthropic a final turn whose server tool call waits. A session's
+// policy never sees those units; the refusal stands for the other parts
+// of a check, such as the hoarding rule.
+const CodeActiveTurn = "active-turn"
+
+// sessionPolicy keeps the protected tail (see [Session.protected]) from
+// the inner policy, and so from the guard's own prunes, which leave alone
+// what the policy hides through its View. It passes on the inner
+// policy's [pruneguard.Keeper].
 type sessionPolicy struct {
-	s      *Session
-	inner  pruneguard.Policy
-	split  pruneguard.SplitMode
-	last   *pruneguard.Decision
-	hidden map[pruneguard.UnitID]bool
-	tools  map[string]bool
-	core   []*pruneguard.Violation
-	refs   []Refusal
-	stuck  bool // the gates refuse every plan for the state of a tool
+	s       *Session
+	inner   pruneguard.Policy // nil means OldestFirst
+	protect *sessionScreen
 }
 
 // Propose implements pruneguard.Policy.
 func (p *sessionPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
-	if p.last != nil && p.s.applied(p.last) {
-		p.s.record(p.last)
-	}
-	p.last = nil
-	protect := p.s.protected()
-	for u := range protect {
+	for u := range p.protect.tail() {
 		v.Hide(u)
 	}
-	for attempt := 0; attempt < 8; attempt++ {
-		for u := range p.hidden {
-			v.Hide(u)
-		}
-		plan := p.inner.Propose(v, need)
-		// A policy may name what the view hides; the session never lets
-		// those go.
-		hidden := func(id pruneguard.MessageID) bool {
-			u, ok := p.s.ctx.UnitOf(id)
-			return !ok || v.Hidden(u.ID)
-		}
-		plan.Evict = slices.DeleteFunc(plan.Evict, hidden)
-		plan.Stub = slices.DeleteFunc(plan.Stub, hidden)
-		plan = withoutSchemas(plan, p.tools)
-		if plan.Split == pruneguard.SplitGrow {
-			plan.Split = p.split
-		}
-		if plan.Empty() {
-			return plan
-		}
-		q, d := p.settle(plan)
-		if d == nil {
-			return q // the guard meets the same error
-		}
-		if !d.Empty() {
-			p.last = d
-			return q
-		}
-		if p.stuck {
-			break
-		}
+	if p.inner == nil {
+		return pruneguard.OldestFirst{}.Propose(v, need)
 	}
-	return pruneguard.Plan{}
+	return p.inner.Propose(v, need)
+}
+
+// Kept implements pruneguard.Keeper: what the inner policy keeps.
+func (p *sessionPolicy) Kept(v *pruneguard.View) (pruneguard.MessageID, bool) {
+	if k, ok := p.inner.(pruneguard.Keeper); ok {
+		return k.Kept(v)
+	}
+	return "", false
 }
 
 // protected returns the units the session never proposes: the last real
@@ -845,88 +795,82 @@ func (s *Session) protected() map[pruneguard.UnitID]bool {
 	return out
 }
 
-func withoutSchemas(p pruneguard.Plan, tools map[string]bool) pruneguard.Plan {
-	if len(tools) == 0 {
-		return p
-	}
-	p.DropSchemas = slices.DeleteFunc(slices.Clone(p.DropSchemas), func(t string) bool { return tools[t] })
-	if len(p.CompressSchemas) > 0 {
-		cs := make(map[string]json.RawMessage, len(p.CompressSchemas))
-		for t, v := range p.CompressSchemas {
-			if !tools[t] {
-				cs[t] = v
-			}
-		}
-		p.CompressSchemas = cs
-	}
-	return p
+// sessionScreen is the pruneguard.Screen a session's check gives the core
+// guard. The guard asks it about every decision it is about to apply,
+// whichever part of the check made it (the policy's plans, the furthest
+// safe prune, spill-then-evict, the hoarding rule), so none reaches the
+// body unscreened. It carries out on the session's state the decision it
+// passed last, when the guard applied it, so that each decision is
+// screened against the body as the decisions before it left it; it
+// refuses the units of the protected tail, then what [Session.screen]
+// refuses.
+type sessionScreen struct {
+	s *Session
+	// outer is the caller's own Guard.Screen, asked about a decision the
+	// session's screen passed; nil for none.
+	outer pruneguard.Screen
+	last  *pruneguard.Decision
+	// protect is the protected tail, found once per check.
+	protect map[pruneguard.UnitID]bool
+	found   bool
+	refs    []Refusal
+	own     map[*pruneguard.Violation]bool
 }
 
-// settle prunes plan, takes out what the core gates refuse and what the
-// screen refuses, and prunes again, until a decision passes whole. It
-// returns the plan with its decision, or a nil decision when the Context
-// defers or the plan names what it does not hold.
-func (p *sessionPolicy) settle(plan pruneguard.Plan) (pruneguard.Plan, *pruneguard.Decision) {
-	for round := 0; round < 64; round++ {
-		d, err := p.s.ctx.Prune(plan)
-		if err != nil {
-			var pe *pruneguard.PruneError
-			if !errors.As(err, &pe) {
-				return plan, nil
-			}
-			p.core = append(p.core, pe.Violations...)
-			for _, v := range pe.Violations {
-				for _, u := range v.Units {
-					p.hidden[u] = true
-				}
-				if v.Gate == pruneguard.GateSchema {
-					for _, t := range v.Tools {
-						p.tools[t] = true
-					}
-				}
-			}
-		} else {
-			refs := p.s.screen(d)
-			if len(refs) == 0 {
-				return plan, d
-			}
-			p.refs = append(p.refs, refs...)
-			for _, r := range refs {
-				for _, u := range r.Units {
-					p.hidden[u] = true
-				}
-				for _, t := range r.Tools {
-					p.tools[t] = true
-				}
-			}
-		}
-		q := p.without(plan)
-		if planLen(q) >= planLen(plan) {
-			// Refused for the state of a tool, not for what the plan names
-			// (a refusal without units): no plan passes until it changes.
-			p.stuck = err != nil
-			return pruneguard.Plan{}, &pruneguard.Decision{}
-		}
-		plan = q
+// tail returns the protected tail, finding it at the first call.
+func (sc *sessionScreen) tail() map[pruneguard.UnitID]bool {
+	if !sc.found {
+		sc.protect, sc.found = sc.s.protected(), true
 	}
-	return pruneguard.Plan{}, &pruneguard.Decision{}
+	return sc.protect
 }
 
-// planLen counts what a plan names.
-func planLen(p pruneguard.Plan) int {
-	return len(p.Evict) + len(p.Stub) + len(p.DropSchemas) + len(p.CompressSchemas)
+// catchUp carries out on the session's state the decision passed last,
+// if the guard applied it.
+func (sc *sessionScreen) catchUp() {
+	if sc.last != nil && sc.s.applied(sc.last) {
+		sc.s.record(sc.last)
+	}
+	sc.last = nil
 }
 
-// without takes the hidden units and refused tools out of a plan.
-func (p *sessionPolicy) without(plan pruneguard.Plan) pruneguard.Plan {
-	q := withoutSchemas(plan, p.tools)
-	drop := func(id pruneguard.MessageID) bool {
-		u, ok := p.s.ctx.UnitOf(id)
-		return ok && p.hidden[u.ID]
+// Screen implements pruneguard.Screen.
+func (sc *sessionScreen) Screen(d *pruneguard.Decision) []*pruneguard.Violation {
+	sc.catchUp()
+	var refs []Refusal
+	if protect := sc.tail(); len(protect) > 0 {
+		for _, u := range d.Units {
+			if protect[u] {
+				refs = append(refs, sc.s.refusal("wire", CodeActiveTurn, u))
+			}
+		}
+		for _, id := range d.Stub {
+			if u, ok := sc.s.ctx.UnitOf(id); ok && protect[u.ID] {
+				refs = append(refs, sc.s.refusal("wire", CodeActiveTurn, u.ID, id))
+			}
+		}
 	}
-	q.Evict = slices.DeleteFunc(slices.Clone(q.Evict), drop)
-	q.Stub = slices.DeleteFunc(slices.Clone(q.Stub), drop)
-	return q
+	if len(refs) == 0 {
+		refs = sc.s.screen(d)
+	}
+	if len(refs) > 0 {
+		sc.refs = append(sc.refs, refs...)
+		vs := screenViolations(refs)
+		if sc.own == nil {
+			sc.own = make(map[*pruneguard.Violation]bool, len(vs))
+		}
+		for _, v := range vs {
+			sc.own[v] = true
+		}
+		return vs
+	}
+	if sc.outer != nil {
+		if vs := sc.outer.Screen(d); len(vs) > 0 {
+			return vs
+		}
+	}
+	sc.last = d
+	return nil
 }
 
 // screen checks what decision d would do to the body. It returns a
@@ -1034,18 +978,15 @@ func (s *Session) refusal(gate, code string, u pruneguard.UnitID, ids ...prunegu
 	return r
 }
 
-// refusals gathers what a check left out: the screen's refusals, the core
-// refusals met while settling and those the guard met, and the deferral,
-// once each.
-func (s *Session) refusals(res pruneguard.Result, pols []*sessionPolicy) []Refusal {
-	var out []Refusal
-	var vs []*pruneguard.Violation
-	for _, p := range pols {
-		out = append(out, p.refs...)
-		vs = append(vs, p.core...)
-	}
-	vs = append(vs, res.Refused...)
-	for _, v := range vs {
+// refusals gathers what a check left out: the screen's refusals, those
+// the guard met at the gates and at a screen of the caller's, and the
+// deferral, once each.
+func (s *Session) refusals(res pruneguard.Result, sc *sessionScreen) []Refusal {
+	out := slices.Clone(sc.refs)
+	for _, v := range res.Refused {
+		if sc.own[v] {
+			continue // reported from the screen's own refusals
+		}
 		r := Refusal{Gate: v.Gate.String(), Code: string(v.Code), Units: v.Units, Messages: v.Messages, Tools: v.Tools, Calls: v.Calls}
 		for _, c := range v.Calls {
 			if id, ok := s.callBy[c]; ok && !slices.Contains(r.Messages, id) {
@@ -1102,7 +1043,8 @@ func (s *Session) logDecision(d *pruneguard.Decision, msg string, attrs ...slog.
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
 }
 
-// logCheck writes one record per applied decision and one per refusal.
+// logCheck writes one record per applied decision, spill, failed spill
+// and refusal.
 func (s *Session) logCheck(rep Report, err error) {
 	if s.log == nil {
 		return
@@ -1111,6 +1053,14 @@ func (s *Session) logCheck(rep Report, err error) {
 	dialect := slog.String("dialect", string(s.cfg.Dialect))
 	for _, d := range rep.Result.Decisions {
 		s.logDecision(d, "pruneguard: decision", slog.Int("before", rep.Before), slog.Int("after", rep.After))
+	}
+	for _, sp := range rep.Result.Spills {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: spill", dialect, slog.Any("units", sp.Units),
+			slog.Any("messages", sp.Messages), slog.String("store", sp.Pointer.Store), slog.String("key", sp.Pointer.Key))
+	}
+	for _, se := range rep.Result.SpillErrors {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: spill failed", dialect, slog.Any("units", se.Units),
+			slog.Any("messages", se.Messages), slog.String("error", se.Err.Error()))
 	}
 	for _, r := range rep.Refusals {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -41,7 +42,9 @@ func toolHistory(t *testing.T, s *wire.Session) {
 }
 
 // TestSessionScreenStubs: a stub that would not make its message smaller
-// is left out and reported; the one that shrinks goes through.
+// is left out and reported; the one that shrinks goes through. The
+// Context is told a stub costs one token, so that the guard itself does
+// not take the small stub out as freeing nothing: the screen must.
 func TestSessionScreenStubs(t *testing.T) {
 	pol := pruneguard.PolicyFunc(func(es []pruneguard.Entry, need int) pruneguard.Plan {
 		var p pruneguard.Plan
@@ -52,8 +55,8 @@ func TestSessionScreenStubs(t *testing.T) {
 		}
 		return p
 	})
-	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 150, Policy: pol},
-		Unannotated: wire.UnannotatedRegenerable})
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 200, Policy: pol},
+		Unannotated: wire.UnannotatedRegenerable, Config: pruneguard.Config{StubTokens: 1}})
 	must(t, err)
 	toolHistory(t, s)
 	body, rep, err := s.Request()
@@ -316,14 +319,28 @@ func TestSessionSpills(t *testing.T) {
 	}
 	b := mustRead(t, body, wire.OpenAIChat)
 	sys := string(b.Messages[0].Raw)
-	if strings.Count(sys, "content moved to spill:") != 2 {
-		t.Fatalf("want two pointer lines in the system prompt: %s", sys)
-	}
+	// Every spilled message's pointer has its line in the system prompt,
+	// one line per pointer.
 	var p pruneguard.Pointer
+	ptrs := map[pruneguard.Pointer]bool{}
+	spilled := 0
 	for _, d := range rep.Result.Decisions {
 		for _, n := range d.Pointers {
 			p = n.Pointer
+			ptrs[p] = true
+			spilled++
 		}
+	}
+	if spilled != 4 || len(rep.Result.Spills) == 0 {
+		t.Fatalf("%d messages spilled, want the 4 of both tool units; spills %+v", spilled, rep.Result.Spills)
+	}
+	for q := range ptrs {
+		if strings.Count(sys, "content moved to spill:"+q.Key) != 1 {
+			t.Fatalf("no line for %v in the system prompt: %s", q, sys)
+		}
+	}
+	if strings.Count(sys, "content moved to spill:") != len(ptrs) {
+		t.Fatalf("want %d pointer lines in the system prompt: %s", len(ptrs), sys)
 	}
 	ms, err := sp.Recall(p)
 	must(t, err)
@@ -333,5 +350,28 @@ func TestSessionSpills(t *testing.T) {
 	if _, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 1}, Spiller: sp,
 		Config: pruneguard.Config{Resolver: sp}}); !errors.Is(err, wire.ErrSessionConfig) {
 		t.Errorf("Spiller and Resolver both set: %v", err)
+	}
+}
+
+// A session's Logger gets a record of each spill, naming the pointer and
+// never the content.
+func TestSessionLogsSpills(t *testing.T) {
+	var buf strings.Builder
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 150}, Spiller: sp,
+		Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	must(t, err)
+	toolHistory(t, s)
+	_, rep, err := s.Request()
+	must(t, err)
+	if len(rep.Result.Spills) == 0 {
+		t.Fatalf("nothing spilled: %+v", rep)
+	}
+	logs := buf.String()
+	if strings.Count(logs, `msg="pruneguard: spill"`) != len(rep.Result.Spills) || !strings.Contains(logs, rep.Result.Spills[0].Pointer.Key) {
+		t.Errorf("spill records: %s", logs)
+	}
+	if strings.Contains(logs, "data data") {
+		t.Errorf("content logged: %s", logs)
 	}
 }

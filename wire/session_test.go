@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
 	"github.com/pruneguard/pruneguard/wire"
 )
 
@@ -165,19 +166,32 @@ func mustRead(t *testing.T, body []byte, d wire.Dialect) *wire.Body {
 
 func TestNewSessionRefusesConfigs(t *testing.T) {
 	for name, cfg := range map[string]wire.SessionConfig{
-		"no budget":          {Dialect: wire.OpenAIChat},
-		"negative budget":    {Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: -1}},
-		"unknown dialect":    {Dialect: "x", Guard: pruneguard.Guard{Budget: 10}},
-		"no dialect":         {Guard: pruneguard.Guard{Budget: 10}},
-		"trigger below":      {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10}, Trigger: 5},
-		"negative min clear": {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10}, MinClear: -1},
-		"ceiling below":      {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Ceiling: 5}},
-		"trigger above ceil": {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Ceiling: 20}, Trigger: 30},
-		"blank stub":         {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10}, Config: pruneguard.Config{StubText: "  "}},
+		"no budget":             {Dialect: wire.OpenAIChat},
+		"negative budget":       {Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: -1}},
+		"unknown dialect":       {Dialect: "x", Guard: pruneguard.Guard{Budget: 10}},
+		"no dialect":            {Guard: pruneguard.Guard{Budget: 10}},
+		"trigger below":         {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10}, Trigger: 5},
+		"negative min clear":    {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10}, MinClear: -1},
+		"ceiling below":         {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Ceiling: 5}},
+		"trigger above ceil":    {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Ceiling: 20}, Trigger: 30},
+		"blank stub":            {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10}, Config: pruneguard.Config{StubText: "  "}},
+		"triggers differ":       {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Trigger: 20}, Trigger: 30},
+		"min clears differ":     {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, MinClear: 2}, MinClear: 3},
+		"guard trigger below":   {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Trigger: 5}},
+		"guard negative rounds": {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Rounds: -1}},
+		"guard spill":           {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Spill: &spill.Spiller{Store: &spill.Memory{}}}},
+		"hoard without size":    {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Hoard: pruneguard.HoardStub}},
+		"bad boundary":          {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10}, Config: pruneguard.Config{Boundary: 9}},
 	} {
 		if s, err := wire.NewSession(cfg); err == nil || !errors.Is(err, wire.ErrSessionConfig) || s != nil {
 			t.Errorf("%s: session %v, err %v", name, s, err)
 		}
+	}
+	// What the core's Validate refuses comes with its *ConfigError.
+	_, err := wire.NewSession(wire.SessionConfig{Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 10, Rounds: -1}})
+	var ce *pruneguard.ConfigError
+	if !errors.As(err, &ce) || ce.Field != "Guard.Rounds" || !errors.Is(err, pruneguard.ErrConfig) {
+		t.Errorf("err %v, want the core's configuration error of Guard.Rounds", err)
 	}
 }
 
@@ -208,11 +222,20 @@ func chatBody(msgs []json.RawMessage) []byte {
 
 // TestSessionSticky: under the trigger the body keeps the pruned prefix
 // of the last prune; over it, a prune goes down to the budget and frees
-// at least MinClear.
+// at least MinClear. The trigger and the minimum may be given on the
+// session or on its Guard: both count the whole body.
 func TestSessionSticky(t *testing.T) {
 	text := pruneguard.Config{TextClass: pruneguard.Reconstructible}
-	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Config: text,
-		Guard: pruneguard.Guard{Budget: 1000}, Trigger: 1500, MinClear: 600})
+	for name, cfg := range map[string]wire.SessionConfig{
+		"session": {Dialect: wire.OpenAIChat, Config: text, Guard: pruneguard.Guard{Budget: 1000}, Trigger: 1500, MinClear: 600},
+		"guard":   {Dialect: wire.OpenAIChat, Config: text, Guard: pruneguard.Guard{Budget: 1000, Trigger: 1500, MinClear: 600}},
+	} {
+		t.Run(name, func(t *testing.T) { sticky(t, cfg) })
+	}
+}
+
+func sticky(t *testing.T, cfg wire.SessionConfig) {
+	s, err := wire.NewSession(cfg)
 	must(t, err)
 	all := chatTurns(60, 80) // about 25 tokens a message
 	prunes := 0
