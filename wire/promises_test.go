@@ -70,7 +70,9 @@ func TestGuardedCheckBudgetCoversTheBody(t *testing.T) {
 		body []byte
 	}{{wire.Anthropic, bigAnthropic(20)}, {wire.OpenAIChat, chatSession(200)}} {
 		b := read(t, c.d, string(c.body))
-		g, err := b.Context(wire.Options{Unannotated: wire.UnannotatedRegenerable})
+		// Text the test means to prune is taken as reconstructible.
+		g, err := b.Context(wire.Options{Unannotated: wire.UnannotatedRegenerable,
+			Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
 		must(t, err)
 		before := wire.Tokens(b, nil)
 		budget := before * 2 / 3
