@@ -142,3 +142,22 @@ func TestRepairingTombstoneCosts(t *testing.T) {
 	assert.Equal(t, -len(d.Tombstones[0].Text), d.Freed, "a decision that only adds a line frees a negative number")
 	assert.Equal(t, before-d.Freed, c.Tokens())
 }
+
+// The budget covers the schemas the Context holds: a check whose
+// messages fit but whose schemas do not is over budget and prunes.
+func TestGuardCountsSchemas(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","description":"a schema long enough to matter"}`)
+	c := pg.NewContext(pg.Config{Counter: bytesCounter{}})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup", Schema: schema, Annotations: closedWorld}))
+	appendAll(t, c, pg.Message{ID: "m1", Content: []byte("hello")})
+	budget := c.Tokens() - 10
+	require.Greater(t, budget, 5, "the messages alone fit")
+	drop := pg.PolicyFunc(func([]pg.Entry, int) pg.Plan { return pg.Plan{DropSchemas: []string{"lookup"}} })
+	res, err := pg.Guard{Budget: budget, Policy: drop}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pg.Pruned, res.Outcome)
+	assert.Equal(t, len(schema)+5, res.Before)
+	assert.LessOrEqual(t, res.After, budget)
+	st, _ := c.Tool("lookup")
+	assert.False(t, st.Resident)
+}

@@ -251,7 +251,7 @@ type guardView struct {
 
 func (c *Context) guardState() guardView {
 	c.mu.RLock()
-	s := guardView{tokens: c.tokens, ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
+	s := guardView{tokens: c.tokens + c.toolTokens, ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
 		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
 	c.mu.RUnlock()
 	return s
