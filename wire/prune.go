@@ -90,6 +90,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 	// A stub that does not shrink its message (a short result, a long
 	// placeholder) only costs tokens; one whose content cannot become text
 	// cannot be made.
+	g.notePointers(d)
 	var recs []pruneguard.Record
 	var badStub map[int]bool
 	for k, id := range d.Stub {
@@ -116,12 +117,13 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{recs[len(d.Evict)+k].Unit},
 			Messages: []pruneguard.MessageID{ID(i)}, Indexes: []int{i}})
 	}
+	refused = append(refused, g.pointerRefusals(d, &recs, &badStub)...)
 	skip, refused, ts, base := g.screenSchemas(d, refused)
 
 	// The whole decision first: most pass.
 	e := g.seq.newEdits()
 	for _, id := range d.Evict {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
 			e.remove(int32(i))
 		}
 	}
@@ -148,7 +150,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 }
 
 // candidates splits decision d into its units and stubs, in transcript
-// order, leaving out the stubs in bad; recs are d's records, or nil.
+// order, leaving out the messages in bad; recs are d's records, or nil.
 func (g *Guarded) candidates(d *pruneguard.Decision, recs []pruneguard.Record, bad map[int]bool) []candidate {
 	if recs == nil {
 		recs = d.Records()
@@ -157,7 +159,7 @@ func (g *Guarded) candidates(d *pruneguard.Decision, recs []pruneguard.Record, b
 	at := map[pruneguard.UnitID]int{}
 	for k, id := range d.Evict {
 		i, ok := g.Index(id)
-		if !ok || g.seq.removed[i] {
+		if !ok || g.seq.removed[i] || bad[i] {
 			continue
 		}
 		u := recs[k].Unit
@@ -355,9 +357,20 @@ func (g *Guarded) settle(p pruneguard.Plan, retryCore bool, st *settling) (prune
 			if !errors.As(err, &pe) || (first && !retryCore) {
 				return p, nil, err
 			}
-			st.core = append(st.core, pe.Violations...)
-			q := g.withoutRefused(p, pe.Violations, st.hidden, st.tools)
+			vs := pe.Violations
+			if retryCore {
+				vs = g.unspillable(vs)
+			}
+			if len(vs) == 0 {
+				// Held only until a spill: the guard spills and prunes it.
+				return p, nil, nil
+			}
+			st.core = append(st.core, vs...)
+			q := g.withoutRefused(p, vs, st.hidden, st.tools)
 			if planSize(q) >= planSize(p) {
+				if len(vs) < len(pe.Violations) {
+					return p, nil, nil
+				}
 				return p, nil, err
 			}
 			p, first = q, false
@@ -371,7 +384,11 @@ func (g *Guarded) settle(p pruneguard.Plan, retryCore bool, st *settling) (prune
 		}
 		// The core's own refusals of a decision the screen shrinks do not
 		// reach the guard: they are reported here.
-		st.core = append(st.core, d.Refused...)
+		if retryCore {
+			st.core = append(st.core, g.unspillable(d.Refused)...)
+		} else {
+			st.core = append(st.core, d.Refused...)
+		}
 		st.refs = append(st.refs, wire...)
 		for _, r := range wire {
 			for _, u := range r.Units {
@@ -380,6 +397,9 @@ func (g *Guarded) settle(p pruneguard.Plan, retryCore bool, st *settling) (prune
 		}
 		maps.Copy(st.tools, skip)
 		q := g.planOf(kept, p, st.tools)
+		if g.sp != nil && retryCore {
+			q = g.withSpillable(q, p, d.Refused)
+		}
 		if planSize(q) >= planSize(p) && !p.Empty() {
 			// Cannot happen: the screen refused something the plan named.
 			// Stop on an empty plan rather than loop.
@@ -456,6 +476,8 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		var res pruneguard.Result
 		var rs []Refusal
 		res, rs, err = g.check(guard)
+		out.Spills = append(out.Spills, res.Spills...)
+		out.SpillErrors = append(out.SpillErrors, res.SpillErrors...)
 		if try == 0 {
 			refs, out.Decisions, out.Refused = rs, res.Decisions, res.Refused
 		} else {
@@ -499,6 +521,7 @@ func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	g.journal = []undo{}
 	defer func() { g.journal = nil }()
 	guard.Policy = sp
+	guard = g.withSpill(guard, sp)
 	res, err := guard.Check(g.ctx)
 	// Core refusals the policy met while settling its plans never reached
 	// the guard: they join the result, as if the guard had met them.
@@ -618,6 +641,9 @@ func (s *screenPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 				continue // refused with nothing left to take out
 			}
 			return q
+		}
+		if d == nil {
+			return q // held only until a spill, which the guard makes
 		}
 		if !d.Empty() {
 			s.last = d
