@@ -220,3 +220,32 @@ func TestGuardedSpillerAndResolver(t *testing.T) {
 		t.Fatal("Spiller and Config.Resolver both set: no error")
 	}
 }
+
+// The eviction of a spilled unit whose pointer line would cost as much
+// as the unit is refused: the body never grows for a spill.
+func TestGuardedSpillPointerNotSmaller(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"task"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"ok"},{"role":"assistant","content":"noted"},{"role":"user","content":"next"}]}`
+	// A store with a long name makes a long pointer line.
+	sp := &spill.Spiller{Store: &spill.Memory{}, Name: strings.Repeat("store", 40)}
+	in, g := guarded(t, wire.OpenAIChat, body, wire.Options{Spiller: sp})
+	before := g.Tokens()
+	_, refs, err := g.Check(pruneguard.Guard{Budget: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWorse(t, in, g)
+	if g.Tokens() > before {
+		t.Errorf("tokens %d -> %d", before, g.Tokens())
+	}
+	found := false
+	for _, r := range refs {
+		found = found || r.Code == wire.CodePointerNotSmaller
+	}
+	var out bytes.Buffer
+	g.WriteTo(&out)
+	if !found || !bytes.Contains(out.Bytes(), []byte(`"c1"`)) {
+		t.Errorf("refusals %+v, body %s", refs, out.Bytes())
+	}
+}
