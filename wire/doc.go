@@ -302,6 +302,18 @@
 // change state and loses it untombstoned if it is read-only.
 // [Guarded.Body] is the body with the applied decisions carried out.
 //
+// With [Options].Spiller set, [Guarded.Check] spills what only a spill
+// lets go (irreducible content of closed units, results to stub): each
+// message is stored as the body held it, its provider JSON byte for
+// byte, and once the store has it the guard prunes it. Spilled messages
+// that are evicted leave one line per pointer ([spill.PointerText]) in
+// the system prompt, after the tombstone lines, where tombstone lines
+// go; the eviction is refused (code "pointer-not-smaller") when the line
+// would cost as much as what leaves with it. A stubbed spilled result
+// carries its pointer's text instead of the stub text. A body with no
+// system prompt to carry a line spills only tool results, for their
+// stubs (a spill for an eviction fails with [ErrNoPointerPlace]).
+//
 // # Rendering a Context
 //
 // [Render] writes the request body of a dialect for the history of a

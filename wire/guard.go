@@ -56,6 +56,17 @@ type Options struct {
 	// results whose call is not in the body. It does not reach tools the
 	// provider runs: their results are irreducible unless annotated.
 	Unannotated Unannotated
+	// Spiller, if set, lets [Guarded.Check] spill what only a spill lets
+	// go: the guard it runs is given a store (unless it has its own
+	// Spill) that writes each message as the body held it (its provider
+	// JSON, byte for byte, as the Content of the message stored), and
+	// the Context's Resolver is the Spiller, so Config.Resolver must be
+	// nil. An evicted spilled message leaves one line per pointer in the
+	// system prompt, after the tombstone lines, where tombstone lines go;
+	// a body with no place for one spills only tool results, whose stub
+	// shows the pointer's text ([spill.PointerText]) instead of the stub
+	// text. *spill.Spiller is one. Nil means nothing is spilled.
+	Spiller Spiller
 }
 
 // Unpaired is a call or a result the body's own adjacency rules leave
@@ -145,6 +156,8 @@ type Guarded struct {
 	// screened is the last decision the screen passed whole, with how it
 	// changes the rule counts, for carrying it out.
 	screened *screened
+	// sp is the spilling state, or nil without a Spiller.
+	sp *spilling
 }
 
 // screened is a decision the screen passed, with the delta it found, on
@@ -174,6 +187,7 @@ type schemaState struct {
 	compressed map[string]json.RawMessage
 	tombstones map[string]string
 	tombOrder  []string
+	spilled    []pruneguard.SpillNote // evicted spilled messages, whose pointer lines stand
 }
 
 // stubbed is a message with its results stubbed, or ok false when its
@@ -266,7 +280,11 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 		// carry it (see setTombstones).
 		cfg.NoTombstones = true
 	}
-	g := &Guarded{
+	sp, err := newSpilling(opts, &cfg, b.hasSystemPrompt())
+	if err != nil {
+		return nil, err
+	}
+	g := &Guarded{sp: sp,
 		src: b, ctx: pruneguard.NewContext(cfg), count: cfg.Counter, stubText: stubText,
 		tokens: make([]int32, n), arrays: toolArraysOf(b), stubs: map[int]*stubbed{},
 		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1,
@@ -620,7 +638,7 @@ func (g *Guarded) stub(i int) *stubbed {
 		return s
 	}
 	s := &stubbed{f: g.src.facts[i], tokens: int(g.tokens[i])}
-	if raw, err := stubMessage(g.src.Dialect, s.f.raw, g.stubText); err == nil {
+	if raw, err := stubMessage(g.src.Dialect, s.f.raw, g.stubTextOf(i)); err == nil {
 		if f, err := parseMessage(g.src.Dialect, raw); err == nil {
 			s.f, s.ok = f, true
 			s.tokens = countFacts(g.count, &f)
@@ -655,15 +673,16 @@ func (g *Guarded) Apply(d *pruneguard.Decision) error {
 // schema edits first, then the messages, with the rules they leave
 // counted for the next screen.
 func (g *Guarded) record(d *pruneguard.Decision) {
+	g.notePointers(d)
 	var u *undo
 	if g.journal != nil {
 		g.journal = append(g.journal, undo{glob: g.rules.glob, schema: g.schema, tools: g.tools, msgTokens: g.msgTokens, sysFacts: g.sysFacts, delta: map[string]int{}})
 		u = &g.journal[len(g.journal)-1]
 	}
-	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 || len(d.Tombstones) > 0 || len(d.Retire) > 0 {
+	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 || len(d.Tombstones) > 0 || len(d.Retire) > 0 || len(g.spilledWith(d)) > len(g.schema.spilled) {
 		next := g.schemaWith(d, nil)
 		before := g.sysTokens()
-		g.schema = schemaState{dropped: next.dropped, compressed: next.compressed, tombstones: next.tombMap, tombOrder: next.order}
+		g.schema = schemaState{dropped: next.dropped, compressed: next.compressed, tombstones: next.tombMap, tombOrder: next.order, spilled: next.spilled}
 		ts := g.topWith(next).toolState()
 		delta, _ := g.rules.toolDelta(view{s: g.seq}, g.tools, ts)
 		g.rules.commit(delta)

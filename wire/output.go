@@ -16,7 +16,8 @@ type schemaEdits struct {
 	compressed map[string]json.RawMessage
 	tombMap    map[string]string
 	order      []string
-	tombs      []string // tombstone lines, in order
+	spilled    []pruneguard.SpillNote // evicted spilled messages
+	tombs      []string               // tombstone lines, in order, then pointer lines
 }
 
 // schemaNow is the schema state of the applied decisions.
@@ -27,6 +28,8 @@ func (g *Guarded) schemaNow() *schemaEdits {
 			se.tombs = append(se.tombs, s)
 		}
 	}
+	se.spilled = g.schema.spilled
+	se.tombs = append(se.tombs, pointerLines(se.spilled)...)
 	return se
 }
 
@@ -64,6 +67,8 @@ func (g *Guarded) schemaWith(d *pruneguard.Decision, skip map[string]bool) *sche
 			se.tombs = append(se.tombs, s)
 		}
 	}
+	se.spilled = g.spilledWith(d)
+	se.tombs = append(se.tombs, pointerLines(se.spilled)...)
 	return se
 }
 

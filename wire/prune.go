@@ -90,6 +90,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 	// A stub that does not shrink its message (a short result, a long
 	// placeholder) only costs tokens; one whose content cannot become text
 	// cannot be made.
+	g.notePointers(d)
 	var recs []pruneguard.Record
 	var badStub map[int]bool
 	for k, id := range d.Stub {
@@ -116,12 +117,13 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{recs[len(d.Evict)+k].Unit},
 			Messages: []pruneguard.MessageID{ID(i)}, Indexes: []int{i}})
 	}
+	refused = append(refused, g.pointerRefusals(d, &recs, &badStub)...)
 	skip, refused, ts, base := g.screenSchemas(d, refused)
 
 	// The whole decision first: most pass.
 	e := g.seq.newEdits()
 	for _, id := range d.Evict {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
 			e.remove(int32(i))
 		}
 	}
@@ -148,7 +150,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 }
 
 // candidates splits decision d into its units and stubs, in transcript
-// order, leaving out the stubs in bad; recs are d's records, or nil.
+// order, leaving out the messages in bad; recs are d's records, or nil.
 func (g *Guarded) candidates(d *pruneguard.Decision, recs []pruneguard.Record, bad map[int]bool) []candidate {
 	if recs == nil {
 		recs = d.Records()
@@ -157,7 +159,7 @@ func (g *Guarded) candidates(d *pruneguard.Decision, recs []pruneguard.Record, b
 	at := map[pruneguard.UnitID]int{}
 	for k, id := range d.Evict {
 		i, ok := g.Index(id)
-		if !ok || g.seq.removed[i] {
+		if !ok || g.seq.removed[i] || bad[i] {
 			continue
 		}
 		u := recs[k].Unit
@@ -428,8 +430,8 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 // decision. The refusals gather everything the gates and the screens
 // left out, without repeats; the wire screen's have gate "wire". A
 // guard.Spill is refused with a *pruneguard.ConfigError, changing
-// nothing: a Guarded body writes no pointer lines for what is spilled (a
-// [Session] with a Spiller does).
+// nothing: a Guarded spills through [Options.Spiller], which writes the
+// pointer lines for what it spills (as a [Session] with a Spiller does).
 //
 // guard.Budget, and guard.Ceiling when positive, count the whole
 // request body as [Guarded.Tokens] does: the history, the system prompt,
@@ -449,7 +451,7 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	if guard.Spill != nil {
 		out.After = out.Before
 		return out, nil, &pruneguard.ConfigError{Field: "Guard.Spill",
-			Reason: "is set, but a Guarded body writes no pointer lines for what is spilled; spill through a Session's Spiller"}
+			Reason: "is set; a Guarded spills through Options.Spiller, which writes a pointer line for what it spills"}
 	}
 	var refs []Refusal
 	var err error
@@ -465,6 +467,8 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		var rs []Refusal
 		res, rs, err = g.check(guard)
 		out.Alerts = append(out.Alerts, res.Alerts...)
+		out.Spills = append(out.Spills, res.Spills...)
+		out.SpillErrors = append(out.SpillErrors, res.SpillErrors...)
 		if try == 0 {
 			refs, out.Decisions, out.Refused, out.Compaction = rs, res.Decisions, res.Refused, res.Compaction
 		} else {
@@ -501,9 +505,13 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 // check is one guard check on the Context's tokens, behind the screen.
 func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
 	sc := &guardedScreen{g: g, outer: guard.Screen}
+	guard.Screen = sc
+	if g.sp != nil {
+		guard.Spill = bodySpiller{g}
+	}
 	g.journal = []undo{}
 	defer func() { g.journal = nil }()
-	guard.Screen = sc
+
 	res, err := guard.Check(g.ctx)
 	// The edit state followed the rounds as they were applied; the
 	// guard's list of applied decisions is the authority: the rounds

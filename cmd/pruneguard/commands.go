@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
 	"github.com/pruneguard/pruneguard/wire"
 )
 
@@ -291,7 +292,8 @@ type pruneOpts struct {
 	unannotated wire.Unannotated
 	boundary    pruneguard.BoundaryMode
 	dropUnused  bool
-	full        bool // report every unit, message and refusal
+	full        bool           // report every unit, message and refusal
+	spiller     *spill.Spiller // where to spill, or nil
 }
 
 // Report is the JSON line prune writes on stderr. Lists longer than
@@ -314,6 +316,7 @@ type Report struct {
 	Tombstones   []string     `json:"tombstones"`
 	Refused      []refusal    `json:"refused"`
 	Unpaired     []unpaired   `json:"unpaired,omitempty"`
+	Spilled      []spilled    `json:"spilled"`
 	Counts       counts       `json:"counts"`
 	Detail       string       `json:"report"`
 	Messages     int          `json:"messages"`
@@ -363,6 +366,13 @@ type refusal struct {
 	Tools    []string `json:"tools,omitempty"`
 	Calls    []string `json:"calls,omitempty"`
 	Detail   string   `json:"detail,omitempty"`
+}
+
+// spilled is one segment a prune spilled: its key in the store, and the
+// input-body indexes of the messages stored under it, in the order stored.
+type spilled struct {
+	Key     string `json:"key"`
+	Indexes []int  `json:"indexes"`
 }
 
 type unpaired struct {
@@ -491,17 +501,21 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		return nil, Report{}, 2, err
 	}
 	start := time.Now()
-	g, err := wire.Bind(data, dialect, wire.Options{
+	opts := wire.Options{
 		Config:      pruneguard.Config{Boundary: o.boundary, Regen: pruneguard.RegenDropUnsafe},
 		Manifest:    o.manifest,
 		Unannotated: o.unannotated,
-	})
+	}
+	if o.spiller != nil {
+		opts.Spiller = o.spiller
+	}
+	g, err := wire.Bind(data, dialect, opts)
 	if err != nil {
 		return nil, Report{}, 2, err
 	}
 	rep := Report{
 		Dialect: g.Dialect(), Policy: o.policy, Unannotated: o.unannotated.String(), Budget: o.budget,
-		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Withdrawn: []string{}, Tombstones: []string{}, Refused: []refusal{},
+		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Withdrawn: []string{}, Tombstones: []string{}, Refused: []refusal{}, Spilled: []spilled{},
 		Detail: "summary", Messages: g.Len(),
 	}
 	if o.full {
@@ -533,6 +547,14 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		refs, decisions, outcome = rs, res.Decisions, res.Outcome
 		if outcome == pruneguard.UnderBudget {
 			outcome = pruneguard.Deferred
+		}
+		for _, sp := range res.Spills {
+			s := spilled{Key: sp.Pointer.Key, Indexes: make([]int, 0, len(sp.Messages))}
+			for _, id := range sp.Messages {
+				i, _ := g.Index(id)
+				s.Indexes = append(s.Indexes, i)
+			}
+			rep.Spilled = append(rep.Spilled, s)
 		}
 	}
 	rep.Outcome = outcome.String()
@@ -660,6 +682,13 @@ func summary(r Report) string {
 	if n := len(r.Withdrawn); n > 0 {
 		did = append(did, fmt.Sprintf("withdrew %d %s", n, plural(n, "schema", "schemas")))
 	}
+	if n := len(r.Spilled); n > 0 {
+		m := 0
+		for _, s := range r.Spilled {
+			m += len(s.Indexes)
+		}
+		did = append(did, fmt.Sprintf("spilled %d %s in %d %s", m, plural(m, "message", "messages"), n, plural(n, "segment", "segments")))
+	}
 	switch {
 	case len(did) > 0:
 		b.WriteString("; " + strings.Join(did, ", "))
@@ -739,9 +768,9 @@ func readManifest(name string) (*wire.Manifest, error) {
 
 // pruneFlags are the prune command's flags.
 type pruneFlags struct {
-	budget, keep                                       *int
-	dialect, policy, manifest, unann, boundary, detail *string
-	dropSchemas                                        *bool
+	budget, keep                                              *int
+	dialect, policy, manifest, unann, boundary, detail, spill *string
+	dropSchemas                                               *bool
 }
 
 func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
@@ -757,6 +786,7 @@ func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
 	f.boundary = fs.String("boundary", "relaxed", "the commit boundary: relaxed (hold back only units still in flight) or strict (defer every prune while a call is pending)")
 	f.dropSchemas = fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (behind a tombstone line when a call stays)")
 	f.detail = fs.String("report", "summary", "the report: summary (counts, and the first and last 8 items of long lists) or full")
+	f.spill = fs.String("spill", "", "a directory to spill to: what only a spill lets go (irreducible messages of closed units, results to stub) is stored there, read back and compared, then pruned, its pointer left where the model reads it; the report's \"spilled\" lists each key with the input indexes of the messages stored under it (read them back with pruneguard recall)")
 	return fs, f
 }
 
@@ -807,6 +837,9 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err == nil && *manifest != "" {
 		o.manifest, err = readManifest(*manifest)
+	}
+	if err == nil && *f.spill != "" {
+		o.spiller = &spill.Spiller{Store: spill.Dir(*f.spill)}
 	}
 	if err != nil {
 		errorf(stderr, "%v", err)

@@ -42,7 +42,10 @@ report line on stderr: tokens in and out, "within_budget" and a "summary"
 sentence saying plainly whether the output fits, what was evicted, stubbed
 and withdrawn, and what the guard refused and why. Exits 0 when the output
 is within the budget, 3 when the guard's refusals leave no safe way there
-(the output is then the furthest safe prune), 2 on bad input.`,
+(the output is then the furthest safe prune), 2 on bad input. With --spill
+DIR, what only a spill lets go is first stored in DIR, then pruned, its
+pointer left in the output; the report's "spilled" lists each key with the
+input indexes of the messages under it (see pruneguard help recall).`,
 		flags: func() *flag.FlagSet { fs, _ := pruneFlagSet(); return fs },
 	},
 	{
@@ -54,6 +57,16 @@ logs), so that check and prune can read it. Exits 0, or 2 when the file is
 not one of those envelopes.`,
 		flags: func() *flag.FlagSet { return flag.NewFlagSet("extract", flag.ContinueOnError) },
 	},
+	{
+		name:     "recall",
+		synopsis: "pruneguard recall --spill DIR KEY",
+		about: `Prints the messages a prune --spill DIR stored under KEY (a key from its
+report's "spilled", or "spill:KEY" as the pointer line in the pruned body
+shows it): a JSON array of the messages, in the order stored, each exactly as
+the input body held it. Exits 0, or 2 when DIR holds no entry under KEY, the
+entry is damaged (its checksum fails) or KEY is not a key.`,
+		flags: func() *flag.FlagSet { fs, _ := recallFlagSet(); return fs },
+	},
 }
 
 // usage writes the command's usage: each subcommand, one line on what it
@@ -64,6 +77,7 @@ func usage(w io.Writer) {
 	b.WriteString("  check    check a request body against its provider's rules\n")
 	b.WriteString("  prune    bring a request body under a token budget, pruning only what is safe\n")
 	b.WriteString("  extract  print the request body inside a recorded transcript\n")
+	b.WriteString("  recall   print the messages a prune spilled under a key\n")
 	b.WriteString("  help     print the usage of a command: pruneguard help COMMAND\n")
 	b.WriteString("\n")
 	for _, c := range subcommands {
@@ -110,7 +124,7 @@ func commandUsage(w io.Writer, name string) bool {
 // flagArgs names the value each flag takes, for the usage.
 var flagArgs = map[string]string{
 	"budget": "TOKENS", "keep": "N", "dialect": "D", "format": "json|text", "policy": "oldest|largest|keep-last-tools",
-	"tools-manifest": "FILE", "unannotated": "irreducible|regenerable", "boundary": "relaxed|strict", "report": "summary|full",
+	"tools-manifest": "FILE", "spill": "DIR", "unannotated": "irreducible|regenerable", "boundary": "relaxed|strict", "report": "summary|full",
 }
 
 // wrap breaks text into lines of at most width columns, each starting

@@ -6,8 +6,10 @@
 //	pruneguard check [--dialect D] [--format json|text] FILE|-
 //	pruneguard prune --budget TOKENS [--dialect D] [--policy oldest|largest|keep-last-tools]
 //	                 [--keep N] [--tools-manifest FILE] [--unannotated irreducible|regenerable]
-//	                 [--boundary relaxed|strict] [--drop-unused-schemas] [--report summary|full] FILE|-
+//	                 [--boundary relaxed|strict] [--drop-unused-schemas] [--report summary|full]
+//	                 [--spill DIR] FILE|-
 //	pruneguard extract FILE|-
+//	pruneguard recall --spill DIR KEY
 //	pruneguard help [COMMAND]
 //
 // check validates a request body against its provider's rules and prints
@@ -97,9 +99,29 @@
 // input is read, its error line naming the help to read. --budget
 // and --keep take decimal integers (a leading zero is not octal).
 //
+// With --spill DIR, prune spills what only a spill lets go (the
+// irreducible messages of closed units, results it would stub) to a
+// directory store at DIR before it prunes them: each segment is written,
+// synced, read back and compared first, and holds the messages as the
+// input body held them. An evicted spilled message leaves one line per
+// segment in the system prompt, after any tombstone lines, naming the key
+// and how to read it back; a stubbed spilled result carries that text
+// instead of the stub text. A body with no system prompt to carry a line
+// (OpenAI Chat, Gemini, Bedrock without one) spills only tool results,
+// for their stubs. The report's "spilled" lists, in the order spilled,
+// each segment's key with the input indexes of the messages stored under
+// it (whatever --report says). Every message the prune evicts or stubs
+// is either reconstructible or listed there.
+//
 // extract prints the request body inside a recorded transcript envelope
 // (see testdata/transcripts/SOURCES.md), so that check and prune can read
 // it.
+//
+// recall --spill DIR KEY prints, on stdout, a JSON array of the messages
+// a prune spilled under KEY (as its report gives it, or as "spill:KEY" as
+// the pointer line shows it), each exactly as the input body held it, and
+// exits 0; a key the directory does not hold, a damaged entry or a bad key
+// exits 2 with one error line.
 package main
 
 import (
@@ -125,6 +147,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runPrune(args[1:], stdin, stdout, stderr)
 	case "extract":
 		return runExtract(args[1:], stdin, stdout, stderr)
+	case "recall":
+		return runRecall(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		switch {
 		case len(args) == 1:
@@ -132,11 +156,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case len(args) == 2 && commandUsage(io.Discard, args[1]):
 			commandUsage(stdout, args[1])
 		default:
-			errorf(stderr, "help takes one command: check, prune or extract")
+			errorf(stderr, "help takes one command: check, prune, extract or recall")
 			return 2
 		}
 		return 0
 	}
-	errorf(stderr, "unknown command %q (want check, prune, extract or help)", args[0])
+	errorf(stderr, "unknown command %q (want check, prune, extract, recall or help)", args[0])
 	return 2
 }

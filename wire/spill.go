@@ -1,0 +1,214 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+)
+
+// CodePointerNotSmaller is the code of a "wire" refusal of the eviction
+// of spilled units whose pointer line, written into the system prompt,
+// would cost as much as the messages it stands for.
+const CodePointerNotSmaller = "pointer-not-smaller"
+
+// CodeNoPointerPlace is the code of a "wire" refusal of the eviction of
+// spilled messages from a body that has no system prompt to carry their
+// pointer line (a Chat, Gemini or Bedrock body without one; see the
+// package documentation on tombstone lines).
+const CodeNoPointerPlace = "no-pointer-place"
+
+// ErrNoPointerPlace is matched (with errors.Is) by the error a guarded
+// check's spill fails with when the body has no system prompt to carry
+// the pointer of spilled messages that would be evicted: only tool
+// results, whose stubs show their pointer, are spilled from such a body.
+var ErrNoPointerPlace = errors.New("wire: the body has no system prompt to carry a pointer line")
+
+// spilling is what a Guarded with a Spiller keeps: the store, whether
+// the body has a system prompt for pointer lines, and the pointer of
+// each message whose stub must show it.
+type spilling struct {
+	s     Spiller
+	place bool
+	ptr   map[int]pruneguard.Pointer
+}
+
+// bodySpiller is the pruneguard.Spiller a Guarded gives its guard: it
+// stores each message as the body held it (its provider JSON, byte for
+// byte, as its Content), so that what is read back is what was sent.
+type bodySpiller struct{ g *Guarded }
+
+// Resolvable reports whether the Guarded's Spiller resolves p.
+func (b bodySpiller) Resolvable(p pruneguard.Pointer) bool { return b.g.sp.s.Resolvable(p) }
+
+// SpillMessages stores ms, each with the provider JSON of the body
+// message it stands for as its Content, as one segment.
+func (b bodySpiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error) {
+	g := b.g
+	out := make([]pruneguard.Message, len(ms))
+	for k, m := range ms {
+		i, ok := g.Index(m.ID)
+		if !ok {
+			return pruneguard.Pointer{}, fmt.Errorf("wire: spill of message %q, which the body does not hold", m.ID)
+		}
+		if !g.sp.place && len(m.Answers) == 0 {
+			return pruneguard.Pointer{}, fmt.Errorf("%w: message %q", ErrNoPointerPlace, m.ID)
+		}
+		m.Content = g.src.facts[i].raw
+		out[k] = m
+	}
+	return g.sp.s.SpillMessages(out)
+}
+
+// newSpilling sets up spilling for opts on cfg: the Spiller resolves the
+// pointers, so cfg.Resolver must be unset.
+func newSpilling(opts Options, cfg *pruneguard.Config, place bool) (*spilling, error) {
+	if opts.Spiller == nil {
+		return nil, nil
+	}
+	if cfg.Resolver != nil {
+		return nil, errors.New("wire: Spiller and Config.Resolver are both set; the Spiller resolves its own pointers")
+	}
+	cfg.Resolver = opts.Spiller
+	return &spilling{s: opts.Spiller, place: place, ptr: map[int]pruneguard.Pointer{}}, nil
+}
+
+// notePointers records the pointers of the messages d stubs, so that
+// their stubs show them; a message stubbed already keeps its stub.
+func (g *Guarded) notePointers(d *pruneguard.Decision) {
+	if g.sp == nil || len(d.Pointers) == 0 || len(d.Stub) == 0 {
+		return
+	}
+	for _, n := range d.Pointers {
+		if !slices.Contains(d.Stub, n.Message) {
+			continue
+		}
+		i, ok := g.Index(n.Message)
+		if !ok || g.seq.stubbed[i] || g.sp.ptr[i] == n.Pointer {
+			continue
+		}
+		g.sp.ptr[i] = n.Pointer
+		delete(g.stubs, i)
+	}
+}
+
+// stubTextOf is the text stubbed message i carries: its pointer's text
+// when its content was spilled, the stub text otherwise.
+func (g *Guarded) stubTextOf(i int) string {
+	if g.sp != nil {
+		if p, ok := g.sp.ptr[i]; ok {
+			return spill.PointerText(p)
+		}
+	}
+	return g.stubText
+}
+
+// spilledWith returns the evicted spilled messages once d is applied
+// too: those of the applied decisions, then those d evicts.
+func (g *Guarded) spilledWith(d *pruneguard.Decision) []pruneguard.SpillNote {
+	out := g.schema.spilled
+	if d == nil || len(d.Pointers) == 0 {
+		return out
+	}
+	out = slices.Clip(out)
+	for _, n := range d.Pointers {
+		if slices.Contains(d.Evict, n.Message) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// pointerLines are the lines standing for the evicted spilled messages
+// in notes: one per pointer.
+func pointerLines(notes []pruneguard.SpillNote) []string {
+	return spillLines(notes, spill.PointerText)
+}
+
+// pointerRefusals returns the evictions of d whose pointer line cannot
+// be written, or would cost as much as what leaves with it: the
+// messages of the units refused are set in bad, and the refusals
+// returned. recs are d's records, made when nil.
+func (g *Guarded) pointerRefusals(d *pruneguard.Decision, recs *[]pruneguard.Record, bad *map[int]bool) []Refusal {
+	if g.sp == nil || len(d.Pointers) == 0 || len(d.Evict) == 0 {
+		return nil
+	}
+	lined := g.schema.spilled
+	type group struct {
+		freed int
+		units []pruneguard.UnitID
+	}
+	var order []pruneguard.Pointer
+	groups := map[pruneguard.Pointer]*group{}
+	evicted := map[pruneguard.MessageID]int{}
+	for k, id := range d.Evict {
+		evicted[id] = k
+	}
+	for _, n := range d.Pointers {
+		k, ok := evicted[n.Message]
+		if !ok || slices.ContainsFunc(lined, func(m pruneguard.SpillNote) bool { return m.Pointer == n.Pointer }) {
+			continue
+		}
+		i, ok := g.Index(n.Message)
+		if !ok || g.seq.removed[i] {
+			continue
+		}
+		gr := groups[n.Pointer]
+		if gr == nil {
+			gr = &group{}
+			groups[n.Pointer] = gr
+			order = append(order, n.Pointer)
+		}
+		if *recs == nil {
+			*recs = d.Records()
+		}
+		gr.freed += g.written(i)
+		if u := (*recs)[k].Unit; !slices.Contains(gr.units, u) {
+			gr.units = append(gr.units, u)
+		}
+	}
+	var refused []Refusal
+	refusedUnits := map[pruneguard.UnitID]bool{}
+	for _, p := range order {
+		gr := groups[p]
+		r := Refusal{Gate: "wire", Units: gr.units}
+		switch {
+		case !g.sp.place:
+			r.Code = CodeNoPointerPlace
+		case gr.freed <= countJSON(g.count, mustString("\n"+spill.PointerText(p))):
+			r.Code = CodePointerNotSmaller
+		default:
+			continue
+		}
+		for _, u := range gr.units {
+			refusedUnits[u] = true
+		}
+		refused = append(refused, r)
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	if *bad == nil {
+		*bad = map[int]bool{}
+	}
+	for k, rc := range *recs {
+		if k >= len(d.Evict) || !refusedUnits[rc.Unit] {
+			continue
+		}
+		if i, ok := g.Index(rc.Message); ok {
+			(*bad)[i] = true
+		}
+	}
+	for k := range refused {
+		for _, rc := range (*recs)[:len(d.Evict)] {
+			if slices.Contains(refused[k].Units, rc.Unit) {
+				i, _ := g.Index(rc.Message)
+				refused[k].Messages = append(refused[k].Messages, rc.Message)
+				refused[k].Indexes = append(refused[k].Indexes, i)
+			}
+		}
+	}
+	return refused
+}
