@@ -55,7 +55,7 @@
 // MinClear, so consecutive requests share their prefix between prunes.
 // When the policy can make no more room, the guard goes on with the
 // furthest safe prune (whole units, oldest first, what the policy keeps
-// aside), and with a Spill store it writes content that cannot be
+// last), and with a Spill store it writes content that cannot be
 // obtained again to the store, records the pointer and lets it go:
 //
 //	sp := &spill.Spiller{Store: &spill.Memory{}}

@@ -55,8 +55,10 @@ type Guard struct {
 	Ceiling int
 	// Policy proposes what to prune; nil means OldestFirst{}. A Policy
 	// that keeps the newest messages out of its proposals says so by
-	// implementing [Keeper] or by hiding them through its [View]; the
-	// guard's own prunes keep them too.
+	// implementing [Keeper]: the hoarding rule spares them and the
+	// furthest safe prune, going oldest first, reaches them last (see
+	// [Keeper]). Units it hides through its [View] the guard never takes
+	// in that check.
 	Policy Policy
 	// Split is passed on in every plan that leaves it unset.
 	Split SplitMode
@@ -201,9 +203,9 @@ type Result struct {
 // the policy is asked again, up to Rounds times. When the policy can make
 // no more room (it proposes nothing, or nothing it proposes may go), the
 // guard goes on with the furthest safe prune: whole units, oldest first,
-// that are neither pinned, in flight, hidden by the policy nor among the
-// newest messages the policy keeps ([Keeper]), spilling what only a spill
-// lets go when a Spill store is set. It stops once c is at the Budget
+// that are neither pinned, in flight nor hidden by the policy (so the
+// newest messages a [Keeper] policy keeps go last), spilling what only a
+// spill lets go when a Spill store is set. It stops once c is at the Budget
 // (or MinClear below where it started, if lower). The outcome is Deferred
 // only when no safe prune of any kind freed anything.
 //
@@ -276,7 +278,10 @@ type guardRun struct {
 	refusedTools map[string]bool
 	noEvict      map[UnitID]bool // units refused eviction in this check, not remembered
 	spillTried   map[string]bool // units and results a spill was tried for
-	log          *guardLog
+	// spilledNow holds, for each message this check spilled whose
+	// decision is not applied yet, the pointer it had before.
+	spilledNow map[MessageID]Pointer
+	log        *guardLog
 }
 
 // The parts of a check, for the log.

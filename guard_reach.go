@@ -6,13 +6,14 @@ package pruneguard
 // Keeper is implemented by a [Policy] that keeps the newest messages out
 // of its proposals, as [OldestFirst] with Keep and [KeepLastToolUses] do.
 // Kept returns the oldest message it keeps, and false when it keeps none.
-// The guard's own prunes (the furthest safe prune and the hoarding rule;
-// see [Guard.Check]) never take a unit holding that message or a later
-// one. A policy may instead hide what it keeps through its [View], which
-// the guard respects for the rest of the check.
-//
-// A Policy that does not implement Keeper keeps nothing back from the
-// guard's own prunes beyond what it hides through its View.
+// The hoarding rule never takes a unit holding that message or a later
+// one. The furthest safe prune (see [Guard.Check]) goes oldest first and
+// stops at the target, so it reaches those units last, and only when
+// nothing older that may safely go brings the Context to the target: what
+// a policy prefers to keep never leaves a Context over budget when a safe
+// prune would bring it there. A policy that must keep a message whatever
+// the budget pins it ([Context.Pin]) or hides its unit through its
+// [View], which the guard respects for the rest of the check.
 type Keeper interface {
 	Kept(v *View) (MessageID, bool)
 }
@@ -96,11 +97,9 @@ func (r *guardRun) kept() (MessageID, bool) {
 }
 
 // safePlan proposes whole units, oldest first, until need tokens would
-// be freed: units that are neither pinned nor in flight, not hidden
-// (refused in this check or an earlier one, or kept by the policy), and
-// holding no message the policy keeps.
+// be freed: units that are neither pinned nor in flight, and not hidden
+// (refused in this check or an earlier one, or hidden by the policy).
 func (r *guardRun) safePlan(need int) Plan {
-	bound, bounded := r.kept()
 	var p Plan
 	freed := 0
 	for u := range r.v.Units() {
@@ -110,32 +109,8 @@ func (r *guardRun) safePlan(need int) Plan {
 		if !prunable(u) || r.noEvict[u.ID] {
 			continue
 		}
-		if bounded {
-			keep, after := r.c.keeps(u.ID, bound)
-			if after {
-				break // this unit and every later one start at or after the bound
-			}
-			if keep {
-				continue
-			}
-		}
 		p.Evict = append(p.Evict, u.Messages...)
 		freed += u.Tokens
 	}
 	return p
-}
-
-// keeps reports whether unit id holds message bound or a later one, and
-// whether it starts at or after it. A bound the Context no longer holds
-// keeps everything.
-func (c *Context) keeps(id UnitID, bound MessageID) (keep, after bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	b, ok := c.find(bound)
-	p, ok2 := c.find(MessageID(id))
-	if !ok || !ok2 {
-		return true, !ok
-	}
-	un := c.unit(c.msg(p).unit)
-	return un.tail >= b, un.head >= b
 }

@@ -108,42 +108,52 @@ func (k keeper) Kept(v *pruneguard.View) (pruneguard.MessageID, bool) {
 	return pruneguard.OldestFirst{Keep: k.n}.Kept(v)
 }
 
+// What a policy keeps ([pruneguard.Keeper]) goes last: the furthest safe
+// prune leaves it while older units bring the Context to the budget, and
+// takes it, oldest first, only when nothing else does.
 func TestReachKeepsWhatThePolicyKeeps(t *testing.T) {
+	// sys 100 (pinned), task 10, then four units of 105: 530 in all. The
+	// last three messages are r2, a3, r3: units a2 and a3 are kept.
+	for _, pol := range []pruneguard.Policy{keeper{n: 3}, pruneguard.OldestFirst{Keep: 3}, pruneguard.KeepLastToolUses{Keep: 2}} {
+		for _, tc := range []struct {
+			budget int
+			want   []pruneguard.MessageID
+		}{
+			{310, []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1"}},             // the kept units stay
+			{205, []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1", "a2", "r2"}}, // one must go
+			{1, []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1", "a2", "r2", "a3", "r3"}},
+		} {
+			c := loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
+			res, err := pruneguard.Guard{Budget: tc.budget, Policy: pol}.Check(c)
+			require.NoError(t, err)
+			assert.Equal(t, pruneguard.Pruned, res.Outcome, "%T budget %d", pol, tc.budget)
+			evicted, _ := evictedBy(res)
+			if _, stubs := pol.(pruneguard.KeepLastToolUses); !stubs {
+				assert.Equal(t, tc.want, evicted, "%T budget %d", pol, tc.budget)
+			}
+			for _, id := range tc.want {
+				_, ok := c.Message(id)
+				assert.False(t, ok, "%T budget %d: %s stayed", pol, tc.budget, id)
+			}
+			if tc.budget > 1 {
+				assert.LessOrEqual(t, c.Tokens(), tc.budget)
+				_, ok := c.Message("r3")
+				assert.True(t, ok, "%T budget %d: the newest kept unit went", pol, tc.budget)
+			}
+		}
+	}
+
+	// A policy that hides what it keeps through its View is respected
+	// whatever the budget.
 	c := loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
-	res, err := pruneguard.Guard{Budget: 1, Policy: keeper{n: 3}}.Check(c)
-	require.NoError(t, err)
-	assert.Equal(t, pruneguard.Pruned, res.Outcome)
-	evicted, _ := evictedBy(res)
-	// The last three messages are r2, a3, r3: units a2 and a3 stay.
-	assert.Equal(t, []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1"}, evicted)
-
-	// OldestFirst with Keep: the same tail stays, even though the guard
-	// could reach further.
-	c = loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
-	res, err = pruneguard.Guard{Budget: 1, Policy: pruneguard.OldestFirst{Keep: 3}}.Check(c)
-	require.NoError(t, err)
-	evicted, _ = evictedBy(res)
-	assert.Equal(t, []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1"}, evicted)
-
-	// A policy that hides what it keeps through its View is respected too.
-	c = loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
 	hider := pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
 		v.Hide("a3")
 		return pruneguard.Plan{}
 	})
-	res, err = pruneguard.Guard{Budget: 1, Policy: hider}.Check(c)
+	res, err := pruneguard.Guard{Budget: 1, Policy: hider}.Check(c)
 	require.NoError(t, err)
-	evicted, _ = evictedBy(res)
+	evicted, _ := evictedBy(res)
 	assert.Equal(t, []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1", "a2", "r2"}, evicted)
-
-	// KeepLastToolUses keeps its tool uses whole.
-	c = loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
-	res, err = pruneguard.Guard{Budget: 1, Policy: pruneguard.KeepLastToolUses{Keep: 2}}.Check(c)
-	require.NoError(t, err)
-	for _, id := range []pruneguard.MessageID{"a2", "r2", "a3", "r3"} {
-		_, ok := c.Message(id)
-		assert.True(t, ok, "%s is among the kept uses", id)
-	}
 }
 
 func TestReachSkipsPinnedAndInFlightUnits(t *testing.T) {

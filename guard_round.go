@@ -82,6 +82,7 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 			r.res.Reason = err
 			return tryNothing, nil
 		}
+		r.applied(d)
 		r.res.Decisions = append(r.res.Decisions, d)
 		r.log.decision(r, d, from)
 		return tryApplied, nil
@@ -262,6 +263,7 @@ func (c *Context) unitsOf(ids []MessageID) map[string]bool {
 // of the check.
 func (r *guardRun) screened(d *Decision, vs []*Violation) {
 	r.report(vs)
+	var back []MessageID // spilled for what the screen refused
 	acted := false
 	for _, v := range vs {
 		for _, t := range v.Tools {
@@ -277,6 +279,7 @@ func (r *guardRun) screened(d *Decision, vs []*Violation) {
 		for _, m := range v.Messages {
 			if slices.Contains(d.Stub, m) {
 				r.v.hideStub(m)
+				back = append(back, m)
 				stubbed, acted = true, true
 			}
 		}
@@ -285,6 +288,11 @@ func (r *guardRun) screened(d *Decision, vs []*Violation) {
 				if slices.Contains(d.unitTab, u) {
 					r.v.Hide(u)
 					r.noEvictUnit(u)
+					for _, id := range d.Evict {
+						if w, ok := r.c.UnitOf(id); ok && w.ID == u {
+							back = append(back, id)
+						}
+					}
 					acted = true
 				}
 			}
@@ -292,6 +300,7 @@ func (r *guardRun) screened(d *Decision, vs []*Violation) {
 	}
 	if !acted {
 		// Nothing named: the whole decision is refused.
+		back = append(append(back, d.Evict...), d.Stub...)
 		r.v.Hide(d.unitTab...)
 		for _, u := range d.unitTab {
 			r.noEvictUnit(u)
@@ -304,6 +313,7 @@ func (r *guardRun) screened(d *Decision, vs []*Violation) {
 			r.refuseTool(cs.Tool)
 		}
 	}
+	r.takeBack(back)
 }
 
 func (r *guardRun) refuseTool(t string) {

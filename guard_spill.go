@@ -144,6 +144,12 @@ func (r *guardRun) spill(cands []spillCand) bool {
 		return false
 	}
 	rep.Pointer = ptr
+	if r.spilledNow == nil {
+		r.spilledNow = make(map[MessageID]Pointer, len(ms))
+	}
+	for i, m := range ms {
+		r.spilledNow[m.ID] = olds[i]
+	}
 	r.res.Spills = append(r.res.Spills, rep)
 	r.log.spill(r, rep)
 	return true
@@ -151,4 +157,35 @@ func (r *guardRun) spill(cands []spillCand) bool {
 
 func (r *guardRun) resolvable(p Pointer) bool {
 	return !p.IsZero() && r.cfg.Resolver != nil && r.cfg.Resolver.Resolvable(p)
+}
+
+// takeBack gives the messages ids this check spilled, and whose pruning
+// the Screen then refused, their pointers from before the spill, so that
+// a later round spills them with what it prunes, in one segment, and the
+// prompt carries no pointer to a segment nothing left for. The store
+// keeps what was written and the spill's report stands: it says what the
+// segment holds.
+func (r *guardRun) takeBack(ids []MessageID) {
+	for _, id := range ids {
+		old, ok := r.spilledNow[id]
+		if !ok {
+			continue
+		}
+		delete(r.spilledNow, id)
+		_ = r.c.Spill(id, old) // fails only if the message left
+	}
+}
+
+// applied forgets the messages of an applied decision: their spill
+// stands.
+func (r *guardRun) applied(d *Decision) {
+	if len(r.spilledNow) == 0 {
+		return
+	}
+	for _, id := range d.Evict {
+		delete(r.spilledNow, id)
+	}
+	for _, id := range d.Stub {
+		delete(r.spilledNow, id)
+	}
 }

@@ -216,8 +216,17 @@ func TestRecordsKeepTheTokensOfTheirDecision(t *testing.T) {
 }
 
 func TestOldestFirstKeepsWholeUnits(t *testing.T) {
+	// The policy's own plan leaves the unit of the last message whole,
+	// however much is needed.
 	c := toolLoop(t, Config{}, []string{"x"}, 10, 10)
-	res, err := Guard{Budget: 1, Policy: OldestFirst{Keep: 1}}.Check(c)
+	p := OldestFirst{Keep: 1}.Propose(c.View(), c.Tokens())
+	assert.Equal(t, []MessageID{"u0", "a0", "r0"}, p.Evict)
+
+	// A guard whose budget the older units meet leaves it in place; one
+	// whose budget needs it takes it too, last (see Keeper).
+	c = toolLoop(t, Config{}, []string{"x"}, 10, 10)
+	// sys 100 (pinned), u0 10, a0 5, r0 10, a1 5, r1 10.
+	res, err := Guard{Budget: 115, Policy: OldestFirst{Keep: 1}}.Check(c)
 	require.NoError(t, err)
 	_, ok := c.Message("a1")
 	assert.True(t, ok, "the unit of the last message stays whole")

@@ -233,7 +233,9 @@ func indexOf(id pruneguard.MessageID, n int) (int, bool) {
 // user turn right after it, so that a cut keeps roles alternating and the
 // history starting with a user turn. Pinned: system and developer
 // messages; the first real user message (the task, usually; and the start
-// of the history); the last real user message (not tool results); when
+// of the history), unless an [Options.Spiller] is set and the body has a
+// system prompt for its pointer lines, when it may be spilled and
+// evicted like any text; the last real user message (not tool results); when
 // the body carries reasoning or signed calls, every message from the
 // last real user message on, where the thinking and signature rules
 // forbid edits; in Responses, outputs answering calls the server holds
@@ -384,6 +386,9 @@ func (g *Guarded) build(un Unannotated) error {
 		},
 		called: func(key int32) string { return g.callPart(key, callMsg).name },
 	}
+	// With a Spiller and a place for its pointer lines, the first user
+	// message may be spilled like any text; otherwise it stays.
+	spillsText := g.sp != nil && g.sp.place
 	firstUser, lastUser, reasoning := -1, -1, false
 	for i := range b.facts {
 		f := &b.facts[i]
@@ -414,7 +419,7 @@ func (g *Guarded) build(un Unannotated) error {
 		}
 		cm.Class = cl.class(f, st.answers)
 		cm.Pinned = isSystem(f) || (st.stored && b.Dialect == OpenAIResponses) ||
-			(i == firstUser && firstUser != lastUser) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
+			(i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
 		if err := g.ctx.Append(cm); err != nil {
 			return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
 		}

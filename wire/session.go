@@ -164,7 +164,9 @@ func (cfg SessionConfig) validate() error {
 // consecutive call items, and a reasoning item with the item after it;
 // in Anthropic, Gemini and Bedrock, the messages of one turn, and each
 // assistant turn with the user turn after it. Pinned: system and
-// developer messages and the first real user message (not tool results).
+// developer messages, and the first real user message (not tool results)
+// unless a Spiller is set, when it may be spilled and evicted like any
+// text.
 // Never proposed for pruning: the unit of the last real user message and,
 // once the history carries reasoning or signed calls, every message from
 // it on; in Anthropic, a final assistant turn whose server tool call
@@ -560,7 +562,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	switch {
 	case isSystem(&f):
 		cm.Pinned = true
-	case e.realUser && !s.firstUser:
+	case e.realUser && !s.firstUser && s.cfg.Spiller == nil:
 		cm.Pinned = true
 	case d == OpenAIResponses && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
 		// An item the server holds, or an output answering a call the
@@ -653,7 +655,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	if m.Tokens == 0 {
 		m.Tokens = s.eventTokens(e)
 	}
-	if e.realUser && !s.firstUser {
+	if e.realUser && !s.firstUser && s.cfg.Spiller == nil {
 		m.Pinned = true
 	}
 	if m.Role == pruneguard.RoleSystem {

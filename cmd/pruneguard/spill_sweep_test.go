@@ -17,8 +17,11 @@ import (
 // what the provider requires back unchanged, which the Context pins: a
 // turn's reasoning and signed calls), those holding a system message and
 // those with a call still pending: how far evicting whole units oldest
-// first can go. When content that cannot be obtained again goes, the
-// least it costs is one pointer line, which is added.
+// first can go. Where the provider requires the history to begin with a
+// user turn (Anthropic, Gemini, Bedrock), an eviction that would leave it
+// beginning otherwise is no safe prune: the newest evicted unit that
+// begins with a user message stays. When content that cannot be obtained
+// again goes, the least it costs is one pointer line, which is added.
 func unitReach(t *testing.T, body []byte, d wire.Dialect) int {
 	t.Helper()
 	g, err := wire.Bind(body, d, wire.Options{Config: pruneguard.Config{Regen: pruneguard.RegenDropUnsafe}})
@@ -39,13 +42,38 @@ func unitReach(t *testing.T, body []byte, d wire.Dialect) int {
 			keep[m.ID] = true
 		}
 	}
-	reach, lost := g.Tokens(), false
-	for _, u := range c.Units() {
+	role := map[pruneguard.MessageID]pruneguard.Role{}
+	for _, m := range ms {
+		role[m.ID] = m.Role
+	}
+	userFirst := d == wire.Anthropic || d == wire.Gemini || d == wire.Bedrock
+	units := c.Units()
+	evict := make([]bool, len(units))
+	for i, u := range units {
 		kept := len(u.Pending) > 0 || u.Open
 		for _, id := range u.Messages {
 			kept = kept || keep[id]
 		}
-		if kept {
+		evict[i] = !kept
+	}
+	if userFirst {
+		first, back := -1, -1
+		for i, u := range units {
+			if !evict[i] && role[u.Messages[0]] != pruneguard.RoleSystem {
+				first = i
+				break
+			}
+			if evict[i] && role[u.Messages[0]] == pruneguard.RoleUser {
+				back = i
+			}
+		}
+		if first >= 0 && role[units[first].Messages[0]] != pruneguard.RoleUser && back >= 0 {
+			evict[back] = false
+		}
+	}
+	reach, lost := g.Tokens(), false
+	for i, u := range units {
+		if !evict[i] {
 			continue
 		}
 		reach -= u.Tokens
