@@ -13,7 +13,9 @@ import (
 )
 
 // fataler is what the helpers need of a test.
-type fataler interface{ Fatalf(format string, args ...any) }
+type fataler interface {
+	Fatalf(format string, args ...any)
+}
 
 // saved returns c's saved state.
 func saved(t fataler, c *Context) []byte {
