@@ -24,8 +24,12 @@ import (
 // a restored Context's guards meet them again. Decisions made before
 // Save belong to this Context only.
 //
-// The state is JSON, versioned; see the description of the format in
-// persist_format.go. Save takes the read lock, so events wait while it
+// The state is one JSON object whose "format" is "pruneguard.context"
+// and whose "version" is 1; messages, calls, units and tools refer to
+// each other by their place in its lists, and a string that is not UTF-8
+// (an id, a role, a name) is written as {"base64": ...}, so that every
+// byte comes back. [Restore] refuses another format or version, a field
+// it does not know, and trailing data. Save takes the read lock, so events wait while it
 // writes: a caller that writes to a slow writer should Save into a
 // buffer. Its only I/O is the writes to w, whose error it returns.
 func (c *Context) Save(w io.Writer) error {
