@@ -287,3 +287,31 @@ func FuzzRestore(f *testing.F) {
 		exercise(t, c)
 	})
 }
+
+// Save may run while events arrive and prunes run: each state it writes
+// restores.
+func TestSaveConcurrent(t *testing.T) {
+	c := NewContext(Config{TextClass: Reconstructible})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			_ = c.Append(Message{ID: MessageID(fmt.Sprint("m", i)), Role: RoleUser, Tokens: 10, Content: []byte("x")})
+			if i%10 == 9 {
+				if d, err := c.Prune(Plan{Evict: []MessageID{MessageID(fmt.Sprint("m", i-9))}}); err == nil {
+					_ = c.Apply(d)
+				}
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		r, err := Restore(bytes.NewReader(saved(t, c)), Config{})
+		require.NoError(t, err)
+		_, _ = r.Prune(Plan{})
+	}
+}
