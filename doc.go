@@ -162,7 +162,8 @@
 // a late result for one is refused. A message still streaming cannot be
 // spilled, and [Context.Apply] asks the Resolver again about every pointer
 // its decision relies on, refusing with a [*StaleError] when one stopped
-// resolving.
+// resolving. [Context.Save] and [Restore] carry a session to another
+// process, where Prune decides as it would have.
 //
 // # Diagnostics
 //

@@ -1,0 +1,231 @@
+package pruneguard
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+)
+
+// Save writes the Context's state to w, so that [Restore] can rebuild it
+// in another process or on another host: every message with its id,
+// role, tokens, content (or the stream so far), calls, answers, unit,
+// pin, facts, class, pointer, steps and required tools; the units and
+// how they were joined; pending and abandoned calls and streaming
+// messages; the tool registry with schemas, residency, compressions,
+// tombstones, versions, scopes, families and counters; the planned steps
+// and whether the plan is sealed; the data fields of the Config (not its
+// Oracle, Resolver or Counter, which Restore takes again); the calls
+// pruned last (for [ErrPrunedCall] and [ErrAbandonedCall]), the results
+// pruned last (for refetch alerts), the alerts not yet taken, the
+// ghost-tool episodes, and the count of guard checks (for
+// [Result.Compaction]).
+//
+// It does not save the refusals guards remembered ([Context.Refusals]):
+// a restored Context's guards meet them again. Decisions made before
+// Save belong to this Context only.
+//
+// The state is one JSON object whose "format" is "pruneguard.context"
+// and whose "version" is 1; messages, calls, units and tools refer to
+// each other by their place in its lists, and a string that is not UTF-8
+// (an id, a role, a name) is written as {"base64": ...}, so that every
+// byte comes back. [Restore] refuses another format or version, a field
+// it does not know, and trailing data. Save takes the read lock, so events wait while it
+// writes: a caller that writes to a slow writer should Save into a
+// buffer. Its only I/O is the writes to w, whose error it returns.
+func (c *Context) Save(w io.Writer) error {
+	c.mu.RLock()
+	s := c.state()
+	c.mu.RUnlock()
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// state builds the saved form, under the read lock. Places are
+// renumbered as a compaction would: messages and calls gone are left out.
+func (c *Context) state() *savedState {
+	s := &savedState{Format: stateFormat, Version: stateVersion}
+	cfg := c.cfg
+	s.Config = savedConfig{
+		Boundary: cfg.Boundary, Regen: cfg.Regen, TextClass: cfg.TextClass, NoTombstones: cfg.NoTombstones,
+		Ceiling: cfg.Ceiling, HoardTokens: cfg.HoardTokens, StubText: str(cfg.StubText), StubTokens: cfg.StubTokens,
+	}
+	if c.roleIdx == nil {
+		return s // a zero Context that saw no event
+	}
+	pm := make([]int32, c.msgs.n)
+	n := int32(0)
+	for p := int32(0); p < c.msgs.n; p++ {
+		pm[p] = none
+		if c.msg(p).flags&mDead == 0 {
+			pm[p] = n
+			n++
+		}
+	}
+	cm := make([]int32, c.calls.n)
+	rank := make([]int32, c.calls.n+1)
+	n = 0
+	for k := int32(0); k < c.calls.n; k++ {
+		cm[k] = none
+		rank[k] = n
+		if c.callLive(k) {
+			cm[k] = n
+			n++
+		}
+	}
+	rank[c.calls.n] = n
+	um := make([]int32, c.units.n)
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		um[u] = int32(len(s.Units))
+		s.Units = append(s.Units, savedUnit{Version: c.unit(u).version})
+	}
+	// mark moves a scope mark as remapScopes does.
+	mark := func(m int64) int64 {
+		switch {
+		case m == 0:
+			return 0
+		case m%2 == 1:
+			return 2*int64(rank[(m-1)/2]) + 1
+		}
+		if k := cm[m/2-1]; k != none {
+			return callMark(k)
+		}
+		return 2*int64(rank[m/2-1]) + 1
+	}
+
+	for p := range c.positions() {
+		x := c.msg(p)
+		m := savedMsg{
+			ID: str(c.id(p)), Role: str(c.role(p)), Tokens: c.tokensOf(p), Unit: um[x.unit],
+			Empty: x.flags&mEmpty != 0, Open: x.flags&mOpen != 0, Stubbed: x.flags&mStubbed != 0,
+			Pinned: x.flags&mPinned != 0, Class: x.class, Facts: x.facts,
+		}
+		if m.Open {
+			m.Body = slices.Clone(c.sideOf(p).buf)
+		} else {
+			m.Body = slices.Clone(c.text.bytes(x.text)[x.idLen:])
+		}
+		if sd := c.sideOf(p); sd != nil {
+			m.Counted, m.IsError = sd.counted, sd.isError
+			m.Store, m.Key = str(sd.pointer.Store), str(sd.pointer.Key)
+			m.NeededBy = strs(sd.neededBy)
+			m.Requires = slices.Clone(sd.requires)
+		}
+		for k := range c.callsOf(p) {
+			m.Calls = append(m.Calls, cm[k])
+		}
+		for k := range c.answersOf(p) {
+			m.Answers = append(m.Answers, cm[k])
+		}
+		s.Messages = append(s.Messages, m)
+	}
+	for k := int32(0); k < c.calls.n; k++ {
+		if cm[k] == none {
+			continue
+		}
+		r := c.call(k)
+		s.Calls = append(s.Calls, savedCall{
+			ID: str(c.callID(k)), Tool: r.tool, Args: slices.Clone(c.args(k)), Ver: r.ver,
+			Done: r.flags&cDone != 0, Ghost: r.flags&cGhost != 0, Server: r.flags&cServer != 0,
+			Abandoned: r.flags&cAbandon != 0,
+		})
+	}
+	for _, k := range c.pend {
+		s.Pending = append(s.Pending, cm[k])
+	}
+	for _, p := range c.open {
+		s.Open = append(s.Open, pm[p])
+	}
+	for i := range c.tools {
+		t := &c.tools[i]
+		st := savedTool{
+			Name: str(t.t.Name), Schema: slices.Clone(t.t.Schema), Version: str(t.t.Version),
+			Annotations: t.t.Annotations, Output: t.t.Output, NoTombstone: t.t.NoTombstone,
+			Family: str(t.t.Family), Scope: str(t.t.Scope), Registered: t.registered, Resident: t.resident,
+			Tombstoned: t.tombstoned, Compressed: slices.Clone(t.compressed), Lossy: t.lossy, Ver: t.ver,
+			Reexpansions: t.reexpand, GhostCalls: t.ghostCalls, Refetches: t.refetches,
+			IrreducibleRefetches: t.irreducibleRefetches, GhostCopies: t.ghostCopies,
+			GhostRejections: t.ghostRejections, GhostDetours: t.ghostDetours, GhostTriads: t.ghostTriads,
+			MismatchedRefetches: t.mismatchedRefetches, SchemaTokens: t.schemaTok,
+			CompressedTokens: t.compTok, TombstoneTokens: t.tombTok, Last: mark(t.last), WindowAt: t.windowAt,
+		}
+		for j, e := range t.window {
+			if e != 0 {
+				st.Window[j] = cm[e-1] + 1 // zero when the call is gone
+			}
+		}
+		s.Tools = append(s.Tools, st)
+	}
+	s.Unsound = slices.Clone(c.unsound)
+	for _, sc := range c.scopes {
+		s.Scopes = append(s.Scopes, savedScope{Name: str(sc.name), Mut: mark(sc.mut)})
+	}
+	s.MutAny, s.MutAll = mark(c.mutAny), mark(c.mutAll)
+	for _, id := range slices.Sorted(mapKeys(c.steps)) {
+		st := savedStep{ID: str(id), Refs: []int32{}}
+		for _, p := range c.steps[id].refs {
+			if q := pm[p]; q != none {
+				st.Refs = append(st.Refs, q)
+			}
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	s.Sealed = c.sealed
+	for k, v := range recentInOrder(&c.gone) {
+		s.Gone = append(s.Gone, savedGone{Call: str(k), Abandoned: v})
+	}
+	for k, v := range recentInOrder(&c.cleared) {
+		s.Cleared = append(s.Cleared, savedPruned{Sig: b64(k), Class: v.class, Hash: v.hash, Message: str(v.msg), Stubbed: v.stubbed})
+	}
+	for _, a := range c.alerts {
+		s.Alerts = append(s.Alerts, savedAlert{
+			Tool: str(a.Tool), Call: str(a.Call), Result: str(a.Result), Pruned: str(a.Pruned),
+			Stubbed: a.Stubbed, Class: a.Class, Match: a.Match, Was: a.Was, Now: a.Now,
+		})
+	}
+	for _, ep := range c.ghostLog {
+		e := ep.ev
+		s.Ghosts = append(s.Ghosts, savedGhost{
+			Tool: ep.tool, Open: ep.open, From: str(ep.from), Call: str(e.Call), Copied: str(e.Copied),
+			Missing: strs(e.Missing), Stale: strs(e.Stale), Rejected: str(e.Rejected), Fields: strs(e.Fields),
+			Sibling: str(e.Sibling), SiblingCall: str(e.SiblingCall), Reexpanded: e.Reexpanded,
+		})
+	}
+	s.Checks = c.mem.checks.Load()
+	return s
+}
+
+// mapKeys walks the keys of m.
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// recentInOrder walks the keys r remembers, oldest first, with their
+// values.
+func recentInOrder[V any](r *recent[V]) func(func(string, V) bool) {
+	return func(yield func(string, V) bool) {
+		n := len(r.ring)
+		start := 0
+		if n == recentBound {
+			start = r.next
+		}
+		for i := range n {
+			slot := (start + i) % max(n, 1)
+			k := r.ring[slot]
+			if e, ok := r.m[k]; ok && e.slot == slot {
+				if !yield(k, e.v) {
+					return
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,320 @@
+package pruneguard
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// fataler is what the helpers need of a test.
+type fataler interface {
+	Fatalf(format string, args ...any)
+}
+
+// saved returns c's saved state.
+func saved(t fataler, c *Context) []byte {
+	var b bytes.Buffer
+	if err := c.Save(&b); err != nil {
+		t.Fatalf("save: %v", err)
+	}
+	return b.Bytes()
+}
+
+// restoreInto saves h's Context, restores it with the harness's Resolver,
+// checks that the restored Context shows the same state, saves the same
+// bytes and decides the same plans, and puts it in the harness's place.
+func (h *propHarness) restoreInto(t fataler, plans int) error {
+	before := capture(h.c)
+	b := saved(t, h.c)
+	cfg := h.c.Config()
+	r, err := Restore(bytes.NewReader(b), Config{Resolver: cfg.Resolver, Oracle: cfg.Oracle, Counter: cfg.Counter})
+	if err != nil {
+		return fmt.Errorf("restore of what Save wrote: %w", err)
+	}
+	if diff := diffState(before, capture(r)); diff != nil {
+		return fmt.Errorf("restored state differs: %w", diff)
+	}
+	data := func(c *Context) Config {
+		cfg := c.Config()
+		cfg.Resolver, cfg.Oracle, cfg.Counter = nil, nil, nil
+		return cfg
+	}
+	if data(h.c) != data(r) {
+		return fmt.Errorf("restored config %+v, want %+v", data(r), data(h.c))
+	}
+	if again := saved(t, r); !bytes.Equal(b, again) {
+		return fmt.Errorf("the restored context saves other bytes:\n%s\n%s", b, again)
+	}
+	// The same plans, the same decisions (or the same refusals), on both.
+	src := h.src
+	h.src = randSource{rand.New(rand.NewPCG(uint64(h.next), uint64(len(b))))}
+	defer func() { h.src = src }()
+	for range plans {
+		p := h.randomPlan()
+		d1, err1 := h.c.Prune(p)
+		d2, err2 := r.Prune(p)
+		if fmt.Sprint(err1) != fmt.Sprint(err2) {
+			return fmt.Errorf("plan %s: original %v, restored %v", planString(p), err1, err2)
+		}
+		if err1 == nil && !reflect.DeepEqual(decisionFields(d1), decisionFields(d2)) {
+			return fmt.Errorf("plan %s: decisions differ:\n%v\n%v", planString(p), decisionFields(d1), decisionFields(d2))
+		}
+	}
+	h.logf("saved and restored (%d bytes)", len(b))
+	h.c = r
+	return nil
+}
+
+// After any sequence of events, prunes and spills, a Context restored
+// from its saved state shows the same state and decides the same plans,
+// and the reference model keeps agreeing with it as events go on.
+func TestPropertySaveRestore(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		h := newPropHarness(rapidSource{rt}, spillOps, 0)
+		// The invariants of the seeds after every Apply, not the
+		// reference model, which TestPropertyRestoredContinuesAlike
+		// compares with a run never restored.
+		h.invariantsOnly = true
+		steps := rapid.IntRange(1, 120).Draw(rt, "steps")
+		for i := range steps {
+			if err := h.step(h.ops); err != nil {
+				rt.Fatal(h.fail(err))
+			}
+			if i%7 == 6 || i == steps-1 {
+				if err := h.restoreInto(rt, 3); err != nil {
+					rt.Fatal(h.fail(err))
+				}
+			}
+		}
+	})
+}
+
+// Two runs of the same events, one saved and restored every few steps and
+// one never: the same log (every event's outcome, every decision) and the
+// same state at the end.
+func TestPropertyRestoredContinuesAlike(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Uint64().Draw(rt, "seed")
+		steps := rapid.IntRange(1, 150).Draw(rt, "steps")
+		every := rapid.IntRange(1, 20).Draw(rt, "every")
+		ops := []opSet{defaultOps, pruneOps, invalidOps}[rapid.IntRange(0, 2).Draw(rt, "ops")]
+		mk := func() *propHarness {
+			h := newPropHarness(randSource{rand.New(rand.NewPCG(seed, 1))}, ops, 0)
+			h.spiller = nil // its keys are random: the two runs would differ
+			return h
+		}
+		a, b := mk(), mk()
+		for i := range steps {
+			errA, errB := a.step(ops), b.step(ops)
+			if fmt.Sprint(errA) != fmt.Sprint(errB) {
+				rt.Fatalf("restored: %v\nnever restored: %v", a.fail(fmt.Errorf("%v", errA)), errB)
+			}
+			if errA != nil {
+				// A finding of the reference model, with or without
+				// restores: the model's properties report it.
+				rt.Logf("both runs: %v", errA)
+				break
+			}
+			if i%every == every-1 {
+				// Restore a without drawing from its source.
+				src := a.src
+				if err := a.restoreInto(rt, 0); err != nil {
+					rt.Fatal(a.fail(err))
+				}
+				a.src = src
+				a.log = a.log[:len(a.log)-1]
+			}
+		}
+		require.Equal(rt, b.log, a.log)
+		if diff := diffState(capture(b.c), capture(a.c)); diff != nil {
+			rt.Fatal(diff)
+		}
+		require.Equal(rt, b.c.TakeAlerts(), a.c.TakeAlerts())
+		require.Equal(rt, string(saved(rt, b.c)), string(saved(rt, a.c)))
+	})
+}
+
+// Every prefix of a saved state, and the state with a byte changed, is
+// refused with ErrBadState, or restores to a Context that saves and
+// restores again (a change inside content may still be a valid state).
+func TestRestoreTruncatedOrCorrupt(t *testing.T) {
+	h, err := seedRun(7, 0, 150)
+	require.NoError(t, err)
+	b := saved(t, h.c)
+	require.Greater(t, len(b), 1000)
+	for n := range len(b) {
+		c, err := Restore(bytes.NewReader(b[:n]), Config{})
+		if c != nil || !errors.Is(err, ErrBadState) || !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("prefix of %d bytes: %v, %v", n, c, err)
+		}
+		var ie *InputError
+		require.ErrorAs(t, err, &ie)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	valid, tries := 0, 2000
+	if testing.Short() {
+		tries = 300
+	}
+	for range tries {
+		bad := bytes.Clone(b)
+		for range 1 + r.IntN(3) {
+			bad[r.IntN(len(bad))] ^= byte(1 + r.IntN(255))
+		}
+		c, err := Restore(bytes.NewReader(bad), Config{})
+		if err != nil {
+			require.Nil(t, c)
+			require.ErrorIs(t, err, ErrBadState)
+			continue
+		}
+		valid++
+		exercise(t, c)
+	}
+	// Numbers changed to others: references out of range or to the
+	// wrong record, counts and marks that do not fit.
+	numbers := regexp.MustCompile(`-?[0-9]+`)
+	spots := numbers.FindAllIndex(b, -1)
+	for range tries {
+		at := spots[r.IntN(len(spots))]
+		v := []string{"-1", "0", "1", "2", "3", "7", "8", "255", "65536", "2147483648", "-9223372036854775808"}[r.IntN(11)]
+		bad := append(append(bytes.Clone(b[:at[0]]), v...), b[at[1]:]...)
+		c, err := Restore(bytes.NewReader(bad), Config{})
+		if err != nil {
+			require.Nil(t, c)
+			require.ErrorIs(t, err, ErrBadState)
+			continue
+		}
+		valid++
+		exercise(t, c)
+	}
+	t.Logf("%d of %d corrupted states were still valid", valid, 2*tries)
+}
+
+// exercise uses a restored Context: it must not panic, and it saves and
+// restores again to the same bytes.
+func exercise(t testing.TB, c *Context) {
+	_ = capture(c)
+	for _, u := range c.Units() {
+		_, _ = c.Prune(Plan{Evict: u.Messages})
+	}
+	_, _ = c.Prune(Plan{})
+	b := saved(t, c)
+	c2, err := Restore(bytes.NewReader(b), Config{})
+	if err != nil {
+		t.Fatalf("a restored context saves what does not restore: %v\n%s", err, b)
+	}
+	if again := saved(t, c2); !bytes.Equal(b, again) {
+		t.Fatalf("saves differ:\n%s\n%s", b, again)
+	}
+	_ = c.Append(Message{ID: "exercise", Role: RoleUser, Tokens: 1})
+}
+
+func TestRestoreRefusesOtherFormats(t *testing.T) {
+	for _, in := range []string{
+		``, `null`, `[]`, `{}`, `{"format":"pruneguard.context","version":2}`,
+		`{"format":"other","version":1}`, `{"format":"pruneguard.context","version":1,"extra":1}`,
+		`{"format":"pruneguard.context","version":1} {}`,
+		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}]}`,
+		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{},{}]}`,
+		`{"format":"pruneguard.context","version":1,"config":{"stubText":" "}}`,
+	} {
+		c, err := Restore(bytes.NewReader([]byte(in)), Config{})
+		require.Nil(t, c, in)
+		require.ErrorIs(t, err, ErrBadState, in)
+	}
+	c, err := Restore(bytes.NewReader([]byte(`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{}]}`)), Config{})
+	require.NoError(t, err)
+	require.Equal(t, 1, c.Len())
+}
+
+// Ids, roles and tool names that are not UTF-8 come back byte for byte.
+func TestSaveRestoreBinaryStrings(t *testing.T) {
+	c := NewContext(Config{})
+	require.NoError(t, c.Append(Message{ID: "\xff\xfe", Role: "r\x80", Content: []byte{0, 1, 2}, Calls: []Call{{ID: "c\xc0", Tool: "t\xff", Args: []byte(`{}`)}}}))
+	require.NoError(t, c.Append(Message{ID: "ok", Role: RoleTool, Answers: []CallID{"c\xc0"}, Content: []byte{}}))
+	r, err := Restore(bytes.NewReader(saved(t, c)), Config{})
+	require.NoError(t, err)
+	require.Equal(t, c.Messages(), r.Messages())
+	require.Equal(t, c.Tools(), r.Tools())
+}
+
+// With a Resolver, Restore asks it about each pointer once, up front.
+func TestRestoreAsksResolverOnce(t *testing.T) {
+	c := NewContext(Config{})
+	p := Pointer{Store: "s", Key: "k"}
+	require.NoError(t, c.Append(Message{ID: "a", Content: []byte("x"), Pointer: p}))
+	require.NoError(t, c.Append(Message{ID: "b", Content: []byte("y"), Pointer: p}))
+	require.NoError(t, c.Append(Message{ID: "c", Content: []byte("z")}))
+	asked := map[Pointer]int{}
+	r, err := Restore(bytes.NewReader(saved(t, c)), Config{Resolver: ResolverFunc(func(q Pointer) bool { asked[q]++; return true })})
+	require.NoError(t, err)
+	require.Equal(t, map[Pointer]int{p: 1}, asked)
+	d, err := r.Prune(Plan{Evict: []MessageID{"a"}})
+	require.NoError(t, err)
+	require.Equal(t, []SpillNote{{"a", p}}, d.Pointers)
+}
+
+// A zero Context saves and restores.
+func TestSaveRestoreZero(t *testing.T) {
+	var c Context
+	r, err := Restore(bytes.NewReader(saved(t, &c)), Config{})
+	require.NoError(t, err)
+	require.Zero(t, r.Len())
+	require.NoError(t, r.Append(Message{ID: "a"}))
+}
+
+// Restore never panics, and what it accepts can be used.
+func FuzzRestore(f *testing.F) {
+	for _, seed := range []uint64{1, 2, 3} {
+		h, err := seedRun(seed, 0, 60)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(saved(f, h.c))
+	}
+	f.Add([]byte(`{"format":"pruneguard.context","version":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Restore(bytes.NewReader(b), Config{})
+		if err != nil {
+			if c != nil || !errors.Is(err, ErrBadState) {
+				t.Fatalf("%v, %v", c, err)
+			}
+			return
+		}
+		exercise(t, c)
+	})
+}
+
+// Save may run while events arrive and prunes run: each state it writes
+// restores.
+func TestSaveConcurrent(t *testing.T) {
+	c := NewContext(Config{TextClass: Reconstructible})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			_ = c.Append(Message{ID: MessageID(fmt.Sprint("m", i)), Role: RoleUser, Tokens: 10, Content: []byte("x")})
+			if i%10 == 9 {
+				if d, err := c.Prune(Plan{Evict: []MessageID{MessageID(fmt.Sprint("m", i-9))}}); err == nil {
+					_ = c.Apply(d)
+				}
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		r, err := Restore(bytes.NewReader(saved(t, c)), Config{})
+		require.NoError(t, err)
+		_, _ = r.Prune(Plan{})
+	}
+}
