@@ -78,10 +78,6 @@ func (h *propHarness) restoreInto(t fataler, plans int) error {
 func TestPropertySaveRestore(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		h := newPropHarness(rapidSource{rt}, spillOps, 0)
-		// The invariants of the seeds after every Apply, not the
-		// reference model, which TestPropertyRestoredContinuesAlike
-		// compares with a run never restored.
-		h.invariantsOnly = true
 		steps := rapid.IntRange(1, 120).Draw(rt, "steps")
 		for i := range steps {
 			if err := h.step(h.ops); err != nil {
