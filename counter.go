@@ -3,6 +3,9 @@ package pruneguard
 // Counter counts the tokens of a piece of text or JSON as a model's
 // tokenizer would. Count must be deterministic and safe for concurrent
 // use; the Context calls it under its lock and must not be called back.
+//
+// A nil Counter (the zero Config's) counts nothing: messages keep the
+// counts the runtime gives.
 type Counter interface {
 	Count(b []byte) int
 }

@@ -143,6 +143,8 @@ type Screen interface {
 // ScreenFunc adapts a function to a [Screen].
 //
 // A nil ScreenFunc must not be used: calling it panics.
+//
+// A nil ScreenFunc must not be used: calling its method panics.
 type ScreenFunc func(d *Decision) []*Violation
 
 // Screen calls f(d).

@@ -41,6 +41,9 @@ func hashOf(b []byte) ContentHash {
 // it leaves with that message and closes with it. Looking for such a result costs time in proportion to the calls
 // to the tool the Context holds, and happens only for a call whose
 // signature was pruned.
+//
+// The zero RefetchAlert names no tool or call; [Context.TakeAlerts]
+// returns them filled in.
 type RefetchAlert struct {
 	Tool   string
 	Call   CallID    // the call that fetched again

@@ -49,6 +49,9 @@ var (
 // KeyError reports a failed operation on one key of a store. It matches
 // its Err with errors.Is: one of the sentinels above, or the underlying
 // I/O error.
+//
+// The zero KeyError, with no Err, is not a valid error; the package
+// never returns one.
 type KeyError struct {
 	Op  string // "put", "get", "spill", "recall" or "resolve"
 	Key string
@@ -66,6 +69,9 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // MessageError reports a message of a Context that could not be spilled.
 // It matches its Err with errors.Is, for example [ErrOpenMessage] or
 // [pruneguard.ErrUnknownMessage].
+//
+// The zero MessageError, with no Err, is not a valid error; the package
+// never returns one.
 type MessageError struct {
 	ID  pruneguard.MessageID
 	Err error

@@ -9,6 +9,8 @@ import (
 )
 
 // PartKind classifies one content part (block) of a message.
+//
+// The zero PartKind is PartOther.
 type PartKind int
 
 // The kinds of content parts the package tells apart.
@@ -33,6 +35,9 @@ const (
 )
 
 // Part is the structural summary of one content part, in content order.
+//
+// The zero Part is an empty part of no kind; [Read] returns them filled
+// in.
 type Part struct {
 	// Kind is the classification of the part.
 	Kind PartKind
@@ -60,6 +65,8 @@ type Part struct {
 }
 
 // Call is a client tool call emitted by a message.
+//
+// The zero Call names no call; [Read] returns them filled in.
 type Call struct {
 	// ID is the call id (tool_call id, tool_use id, call_id, toolUseId, an
 	// MCP approval request's id). It is empty for Gemini calls sent without
@@ -76,6 +83,8 @@ type Call struct {
 
 // Message is one entry of the conversation: a message for Chat, Anthropic
 // and Bedrock, an input item for Responses, a content turn for Gemini.
+//
+// The zero Message is empty; [Read] returns them filled in.
 type Message struct {
 	// Raw is the message exactly as it appears in the body.
 	Raw json.RawMessage
@@ -128,6 +137,9 @@ type Message struct {
 // change it and must not run alongside anything else. A Body keeps slices
 // of the bytes it was read from, as Message.Raw: they must not change
 // while the Body is in use.
+//
+// The zero Body holds no request and is not usable; make one with
+// [Read].
 type Body struct {
 	// Dialect is the wire dialect the body was read as.
 	Dialect Dialect

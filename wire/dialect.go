@@ -8,6 +8,9 @@ import (
 )
 
 // Dialect names a provider request format.
+//
+// The zero Dialect (empty) names no format: [Read] and [Validate] then
+// detect the format ([Detect]); a session refuses it.
 type Dialect string
 
 // The supported dialects.

@@ -14,6 +14,8 @@ import (
 
 // Unannotated says how to treat tools that carry no MCP annotations,
 // neither in the body nor in a manifest.
+//
+// The zero Unannotated is UnannotatedIrreducible, as MCP's defaults say.
 type Unannotated uint8
 
 const (
@@ -38,6 +40,9 @@ func (u Unannotated) String() string {
 }
 
 // Options configure [Body.Context].
+//
+// The zero Options reads unannotated tools as irreducible, counts with
+// [pruneguard.ApproxCounter], uses no manifest and spills nothing.
 type Options struct {
 	// Config is the configuration of the pruneguard.Context. Its Counter
 	// counts tokens (nil means [pruneguard.ApproxCounter], and the Context
@@ -57,8 +62,8 @@ type Options struct {
 	// provider runs: their results are irreducible unless annotated.
 	Unannotated Unannotated
 	// Spiller, if set, lets [Guarded.Check] spill what only a spill lets
-	// go: the guard it runs is given a store (unless it has its own
-	// Spill) that writes each message as the body held it (its provider
+	// go: the guard it runs is given a store (the guard passed must have
+	// no Spill of its own) that writes each message as the body held it (its provider
 	// JSON, byte for byte, as the Content of the message stored), and
 	// the Context's Resolver is the Spiller, so Config.Resolver must be
 	// nil. An evicted spilled message leaves one line per pointer in the
@@ -77,6 +82,9 @@ type Options struct {
 // never holds up the boundary gate. Not listed: a Responses output that
 // answers a call the server holds, and an MCP approval request the user
 // left unanswered, which pair with nothing legitimately.
+//
+// The zero Unpaired names nothing; [Guarded.Unpaired] returns them
+// filled in.
 type Unpaired struct {
 	Index  int    // the message's index in the body as read
 	CallID string // the wire call id
@@ -84,6 +92,8 @@ type Unpaired struct {
 }
 
 // Refusal is a candidate a prune left out, and why.
+//
+// The zero Refusal names nothing; the package returns them filled in.
 type Refusal struct {
 	// Gate is "boundary", "schema", "regen" or "wire". A "wire" refusal
 	// means the body, pruned with the candidate, would break a provider
@@ -118,6 +128,9 @@ type Refusal struct {
 // use. Its cost per decision is in proportion to what the decision
 // edits and the messages around it, not to the length of the body (see
 // the package documentation, "Guarding a body").
+//
+// The zero Guarded is not usable; make one with [Body.Context] or
+// [Bind].
 type Guarded struct {
 	src      *Body
 	ctx      *pruneguard.Context

@@ -91,6 +91,8 @@ type SessionConfig struct {
 // Spiller stores messages durably and resolves the pointers it hands
 // out, for a [Session] that spills content before it evicts it.
 // *spill.Spiller is one.
+//
+// A nil Spiller (in [SessionConfig] or [Options]) spills nothing.
 type Spiller interface {
 	// SpillMessages stores the messages as one segment and returns the
 	// pointer they share.

@@ -9,6 +9,8 @@ import (
 )
 
 // ToolDecl is one tool declared in a request body's tools array.
+//
+// The zero ToolDecl declares nothing; [Body.Tools] returns them filled in.
 type ToolDecl struct {
 	// Name is the tool's name as calls give it.
 	Name string
@@ -326,6 +328,8 @@ func parseAnnotations(raw json.RawMessage) (pruneguard.Annotations, bool) {
 
 // Manifest is an MCP tools/list result: the tools a server offers, with
 // their annotations.
+//
+// The zero Manifest lists no tools and supplies nothing.
 type Manifest struct {
 	// Tools lists the server's tools, in order.
 	Tools []ManifestTool `json:"tools"`
@@ -333,6 +337,9 @@ type Manifest struct {
 
 // ManifestTool is one tool of a [Manifest]: its name, description, input
 // JSON Schema and MCP annotations, as tools/list gives them.
+//
+// The zero ManifestTool has no name; [ReadManifest] refuses a tool
+// without one.
 type ManifestTool struct {
 	Name        string                  `json:"name"`
 	Description string                  `json:"description,omitempty"`

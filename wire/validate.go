@@ -8,6 +8,8 @@ import (
 // Violation is one structural problem a provider would reject with HTTP
 // 400 (or, for the pending-calls rules, a batch of calls still waiting for
 // results).
+//
+// The zero Violation names no rule; [Validate] returns them filled in.
 type Violation struct {
 	// Rule is a stable code such as "anthropic/tool-use-without-result".
 	Rule string
