@@ -22,8 +22,10 @@ type Plan struct {
 	Stub []MessageID
 	// DropSchemas names tools whose schema should leave the prompt.
 	DropSchemas []string
-	// CompressSchemas proposes smaller schemas. One that drops required
-	// fields, enum members or types counts as withdrawing the schema.
+	// CompressSchemas proposes smaller schemas. One that may accept
+	// arguments the registered schema rejects (a constraint dropped or
+	// weakened anywhere, references followed; annotations such as title
+	// and description may go) counts as withdrawing the schema.
 	CompressSchemas map[string]json.RawMessage
 	// Split says how to treat units the plan names only in part.
 	Split SplitMode

@@ -72,7 +72,8 @@ var (
 	schemaV1 = `{"type":"object","description":"d","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2"],"description":"s"},"notify":{"type":"boolean"}},"required":["severity","notify"]}`
 	schemaV2 = `{"type":"object","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2","SEV-3"]},"assignee_id":{"type":"object"},"notify":{"type":"boolean"}},"required":["severity","assignee_id","notify"]}`
 	// Compressions: lossless of v1 (lossy against v2), lossless of v2
-	// (lossless against v1 too), lossy against both, and invalid JSON.
+	// (lossy against v1: it admits SEV-3), lossy against both, and invalid
+	// JSON.
 	compressions = []string{
 		`{"type":"object","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2"]},"notify":{"type":"boolean"}},"required":["severity","notify"]}`,
 		`{"type":"object","properties":{"severity":{"type":"string","enum":["SEV-1","SEV-2","SEV-3"]},"assignee_id":{"type":"object"},"notify":{"type":"boolean"}},"required":["severity","assignee_id","notify"]}`,

@@ -139,8 +139,9 @@ type CompressedSchema struct {
 	Schema json.RawMessage
 }
 
-// LossyCompression reports a proposed compression that drops required
-// fields, enum members or types; the gate treats it as withdrawing the
+// LossyCompression reports a proposed compression that may accept
+// arguments the registered schema rejects (a constraint dropped or
+// weakened, named by its place); the gate treats it as withdrawing the
 // schema.
 //
 // The zero LossyCompression names no tool and no loss.
