@@ -391,3 +391,37 @@ func TestGuardSpillOfARefusedUnitIsTakenBack(t *testing.T) {
 		})
 	}
 }
+
+// A result the check spilled and stubbed keeps its pointer when the
+// Screen later refuses to evict its unit (the budget of 1 makes the
+// furthest safe prune reach every unit): only what no applied decision
+// took is taken back.
+func TestGuardSpillOfAnAppliedStubStands(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
+		for _, id := range d.Evict {
+			if id == "a3" {
+				return []*pruneguard.Violation{{Gate: pruneguard.GateScreen, Code: "provider-rule", Units: []pruneguard.UnitID{"a3"}}}
+			}
+		}
+		return nil
+	})
+	res, err := pruneguard.Guard{Budget: 1, Spill: sp, Screen: screen, Policy: pruneguard.LargestResultsFirst{Stub: true}}.Check(c)
+	require.NoError(t, err)
+	var stubbed []pruneguard.MessageID
+	ptrs := map[pruneguard.MessageID]pruneguard.Pointer{}
+	for _, d := range res.Decisions {
+		stubbed = append(stubbed, d.Stub...)
+		for _, n := range d.Pointers {
+			ptrs[n.Message] = n.Pointer
+		}
+	}
+	require.Contains(t, stubbed, pruneguard.MessageID("r3"))
+	m, ok := c.Message("r3")
+	require.True(t, ok, "the screen keeps unit a3")
+	assert.False(t, ptrs["r3"].IsZero())
+	assert.Equal(t, ptrs["r3"], m.Pointer, "the stub keeps the pointer it shows")
+	a, _ := c.Message("a3")
+	assert.True(t, a.Pointer.IsZero(), "a3 stayed but carries the pointer %v", a.Pointer)
+}
