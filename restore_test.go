@@ -2,6 +2,7 @@ package pruneguard_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,4 +57,36 @@ func TestRestoreReusedIDOfPrunedCall(t *testing.T) {
 		)
 		require.NoError(t, c.ReportValidationError("k1", "q"))
 	}
+}
+
+// A saved call whose id a later call took must be done: two calls with
+// one id never wait at once.
+func TestRestoreRefusesASupersededPendingCall(t *testing.T) {
+	c := pg.NewContext(pg.Config{})
+	appendAll(t, c, pg.Message{ID: "a1", Calls: []pg.Call{call("k1", "grep", `{}`)}})
+	var b bytes.Buffer
+	require.NoError(t, c.Save(&b))
+	var s map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &s))
+	calls := s["calls"].([]any)
+	require.Len(t, calls, 1)
+	calls[0].(map[string]any)["superseded"] = true
+	bad, err := json.Marshal(s)
+	require.NoError(t, err)
+	_, err = pg.Restore(bytes.NewReader(bad), pg.Config{})
+	require.ErrorIs(t, err, pg.ErrBadState)
+	require.ErrorIs(t, err, pg.ErrInvalidInput)
+
+	// Answered, it restores, and its id names no call.
+	appendAll(t, c, pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}})
+	b.Reset()
+	require.NoError(t, c.Save(&b))
+	require.NoError(t, json.Unmarshal(b.Bytes(), &s))
+	s["calls"].([]any)[0].(map[string]any)["superseded"] = true
+	ok, err := json.Marshal(s)
+	require.NoError(t, err)
+	r, err := pg.Restore(bytes.NewReader(ok), pg.Config{})
+	require.NoError(t, err)
+	err = r.Append(pg.Message{ID: "r2", Answers: []pg.CallID{"k1"}})
+	require.ErrorIs(t, err, pg.ErrUnknownCall, "the id names no call")
 }
