@@ -407,8 +407,10 @@ func errorFields(props map[string]uint8, text []byte) []string {
 // the fields given, as a validation error would name them. When the call
 // was made while its tool's schema was not shown whole, it is the second
 // leg of the ghost-tool triad (see [GhostEvidence]); otherwise, or with
-// no fields, it changes nothing. It fails with [ErrUnknownCall] when the
-// Context holds no call with that id.
+// no fields, it changes nothing. It fails with [ErrUnknownCall] when id
+// names no call the Context holds: no call was made with it, or the
+// latest call made with it was pruned (an earlier call with the id that
+// is still held is not the one rejected).
 func (c *Context) ReportValidationError(id CallID, fields ...string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -296,3 +296,132 @@ func TestGuardSpillsIrreducibleText(t *testing.T) {
 		assert.True(t, m.Pointer.IsZero(), "%s was not spilled: the budget did not need it", id)
 	}
 }
+
+// A spill the check made for results whose stubs the Screen then refuses
+// (as a provider screen refuses stubs that would not shrink a result) is
+// taken back: the results lose the pointer it recorded, and when the
+// furthest safe prune evicts their units, one segment holds them with
+// their calls. No message left in the prompt carries a pointer of the
+// check, and every message that went carries the pointer of the decision
+// that took it.
+func TestGuardSpillOfARefusedStubIsTakenBack(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	// sys 100 (pinned), then a0 5, r0 100, a1 5, r1 200, a2 5, r2 300,
+	// a3 5, r3 400: 1120 in all.
+	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	noStubs := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
+		if len(d.Stub) == 0 {
+			return nil
+		}
+		return []*pruneguard.Violation{{Gate: pruneguard.GateScreen, Code: "stub-not-smaller", Messages: d.Stub}}
+	})
+	res, err := pruneguard.Guard{Budget: 600, Spill: sp, Screen: noStubs, Policy: pruneguard.LargestResultsFirst{Stub: true}}.Check(c)
+	require.NoError(t, err)
+	require.Equal(t, pruneguard.Pruned, res.Outcome, "reason %v", res.Reason)
+	require.LessOrEqual(t, res.After, 600)
+	require.GreaterOrEqual(t, len(res.Spills), 2, "a spill for the stubs, then one for the units")
+	stubSpill := res.Spills[0]
+	assert.NotEmpty(t, stubSpill.Messages)
+	for _, id := range stubSpill.Messages {
+		assert.Regexp(t, "^r", string(id), "the first spill is of results to stub")
+	}
+
+	applied := map[pruneguard.Pointer]bool{}
+	var evicted []pruneguard.MessageID
+	for _, d := range res.Decisions {
+		assert.Empty(t, d.Stub, "the screen refuses every stub")
+		evicted = append(evicted, d.Evict...)
+		require.Len(t, d.Pointers, len(d.Evict))
+		for _, n := range d.Pointers {
+			applied[n.Pointer] = true
+		}
+	}
+	assert.Equal(t, []pruneguard.MessageID{"a0", "r0", "a1", "r1", "a2", "r2"}, evicted)
+	require.Len(t, applied, 1, "what the furthest safe prune evicts goes in one segment")
+	last := res.Spills[len(res.Spills)-1]
+	assert.True(t, applied[last.Pointer])
+	assert.Equal(t, evicted, last.Messages, "results and their calls, together")
+	for _, m := range c.Messages() {
+		assert.True(t, m.Pointer.IsZero(), "%s stayed in the prompt but carries the pointer %v", m.ID, m.Pointer)
+	}
+	back, err := sp.Recall(last.Pointer)
+	require.NoError(t, err)
+	assert.Len(t, back, len(evicted))
+}
+
+// A unit the Screen refuses after the check spilled it for its eviction
+// stays in the prompt without the pointer of that spill, whether the
+// screen names the unit or names nothing and refuses the whole decision.
+func TestGuardSpillOfARefusedUnitIsTakenBack(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    pruneguard.Violation
+	}{
+		{"unit named", pruneguard.Violation{Gate: pruneguard.GateScreen, Code: "provider-rule", Units: []pruneguard.UnitID{"a0"}}},
+		{"nothing named", pruneguard.Violation{Gate: pruneguard.GateScreen, Code: "provider-rule"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := &spill.Spiller{Store: &spill.Memory{}}
+			c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+			screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
+				for _, id := range d.Evict {
+					if id == "a0" {
+						v := tc.v
+						return []*pruneguard.Violation{&v}
+					}
+				}
+				return nil
+			})
+			res, err := pruneguard.Guard{Budget: 800, Spill: sp, Screen: screen}.Check(c)
+			require.NoError(t, err)
+			require.Equal(t, pruneguard.Pruned, res.Outcome, "reason %v", res.Reason)
+			require.NotEmpty(t, res.Spills)
+			assert.Contains(t, res.Spills[0].Messages, pruneguard.MessageID("a0"), "a0 was spilled before the screen refused it")
+			for _, id := range []pruneguard.MessageID{"a0", "r0"} {
+				m, ok := c.Message(id)
+				require.True(t, ok, "%s stays", id)
+				assert.True(t, m.Pointer.IsZero(), "%s stayed but carries the pointer %v", id, m.Pointer)
+			}
+			for _, d := range res.Decisions {
+				require.Len(t, d.Pointers, len(d.Evict))
+			}
+			for _, m := range c.Messages() {
+				assert.True(t, m.Pointer.IsZero(), "%s stayed in the prompt but carries the pointer %v", m.ID, m.Pointer)
+			}
+		})
+	}
+}
+
+// A result the check spilled and stubbed keeps its pointer when the
+// Screen later refuses to evict its unit (the budget of 1 makes the
+// furthest safe prune reach every unit): only what no applied decision
+// took is taken back.
+func TestGuardSpillOfAnAppliedStubStands(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
+		for _, id := range d.Evict {
+			if id == "a3" {
+				return []*pruneguard.Violation{{Gate: pruneguard.GateScreen, Code: "provider-rule", Units: []pruneguard.UnitID{"a3"}}}
+			}
+		}
+		return nil
+	})
+	res, err := pruneguard.Guard{Budget: 1, Spill: sp, Screen: screen, Policy: pruneguard.LargestResultsFirst{Stub: true}}.Check(c)
+	require.NoError(t, err)
+	var stubbed []pruneguard.MessageID
+	ptrs := map[pruneguard.MessageID]pruneguard.Pointer{}
+	for _, d := range res.Decisions {
+		stubbed = append(stubbed, d.Stub...)
+		for _, n := range d.Pointers {
+			ptrs[n.Message] = n.Pointer
+		}
+	}
+	require.Contains(t, stubbed, pruneguard.MessageID("r3"))
+	m, ok := c.Message("r3")
+	require.True(t, ok, "the screen keeps unit a3")
+	assert.False(t, ptrs["r3"].IsZero())
+	assert.Equal(t, ptrs["r3"], m.Pointer, "the stub keeps the pointer it shows")
+	a, _ := c.Message("a3")
+	assert.True(t, a.Pointer.IsZero(), "a3 stayed but carries the pointer %v", a.Pointer)
+}

@@ -10,8 +10,8 @@ import (
 // in another process or on another host: every message with its id,
 // role, tokens, content (or the stream so far), calls, answers, unit,
 // pin, facts, class, pointer, steps and required tools; the units and
-// how they were joined; pending and abandoned calls and streaming
-// messages; the tool registry with schemas, residency, compressions,
+// how they were joined; pending and abandoned calls, which call an id
+// used again names, and streaming messages; the tool registry with schemas, residency, compressions,
 // tombstones, versions, scopes, families and counters; the planned steps
 // and whether the plan is sealed; the data fields of the Config (not its
 // Oracle, Resolver or Counter, which Restore takes again); the calls
@@ -127,10 +127,12 @@ func (c *Context) state() *savedState {
 			continue
 		}
 		r := c.call(k)
+		named, _ := c.byCall.find(string(c.callID(k)))
 		s.Calls = append(s.Calls, savedCall{
 			ID: str(c.callID(k)), Tool: r.tool, Args: slices.Clone(c.args(k)), Ver: r.ver,
 			Done: r.flags&cDone != 0, Ghost: r.flags&cGhost != 0, Server: r.flags&cServer != 0,
-			Abandoned: r.flags&cAbandon != 0,
+			Abandoned:  r.flags&cAbandon != 0,
+			Superseded: r.caller != none && c.msg(r.caller).flags&mDead == 0 && named != k,
 		})
 	}
 	for _, k := range c.pend {

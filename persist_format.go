@@ -172,6 +172,10 @@ type savedCall struct {
 	Ghost     bool   `json:"ghost,omitempty"`
 	Server    bool   `json:"server,omitempty"`
 	Abandoned bool   `json:"abandoned,omitempty"`
+	// Superseded: the call's message is held, but its id no longer names
+	// it, since a later call with the id was made (and may have been
+	// pruned since).
+	Superseded bool `json:"superseded,omitempty"`
 }
 
 // savedUnit is a unit; its members are the messages that name it.

@@ -617,7 +617,10 @@ func (h *propHarness) expectRefetches(x *smsg) {
 
 func (h *propHarness) report(id CallID, fields []string) error {
 	var want error
-	if h.calls[id] == nil {
+	if k := h.calls[id]; k == nil || k.gone {
+		// The Context holds no call with the id once the latest call
+		// with it was pruned, though an older one may still be in the
+		// prompt.
 		want = ErrUnknownCall
 	}
 	return h.event(fmt.Sprintf("report validation error %s %v", id, fields), want, func() error {

@@ -256,6 +256,7 @@ func (s *savedState) build(fns Config) (*Context, error) {
 		switch {
 		case sc.Server && (caller[k] == none || !sc.Done || sc.Abandoned),
 			sc.Abandoned && (!sc.Done || result[k] != none),
+			sc.Superseded && (!sc.Done || caller[k] == none),
 			result[k] != none && sc.Done == open,
 			sc.Ver > c.tools[sc.Tool].ver,
 			caller[k] != none && result[k] != none && c.msg(caller[k]).unit != c.msg(result[k]).unit:
@@ -307,8 +308,10 @@ func (s *savedState) build(fns Config) (*Context, error) {
 			latest[id] = k
 		}
 	}
+	// An id names the latest call with it, unless a later call took it
+	// (and was pruned).
 	for k := int32(0); k < nk; k++ {
-		if r := c.call(k); r.caller != none {
+		if r := c.call(k); r.caller != none && !s.Calls[k].Superseded {
 			if q, ok := latest[string(c.callID(k))]; ok && q == k {
 				c.byCall.put(k)
 			}

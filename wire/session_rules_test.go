@@ -377,3 +377,45 @@ func TestSessionLogsSpills(t *testing.T) {
 		t.Errorf("content logged: %s", logs)
 	}
 }
+
+// TestSessionSpillerUnpinsTheTask: the first real user message is pinned
+// without a Spiller and not with one, whether it comes as provider JSON
+// or as an event; a tool result or a later user message changes nothing.
+func TestSessionSpillerUnpinsTheTask(t *testing.T) {
+	for _, event := range []bool{false, true} {
+		for _, withSpiller := range []bool{false, true} {
+			t.Run(fmt.Sprint("event=", event, " spiller=", withSpiller), func(t *testing.T) {
+				cfg := wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 1 << 20}}
+				if withSpiller {
+					cfg.Spiller = &spill.Spiller{Store: &spill.Memory{}}
+				}
+				s, err := wire.NewSession(cfg)
+				must(t, err)
+				add := func(raw string, m pruneguard.Message) pruneguard.MessageID {
+					t.Helper()
+					var id pruneguard.MessageID
+					if event {
+						id, err = s.AppendMessage(m)
+					} else {
+						id, err = s.Append(json.RawMessage(raw))
+					}
+					must(t, err)
+					return id
+				}
+				sys := add(`{"role":"system","content":"sys"}`, pruneguard.Message{Role: pruneguard.RoleSystem, Content: []byte("sys")})
+				task := add(`{"role":"user","content":"task"}`, pruneguard.Message{Role: pruneguard.RoleUser, Content: []byte("task")})
+				next := add(`{"role":"user","content":"next"}`, pruneguard.Message{Role: pruneguard.RoleUser, Content: []byte("next")})
+				c := s.Context()
+				if m, _ := c.Message(sys); !m.Pinned {
+					t.Errorf("the system prompt is not pinned")
+				}
+				if m, _ := c.Message(task); m.Pinned == withSpiller {
+					t.Errorf("the task pinned %v", m.Pinned)
+				}
+				if m, _ := c.Message(next); m.Pinned {
+					t.Errorf("a later user message is pinned")
+				}
+			})
+		}
+	}
+}

@@ -249,3 +249,81 @@ func TestGuardedSpillPointerNotSmaller(t *testing.T) {
 		t.Errorf("refusals %+v, body %s", refs, out.Bytes())
 	}
 }
+
+// taskID returns the id of the message holding the body's task, the
+// first real user message of spillBodies.
+func taskID(t *testing.T, g *wire.Guarded, in []json.RawMessage) pruneguard.MessageID {
+	t.Helper()
+	for _, m := range g.Context().Messages() {
+		if i, ok := g.Index(m.ID); ok && bytes.Contains(in[i], []byte(`"task"`)) {
+			return m.ID
+		}
+	}
+	t.Fatal("no message holds the task")
+	return ""
+}
+
+// The first real user message is pinned unless a Spiller is set and the
+// body has a system prompt for the pointer lines (one it has, or in
+// Anthropic and Responses one it may be given): then it is spilled and
+// evicted like any text when the budget needs it, where the provider
+// lets the history start with another turn, and reads back as the body
+// held it.
+func TestGuardedSpillerUnpinsTheTask(t *testing.T) {
+	for _, system := range []bool{true, false} {
+		for d, body := range spillBodies(system) {
+			place := system || d == wire.Anthropic || d == wire.OpenAIResponses
+			// Anthropic, Gemini and Bedrock histories start with a user
+			// turn: the task is the only one that can.
+			userFirst := d == wire.Anthropic || d == wire.Gemini || d == wire.Bedrock
+			for _, withSpiller := range []bool{true, false} {
+				t.Run(fmt.Sprint(d, " system=", system, " spiller=", withSpiller), func(t *testing.T) {
+					var opts wire.Options
+					sp := &spill.Spiller{Store: &spill.Memory{}}
+					if withSpiller {
+						opts.Spiller = sp
+					}
+					in, g := guarded(t, d, body, opts)
+					hist := history(t, d, []byte(body))
+					task := taskID(t, g, hist)
+					m, _ := g.Context().Message(task)
+					free := withSpiller && place
+					if m.Pinned == free {
+						t.Fatalf("task %s pinned %v", task, m.Pinned)
+					}
+					res, _, err := g.Check(pruneguard.Guard{Budget: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					noWorse(t, in, g)
+					var out bytes.Buffer
+					if _, err := g.WriteTo(&out); err != nil {
+						t.Fatal(err)
+					}
+					_, held := g.Context().Message(task)
+					if !free || userFirst {
+						if !held || !shows(out.Bytes(), "task") {
+							t.Fatalf("the task went: %s", out.Bytes())
+						}
+						return
+					}
+					if held || shows(out.Bytes(), "task") {
+						t.Fatalf("the task stayed: %s", out.Bytes())
+					}
+					var ptr pruneguard.Pointer
+					for _, dec := range res.Decisions {
+						for _, n := range dec.Pointers {
+							if n.Message == task {
+								ptr = n.Pointer
+							}
+						}
+					}
+					if ptr.IsZero() || !shows(out.Bytes(), spill.PointerText(ptr)) {
+						t.Fatalf("the task left with pointer %v; body %s", ptr, out.Bytes())
+					}
+					checkRecall(t, g, hist, res, sp)
+				})
+			}
+		}
+	}
+}
