@@ -85,24 +85,33 @@ func (c *Context) TakeAlerts() []RefetchAlert {
 }
 
 // sigKey returns the signature of a call to tool with args: 16 bytes of
-// the SHA-256 of the tool's name and the canonical arguments.
-func sigKey(tool string, args []byte) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
+// the SHA-256 of the tool's name and the canonical arguments. It builds
+// what it hashes in buf and returns buf for reuse.
+func sigKey(buf []byte, tool string, args []byte) (string, []byte) {
+	buf = append(buf[:0], tool...)
 	if json.Valid(args) {
-		h.Write([]byte{0})
-		h.Write(canonical(nil, args))
+		buf = append(buf, 0)
+		buf = canonical(buf, args)
 	} else {
-		h.Write([]byte{1})
-		h.Write(args)
+		buf = append(buf, 1)
+		buf = append(buf, args...)
 	}
-	return string(h.Sum(nil)[:16])
+	sum := sha256.Sum256(buf)
+	return string(sum[:16]), buf
 }
 
-// sigOf returns the signature of call k.
+// sigOf returns the signature of call k. The caller holds c.mu for
+// writing (it uses the Context's scratch buffer).
 func (c *Context) sigOf(k int32) string {
-	return sigKey(c.tools[c.call(k).tool].t.Name, c.args(k))
+	key, buf := sigKey(c.sigBuf, c.tools[c.call(k).tool].t.Name, c.args(k))
+	if cap(buf) <= maxSigBuf {
+		c.sigBuf = buf
+	}
+	return key
 }
+
+// maxSigBuf is the largest scratch buffer a Context keeps for signatures.
+const maxSigBuf = 4096
 
 // canonical appends to dst the JSON value b, which must be valid, with
 // the members of every object sorted by key and no white space outside
@@ -116,8 +125,11 @@ func canonValue(dst, b []byte, i int) ([]byte, int) {
 	i = skipSpace(b, i)
 	switch b[i] {
 	case '{':
-		type member struct{ key, val []byte }
-		var ms []member
+		// Members are written in place; only when their keys are out of
+		// order are they sorted (stably, as written) and written again.
+		obj := len(dst)
+		dst = append(dst, '{')
+		sorted, prev, prevEnd := true, -1, -1 // the last key, in dst
 		for i++; ; {
 			i = skipSpace(b, i)
 			if b[i] == '}' {
@@ -128,23 +140,23 @@ func canonValue(dst, b []byte, i int) ([]byte, int) {
 				i++
 				continue
 			}
-			start := i
-			i = skipString(b, i)
-			key := b[start:i]
-			i = skipSpace(b, i) + 1 // the colon
-			var val []byte
-			val, i = canonValue(nil, b, i)
-			ms = append(ms, member{key, val})
-		}
-		slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
-		dst = append(dst, '{')
-		for j, m := range ms {
-			if j > 0 {
+			if prev >= 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, m.key...)
+			start := i
+			i = skipString(b, i)
+			k := len(dst)
+			dst = append(dst, b[start:i]...)
+			if prev >= 0 && sorted {
+				sorted = bytes.Compare(dst[prev:prevEnd], dst[k:]) <= 0
+			}
+			prev, prevEnd = k, len(dst)
 			dst = append(dst, ':')
-			dst = append(dst, m.val...)
+			i = skipSpace(b, i) + 1 // the colon
+			dst, i = canonValue(dst, b, i)
+		}
+		if !sorted {
+			dst = sortMembers(dst[:obj+1], slices.Clone(dst[obj+1:]))
 		}
 		return append(dst, '}'), i
 	case '[':
@@ -176,6 +188,54 @@ func canonValue(dst, b []byte, i int) ([]byte, int) {
 		j++
 	}
 	return append(dst, b[i:j]...), j
+}
+
+// sortMembers appends to dst the members of obj, a canonical object
+// without its braces, sorted stably by key.
+func sortMembers(dst, obj []byte) []byte {
+	type member struct{ key, kv []byte }
+	var ms []member
+	for i := 0; i < len(obj); {
+		k := skipString(obj, i)
+		end := skipCanonical(obj, k+1)
+		ms = append(ms, member{obj[i:k], obj[i:end]})
+		i = end + 1 // past the comma
+	}
+	slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
+	for j, m := range ms {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, m.kv...)
+	}
+	return dst
+}
+
+// skipCanonical returns the index after the value that starts at b[i],
+// in text without white space outside strings.
+func skipCanonical(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = skipString(b, i) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		if depth == 0 && (b[i] == '"' || b[i] == '}' || b[i] == ']') {
+			return i + 1
+		}
+	}
+	return i
 }
 
 // endsLiteral reports whether ch ends a number, true, false or null.
