@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"pgregory.net/rapid"
 )
 
@@ -130,7 +131,10 @@ func TestCanonicalEqualsModel(t *testing.T) {
 			t.Fatalf("generator made invalid JSON %s", text)
 		}
 		prefix := []byte("tool\x00")
-		got := canonical(slices.Clone(prefix), []byte(text))
+		got, ok := canonical(slices.Clone(prefix), []byte(text))
+		if !ok {
+			t.Fatalf("canonical refuses %s", text)
+		}
 		want := append(slices.Clone(prefix), canonicalModel([]byte(text))...)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("canonical(%s)\n got %s\nwant %s", text, got, want)
@@ -163,5 +167,46 @@ func TestSigKeyReusesItsBuffer(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { _, buf = sigKey(buf, "read_file", ordered) }); allocs > 1 {
 		t.Errorf("sigKey allocates %v times with a buffer, want at most 1 (the key)", allocs)
+	}
+}
+
+// endsLiteral reports whether ch ends a number, true, false or null.
+func endsLiteral(ch byte) bool {
+	switch ch {
+	case ',', ']', '}', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+// canonical accepts exactly what encoding/json's Valid accepts, and on
+// what it accepts writes what the model writes.
+func FuzzCanonicalValid(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1}`, ` { "b" : [1, 2.5e-3, true, false, null, "x\u00e9\n"] , "a" : {} } `, `[]`, `""`, `0`, `-0.0E+1`,
+		`01`, `1.`, `.5`, `-`, `1e`, `"\x"`, `"\u12"`, "\"a\tb\"", `{"a"}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{,}`,
+		`tru`, `nul`, `truex`, `{} {}`, `"\ud800"`, "\"\xff\"", `[[[[]]]]`, `{"a":1 "b":2}`, ``, ` `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := canonical(nil, b)
+		if ok != json.Valid(b) {
+			t.Fatalf("canonical(%q) ok=%v, json.Valid %v", b, ok, !ok)
+		}
+		if ok {
+			if want := canonicalModel(b); !bytes.Equal(got, want) {
+				t.Fatalf("canonical(%q) = %s, want %s", b, got, want)
+			}
+		}
+	})
+}
+
+// Nesting deeper than encoding/json allows is refused as it refuses it.
+func TestCanonicalDepth(t *testing.T) {
+	for _, n := range []int{maxDepth, maxDepth + 1} {
+		b := []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+		_, ok := canonical(nil, b)
+		assert.Equal(t, json.Valid(b), ok, "depth %d", n)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"slices"
 )
 
@@ -89,12 +88,10 @@ func (c *Context) TakeAlerts() []RefetchAlert {
 // what it hashes in buf and returns buf for reuse.
 func sigKey(buf []byte, tool string, args []byte) (string, []byte) {
 	buf = append(buf[:0], tool...)
-	if json.Valid(args) {
-		buf = append(buf, 0)
-		buf = canonical(buf, args)
-	} else {
-		buf = append(buf, 1)
-		buf = append(buf, args...)
+	n := len(buf)
+	buf, ok := canonical(append(buf, 0), args)
+	if !ok {
+		buf = append(append(buf[:n], 1), args...)
 	}
 	sum := sha256.Sum256(buf)
 	return string(sum[:16]), buf
@@ -112,160 +109,6 @@ func (c *Context) sigOf(k int32) string {
 
 // maxSigBuf is the largest scratch buffer a Context keeps for signatures.
 const maxSigBuf = 4096
-
-// canonical appends to dst the JSON value b, which must be valid, with
-// the members of every object sorted by key and no white space outside
-// strings. Strings and numbers are kept as written.
-func canonical(dst, b []byte) []byte {
-	dst, _ = canonValue(dst, b, 0)
-	return dst
-}
-
-func canonValue(dst, b []byte, i int) ([]byte, int) {
-	i = skipSpace(b, i)
-	switch b[i] {
-	case '{':
-		// Members are written in place; only when their keys are out of
-		// order are they sorted (stably, as written) and written again.
-		obj := len(dst)
-		dst = append(dst, '{')
-		sorted, prev, prevEnd := true, -1, -1 // the last key, in dst
-		for i++; ; {
-			i = skipSpace(b, i)
-			if b[i] == '}' {
-				i++
-				break
-			}
-			if b[i] == ',' {
-				i++
-				continue
-			}
-			if prev >= 0 {
-				dst = append(dst, ',')
-			}
-			start := i
-			i = skipString(b, i)
-			k := len(dst)
-			dst = append(dst, b[start:i]...)
-			if prev >= 0 && sorted {
-				sorted = bytes.Compare(dst[prev:prevEnd], dst[k:]) <= 0
-			}
-			prev, prevEnd = k, len(dst)
-			dst = append(dst, ':')
-			i = skipSpace(b, i) + 1 // the colon
-			dst, i = canonValue(dst, b, i)
-		}
-		if !sorted {
-			dst = sortMembers(dst[:obj+1], slices.Clone(dst[obj+1:]))
-		}
-		return append(dst, '}'), i
-	case '[':
-		dst = append(dst, '[')
-		first := true
-		for i++; ; {
-			i = skipSpace(b, i)
-			if b[i] == ']' {
-				i++
-				break
-			}
-			if b[i] == ',' {
-				i++
-				continue
-			}
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst, i = canonValue(dst, b, i)
-		}
-		return append(dst, ']'), i
-	case '"':
-		j := skipString(b, i)
-		return append(dst, b[i:j]...), j
-	}
-	j := i
-	for j < len(b) && !endsLiteral(b[j]) {
-		j++
-	}
-	return append(dst, b[i:j]...), j
-}
-
-// sortMembers appends to dst the members of obj, a canonical object
-// without its braces, sorted stably by key.
-func sortMembers(dst, obj []byte) []byte {
-	type member struct{ key, kv []byte }
-	var ms []member
-	for i := 0; i < len(obj); {
-		k := skipString(obj, i)
-		end := skipCanonical(obj, k+1)
-		ms = append(ms, member{obj[i:k], obj[i:end]})
-		i = end + 1 // past the comma
-	}
-	slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
-	for j, m := range ms {
-		if j > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, m.kv...)
-	}
-	return dst
-}
-
-// skipCanonical returns the index after the value that starts at b[i],
-// in text without white space outside strings.
-func skipCanonical(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i = skipString(b, i) - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			depth--
-		case ',':
-			if depth == 0 {
-				return i
-			}
-		}
-		if depth == 0 && (b[i] == '"' || b[i] == '}' || b[i] == ']') {
-			return i + 1
-		}
-	}
-	return i
-}
-
-// endsLiteral reports whether ch ends a number, true, false or null.
-func endsLiteral(ch byte) bool {
-	switch ch {
-	case ',', ']', '}', ' ', '\t', '\r', '\n':
-		return true
-	}
-	return false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
 
 // forget records that the result of call k, carried by message id,
 // left the prompt as audited by rc.
