@@ -76,6 +76,19 @@ func (c *Context) Apply(d *Decision) error {
 	// a compaction, which rebuilds the indexes by id and of results from
 	// the messages held: its messages need not leave them one by one.
 	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
+	if c.gone.m == nil || c.cleared.m == nil {
+		calls, results := 0, 0
+		for _, p := range d.evict {
+			for range c.callsOf(p) {
+				calls++
+			}
+			for range c.answersOf(p) {
+				results++
+			}
+		}
+		c.gone.reserve(calls)
+		c.cleared.reserve(results + len(d.stubs))
+	}
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
 			c.forget(k, d.recs[i], d.Evict[i], false)
