@@ -72,12 +72,29 @@ func (c *Context) Apply(d *Decision) error {
 		return err
 	}
 
+	// A decision that leaves more records dead than live is followed by
+	// a compaction, which rebuilds the indexes by id and of results from
+	// the messages held: its messages need not leave them one by one.
+	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
+	if c.gone.m == nil || c.cleared.m == nil {
+		calls, results := 0, 0
+		for _, p := range d.evict {
+			for range c.callsOf(p) {
+				calls++
+			}
+			for range c.answersOf(p) {
+				results++
+			}
+		}
+		c.gone.reserve(calls)
+		c.cleared.reserve(results + len(d.stubs))
+	}
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
 			c.forget(k, d.recs[i], d.Evict[i], false)
 		}
 		c.forgetServer(p, d.recs[i], d.Evict[i])
-		c.remove(p)
+		c.remove(p, !rebuild)
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
@@ -107,6 +124,9 @@ func (c *Context) Apply(d *Decision) error {
 	c.epoch++
 	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
 	c.shape++
+	if rebuild {
+		c.compact()
+	}
 	c.reclaim()
 	return nil
 }
@@ -134,16 +154,20 @@ func (c *Context) stub(p int32) {
 	c.trackLarge(p)
 }
 
-// remove takes message p out of the transcript and its unit.
-func (c *Context) remove(p int32) {
+// remove takes message p out of the transcript and its unit, and, with
+// unindex, out of the indexes by id and of results; without, a
+// compaction must follow before they are read again.
+func (c *Context) remove(p int32, unindex bool) {
 	c.unrequire(p)
 	x := c.msg(p)
-	c.byID.remove(p)
-	if x.ans != none {
-		c.results.Delete(p)
-		if x.flags&mStubbed == 0 {
-			c.whole.Delete(p)
-			c.bySize.Delete(c.sizeKey(p))
+	if unindex {
+		c.byID.remove(p)
+		if x.ans != none {
+			c.results.Delete(p)
+			if x.flags&mStubbed == 0 {
+				c.whole.Delete(p)
+				c.bySize.Delete(c.sizeKey(p))
+			}
 		}
 	}
 	if x.flags&mLarge != 0 {

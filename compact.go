@@ -9,13 +9,18 @@ import "slices"
 // since the last time. Only Apply calls it: every other outstanding
 // decision is stale by then.
 func (c *Context) reclaim() {
-	if c.dead > c.live && c.dead >= arenaChunk/4 {
+	if compacts(c.dead, c.live) {
 		c.compact()
 	}
 	if c.text.garbage() {
 		c.compactText()
 	}
 }
+
+// compacts reports whether records of dead messages beside live ones
+// call for a compaction: once the dead outnumber the live, and are not
+// too few to be worth it.
+func compacts(dead, live int) bool { return dead > live && dead >= arenaChunk/4 }
 
 // callLive reports whether call k is still named: its caller or its
 // result is held.

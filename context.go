@@ -75,6 +75,7 @@ type Context struct {
 	// cleared maps the signatures of the calls whose results were pruned
 	// or stubbed last (see sigKey) to what the results were.
 	cleared recent[prunedResult]
+	sigBuf  []byte // scratch for signatures, under mu
 
 	// into names the unit that absorbed a unit merged away, until the
 	// next compaction.

@@ -240,10 +240,15 @@ func (r *pruneRun) object(vs ...*Violation) { r.violations = append(r.violations
 // leaveOut records a refusal: the plan goes on without what v names.
 func (r *pruneRun) leaveOut(vs ...*Violation) { r.refused = append(r.refused, vs...) }
 
-// dropUnit takes unit u out of the closing set.
-func (r *pruneRun) dropUnit(u int32) {
+// dropUnits takes units us out of the closing set, in one pass over it.
+// It sorts us.
+func (r *pruneRun) dropUnits(us []int32) {
+	if len(us) == 0 {
+		return
+	}
+	slices.Sort(us)
 	r.evict = slices.DeleteFunc(r.evict, func(p int32) bool {
-		if r.c.msg(p).unit == u {
+		if _, found := slices.BinarySearch(us, r.c.msg(p).unit); found {
 			r.unset(p, kEvict)
 			return true
 		}

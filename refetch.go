@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"slices"
 )
 
@@ -88,127 +87,31 @@ func (c *Context) TakeAlerts() []RefetchAlert {
 }
 
 // sigKey returns the signature of a call to tool with args: 16 bytes of
-// the SHA-256 of the tool's name and the canonical arguments.
-func sigKey(tool string, args []byte) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	if json.Valid(args) {
-		h.Write([]byte{0})
-		h.Write(canonical(nil, args))
-	} else {
-		h.Write([]byte{1})
-		h.Write(args)
+// the SHA-256 of the tool's name and the canonical arguments. It builds
+// what it hashes in buf and returns buf for reuse.
+func sigKey(buf []byte, tool string, args []byte) (string, []byte) {
+	buf = append(buf[:0], tool...)
+	n := len(buf)
+	buf, ok := canonical(append(buf, 0), args)
+	if !ok {
+		buf = append(append(buf[:n], 1), args...)
 	}
-	return string(h.Sum(nil)[:16])
+	sum := sha256.Sum256(buf)
+	return string(sum[:16]), buf
 }
 
-// sigOf returns the signature of call k.
+// sigOf returns the signature of call k. The caller holds c.mu for
+// writing (it uses the Context's scratch buffer).
 func (c *Context) sigOf(k int32) string {
-	return sigKey(c.tools[c.call(k).tool].t.Name, c.args(k))
+	key, buf := sigKey(c.sigBuf, c.tools[c.call(k).tool].t.Name, c.args(k))
+	if cap(buf) <= maxSigBuf {
+		c.sigBuf = buf
+	}
+	return key
 }
 
-// canonical appends to dst the JSON value b, which must be valid, with
-// the members of every object sorted by key and no white space outside
-// strings. Strings and numbers are kept as written.
-func canonical(dst, b []byte) []byte {
-	dst, _ = canonValue(dst, b, 0)
-	return dst
-}
-
-func canonValue(dst, b []byte, i int) ([]byte, int) {
-	i = skipSpace(b, i)
-	switch b[i] {
-	case '{':
-		type member struct{ key, val []byte }
-		var ms []member
-		for i++; ; {
-			i = skipSpace(b, i)
-			if b[i] == '}' {
-				i++
-				break
-			}
-			if b[i] == ',' {
-				i++
-				continue
-			}
-			start := i
-			i = skipString(b, i)
-			key := b[start:i]
-			i = skipSpace(b, i) + 1 // the colon
-			var val []byte
-			val, i = canonValue(nil, b, i)
-			ms = append(ms, member{key, val})
-		}
-		slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
-		dst = append(dst, '{')
-		for j, m := range ms {
-			if j > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, m.key...)
-			dst = append(dst, ':')
-			dst = append(dst, m.val...)
-		}
-		return append(dst, '}'), i
-	case '[':
-		dst = append(dst, '[')
-		first := true
-		for i++; ; {
-			i = skipSpace(b, i)
-			if b[i] == ']' {
-				i++
-				break
-			}
-			if b[i] == ',' {
-				i++
-				continue
-			}
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst, i = canonValue(dst, b, i)
-		}
-		return append(dst, ']'), i
-	case '"':
-		j := skipString(b, i)
-		return append(dst, b[i:j]...), j
-	}
-	j := i
-	for j < len(b) && !endsLiteral(b[j]) {
-		j++
-	}
-	return append(dst, b[i:j]...), j
-}
-
-// endsLiteral reports whether ch ends a number, true, false or null.
-func endsLiteral(ch byte) bool {
-	switch ch {
-	case ',', ']', '}', ' ', '\t', '\r', '\n':
-		return true
-	}
-	return false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
+// maxSigBuf is the largest scratch buffer a Context keeps for signatures.
+const maxSigBuf = 4096
 
 // forget records that the result of call k, carried by message id,
 // left the prompt as audited by rc.

@@ -250,9 +250,7 @@ func (r *pruneRun) regenGate() {
 			r.object(uv...)
 		}
 	}
-	for _, u := range unsafe {
-		r.dropUnit(u)
-	}
+	r.dropUnits(unsafe)
 	r.stubs = slices.DeleteFunc(r.stubs, func(p int32) bool {
 		sv := r.regenCheck(p)
 		switch {

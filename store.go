@@ -309,6 +309,15 @@ func (r *recent[V]) get(k string) (V, bool) {
 	return e.v, ok
 }
 
+// reserve makes room, in a window not used yet, for n keys.
+func (r *recent[V]) reserve(n int) {
+	if r.m == nil && n > 0 {
+		n = min(n, recentBound)
+		r.m = make(map[string]recentEntry[V], n)
+		r.ring = make([]string, 0, n)
+	}
+}
+
 // put sets k's value and makes k the most recent key.
 func (r *recent[V]) put(k string, v V) {
 	if r.m == nil {

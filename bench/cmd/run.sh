@@ -8,7 +8,9 @@
 #   bash bench/cmd/run.sh [RUNS]        # 5 runs of each by default
 #
 # Bodies of 20,000 and 200,000 messages are written to $TMPDIR. Budgets:
-# half of the input tokens, and nine tenths. The medians are printed.
+# half of the input tokens, and nine tenths. Unannotated tools and text are
+# taken as reconstructible (--unannotated regenerable --text reconstructible),
+# so that the guard may drop what the trimmers drop. The medians are printed.
 set -euo pipefail
 runs=${1:-5}
 dir=${TMPDIR:-/tmp}/pruneguard-bench
@@ -29,7 +31,7 @@ for pct in 50 90; do
 		budget=$((tokens * n / 20000 * pct / 100))
 		: > "$dir/pg.txt"; : > "$dir/pg-time.txt"
 		for _ in $(seq "$runs"); do
-			/usr/bin/time -v "$dir/pruneguard" prune --budget $budget --unannotated regenerable --dialect openai-chat "$body" \
+			/usr/bin/time -v "$dir/pruneguard" prune --budget $budget --unannotated regenerable --text reconstructible --dialect openai-chat "$body" \
 				2>"$dir/err.txt" >/dev/null || true
 			head -1 "$dir/err.txt" >> "$dir/pg.txt"
 			grep -E 'Elapsed|Maximum resident|User time' "$dir/err.txt" | tr '\n' ' ' >> "$dir/pg-time.txt"

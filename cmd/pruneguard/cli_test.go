@@ -151,6 +151,7 @@ func TestCLIBadFlags(t *testing.T) {
 		{"dialect", []string{"check", "--dialect", "ANTHROPIC", "-"}},
 		{"unannotated", []string{"prune", "--budget", "5", "--unannotated", "", "-"}},
 		{"boundary", []string{"prune", "--budget", "5", "--boundary", "loose", "-"}},
+		{"text", []string{"prune", "--budget", "5", "--text", "maybe", "-"}},
 		{"no-such", []string{"prune", "--budget", "5", "--tools-manifest", filepath.Join(dir, "no-such.json"), "-"}},
 		{"invalid JSON", []string{"prune", "--budget", "5", "--tools-manifest", badMan, "-"}},
 		{"UTF-8", []string{"prune", "--budget", "5", "--tools-manifest", utf, "-"}},
@@ -259,7 +260,7 @@ func TestCLISubcommandHelp(t *testing.T) {
 		flags []string
 	}{
 		{"check", "Checks a request body against its provider's rules", []string{"--dialect D", "--format json|text", "Exits 0 with no violation, 1 with some, 2"}},
-		{"prune", "Brings a request body under a token budget", []string{"--budget TOKENS", "--policy", "--keep N", "--tools-manifest FILE", "--unannotated", "--boundary", "--drop-unused-schemas", "--report", "Exits 0 when the output", "within_budget"}},
+		{"prune", "Brings a request body under a token budget", []string{"--budget TOKENS", "--policy", "--keep N", "--tools-manifest FILE", "--unannotated", "--text irreducible|reconstructible", "--boundary", "--drop-unused-schemas", "--report", "Exits 0 when the output", "within_budget"}},
 		{"extract", "Prints the request body inside a recorded transcript", nil},
 	} {
 		for _, args := range [][]string{{"help", c.cmd}, {c.cmd, "-h"}, {c.cmd, "--help"}, {c.cmd, "-", "-help"}} {

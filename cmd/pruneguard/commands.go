@@ -290,6 +290,7 @@ type pruneOpts struct {
 	keep        int
 	manifest    *wire.Manifest
 	unannotated wire.Unannotated
+	text        pruneguard.Class // the class of text: Irreducible or Reconstructible
 	boundary    pruneguard.BoundaryMode
 	dropUnused  bool
 	full        bool           // report every unit, message and refusal
@@ -304,6 +305,7 @@ type Report struct {
 	Policy       string       `json:"policy"`
 	Boundary     string       `json:"boundary"`
 	Unannotated  string       `json:"unannotated"`
+	Text         string       `json:"text"`
 	Budget       int          `json:"budget"`
 	InputTokens  int          `json:"input_tokens"`
 	OutputTokens int          `json:"output_tokens"`
@@ -502,7 +504,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	}
 	start := time.Now()
 	opts := wire.Options{
-		Config:      pruneguard.Config{Boundary: o.boundary, Regen: pruneguard.RegenDropUnsafe},
+		Config:      pruneguard.Config{Boundary: o.boundary, Regen: pruneguard.RegenDropUnsafe, TextClass: o.text},
 		Manifest:    o.manifest,
 		Unannotated: o.unannotated,
 	}
@@ -514,7 +516,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		return nil, Report{}, 2, err
 	}
 	rep := Report{
-		Dialect: g.Dialect(), Policy: o.policy, Unannotated: o.unannotated.String(), Budget: o.budget,
+		Dialect: g.Dialect(), Policy: o.policy, Unannotated: o.unannotated.String(), Text: "irreducible", Budget: o.budget,
 		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Withdrawn: []string{}, Tombstones: []string{}, Refused: []refusal{}, Spilled: []spilled{},
 		Detail: "summary", Messages: g.Len(),
 	}
@@ -523,6 +525,9 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	}
 	if o.boundary == pruneguard.BoundaryStrict {
 		rep.Boundary = "strict"
+	}
+	if o.text == pruneguard.Reconstructible {
+		rep.Text = "reconstructible"
 	}
 	rep.InputTokens = g.Tokens()
 	rep.ReadMS = ms(start)
@@ -768,9 +773,9 @@ func readManifest(name string) (*wire.Manifest, error) {
 
 // pruneFlags are the prune command's flags.
 type pruneFlags struct {
-	budget, keep                                              *int
-	dialect, policy, manifest, unann, boundary, detail, spill *string
-	dropSchemas                                               *bool
+	budget, keep                                                    *int
+	dialect, policy, manifest, unann, text, boundary, detail, spill *string
+	dropSchemas                                                     *bool
 }
 
 func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
@@ -783,6 +788,7 @@ func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
 	fs.Var(decimal{f.keep}, "keep", "the tool uses keep-last-tools keeps")
 	f.manifest = fs.String("tools-manifest", "", "an MCP tools/list JSON whose tool annotations win over the body's")
 	f.unann = fs.String("unannotated", "irreducible", "tools without annotations: irreducible (their results never go) or regenerable (they can be called again for the same result)")
+	f.text = fs.String("text", "irreducible", "text a person or the model wrote (user messages, assistant prose): irreducible (it leaves only spilled, with --spill) or reconstructible (the runtime accepts losing it)")
 	f.boundary = fs.String("boundary", "relaxed", "the commit boundary: relaxed (hold back only units still in flight) or strict (defer every prune while a call is pending)")
 	f.dropSchemas = fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (behind a tombstone line when a call stays)")
 	f.detail = fs.String("report", "summary", "the report: summary (counts, and the first and last 8 items of long lists) or full")
@@ -823,6 +829,16 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			o.unannotated = wire.UnannotatedRegenerable
 		default:
 			err = fmt.Errorf("unknown --unannotated %q (want irreducible or regenerable)", *unann)
+		}
+	}
+	if err == nil {
+		switch *f.text {
+		case "irreducible":
+			o.text = pruneguard.Irreducible
+		case "reconstructible":
+			o.text = pruneguard.Reconstructible
+		default:
+			err = fmt.Errorf("unknown --text %q (want irreducible or reconstructible)", *f.text)
 		}
 	}
 	if err == nil {

@@ -124,7 +124,7 @@ func commandUsage(w io.Writer, name string) bool {
 // flagArgs names the value each flag takes, for the usage.
 var flagArgs = map[string]string{
 	"budget": "TOKENS", "keep": "N", "dialect": "D", "format": "json|text", "policy": "oldest|largest|keep-last-tools",
-	"tools-manifest": "FILE", "spill": "DIR", "unannotated": "irreducible|regenerable", "boundary": "relaxed|strict", "report": "summary|full",
+	"tools-manifest": "FILE", "spill": "DIR", "unannotated": "irreducible|regenerable", "text": "irreducible|reconstructible", "boundary": "relaxed|strict", "report": "summary|full",
 }
 
 // wrap breaks text into lines of at most width columns, each starting

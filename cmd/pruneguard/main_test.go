@@ -86,7 +86,7 @@ func report(t *testing.T, stderr string) Report {
 	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"input_tokens", "output_tokens", "evicted", "stubbed", "tombstones", "refused", "prune_ms", "unannotated", "outcome"} {
+	for _, k := range []string{"input_tokens", "output_tokens", "evicted", "stubbed", "tombstones", "refused", "prune_ms", "unannotated", "text", "outcome"} {
 		if !strings.Contains(lines[0], `"`+k+`"`) {
 			t.Errorf("report lacks %s: %s", k, lines[0])
 		}
