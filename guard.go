@@ -98,7 +98,10 @@ type Guard struct {
 	// the Context's Resolver does not resolve, is reported in
 	// Result.SpillErrors and its unit stays. The Context's Config.Resolver
 	// must be set (normally to the same store); Check refuses a Spill
-	// without one. Nil means nothing is spilled.
+	// without one. With Config.PointerTokens set, the pointer text the
+	// runtime shows counts toward the budget, and a result no larger than
+	// PointerTokens is not spilled to be stubbed: its stub would free
+	// nothing. Nil means nothing is spilled.
 	Spill Spiller
 	// Screen, when set, vets each decision before it is applied, for
 	// rules the gates do not know (a provider's request rules); what it
