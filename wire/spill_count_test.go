@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -12,9 +13,10 @@ import (
 // With Config.PointerTokens set, the Context counts the pointer lines a
 // guarded check writes, and the body's count stays the body's: what the
 // Context counts more, the overhead counts less, and the same check
-// makes the same decisions within the same budget.
+// makes the same decisions within the same budget. (Zero means the
+// default; two settings are compared.)
 func TestGuardedSpillPointerTokens(t *testing.T) {
-	const per = 45
+	const lo, per = 45, 60
 	for d, body := range spillBodies(true) {
 		t.Run(string(d), func(t *testing.T) {
 			run := func(pt int) (*wire.Guarded, pruneguard.Result, int) {
@@ -31,7 +33,7 @@ func TestGuardedSpillPointerTokens(t *testing.T) {
 				}
 				return g, res, budget
 			}
-			g0, res0, _ := run(0)
+			g0, res0, _ := run(lo)
 			g1, res1, _ := run(per)
 			var ev0, ev1 []pruneguard.MessageID
 			for _, dd := range res0.Decisions {
@@ -47,7 +49,7 @@ func TestGuardedSpillPointerTokens(t *testing.T) {
 				}
 			}
 			if fmt.Sprint(ev0) != fmt.Sprint(ev1) || len(lines) == 0 {
-				t.Fatalf("evicted %v without PointerTokens, %v with; lines %v", ev0, ev1, lines)
+				t.Fatalf("evicted %v with PointerTokens %d, %v with %d; lines %v", ev0, lo, ev1, per, lines)
 			}
 			msgs := 0
 			for _, m := range g1.Context().Messages() {
@@ -57,11 +59,37 @@ func TestGuardedSpillPointerTokens(t *testing.T) {
 				t.Errorf("the Context counts %d tokens beside its messages, want at least the lines' %d", got, want)
 			}
 			if g0.Tokens() != g1.Tokens() {
-				t.Errorf("body %d tokens without PointerTokens, %d with", g0.Tokens(), g1.Tokens())
+				t.Errorf("body %d tokens with PointerTokens %d, %d with %d", g0.Tokens(), lo, g1.Tokens(), per)
 			}
-			if got, want := g1.Overhead(), g0.Overhead()-per*len(lines); got != want {
+			if got, want := g1.Overhead(), g0.Overhead()-(per-lo)*len(lines); got != want {
 				t.Errorf("overhead %d, want %d: the lines are counted once", got, want)
 			}
 		})
+	}
+}
+
+// With a Spiller and no PointerTokens, a Guarded and a Session count a
+// pointer line as the Counter counts one: a line of a *spill.Spiller's
+// pointer, within a token or two of any other.
+func TestSpillerPointerTokensDefault(t *testing.T) {
+	var count pruneguard.ApproxCounter
+	p := pruneguard.Pointer{Store: spill.DefaultName, Key: "seg-0e2a4b1c-5d6f-4a7b-8c9d-0e1f2a3b4c5d"}
+	q, _ := json.Marshal("\n" + spill.PointerText(p))
+	want := count.Count(q)
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	_, g := guarded(t, wire.Anthropic, spillBodies(true)[wire.Anthropic], wire.Options{Spiller: sp})
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 1 << 20}, Spiller: sp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*pruneguard.Context{g.Context(), s.Context()} {
+		if got := c.Config().PointerTokens; got < want-1 || got > want+1 {
+			t.Errorf("PointerTokens %d, want about %d", got, want)
+		}
+	}
+	// Without a Spiller nothing is spilled, and nothing is set.
+	_, g = guarded(t, wire.Anthropic, spillBodies(true)[wire.Anthropic], wire.Options{})
+	if got := g.Context().Config().PointerTokens; got != 0 {
+		t.Errorf("PointerTokens %d without a Spiller", got)
 	}
 }
