@@ -3,8 +3,9 @@ package pruneguard
 import "slices"
 
 // Apply carries out a decision of [Context.Prune] atomically: it removes
-// the evicted messages, stubs the results, and records withdrawn,
-// compressed and tombstoned schemas. It refuses with a [*StaleError],
+// the evicted messages, stubs the results, records withdrawn, compressed
+// and tombstoned schemas, and, with Config.PointerTokens set, counts the
+// pointer lines the evictions add. It refuses with a [*StaleError],
 // changing nothing, when events since Prune invalidated the decision: a
 // unit it names changed (a chunk, a result, a coupling, a pin, a spill, a
 // new step reference), the tool registry or the task plan changed, calls
@@ -94,6 +95,9 @@ func (c *Context) Apply(d *Decision) error {
 			c.forget(k, d.recs[i], d.Evict[i], false)
 		}
 		c.forgetServer(p, d.recs[i], d.Evict[i])
+		if ptr, ok := c.lineAdds(p); ok {
+			c.addLine(ptr)
+		}
 		c.remove(p, !rebuild)
 	}
 	for i, p := range d.stubs {
@@ -137,7 +141,8 @@ func (c *Context) stub(p int32) {
 	c.whole.Delete(p)
 	c.bySize.Delete(c.sizeKey(p))
 	x := c.msg(p)
-	text, n := c.cfg.stub()
+	text, _ := c.cfg.stub()
+	n := c.stubTokens(p)
 	if x.flags&mOpen != 0 {
 		// A stream stubbed mid-flight (only without the boundary gate)
 		// goes on writing after the stub.

@@ -52,6 +52,20 @@ type Config struct {
 	// StubTokens is its token count (default DefaultStubTokens).
 	StubText   string
 	StubTokens int
+	// PointerTokens, when positive, is what one spill pointer costs where
+	// the runtime shows it: the pointer's text in place of a stubbed
+	// result's content, or one line (in the system prompt, say) for the
+	// evicted messages that share the pointer; spill.PointerText makes
+	// both. A stubbed message that carries a pointer then counts
+	// PointerTokens, not StubTokens, and the Context counts PointerTokens
+	// once per distinct pointer of the messages it has evicted, from the
+	// Apply that first evicts a message with it on: [Context.Tokens] and
+	// [Decision.Freed] say what the prompt the runtime sends holds, and a
+	// [Guard] does not stub a result of PointerTokens or fewer that would
+	// show a pointer, which would free nothing. Zero counts no pointer
+	// text: a stubbed message counts StubTokens whatever it carries, and
+	// the lines count nothing.
+	PointerTokens int
 	// Counter, when set, counts the tokens the runtime gives no count
 	// for: a message appended or opened with Tokens 0 is counted from its
 	// Content and its calls' Args, a chunk written with 0 tokens from the
@@ -96,4 +110,15 @@ func (cfg Config) stub() ([]byte, int) {
 		n = DefaultStubTokens
 	}
 	return []byte(text), n
+}
+
+// stubTokens returns the token count message p has once stubbed, less
+// any chunks a stream writes after its stub: PointerTokens when it
+// carries a pointer and PointerTokens is set, the stub's otherwise.
+func (c *Context) stubTokens(p int32) int {
+	if c.cfg.PointerTokens > 0 && !c.pointer(p).IsZero() {
+		return c.cfg.PointerTokens
+	}
+	_, n := c.cfg.stub()
+	return n
 }

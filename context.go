@@ -102,6 +102,11 @@ type Context struct {
 	unsoundGen uint64
 	// toolTokens is what schemas and tombstones add to the tokens held.
 	toolTokens int
+	// lines holds, with Config.PointerTokens set, the distinct pointers
+	// of the messages evicted: the pointer lines the runtime keeps.
+	// lineTokens is what they add to the tokens held.
+	lines      map[Pointer]struct{}
+	lineTokens int
 	// alerts waits for TakeAlerts; ghostLog holds the last ghost
 	// episodes, openGhosts how many of them are open.
 	alerts     []RefetchAlert
@@ -408,14 +413,18 @@ func (c *Context) lookup(op string, id MessageID) (int32, error) {
 
 // Tokens reports the total token count of the messages the Context
 // holds, plus, when Config.Counter is set, the tool schemas in the prompt
-// and the tombstones that stand (see [ToolState.Tokens]). It takes
-// constant time and does not allocate.
+// and the tombstones that stand (see [ToolState.Tokens]), and, when
+// Config.PointerTokens is set, one pointer line per distinct pointer of
+// the messages evicted. It takes constant time and does not allocate.
 func (c *Context) Tokens() int {
 	c.mu.RLock()
-	n := c.tokens + c.toolTokens
+	n := c.heldTokens()
 	c.mu.RUnlock()
 	return n
 }
+
+// heldTokens returns the tokens held, under a lock.
+func (c *Context) heldTokens() int { return c.tokens + c.toolTokens + c.lineTokens }
 
 // Len reports how many messages the Context holds.
 func (c *Context) Len() int {

@@ -21,11 +21,15 @@ type Decision struct {
 	// Stub are the results whose content will be replaced by a stub.
 	Stub []MessageID
 	// Freed is the number of tokens the decision frees: those of the
-	// messages it evicts, and of the results it stubs less the stubs'; and
-	// with Config.Counter set, those of the schemas it withdraws or
-	// compresses and of the tombstones it retires, less those of the
-	// compressed schemas and tombstones it adds. A decision that only
-	// adds tombstones frees a negative number.
+	// messages it evicts, and of the results it stubs less the stubs'
+	// (each stub counts as a stubbed message does: see
+	// Config.PointerTokens; a stub not smaller frees nothing); with
+	// Config.PointerTokens set, less PointerTokens for each pointer line
+	// its evictions add; and with Config.Counter set, those of the
+	// schemas it withdraws or compresses and of the tombstones it
+	// retires, less those of the compressed schemas and tombstones it
+	// adds. A decision that only adds tombstones or lines frees a
+	// negative number.
 	Freed int
 	// DropSchemas are the tools whose schema may leave the prompt.
 	DropSchemas []string
@@ -139,7 +143,6 @@ func (d *Decision) finish(r *pruneRun) {
 	d.evict, d.stubs = r.evict, r.stubs
 	slices.Sort(d.evict)
 	slices.Sort(d.stubs)
-	_, stubTokens := c.cfg.stub()
 	hoarded := r.hoarded()
 
 	// The units, in the order of the messages, each once: counted first,
@@ -212,16 +215,26 @@ func (d *Decision) finish(r *pruneRun) {
 			d.Pointers = append(d.Pointers, SpillNote{id, ptr})
 		}
 	}
+	var lined map[Pointer]struct{} // the pointer lines the evictions add
 	for i, p := range d.evict {
 		d.Freed += c.tokensOf(p)
+		if ptr, ok := c.lineAdds(p); ok {
+			if _, seen := lined[ptr]; !seen {
+				if lined == nil {
+					lined = make(map[Pointer]struct{})
+				}
+				lined[ptr] = struct{}{}
+				d.Freed -= c.cfg.PointerTokens
+			}
+		}
 		add(p, d.Evict[i])
 	}
 	if r.whole {
 		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]
 	}
 	for i, p := range d.stubs {
-		if n := c.tokensOf(p); n > stubTokens {
-			d.Freed += n - stubTokens
+		if n, stub := c.tokensOf(p), c.stubTokens(p); n > stub {
+			d.Freed += n - stub
 		}
 		add(p, d.Stub[i])
 	}

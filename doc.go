@@ -200,7 +200,11 @@
 // what it is given no count for (a message appended or opened with
 // Tokens 0, a chunk written with 0 tokens), and the tool schemas in the
 // prompt and the tombstones that stand count toward [Context.Tokens] and
-// [Decision.Freed].
+// [Decision.Freed]. With [Config.PointerTokens] set, so does the pointer
+// text the runtime shows for spilled content: a stubbed result that
+// carries a pointer counts PointerTokens instead of the stub's, and each
+// distinct pointer of the messages evicted counts PointerTokens once, for
+// its line.
 //
 // # Errors
 //

@@ -432,7 +432,9 @@ func (c *Context) Pin(id MessageID) error {
 // at p. The message may then be evicted, whatever its class, while the
 // configured [Resolver] resolves p (planned-step references still hold
 // it), and [Context.Apply] refuses a decision whose evictions relied on p
-// once p stops resolving. A zero p removes the pointer. It drops the
+// once p stops resolving. A zero p removes the pointer. With
+// Config.PointerTokens set, a stubbed message given a pointer (or
+// losing it) counts PointerTokens (or the stub's) from then on. It drops the
 // refusals a guard remembered for the message and its unit (see
 // [Context.Refusals]). A message still streaming cannot be spilled: its
 // content is not final, so Spill fails with [ErrOpenMessage] until
@@ -449,8 +451,12 @@ func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	if c.msg(p).flags&mOpen != 0 {
 		return inputErr("spill", string(id), ErrOpenMessage)
 	}
+	was := c.stubTokens(p)
 	if !ptr.IsZero() || c.sideOf(p) != nil {
 		c.side(p).pointer = ptr
+	}
+	if c.msg(p).flags&mStubbed != 0 {
+		c.addTokens(p, c.stubTokens(p)-was) // its stub shows the pointer now, or no longer
 	}
 	c.unit(c.msg(p).unit).version++
 	c.mem.spilled(c, p)

@@ -98,7 +98,10 @@ type Guard struct {
 	// the Context's Resolver does not resolve, is reported in
 	// Result.SpillErrors and its unit stays. The Context's Config.Resolver
 	// must be set (normally to the same store); Check refuses a Spill
-	// without one. Nil means nothing is spilled.
+	// without one. With Config.PointerTokens set, the pointer text the
+	// runtime shows counts toward the budget, and a result no larger than
+	// PointerTokens is not spilled to be stubbed: its stub would free
+	// nothing. Nil means nothing is spilled.
 	Spill Spiller
 	// Screen, when set, vets each decision before it is applied, for
 	// rules the gates do not know (a provider's request rules); what it
@@ -255,7 +258,7 @@ type guardView struct {
 
 func (c *Context) guardState() guardView {
 	c.mu.RLock()
-	s := guardView{tokens: c.tokens + c.toolTokens, ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
+	s := guardView{tokens: c.heldTokens(), ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
 		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
 	c.mu.RUnlock()
 	return s
@@ -273,7 +276,6 @@ type guardRun struct {
 	target  int
 	ceiling int
 	rounds  int
-	stubMin int // a stub of a result this size or smaller frees nothing
 
 	remembered   int             // refusals this check added to the Context's memory
 	met          map[string]bool // the refusals in the result, by key
@@ -307,7 +309,6 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 	if r.rounds <= 0 {
 		r.rounds = 64
 	}
-	_, r.stubMin = cfg.stub()
 	r.v = &View{c: c}
 	r.res.Compaction = "pruneguard-" + strconv.FormatUint(c.mem.checks.Add(1), 10)
 	r.log = newGuardLog(g.Logger, r.res.Compaction)

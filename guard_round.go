@@ -122,7 +122,7 @@ func (r *guardRun) filter(p Plan) Plan {
 		if ur := c.mem.refused(c, x.unit); ur != nil && !ur.regen {
 			return true // held back by the boundary: nothing of it may go
 		}
-		if x.flags&mStubbed == 0 && x.ans != none && c.tokensOf(q) <= r.stubMin {
+		if x.flags&mStubbed == 0 && x.ans != none && c.tokensOf(q) <= c.stubTokens(q) {
 			small = append(small, id)
 			return true
 		}
@@ -189,9 +189,14 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 			}
 			u, m := v.Units[0], v.Messages[0]
 			if stubs[string(m)] && !evictUnits[string(u)] {
-				if spillable(v, string(m)) {
+				switch {
+				case spillable(v, string(m)) && r.c.pointerLarger(m):
 					cand[i] = spillCand{unit: u, stub: m}
-				} else {
+				case spillable(v, string(m)):
+					// Its stub would show a pointer no smaller than it:
+					// a stub that frees nothing.
+					r.v.hideStub(m)
+				default:
 					remStubs = append(remStubs, v)
 					r.v.hideStub(m)
 				}

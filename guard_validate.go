@@ -101,7 +101,7 @@ func (g *Guard) validate(es *configErrs) {
 // Validate reports whether the configuration makes sense, with a
 // [*ConfigError] for each field that does not (joined when several): a
 // Boundary, Regen or TextClass out of range, a negative Ceiling,
-// HoardTokens or StubTokens, and a StubText that is blank (providers
+// HoardTokens, StubTokens or PointerTokens, and a StubText that is blank (providers
 // reject blank tool results, and a blank placeholder tells the model
 // nothing). The zero Config is valid. [Guard.Check] validates the
 // Context's Config first and changes nothing when this fails.
@@ -124,7 +124,8 @@ func (cfg *Config) validate(es *configErrs) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"Config.Ceiling", cfg.Ceiling}, {"Config.HoardTokens", cfg.HoardTokens}, {"Config.StubTokens", cfg.StubTokens}} {
+	}{{"Config.Ceiling", cfg.Ceiling}, {"Config.HoardTokens", cfg.HoardTokens}, {"Config.StubTokens", cfg.StubTokens},
+		{"Config.PointerTokens", cfg.PointerTokens}} {
 		if f.v < 0 {
 			es.add(f.name, f.v, "must not be negative")
 		}
@@ -162,7 +163,7 @@ func (g *Guard) valid(s *guardView) bool {
 // valid reports, without allocating, whether cfg is valid.
 func (cfg *Config) valid() bool {
 	return cfg.Boundary <= BoundaryRelaxed && cfg.Regen <= RegenDropUnsafe && cfg.TextClass <= Irreducible &&
-		cfg.Ceiling >= 0 && cfg.HoardTokens >= 0 && cfg.StubTokens >= 0 &&
+		cfg.Ceiling >= 0 && cfg.HoardTokens >= 0 && cfg.StubTokens >= 0 && cfg.PointerTokens >= 0 &&
 		(cfg.StubText == "" || strings.TrimSpace(cfg.StubText) != "")
 }
 

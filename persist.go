@@ -1,9 +1,11 @@
 package pruneguard
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"slices"
+	"strings"
 )
 
 // Save writes the Context's state to w, so that [Restore] can rebuild it
@@ -17,8 +19,9 @@ import (
 // Oracle, Resolver or Counter, which Restore takes again); the calls
 // pruned last (for [ErrPrunedCall] and [ErrAbandonedCall]), the results
 // pruned last (for refetch alerts), the alerts not yet taken, the
-// ghost-tool episodes, and the count of guard checks (for
-// [Result.Compaction]).
+// ghost-tool episodes, the count of guard checks (for
+// [Result.Compaction]), and the pointers whose lines it counts (see
+// Config.PointerTokens).
 //
 // It does not save the refusals guards remembered ([Context.Refusals]):
 // a restored Context's guards meet them again. Decisions made before
@@ -52,7 +55,14 @@ func (c *Context) state() *savedState {
 	s.Config = savedConfig{
 		Boundary: cfg.Boundary, Regen: cfg.Regen, TextClass: cfg.TextClass, NoTombstones: cfg.NoTombstones,
 		Ceiling: cfg.Ceiling, HoardTokens: cfg.HoardTokens, StubText: str(cfg.StubText), StubTokens: cfg.StubTokens,
+		PointerTokens: cfg.PointerTokens,
 	}
+	for ptr := range c.lines {
+		s.Lines = append(s.Lines, savedPointer{Store: str(ptr.Store), Key: str(ptr.Key)})
+	}
+	slices.SortFunc(s.Lines, func(a, b savedPointer) int {
+		return cmp.Or(strings.Compare(string(a.Store), string(b.Store)), strings.Compare(string(a.Key), string(b.Key)))
+	})
 	if c.roleIdx == nil {
 		return s // a zero Context that saw no event
 	}

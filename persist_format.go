@@ -23,7 +23,9 @@ import (
 // UTF-8, and otherwise an object {"base64": "..."} of its bytes.
 //
 // A reader refuses a format or version it does not know, a field it
-// does not know, and trailing data.
+// does not know, and trailing data. The fields of Config.PointerTokens
+// (pointerTokens, pointerLines) are written only when it is set, so a
+// Context without it saves what earlier releases read.
 
 const (
 	stateFormat  = "pruneguard.context"
@@ -127,6 +129,14 @@ type savedState struct {
 	Alerts   []savedAlert  `json:"alerts"`
 	Ghosts   []savedGhost  `json:"ghosts"` // oldest first
 	Checks   uint64        `json:"checks"`
+	// Lines are the pointers whose lines the Context counts (see
+	// Config.PointerTokens), sorted; written only when there are some.
+	Lines []savedPointer `json:"pointerLines,omitempty"`
+}
+
+type savedPointer struct {
+	Store str `json:"store"`
+	Key   str `json:"key"`
 }
 
 type savedConfig struct {
@@ -138,6 +148,9 @@ type savedConfig struct {
 	HoardTokens  int          `json:"hoardTokens"`
 	StubText     str          `json:"stubText"`
 	StubTokens   int          `json:"stubTokens"`
+	// PointerTokens is written only when set: state without it reads
+	// as before.
+	PointerTokens int `json:"pointerTokens,omitempty"`
 }
 
 type savedMsg struct {

@@ -193,7 +193,10 @@ type propHarness struct {
 
 	// The refetch model: what the decisions applied pruned, by the
 	// signature of the call, and the alerts the Context owes.
-	pruned    map[string]prunedModel
+	pruned map[string]prunedModel
+	// lines are the pointers of the messages evicted, whose lines the
+	// Context counts with Config.PointerTokens set.
+	lines     map[Pointer]bool
 	alerts    []RefetchAlert
 	refetches int
 	repairs   int // tombstones decisions added for tools their plans left alone
@@ -235,6 +238,9 @@ func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
 	if src.intn(4) == 0 {
 		cfg.HoardTokens = 100
 	}
+	if src.intn(3) == 0 {
+		cfg.PointerTokens = 1 + src.intn(30)
+	}
 	h.c = NewContext(cfg)
 	if off != 0 {
 		withoutGates(h.c, off)
@@ -247,6 +253,7 @@ func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
 		Abandoned: map[callKey]bool{}, Stored: h.storedContent, Original: map[MessageID][]byte{},
 	}
 	h.pruned = map[string]prunedModel{}
+	h.lines = map[Pointer]bool{}
 	h.logf("config %+v gate off %v", cfg, off)
 	return h
 }

@@ -351,7 +351,7 @@ func (h *propHarness) spill(id MessageID, p Pointer) error {
 		want = ErrOpenMessage
 	}
 	return h.event(fmt.Sprintf("spill %s %v", id, p), want, func() error { return h.c.Spill(id, p) }, func() {
-		h.byID[id].m.Pointer = p
+		h.repoint(h.byID[id], p)
 		h.rec.Pointer[id] = p
 		if p != (Pointer{}) {
 			h.store(p, id, h.byID[id].m.Content)
@@ -396,10 +396,44 @@ func (h *propHarness) spillStore(ids []MessageID) error {
 	h.spills++
 	h.spilled = append(h.spilled, p)
 	for _, id := range ids {
-		h.byID[id].m.Pointer = p
+		h.repoint(h.byID[id], p)
 		h.rec.Pointer[id] = p
 	}
 	return h.consistent()
+}
+
+// stubTokens is what message x counts once stubbed: PointerTokens when
+// it carries a pointer and PointerTokens is set, the stub's otherwise.
+func (h *propHarness) stubTokens(x *smsg) int {
+	if n := h.c.cfg.PointerTokens; n > 0 && x.m.Pointer != (Pointer{}) {
+		return n
+	}
+	_, n := h.c.cfg.stub()
+	return n
+}
+
+// repoint gives message x pointer p: a stubbed message's count follows.
+func (h *propHarness) repoint(x *smsg, p Pointer) {
+	was := h.stubTokens(x)
+	x.m.Pointer = p
+	if x.stubbed {
+		x.m.Tokens += h.stubTokens(x) - was
+	}
+}
+
+// newLines returns the pointers of the messages ids that have no line
+// yet, each once, with Config.PointerTokens set.
+func (h *propHarness) newLines(ids []MessageID) []Pointer {
+	var out []Pointer
+	if h.c.cfg.PointerTokens <= 0 {
+		return nil
+	}
+	for _, id := range ids {
+		if p := h.byID[id].m.Pointer; p != (Pointer{}) && !h.lines[p] && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // abandon gives up calls; the harness predicts the error.
@@ -655,8 +689,8 @@ func (h *propHarness) consistent() error {
 			return modelErr("class of %s: context %v, model %v", m.ID, k, h.rec.class(m))
 		}
 	}
-	if s.Tokens != total {
-		return modelErr("Tokens() = %d, sum of messages %d", s.Tokens, total)
+	if lines := len(h.lines) * h.c.cfg.PointerTokens; s.Tokens != total+lines {
+		return modelErr("Tokens() = %d, sum of messages %d and pointer lines %d", s.Tokens, total, lines)
 	}
 	var open []MessageID
 	var pending []CallID

@@ -113,6 +113,9 @@ func (h *propHarness) prune(p Plan) error {
 		h.c.mu.Unlock()
 	}
 	// The reference model applies the decision.
+	for _, p := range h.newLines(d.Evict) {
+		h.lines[p] = true
+	}
 	for _, id := range d.Evict {
 		x := h.byID[id]
 		if x == nil {
@@ -126,12 +129,12 @@ func (h *propHarness) prune(p Plan) error {
 			h.goneAb[k.id] = k.abandoned
 		}
 	}
-	text, n := h.c.cfg.stub()
+	text, _ := h.c.cfg.stub()
 	for _, id := range d.Stub {
 		x := h.byID[id]
 		h.remember(x, x.m.Content, true)
 		x.m.Content = slices.Clone(text)
-		x.m.Tokens = n
+		x.m.Tokens = h.stubTokens(x)
 		x.stubbed = true
 		delete(h.rec.Requires, id)
 	}
@@ -293,13 +296,13 @@ func (h *propHarness) checkDecision(p Plan, d *Decision) error {
 			return &invariantError{kindRegen, fmt.Sprintf("decision evicts %s: %s", id, why)}
 		}
 	}
-	_, n := h.c.cfg.stub()
+	freed -= len(h.newLines(d.Evict)) * h.c.cfg.PointerTokens
 	for _, id := range d.Stub {
 		if !slices.Contains(p.Stub, id) || evict[id] {
 			return modelErr("decision stubs %s, not in the plan or evicted too", id)
 		}
 		x := h.byID[id]
-		freed += max(0, x.m.Tokens-n)
+		freed += max(0, x.m.Tokens-h.stubTokens(x))
 		if ok, why := h.rec.regenSafe(x.m); !ok {
 			return &invariantError{kindRegen, fmt.Sprintf("decision stubs %s: %s", id, why)}
 		}

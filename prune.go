@@ -124,7 +124,7 @@ func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
 	for _, s := range stages {
 		s.run(r)
 		if r.deferred != nil {
-			if held := c.tokens + c.toolTokens; ceiling && c.cfg.Ceiling > 0 && held > c.cfg.Ceiling {
+			if held := c.heldTokens(); ceiling && c.cfg.Ceiling > 0 && held > c.cfg.Ceiling {
 				return nil, &CeilingError{Tokens: held, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
 			}
 			return nil, r.deferred

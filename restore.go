@@ -63,7 +63,7 @@ func (s *savedState) build(fns Config) (*Context, error) {
 	cfg := Config{
 		Boundary: s.Config.Boundary, Regen: s.Config.Regen, TextClass: s.Config.TextClass,
 		NoTombstones: s.Config.NoTombstones, Ceiling: s.Config.Ceiling, HoardTokens: s.Config.HoardTokens,
-		StubText: string(s.Config.StubText), StubTokens: s.Config.StubTokens,
+		StubText: string(s.Config.StubText), StubTokens: s.Config.StubTokens, PointerTokens: s.Config.PointerTokens,
 		Oracle: fns.Oracle, Resolver: fns.Resolver, Counter: fns.Counter,
 	}
 	if cfg.Validate() != nil {
@@ -462,5 +462,17 @@ func (s *savedState) build(fns Config) (*Context, error) {
 		c.ghostLog = append(c.ghostLog, ep)
 	}
 	c.mem.checks.Store(s.Checks)
+
+	// The pointer lines: only with PointerTokens set, each once.
+	if len(s.Lines) > 0 && cfg.PointerTokens <= 0 {
+		return nil, badState("pointerLines", "")
+	}
+	for _, sp := range s.Lines {
+		ptr := Pointer{Store: string(sp.Store), Key: string(sp.Key)}
+		if _, dup := c.lines[ptr]; dup || ptr.IsZero() {
+			return nil, badState("pointerLines", string(sp.Key))
+		}
+		c.addLine(ptr)
+	}
 	return c, nil
 }

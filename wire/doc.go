@@ -312,7 +312,10 @@
 // would cost as much as what leaves with it. A stubbed spilled result
 // carries its pointer's text instead of the stub text. A body with no
 // system prompt to carry a line spills only tool results, for their
-// stubs (a spill for an eviction fails with [ErrNoPointerPlace]).
+// stubs (a spill for an eviction fails with [ErrNoPointerPlace]). The
+// Context counts those lines and texts with Config.PointerTokens, which
+// a Spiller sets when it is zero (see [Options].Spiller), so the guard's
+// rounds see them; the overhead counts the rest, never them twice.
 //
 // # Rendering a Context
 //

@@ -70,7 +70,11 @@ type Options struct {
 	// system prompt, after the tombstone lines, where tombstone lines go;
 	// a body with no place for one spills only tool results, whose stub
 	// shows the pointer's text ([spill.PointerText]) instead of the stub
-	// text. *spill.Spiller is one. Nil means nothing is spilled.
+	// text. When Config.PointerTokens is zero it is set to the Counter's
+	// count of a pointer line of a *spill.Spiller's (its default name and
+	// a segment key), so that the guard's rounds count the lines and
+	// pointer texts they add. *spill.Spiller is one. Nil means nothing is
+	// spilled.
 	Spiller Spiller
 }
 

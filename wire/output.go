@@ -243,11 +243,13 @@ func (g *Guarded) Tokens() int { return g.msgTokens + g.rest() }
 
 // Overhead returns the tokens of the current body that the Context does
 // not count: [Guarded.Tokens] less the Context's Tokens. The Context
-// counts each message (a stubbed one as Config.StubTokens), the schemas
-// of the tools it holds and the tombstones that stand; the rest is the
-// body's settings and system prompt, the tools arrays around the
-// schemas, and what a stub as written differs from the Context's
-// estimate of it. [Guarded.Check] takes it off the budget it hands the
+// counts each message (a stubbed one as Config.StubTokens, or, showing a
+// pointer, Config.PointerTokens), the schemas of the tools it holds, the
+// tombstones that stand and, with Config.PointerTokens, one pointer line
+// per pointer evicted; the rest is the body's settings and system
+// prompt, the tools arrays around the schemas, and what a stub or a line
+// as written differs from the Context's estimate of it (which may make
+// the overhead negative). [Guarded.Check] takes it off the budget it hands the
 // Context's guard.
 func (g *Guarded) Overhead() int { return g.Tokens() - g.ctx.Tokens() }
 

@@ -79,8 +79,11 @@ type SessionConfig struct {
 	// result that is stubbed carries the pointer's text. A failed spill
 	// is reported in Report.Result.SpillErrors, and its unit stays. The
 	// Spiller also resolves the pointers, so Config.Resolver must be nil.
-	// Content a planned step names is never spilled. *spill.Spiller is
-	// one. Nil means nothing is spilled.
+	// When Config.PointerTokens is zero it is set to the Counter's count
+	// of a pointer line of a *spill.Spiller's, so that the guard's rounds
+	// count the lines and pointer texts they add. Content a planned step
+	// names is never spilled. *spill.Spiller is one. Nil means nothing is
+	// spilled.
 	Spiller Spiller
 	// Logger, if set, receives one record per applied decision, per spill
 	// and failed spill, and per refusal, with the gate, the code, the ids
@@ -302,6 +305,9 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	}
 	if cfg.Spiller != nil {
 		s.cfg.Config.Resolver = cfg.Spiller
+		if s.cfg.Config.PointerTokens == 0 {
+			s.cfg.Config.PointerTokens = pointerTokens(s.count)
+		}
 	}
 	if s.cfg.Config.StubTokens <= 0 {
 		s.cfg.Config.StubTokens = countJSON(s.count, jk.quote(s.stubText)) + 8

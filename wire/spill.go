@@ -72,7 +72,20 @@ func newSpilling(opts Options, cfg *pruneguard.Config, place bool) (*spilling, e
 		return nil, errors.New("wire: Spiller and Config.Resolver are both set; the Spiller resolves its own pointers")
 	}
 	cfg.Resolver = opts.Spiller
+	if cfg.PointerTokens == 0 {
+		cfg.PointerTokens = pointerTokens(cfg.Counter)
+	}
 	return &spilling{s: opts.Spiller, place: place, ptr: map[int]pruneguard.Pointer{}}, nil
+}
+
+// samplePointer stands for the pointers a Spiller hands out when none is
+// known yet: a *spill.Spiller's, its default name and a segment key.
+var samplePointer = pruneguard.Pointer{Store: spill.DefaultName, Key: "seg-7c9e6679-7425-40de-944b-e07fc1f90ae7"}
+
+// pointerTokens is the default Config.PointerTokens with a Spiller: what
+// c counts for a pointer line as the system prompt carries it.
+func pointerTokens(c pruneguard.Counter) int {
+	return countJSON(c, mustString("\n"+spill.PointerText(samplePointer)))
 }
 
 // notePointers records the pointers of the messages d stubs, so that

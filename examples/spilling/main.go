@@ -155,9 +155,9 @@ func (rt *runtime) summary(base *runtime) int {
 		rt.turn-1, len(rt.orig), rt.prunes, len(rt.keys), rt.recalls)
 	rt.printf("prompt at the end %d tokens (the largest sent %d, window %d); without pruning it would hold %d",
 		rt.c.Tokens()+rt.extra(), rt.maxPrompt, window, rt.unpruned)
-	rt.printf("prunes that ended over the budget of %d: %d, %d of them only by the pointer lines they added", budget, rt.overBudget, rt.overLines)
+	rt.printf("prunes that ended over the budget of %d: %d, %d of them by pointer text the Context does not count", budget, rt.overBudget, rt.overLines)
 	rt.printf("pointer text at the end: %d tokens, %d lines in the system prompt and %d stubs showing their pointer",
-		rt.extra(), len(rt.lines), len(rt.inPlace))
+		rt.pointerText(), len(rt.lines), len(rt.inPlace))
 	rt.printf("left the prompt: %d messages; %d went as reconstructible and were obtained again, identical; %d read back identical from the store now",
 		len(rt.left), reconstructible, spilled)
 	rt.printf("tickets opened %d %v, comments posted on %s: %d", len(ws.tickets), ws.tickets, m.ticket, len(ws.comments[m.ticket]))

@@ -34,14 +34,21 @@ func TestRun(t *testing.T) {
 
 	// The fact: a non-idempotent tool's result, irreducible.
 	assert.Regexp(t, `(?m)^turn 1: create_ticket answers \{"ticket":"LEDG-4817",.*\}: irreducible `, out)
-	// It is spilled at the first prune and its stub shows the pointer.
+	// Results larger than their pointer text are spilled at the first
+	// prune and their stubs show the pointer; the ticket's result is
+	// smaller, so it is not stubbed: it stays whole until its unit is
+	// evicted, spilled with others, behind a line in the system prompt.
 	assert.Regexp(t, `(?m)^prune 1, before turn \d+: prompt \d+ -> \d+ tokens`, out)
-	assert.Regexp(t, `(?m)^  spilled  seg-1: .*r1 .*; written, read back, compared$`, out)
-	assert.Contains(t, out, "\n  prompt   r1 now reads "+spill.PointerText(pruneguard.Pointer{Store: "scratch", Key: "seg-1"})+"\n")
+	assert.Regexp(t, `(?m)^  spilled  seg-1: r\d+, \d+ tokens; written, read back, compared$`, out)
+	assert.Regexp(t, "\n  prompt   r\\d+ now reads "+regexp.QuoteMeta(spill.PointerText(pruneguard.Pointer{Store: "scratch", Key: "seg-1"}))+"\n", out)
+	assert.NotContains(t, out, "prompt   r1 now reads", "a stub would not make the ticket's result smaller")
+	seg := regexp.MustCompile(`(?m)^  spilled  (seg-\d+): \d+ messages of \d+ units, a1 \.\. `).FindStringSubmatch(out)
+	require.NotNil(t, seg, "the ticket's unit leaves spilled")
+	assert.Contains(t, out, "\n  prompt   the system prompt gains the line "+spill.PointerText(pruneguard.Pointer{Store: "scratch", Key: seg[1]})+"\n")
 	// Later the model follows the pointers and reads it back, identical.
 	assert.Regexp(t, `(?m)^turn \d+: the model must post the fix on its ticket; the id is not in its prompt \(\d+ tokens\), which shows \d+ pointers$`, out)
-	assert.Regexp(t, `(?m)^turn \d+: the model calls recall \{"key":"seg-1"\}: 2 messages come back`, out)
-	assert.Regexp(t, `(?m)^turn \d+: the model reads LEDG-4817 in r1, recalled from seg-1; identical to what create_ticket answered: true$`, out)
+	assert.Regexp(t, `(?m)^turn \d+: the model calls recall \{"key":"`+seg[1]+`"\}: \d+ messages come back`, out)
+	assert.Regexp(t, `(?m)^turn \d+: the model reads LEDG-4817 in r1, recalled from `+seg[1]+`; identical to what create_ticket answered: true$`, out)
 	assert.Contains(t, out, "\ntickets opened 1 [LEDG-4817], comments posted on LEDG-4817: 1\n")
 	assert.NotContains(t, out, pruneguard.DefaultStubText, "the trace never shows the stub text for spilled content")
 
@@ -55,7 +62,14 @@ func TestRun(t *testing.T) {
 	assert.Less(t, len(prunes), atoi(t, turns[1])/5, "prunes come seldom: the trigger is above the budget")
 	for _, p := range prunes {
 		assert.Greater(t, atoi(t, p[2]), window, "prune %s ran over the trigger", p[1])
-		assert.LessOrEqual(t, atoi(t, p[3]), budget+budget/20, "prune %s brought the prompt to about the budget", p[1])
+		assert.LessOrEqual(t, atoi(t, p[3]), budget, "prune %s brought the prompt under the budget", p[1])
+	}
+	// The Context counts the pointer text: no prune ends over the budget
+	// for it, and its count is never below the prompt's.
+	assert.Contains(t, out, "\nprunes that ended over the budget of 8000: 0, 0 of them by pointer text the Context does not count\n")
+	for _, m := range regexp.MustCompile(`prompt (\d+) -> (\d+) tokens \(pointer text \d+ -> \d+ of it; the Context's count (\d+) -> (\d+)\)`).FindAllStringSubmatch(out, -1) {
+		assert.LessOrEqual(t, atoi(t, m[1]), atoi(t, m[3]))
+		assert.LessOrEqual(t, atoi(t, m[2]), atoi(t, m[4]))
 	}
 	sent := regexp.MustCompile(`the largest sent (\d+), window`).FindStringSubmatch(out)
 	require.NotNil(t, sent)

@@ -52,7 +52,7 @@ type runtime struct {
 	maxPrompt  int // the largest prompt sent to the model
 	prunes     int
 	overBudget int // prunes that ended over the budget
-	overLines  int // of those, the ones the guard had brought to its budget: over by the pointer lines
+	overLines  int // of those, the ones the guard had brought to its budget: over by pointer text it does not count
 	lastAfter  int // the prompt's tokens after the last prune
 	// The first pointer text of each kind is shown whole in the trace.
 	shownInPlace, shownLine bool
@@ -81,11 +81,15 @@ func newRuntime(sp *spill.Spiller, w *trace) *runtime {
 	}
 	rt.names = strings.NewReplacer()
 	// The spiller is both where the guard spills and the Context's
-	// Resolver, so that a pointer it hands out counts.
+	// Resolver, so that a pointer it hands out counts. The Context counts
+	// the pointer text the runtime shows as PointerTokens: a stubbed
+	// result that was spilled shows it in place of the stub text, and
+	// evicted spilled messages leave one line per segment.
 	rt.c = pruneguard.NewContext(pruneguard.Config{
-		Resolver:   sp,
-		Counter:    count,
-		StubTokens: count.Count([]byte(pruneguard.DefaultStubText)),
+		Resolver:      sp,
+		Counter:       count,
+		StubTokens:    count.Count([]byte(pruneguard.DefaultStubText)),
+		PointerTokens: pointerTokens(sp),
 	})
 	for _, t := range tools() {
 		rt.c.RegisterTool(t)
@@ -166,13 +170,26 @@ func (rt *runtime) call(k pruneguard.Call) ([]byte, bool) {
 	return rt.ws.run(k.Tool, k.Args)
 }
 
-// check runs the guard before a model call, with the room the pointer
-// text takes outside the Context set aside, and reports a prune.
+// pointerTokens is what the pointer text of one of sp's segments costs
+// where the prompt shows it, as a line in the system prompt (the pointer
+// text and a line break), which is no less than the text alone in place
+// of a stub: the keys sp makes are all of one length, "seg-" and a UUID,
+// which is all ApproxCounter counts.
+func pointerTokens(sp *spill.Spiller) int {
+	name := sp.Name
+	if name == "" {
+		name = spill.DefaultName
+	}
+	p := pruneguard.Pointer{Store: name, Key: "seg-00000000-0000-0000-0000-000000000000"}
+	return count.Count([]byte(spill.PointerText(p) + "\n"))
+}
+
+// check runs the guard before a model call and reports a prune. The
+// Context counts the pointer text the prompt shows, so the guard's budget
+// is the prompt's.
 func (rt *runtime) check() {
-	extra := rt.extra()
-	g := rt.g
-	g.Budget, g.Trigger = budget-extra, window-extra
-	res, err := g.Check(rt.c)
+	extra, text := rt.extra(), rt.pointerText()
+	res, err := rt.g.Check(rt.c)
 	if err != nil {
 		rt.fail("turn %d: the guard failed: %v", rt.turn, err)
 		return
@@ -182,7 +199,7 @@ func (rt *runtime) check() {
 		rt.fail("turn %d: the guard deferred at %d tokens: %v", rt.turn, res.Before, res.Reason)
 	case pruneguard.Pruned:
 		rt.prunes++
-		rt.report(res, extra, g.Budget)
+		rt.report(res, extra, text)
 	}
 	for _, se := range res.SpillErrors {
 		rt.fail("turn %d: a spill failed: %v", rt.turn, se)
@@ -193,7 +210,7 @@ func (rt *runtime) check() {
 // report prints one prune, and puts the pointers where the model reads
 // them: one line per segment in the system prompt for what was evicted,
 // the pointer text in place of a spilled result that was stubbed.
-func (rt *runtime) report(res pruneguard.Result, extraBefore, guardBudget int) {
+func (rt *runtime) report(res pruneguard.Result, extraBefore, textBefore int) {
 	for _, s := range res.Spills {
 		rt.keys[s.Pointer.Key] = fmt.Sprint("seg-", len(rt.keys)+1)
 	}
@@ -257,12 +274,12 @@ func (rt *runtime) report(res pruneguard.Result, extraBefore, guardBudget int) {
 	rt.lastAfter = res.After + extra
 	if rt.lastAfter > budget {
 		rt.overBudget++
-		if res.After <= guardBudget {
+		if res.After <= budget {
 			rt.overLines++
 		}
 	}
-	rt.printf("prune %d, before turn %d: prompt %d -> %d tokens (the Context's count %d -> %d, pointer text %d -> %d)",
-		rt.prunes, rt.turn, res.Before+extraBefore, res.After+extra, res.Before, res.After, extraBefore, extra)
+	rt.printf("prune %d, before turn %d: prompt %d -> %d tokens (pointer text %d -> %d of it; the Context's count %d -> %d)",
+		rt.prunes, rt.turn, res.Before+extraBefore, res.After+extra, textBefore, rt.pointerText(), res.Before, res.After)
 	for _, s := range res.Spills {
 		what := string(s.Messages[0])
 		if n := len(s.Messages); n > 1 {
@@ -366,17 +383,31 @@ func (rt *runtime) redo(r pruneguard.Record) string {
 	return ""
 }
 
-// extra is the room the pointers take in the prompt beyond what the
-// Context counts: the lines in the system prompt, and the pointer text in
-// place of a stub, which the Context counts as the stub text.
+// extra is what the pointer text in the prompt takes beyond what the
+// Context counts for it (Config.PointerTokens each): the lines in the
+// system prompt, and the pointer text in place of a stub. PointerTokens
+// is a line's count, so extra is never positive.
 func (rt *runtime) extra() int {
+	n := 0
+	per := rt.c.Config().PointerTokens
+	for _, p := range rt.lines {
+		n += count.Count([]byte(spill.PointerText(p)+"\n")) - per
+	}
+	for _, p := range rt.inPlace {
+		n += count.Count([]byte(spill.PointerText(p))) - per
+	}
+	return n
+}
+
+// pointerText is what the pointer text in the prompt takes: the lines
+// in the system prompt and the pointer text in place of stubs.
+func (rt *runtime) pointerText() int {
 	n := 0
 	for _, p := range rt.lines {
 		n += count.Count([]byte(spill.PointerText(p) + "\n"))
 	}
-	stub := count.Count([]byte(pruneguard.DefaultStubText))
 	for _, p := range rt.inPlace {
-		n += count.Count([]byte(spill.PointerText(p))) - stub
+		n += count.Count([]byte(spill.PointerText(p)))
 	}
 	return n
 }
