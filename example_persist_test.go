@@ -41,5 +41,5 @@ func ExampleRestore() {
 	// 3 messages, 750 tokens
 	// [u1] [{u1 {scratch seg-1}}] <nil>
 	// true
-	// pruneguard: restore: bad saved state
+	// pruneguard: restore.sha256: bad saved state
 }

@@ -31,8 +31,10 @@ import (
 // and whose "version" is 1; messages, calls, units and tools refer to
 // each other by their place in its lists, and a string that is not UTF-8
 // (an id, a role, a name) is written as {"base64": ...}, so that every
-// byte comes back. [Restore] refuses another format or version, a field
-// it does not know, and trailing data. Save takes the read lock, so events wait while it
+// byte comes back. It ends with a SHA-256 digest of the rest, so that
+// an alteration is found. [Restore] refuses a digest that does not
+// match, another format or version, a field it does not know, and
+// trailing data. Save takes the read lock, so events wait while it
 // writes: a caller that writes to a slow writer should Save into a
 // buffer. Its only I/O is the writes to w, whose error it returns.
 func (c *Context) Save(w io.Writer) error {
@@ -43,7 +45,7 @@ func (c *Context) Save(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(b)
+	_, err = w.Write(sealState(b))
 	return err
 }
 

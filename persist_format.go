@@ -2,7 +2,9 @@ package pruneguard
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
@@ -22,8 +24,12 @@ import (
 // runtime chose (an id, a role, a tool name) is a JSON string when it is
 // UTF-8, and otherwise an object {"base64": "..."} of its bytes.
 //
-// A reader refuses a format or version it does not know, a field it
-// does not know, and trailing data. The fields of Config.PointerTokens
+// The object ends with a member "sha256": the hex SHA-256 of the
+// object's bytes before it (the object as written without that member),
+// so that a state altered after Save, even into other valid JSON, is
+// refused. A reader refuses a state whose digest does not match, a
+// format or version it does not know, a field it does not know, and
+// trailing data. The fields of Config.PointerTokens
 // (pointerTokens, pointerLines) are written only when it is set, so a
 // Context without it saves what earlier releases read.
 
@@ -279,6 +285,51 @@ type savedGhost struct {
 	Sibling     str   `json:"sibling,omitempty"`
 	SiblingCall str   `json:"siblingCall,omitempty"`
 	Reexpanded  bool  `json:"reexpanded,omitempty"`
+}
+
+// digestKey is the member that ends a saved state.
+const digestKey = `,"sha256":"`
+
+// sealState appends the digest member to b, a JSON object as
+// json.Marshal writes it.
+func sealState(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	out := make([]byte, 0, len(b)+len(digestKey)+2*len(sum)+2)
+	out = append(out, b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, digestKey...)
+	} else {
+		out = append(out, digestKey[1:]...)
+	}
+	out = hex.AppendEncode(out, sum[:])
+	return append(out, '"', '}')
+}
+
+// unsealState returns the object sealState was given, and whether the
+// digest b ends with matches it.
+func unsealState(b []byte) ([]byte, bool) {
+	b = bytes.TrimRight(b, " \t\r\n")
+	const hexLen = 2 * sha256.Size
+	if len(b) < hexLen+len(digestKey)+1 || !bytes.HasSuffix(b, []byte(`"}`)) {
+		return nil, false
+	}
+	end := len(b) - 2
+	digest := b[end-hexLen : end]
+	head := b[:end-hexLen]
+	var obj []byte
+	switch {
+	case bytes.HasSuffix(head, []byte(digestKey)):
+		obj = append(bytes.Clone(head[:len(head)-len(digestKey)]), '}')
+	case bytes.Equal(head, []byte("{"+digestKey[1:])):
+		obj = []byte("{}")
+	default:
+		return nil, false
+	}
+	var want [sha256.Size]byte
+	if n, err := hex.Decode(want[:], digest); err != nil || n != sha256.Size {
+		return nil, false
+	}
+	return obj, sha256.Sum256(obj) == want
 }
 
 // strict decodes b into v, refusing unknown fields and trailing data.

@@ -22,13 +22,18 @@ import (
 // does not resolve is kept, and counts for no prune, as always.
 //
 // Restore reads r to its end and does no other I/O. State that Save did
-// not write, or that was truncated or altered since, fails with an
+// not write, or that was truncated or altered since (its digest does
+// not match), fails with an
 // [*InputError] matching [ErrBadState] and [ErrInvalidInput]; an error
 // reading r is returned as it is. On error it returns no Context.
 func Restore(r io.Reader, cfg Config) (*Context, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
+	}
+	b, ok := unsealState(b)
+	if !ok {
+		return nil, badState("sha256", "")
 	}
 	var s savedState
 	if err := strict(b, &s); err != nil {

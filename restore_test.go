@@ -71,8 +71,10 @@ func TestRestoreRefusesASupersededPendingCall(t *testing.T) {
 	calls := s["calls"].([]any)
 	require.Len(t, calls, 1)
 	calls[0].(map[string]any)["superseded"] = true
+	delete(s, "sha256")
 	bad, err := json.Marshal(s)
 	require.NoError(t, err)
+	bad = pg.Reseal(bad)
 	_, err = pg.Restore(bytes.NewReader(bad), pg.Config{})
 	require.ErrorIs(t, err, pg.ErrBadState)
 	require.ErrorIs(t, err, pg.ErrInvalidInput)
@@ -83,8 +85,10 @@ func TestRestoreRefusesASupersededPendingCall(t *testing.T) {
 	require.NoError(t, c.Save(&b))
 	require.NoError(t, json.Unmarshal(b.Bytes(), &s))
 	s["calls"].([]any)[0].(map[string]any)["superseded"] = true
+	delete(s, "sha256")
 	ok, err := json.Marshal(s)
 	require.NoError(t, err)
+	ok = pg.Reseal(ok)
 	r, err := pg.Restore(bytes.NewReader(ok), pg.Config{})
 	require.NoError(t, err)
 	err = r.Append(pg.Message{ID: "r2", Answers: []pg.CallID{"k1"}})
