@@ -215,11 +215,15 @@
 //
 // A [Context] is safe for concurrent use. [Context.Tokens] and
 // [Guard.Check] under its trigger (with no hoarding to act on) take
-// constant time and do not allocate, with or without a Logger. [Context.Prune] costs time in proportion to
-// the plan and the units it touches, and [Guard.Check] over the trigger
-// in proportion to what its policy walks, proposes and prunes, not to the
-// length of the Context nor to the refusals remembered from earlier
-// checks (beside a logarithm for the indexes). A Context keeps a few dozen bytes per
+// constant time and do not allocate, with or without a Logger.
+// [Context.Prune] costs time in proportion to the plan and the units it
+// touches, and [Guard.Check] over the trigger in proportion to what its
+// policy walks, proposes and prunes, not to the length of the Context nor
+// to the refusals remembered from earlier checks (beside a logarithm for
+// the indexes). With Config.HoardTokens set, the hoarding report of a
+// prune and the hoarding rule of a check add time in proportion to the
+// large messages that may be hoarded (see [HoardMode]), never to the rest
+// of the Context. A Context keeps a few dozen bytes per
 // message beyond the ids, contents and arguments it was given, and
 // reclaims the memory of the messages that leave.
 package pruneguard

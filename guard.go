@@ -196,7 +196,9 @@ type Result struct {
 // It validates g and c's Config first ([Guard.ValidateFor]); a
 // configuration error changes nothing and is returned with only Before and
 // After set. At or under the Trigger (Budget by default), with no hoarding
-// to act on, it returns at once, in constant time and without allocating.
+// to act on, it returns at once without allocating and without using a
+// compaction id: in constant time, or, when Hoard is not HoardReport, in
+// time proportional to the messages that may be hoarded (see [HoardMode]).
 //
 // Otherwise it acts on hoarding, if asked (see [HoardMode]), then, over the
 // trigger, asks the policy for a plan, prunes and applies it; units and
@@ -232,7 +234,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 	if trigger == 0 {
 		trigger = g.Budget
 	}
-	if s.tokens <= trigger && (g.Hoard == HoardReport || !s.hoarding) {
+	if s.tokens <= trigger && (g.Hoard == HoardReport || !s.hoarding || !c.hoarding(g.Hoard == HoardStub, g.hoardKeep())) {
 		if g.Logger != nil && s.alerts {
 			return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens, Alerts: logAlerts(g.Logger, c)}, nil
 		}
@@ -309,12 +311,26 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 	}
 	_, r.stubMin = cfg.stub()
 	r.v = &View{c: c}
+	over := before > trigger
+	waiting := cfg.Boundary == BoundaryStrict && !c.Settled()
+	var hoarded []MessageID
+	if !waiting && g.Hoard != HoardReport {
+		hoarded = r.hoardIDs()
+	}
+	if !over && len(hoarded) == 0 {
+		// Nothing to act on after all (the policy keeps what may be
+		// hoarded): no compaction takes place.
+		res := Result{Outcome: UnderBudget, Before: before, After: c.Tokens()}
+		if g.Logger != nil {
+			res.Alerts = logAlerts(g.Logger, c)
+		}
+		return res, nil
+	}
 	r.res.Compaction = "pruneguard-" + strconv.FormatUint(c.mem.checks.Add(1), 10)
 	r.log = newGuardLog(g.Logger, r.res.Compaction)
-	over := before > trigger
 	var err error
 	switch {
-	case cfg.Boundary == BoundaryStrict && !c.Settled():
+	case waiting:
 		if over {
 			// Nothing may go while a call is pending or a stream is
 			// open; say which, without asking the policy.
@@ -323,8 +339,8 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 			}
 		}
 	default:
-		if g.Hoard != HoardReport {
-			err = r.hoard()
+		if len(hoarded) > 0 {
+			err = r.hoard(hoarded)
 		}
 		if err == nil && over {
 			r.target = max(0, min(g.Budget, before-g.MinClear))

@@ -249,7 +249,11 @@ func (c *Context) toolRec(name string) *toolRec {
 
 // RegisterTool adds a tool to the registry with its schema resident, or
 // updates it. A changed Version (or schema, when no versions are given)
-// is a migration: calls already in the Context become stale.
+// is a migration: calls already in the Context become stale. With
+// Config.HoardTokens set, an update that changes how results are classed
+// (the tool's output class, whether it is read-only, or its scope) after
+// calls to it were made judges every message again for hoarding, in time
+// proportional to the Context (see [HoardMode]).
 func (c *Context) RegisterTool(t Tool) error {
 	if t.Name == "" {
 		return inputErr("register tool", "", ErrEmptyID)
@@ -261,7 +265,7 @@ func (c *Context) RegisterTool(t Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	same := false
+	same, reclass := false, false
 	if _, ok := c.toolIdx[t.Name]; !ok {
 		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
 		c.toolIdx[t.Name] = int32(len(c.tools) - 1)
@@ -273,13 +277,31 @@ func (c *Context) RegisterTool(t Tool) error {
 			// A compression of the old schema says nothing of the new one.
 			r.compressed = nil
 		}
+		reclass = r.last != 0 && classKey(r.t) != classKey(t)
 		r.t = t
 		r.registered = true
 	}
 	c.setScope(c.toolRec(t.Name))
 	c.registered(c.toolIdx[t.Name], same)
+	if reclass {
+		// The results of its calls, or the reads its calls made stale,
+		// may have changed class: hoarding judges them again.
+		c.retrackLarge()
+	}
 	c.epoch++
 	return nil
+}
+
+// toolClassKey is what of a tool decides the class of results: of its
+// own calls, and of the reads its calls make stale.
+type toolClassKey struct {
+	output   Class
+	readOnly bool
+	scope    string
+}
+
+func classKey(t Tool) toolClassKey {
+	return toolClassKey{output: t.OutputClass(), readOnly: t.Annotations.ReadOnly(), scope: t.Scope}
 }
 
 func migrated(old, new Tool) bool {
