@@ -12,13 +12,15 @@ type Outcome uint8
 const (
 	// UnderBudget: nothing needed doing.
 	UnderBudget Outcome = iota
-	// Pruned: decisions were applied. Result.After may still exceed the
-	// budget when the guard refused the rest; it is under the ceiling.
+	// Pruned: decisions were applied (they are in Result.Decisions).
+	// Result.After may still exceed the budget when the guard refused
+	// the rest, and even the ceiling: then Check returns a
+	// [*CeilingError] with it.
 	Pruned
 	// Deferred: the Context could not be pruned safely now (a call
 	// pending, a message streaming, or no safe prune of any kind, spills
-	// included, that frees anything) and is still under its hard
-	// ceiling. Retry at the next budget check.
+	// included, that frees anything). Retry at the next budget check.
+	// Over a positive ceiling, Check returns a [*CeilingError] with it.
 	Deferred
 )
 
@@ -218,7 +220,9 @@ type Result struct {
 // the refusals remembered from earlier checks. It fails with a
 // [*CeilingError] when c ends above a positive Ceiling, and with the
 // [*InputError] when the policy proposes ids or tools the Context does not
-// hold.
+// hold. Either error may come after decisions were applied: the Outcome
+// is then Pruned, and Result.Decisions lists them for the runtime to
+// render (tombstones, pointers) as after any prune.
 func (g Guard) Check(c *Context) (Result, error) {
 	if c == nil {
 		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
