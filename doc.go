@@ -215,7 +215,10 @@
 //
 // A [Context] is safe for concurrent use. [Context.Tokens] and
 // [Guard.Check] under its trigger (with no hoarding to act on) take
-// constant time and do not allocate, with or without a Logger.
+// constant time and do not allocate, with or without a Logger, with one
+// exception: a check with a Logger takes the refetch alerts waiting
+// ([Context.TakeAlerts]) and logs them, which allocates; with none
+// waiting it logs nothing and allocates nothing.
 // [Context.Prune] costs time in proportion to the plan and the units it
 // touches, and [Guard.Check] over the trigger in proportion to what its
 // policy walks, proposes and prunes, not to the length of the Context nor
