@@ -312,7 +312,11 @@
 // would cost as much as what leaves with it. A stubbed spilled result
 // carries its pointer's text instead of the stub text. A body with no
 // system prompt to carry a line spills only tool results, for their
-// stubs (a spill for an eviction fails with [ErrNoPointerPlace]).
+// stubs (a spill for an eviction fails with [ErrNoPointerPlace]). The
+// pointer's text tells the model to call the recall tool, which this
+// package never adds to a body: the runtime declares [spill.RecallTool]
+// among the request's tools and answers its calls with
+// [spill.Spiller.HandleRecall].
 //
 // # Rendering a Context
 //

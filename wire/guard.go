@@ -70,7 +70,11 @@ type Options struct {
 	// system prompt, after the tombstone lines, where tombstone lines go;
 	// a body with no place for one spills only tool results, whose stub
 	// shows the pointer's text ([spill.PointerText]) instead of the stub
-	// text. *spill.Spiller is one. Nil means nothing is spilled.
+	// text. *spill.Spiller is one. Nil means nothing is spilled. The
+	// pointer's text tells the model to call the recall tool, which the
+	// guard does not add to the body: the runtime declares
+	// [spill.RecallTool] among the request's tools and answers its calls
+	// with [spill.Spiller.HandleRecall].
 	Spiller Spiller
 }
 
