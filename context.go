@@ -106,6 +106,9 @@ type Context struct {
 	alerts     []RefetchAlert
 	ghostLog   []*ghostEpisode
 	openGhosts int
+	// reexp holds the schemas asked back, waiting for a Guard with a
+	// Logger (LogReexpansion).
+	reexp []reexpansion
 
 	// mem is what the guards remember of the refusals they met.
 	mem refusalMemory

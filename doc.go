@@ -67,8 +67,9 @@
 // guard also stubs or evicts the large reconstructible messages that
 // Config.HoardTokens reports, under budget too. A Screen vets each
 // decision for rules beyond the gates (a provider's). The Logger gets
-// one record per decision, refusal, spill and refetch alert, and one per
-// check, with ids, codes, classes and token counts but never content; the
+// one record per decision, refusal, spill, refetch alert and schema the
+// model asked back ([Context.RequestTool]), and one per check, with ids,
+// codes, classes and token counts but never content; the
 // records of a check map onto the Agent Client Protocol's compaction
 // events (see [LogDecision]).
 //
@@ -217,7 +218,8 @@
 // [Guard.Check] under its trigger (with no hoarding to act on) take
 // constant time and do not allocate, with or without a Logger, with one
 // exception: a check with a Logger takes the refetch alerts waiting
-// ([Context.TakeAlerts]) and logs them, which allocates; with none
+// ([Context.TakeAlerts]) and the schemas asked back
+// ([Context.RequestTool]) and logs them, which allocates; with none
 // waiting it logs nothing and allocates nothing.
 // [Context.Prune] costs time in proportion to the plan and the units it
 // touches, and [Guard.Check] over the trigger in proportion to what its

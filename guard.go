@@ -121,8 +121,11 @@ type Guard struct {
 	// how they map onto the Agent Client Protocol's compaction events.
 	// With a Logger, every check, under budget too, also takes the
 	// Context's refetch alerts ([Context.TakeAlerts]), writes one
-	// LogRefetch record each and returns them in Result.Alerts. Nil means
-	// no logging, at no cost, and the alerts stay queued for the runtime.
+	// LogRefetch record each and returns them in Result.Alerts, and
+	// writes one LogReexpansion record for each schema the model asked
+	// back ([Context.RequestTool]) since the last check with a Logger.
+	// Nil means no logging, at no cost, and the alerts stay queued for the
+	// runtime.
 	Logger *slog.Logger
 }
 
@@ -254,7 +257,7 @@ type guardView struct {
 	ceiling     int // Config.Ceiling
 	hoardTokens int // Config.HoardTokens
 	hoarding    bool
-	alerts      bool // refetch alerts wait for TakeAlerts
+	alerts      bool // refetch alerts or re-expansions wait for a Logger
 	resolver    bool // Config.Resolver is set
 	cfgOK       bool // Config.Validate passes
 }
@@ -262,7 +265,7 @@ type guardView struct {
 func (c *Context) guardState() guardView {
 	c.mu.RLock()
 	s := guardView{tokens: c.tokens + c.toolTokens, ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
-		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
+		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0 || len(c.reexp) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
 	c.mu.RUnlock()
 	return s
 }

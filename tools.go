@@ -387,7 +387,11 @@ func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
 // makes the schema resident again, whole, which ends the tool's
 // ghost-tool episode ([GhostEvidence.Reexpanded]). It reports whether the
 // tool was tombstoned: a true answer is the diagnostic signal that
-// pruning took a schema the model still needed.
+// pruning took a schema the model still needed. When the schema was not
+// shown whole (withdrawn, tombstoned or compressed), the request waits
+// in the Context, the 256 latest, for the next check of a [Guard] with a
+// Logger, which writes a LogReexpansion record for it; [Context.Save]
+// does not keep the requests waiting.
 func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -400,8 +404,42 @@ func (c *Context) RequestTool(name string) (bool, error) {
 	if was {
 		r.reexpand++
 	}
+	if !r.resident || r.tombstoned || r.compressed != nil {
+		c.reexpanded(reexpansion{tool: name, tombstoned: was, withdrawn: !r.resident})
+	}
 	r.resident, r.tombstoned, r.compressed = true, false, nil
 	c.requested(c.toolIdx[name])
 	c.epoch++
 	return was, nil
+}
+
+// reexpansion is a schema the model asked back ([Context.RequestTool])
+// while it was not shown whole, waiting for a Guard with a Logger.
+type reexpansion struct {
+	tool       string
+	tombstoned bool // a tombstone stood in for the schema
+	withdrawn  bool // the schema was out of the prompt (else compressed)
+}
+
+// reexpBound is how many re-expansions wait for a check with a Logger;
+// beyond it the oldest are dropped (ToolState.Reexpansions keeps
+// counting the tombstoned ones).
+const reexpBound = 256
+
+// reexpanded queues e for the next check with a Logger.
+func (c *Context) reexpanded(e reexpansion) {
+	if len(c.reexp) == reexpBound {
+		c.reexp = slices.Delete(c.reexp, 0, 1)
+	}
+	c.reexp = append(c.reexp, e)
+}
+
+// takeReexpansions returns the re-expansions waiting, in the order made,
+// and empties the queue.
+func (c *Context) takeReexpansions() []reexpansion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.reexp
+	c.reexp = nil
+	return out
 }
