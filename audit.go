@@ -46,8 +46,8 @@ func (d *Decision) Records() []Record {
 }
 
 // hoarded lists the large reconstructible messages a decision leaves in,
-// in transcript order. It costs time in proportion to the messages of at
-// least Config.HoardTokens that are not stubbed.
+// in transcript order. It costs time in proportion to the messages that
+// may be hoarded (Context.large, see trackLarge), not to the Context.
 func (r *pruneRun) hoarded() []int32 {
 	c := r.c
 	if len(c.large) == 0 {

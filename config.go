@@ -42,7 +42,8 @@ type Config struct {
 	Ceiling int
 	// HoardTokens, when positive, makes every decision list in
 	// [Decision.Hoarded] the reconstructible messages of at least this
-	// many tokens that it leaves in the prompt.
+	// many tokens that it leaves in the prompt (see [HoardMode] for which
+	// messages are looked at, and when).
 	HoardTokens int
 	// StubText replaces a stubbed result's content. Empty means
 	// DefaultStubText; a blank text is refused ([Config.Validate]). It

@@ -112,6 +112,9 @@ type Context struct {
 	alerts     []RefetchAlert
 	ghostLog   []*ghostEpisode
 	openGhosts int
+	// reexp holds the schemas asked back, waiting for a Guard with a
+	// Logger (LogReexpansion).
+	reexp []reexpansion
 
 	// mem is what the guards remember of the refusals they met.
 	mem refusalMemory
@@ -441,17 +444,21 @@ func (c *Context) Settled() bool {
 	return c.nPending == 0 && len(c.open) == 0
 }
 
-// trackLarge keeps message p in Context.large while it is at or above
-// cfg.HoardTokens and may be hoarded: not stubbed, not pinned, without
-// facts, and not classed otherwise than reconstructible (those never
-// change back).
+// trackLarge keeps message p in Context.large while it may be hoarded:
+// closed, at or above cfg.HoardTokens, neither stubbed nor pinned, and
+// reconstructible as it is classed now ([Context.ClassOf]). It is called
+// whenever one of these may change for p: when p is appended, closed,
+// grows, is pinned, marked or stubbed, and when a registration changes
+// how results are classed (retrackLarge). A message a later mutating call
+// makes stale stays in until then; the walks of Context.large classify
+// each message again and pass over what is no longer reconstructible.
 func (c *Context) trackLarge(p int32) {
 	if c.cfg.HoardTokens <= 0 {
 		return
 	}
 	x := c.msg(p)
-	in := c.tokensOf(p) >= c.cfg.HoardTokens && x.flags&(mStubbed|mDead|mPinned) == 0 &&
-		x.facts == 0 && (x.class == ClassUnset || x.class == Reconstructible)
+	in := x.flags&(mStubbed|mDead|mPinned|mOpen) == 0 && x.facts == 0 && c.tokensOf(p) >= c.cfg.HoardTokens &&
+		(x.class == ClassUnset || x.class == Reconstructible) && c.classify(p) == Reconstructible
 	switch {
 	case in && x.flags&mLarge == 0:
 		if c.large == nil {
@@ -462,6 +469,20 @@ func (c *Context) trackLarge(p int32) {
 	case !in && x.flags&mLarge != 0:
 		delete(c.large, p)
 		x.flags &^= mLarge
+	}
+}
+
+// retrackLarge judges every message again for Context.large, once a
+// registration changed how the results of calls already made are
+// classed. It costs time in proportion to the Context.
+func (c *Context) retrackLarge() {
+	if c.cfg.HoardTokens <= 0 {
+		return
+	}
+	for u := c.uhead; u != none; u = c.unit(u).next {
+		for p := range c.members(u) {
+			c.trackLarge(p)
+		}
 	}
 }
 

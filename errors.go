@@ -310,7 +310,9 @@ func (e *DeferredError) Unwrap() error { return ErrDeferred }
 
 // CeilingError reports that the Context holds more tokens than the hard
 // ceiling allows and no safe prune brings it under. It matches
-// [ErrCeiling], and [ErrDeferred] too when deferral was the cause.
+// [ErrCeiling], and [ErrDeferred] too when deferral was the cause. From
+// [Guard.Check] it may come after decisions were applied: the Result's
+// Outcome is then Pruned and its Decisions lists them.
 //
 // The zero CeilingError reports a ceiling of zero and no cause; the package
 // returns it filled in.

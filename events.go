@@ -376,6 +376,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	}
 	c.answered(p)
 	c.unit(c.msg(p).unit).version++
+	c.trackLarge(p)
 	return nil
 }
 

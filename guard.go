@@ -12,13 +12,15 @@ type Outcome uint8
 const (
 	// UnderBudget: nothing needed doing.
 	UnderBudget Outcome = iota
-	// Pruned: decisions were applied. Result.After may still exceed the
-	// budget when the guard refused the rest; it is under the ceiling.
+	// Pruned: decisions were applied (they are in Result.Decisions).
+	// Result.After may still exceed the budget when the guard refused
+	// the rest, and even the ceiling: then Check returns a
+	// [*CeilingError] with it.
 	Pruned
 	// Deferred: the Context could not be pruned safely now (a call
 	// pending, a message streaming, or no safe prune of any kind, spills
-	// included, that frees anything) and is still under its hard
-	// ceiling. Retry at the next budget check.
+	// included, that frees anything). Retry at the next budget check.
+	// Over a positive ceiling, Check returns a [*CeilingError] with it.
 	Deferred
 )
 
@@ -122,8 +124,11 @@ type Guard struct {
 	// how they map onto the Agent Client Protocol's compaction events.
 	// With a Logger, every check, under budget too, also takes the
 	// Context's refetch alerts ([Context.TakeAlerts]), writes one
-	// LogRefetch record each and returns them in Result.Alerts. Nil means
-	// no logging, at no cost, and the alerts stay queued for the runtime.
+	// LogRefetch record each and returns them in Result.Alerts, and
+	// writes one LogReexpansion record for each schema the model asked
+	// back ([Context.RequestTool]) since the last check with a Logger.
+	// Nil means no logging, at no cost, and the alerts stay queued for the
+	// runtime.
 	Logger *slog.Logger
 }
 
@@ -199,7 +204,9 @@ type Result struct {
 // It validates g and c's Config first ([Guard.ValidateFor]); a
 // configuration error changes nothing and is returned with only Before and
 // After set. At or under the Trigger (Budget by default), with no hoarding
-// to act on, it returns at once, in constant time and without allocating.
+// to act on, it returns at once without allocating and without using a
+// compaction id: in constant time, or, when Hoard is not HoardReport, in
+// time proportional to the messages that may be hoarded (see [HoardMode]).
 //
 // Otherwise it acts on hoarding, if asked (see [HoardMode]), then, over the
 // trigger, asks the policy for a plan, prunes and applies it; units and
@@ -219,7 +226,9 @@ type Result struct {
 // the refusals remembered from earlier checks. It fails with a
 // [*CeilingError] when c ends above a positive Ceiling, and with the
 // [*InputError] when the policy proposes ids or tools the Context does not
-// hold.
+// hold. Either error may come after decisions were applied: the Outcome
+// is then Pruned, and Result.Decisions lists them for the runtime to
+// render (tombstones, pointers) as after any prune.
 func (g Guard) Check(c *Context) (Result, error) {
 	if c == nil {
 		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
@@ -235,7 +244,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 	if trigger == 0 {
 		trigger = g.Budget
 	}
-	if s.tokens <= trigger && (g.Hoard == HoardReport || !s.hoarding) {
+	if s.tokens <= trigger && (g.Hoard == HoardReport || !s.hoarding || !c.hoarding(g.Hoard == HoardStub, g.hoardKeep())) {
 		if g.Logger != nil && s.alerts {
 			return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens, Alerts: logAlerts(g.Logger, c)}, nil
 		}
@@ -251,7 +260,7 @@ type guardView struct {
 	ceiling     int // Config.Ceiling
 	hoardTokens int // Config.HoardTokens
 	hoarding    bool
-	alerts      bool // refetch alerts wait for TakeAlerts
+	alerts      bool // refetch alerts or re-expansions wait for a Logger
 	resolver    bool // Config.Resolver is set
 	cfgOK       bool // Config.Validate passes
 }
@@ -259,7 +268,7 @@ type guardView struct {
 func (c *Context) guardState() guardView {
 	c.mu.RLock()
 	s := guardView{tokens: c.heldTokens(), ceiling: c.cfg.Ceiling, hoardTokens: c.cfg.HoardTokens,
-		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
+		hoarding: len(c.large) > 0, alerts: len(c.alerts) > 0 || len(c.reexp) > 0, resolver: c.cfg.Resolver != nil, cfgOK: c.cfgValid()}
 	c.mu.RUnlock()
 	return s
 }
@@ -310,12 +319,26 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 		r.rounds = 64
 	}
 	r.v = &View{c: c}
+	over := before > trigger
+	waiting := cfg.Boundary == BoundaryStrict && !c.Settled()
+	var hoarded []MessageID
+	if !waiting && g.Hoard != HoardReport {
+		hoarded = r.hoardIDs()
+	}
+	if !over && len(hoarded) == 0 {
+		// Nothing to act on after all (the policy keeps what may be
+		// hoarded): no compaction takes place.
+		res := Result{Outcome: UnderBudget, Before: before, After: c.Tokens()}
+		if g.Logger != nil {
+			res.Alerts = logAlerts(g.Logger, c)
+		}
+		return res, nil
+	}
 	r.res.Compaction = "pruneguard-" + strconv.FormatUint(c.mem.checks.Add(1), 10)
 	r.log = newGuardLog(g.Logger, r.res.Compaction)
-	over := before > trigger
 	var err error
 	switch {
-	case cfg.Boundary == BoundaryStrict && !c.Settled():
+	case waiting:
 		if over {
 			// Nothing may go while a call is pending or a stream is
 			// open; say which, without asking the policy.
@@ -324,8 +347,8 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 			}
 		}
 	default:
-		if g.Hoard != HoardReport {
-			err = r.hoard()
+		if len(hoarded) > 0 {
+			err = r.hoard(hoarded)
 		}
 		if err == nil && over {
 			r.target = max(0, min(g.Budget, before-g.MinClear))

@@ -181,8 +181,14 @@ func TestCacheModel(t *testing.T) {
 	t.Logf("stateless per request:  %.3g (cache broken on %d requests, %.0f%%)", stateless, statelessBreaks, 100*float64(statelessBreaks)/float64(turns))
 	t.Logf("no cache at all, sticky prompts: %.3g", uncached)
 
-	assert.Less(t, sticky, every/4, "a sticky, chunked prune costs a fraction of pruning every turn")
+	// The figures README.md and BENCHMARKS.md give, as ranges: sticky
+	// about 0.22 of every turn and under a quarter; stateless breaking
+	// the cache on about 70% of the requests, over half.
+	assert.Less(t, sticky, every/4, "a sticky, chunked prune costs under a quarter of pruning every turn")
+	assert.Greater(t, sticky, every*0.15, "about 0.22 of it")
 	assert.Less(t, stickyBreaks*10, everyBreaks, "and breaks the cache far less often")
-	assert.Greater(t, statelessBreaks*3, turns, "a stateless guard breaks the cache on a large share of the requests")
+	share := float64(statelessBreaks) / float64(turns)
+	assert.Greater(t, share, 0.6, "a stateless guard breaks the cache on over half of the requests, about 70%")
+	assert.Less(t, share, 0.8, "about 70%")
 	assert.GreaterOrEqual(t, stateless, every*0.9, "and costs what pruning every turn costs")
 }

@@ -1,6 +1,8 @@
 package pruneguard_test
 
 import (
+	"bytes"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,4 +103,49 @@ func TestHoardLeavesWhatThePolicyKeeps(t *testing.T) {
 	require.NoError(t, err)
 	_, stubbed = evictedBy(res)
 	assert.Equal(t, []pruneguard.MessageID{"r0", "r1"}, stubbed, "the last five messages are a2, r2, a3, r3 and u")
+}
+
+// The hoarding report follows the class a message has: a large result
+// counts once its tool is registered as pure, not while the read is
+// stale or marked with a fact, and again once a registration makes it
+// fresh; a restored Context reports the same.
+func TestHoardingFollowsTheClass(t *testing.T) {
+	c := pruneguard.NewContext(pruneguard.Config{HoardTokens: 500})
+	hoarded := func() []pruneguard.MessageID {
+		t.Helper()
+		d, err := c.Prune(pruneguard.Plan{})
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, c.Save(&buf))
+		rc, err := pruneguard.Restore(&buf, pruneguard.Config{HoardTokens: 500})
+		require.NoError(t, err)
+		rd, err := rc.Prune(pruneguard.Plan{})
+		require.NoError(t, err)
+		assert.Equal(t, d.Hoarded, rd.Hoarded, "the restored Context reports the same")
+		return d.Hoarded
+	}
+	pure := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
+	// A read beside a write in one batch is stale from the start.
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 5,
+		Calls: []pruneguard.Call{{ID: "k2", Tool: "cat"}, {ID: "w2", Tool: "write"}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "r2", Role: pruneguard.RoleTool, Tokens: 1000, Answers: []pruneguard.CallID{"k2"}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "w2r", Role: pruneguard.RoleTool, Tokens: 5, Answers: []pruneguard.CallID{"w2"}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 5,
+		Calls: []pruneguard.Call{{ID: "k1", Tool: "read"}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 1000, Answers: []pruneguard.CallID{"k1"}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "u", Role: pruneguard.RoleUser, Tokens: 1000}))
+	assert.Empty(t, hoarded(), "unknown tools are not pure; text is irreducible")
+
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Annotations: pure}))
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "cat", Annotations: pure}))
+	assert.Equal(t, []pruneguard.MessageID{"r1"}, hoarded(), "r2 is stale: write is not read-only")
+
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "write", Annotations: pure}))
+	assert.Equal(t, []pruneguard.MessageID{"r2", "r1"}, hoarded(), "write no longer mutates")
+
+	require.NoError(t, c.Mark("r1", pruneguard.NegativeResult))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a3", Role: pruneguard.RoleAssistant, Tokens: 5,
+		Calls: []pruneguard.Call{{ID: "k3", Tool: "rm"}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "r3", Role: pruneguard.RoleTool, Tokens: 5, Answers: []pruneguard.CallID{"k3"}}))
+	assert.Empty(t, hoarded(), "r1 carries a fact, and rm (unknown, so mutating) made r2 stale")
 }

@@ -144,6 +144,29 @@ func TestEachRefusedConfiguration(t *testing.T) {
 	}
 }
 
+// What depends on the guard and the Config together is ValidateFor's
+// alone: each half passes its own Validate.
+func TestCombinedCasesAreValidateFors(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	cases := []struct {
+		name string
+		g    pruneguard.Guard
+		cfg  pruneguard.Config
+	}{
+		{"spill without resolver", pruneguard.Guard{Budget: 10, Spill: sp}, pruneguard.Config{}},
+		{"hoard without hoard tokens", pruneguard.Guard{Budget: 10, Hoard: pruneguard.HoardStub}, pruneguard.Config{}},
+		{"config ceiling below budget", pruneguard.Guard{Budget: 10}, pruneguard.Config{Ceiling: 9}},
+		{"trigger above config ceiling", pruneguard.Guard{Budget: 10, Trigger: 30}, pruneguard.Config{Ceiling: 20}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.NoError(t, tc.g.Validate())
+			assert.NoError(t, tc.cfg.Validate())
+			assert.ErrorIs(t, tc.g.ValidateFor(pruneguard.NewContext(tc.cfg)), pruneguard.ErrConfig)
+		})
+	}
+}
+
 func TestValidateReportsEveryRefusedField(t *testing.T) {
 	err := pruneguard.Guard{Budget: -1, Ceiling: -2, Split: 9}.Validate()
 	require.ErrorIs(t, err, pruneguard.ErrConfig)

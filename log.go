@@ -28,10 +28,15 @@ import (
 //     configuration error) writes nothing, and a check that ran, found
 //     nothing to do and met nothing (hoarding with nothing to act on)
 //     writes nothing either: no compaction took place.
-//   - LogRefetch is not part of a compaction and carries neither: one
-//     record per refetch alert the check took from the Context (see
-//     Guard.Logger), at warning level when what was pruned could not be
-//     had again (class irreducible, or match false).
+//   - LogRefetch and LogReexpansion are not part of a compaction and
+//     carry neither: they are the runtime's diagnostic signals, written
+//     by the next check with a Logger (see Guard.Logger). LogRefetch is
+//     one record per refetch alert the check took from the Context, at
+//     warning level when what was pruned could not be had again (class
+//     irreducible, or match false). LogReexpansion is one record per
+//     schema the model asked back ([Context.RequestTool]) while it was
+//     not shown whole, at warning level when a tombstone stood in for it:
+//     pruning took a schema the model still needed.
 //
 // Attributes, beside compaction and status:
 //
@@ -52,6 +57,9 @@ import (
 //   - LogRefetch: the alert's attributes ([RefetchAlert.LogValue]: tool,
 //     call, result, pruned, stubbed, class, match), never the content or
 //     its hashes.
+//   - LogReexpansion: tool, tombstoned (a tombstone stood in for the
+//     schema) and withdrawn (the schema was out of the prompt; false for
+//     a compressed one).
 const (
 	LogDecision    = "pruneguard: decision"
 	LogRefusal     = "pruneguard: refusal"
@@ -59,6 +67,7 @@ const (
 	LogSpillFailed = "pruneguard: spill failed"
 	LogCheck       = "pruneguard: check"
 	LogRefetch     = "pruneguard: refetch"
+	LogReexpansion = "pruneguard: reexpansion"
 )
 
 // The statuses of the Agent Client Protocol's compaction_update, as the
@@ -160,8 +169,8 @@ func (g *guardLog) check(r *guardRun, over bool, err error) {
 	g.write(level, LogCheck, status, attrs)
 }
 
-// logRefetchAlerts takes the Context's refetch alerts and logs them,
-// when the guard has a Logger.
+// logRefetchAlerts takes the Context's refetch alerts and re-expansions
+// and logs them, when the guard has a Logger.
 func (r *guardRun) logRefetchAlerts() {
 	if r.g.Logger != nil {
 		r.res.Alerts = logAlerts(r.g.Logger, r.c)
@@ -170,7 +179,9 @@ func (r *guardRun) logRefetchAlerts() {
 
 // logAlerts takes c's refetch alerts and writes one LogRefetch record
 // each: a warning when what was pruned could not be had again (it was
-// irreducible, or the new content differs).
+// irreducible, or the new content differs). Then it takes c's
+// re-expansions and writes one LogReexpansion record each: a warning
+// when a tombstone stood in for the schema.
 func logAlerts(l *slog.Logger, c *Context) []RefetchAlert {
 	as := c.TakeAlerts()
 	for _, a := range as {
@@ -179,6 +190,14 @@ func logAlerts(l *slog.Logger, c *Context) []RefetchAlert {
 			level = slog.LevelWarn
 		}
 		l.LogAttrs(context.Background(), level, LogRefetch, a.logAttrs()...)
+	}
+	for _, e := range c.takeReexpansions() {
+		level := slog.LevelInfo
+		if e.tombstoned {
+			level = slog.LevelWarn
+		}
+		l.LogAttrs(context.Background(), level, LogReexpansion, slog.String("tool", e.tool),
+			slog.Bool("tombstoned", e.tombstoned), slog.Bool("withdrawn", e.withdrawn))
 	}
 	return as
 }

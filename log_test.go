@@ -348,3 +348,75 @@ func TestLogRefetchAlerts(t *testing.T) {
 	g := pruneguard.Guard{Budget: 1 << 20, Logger: slog.New(h)}
 	assert.Zero(t, testing.AllocsPerRun(50, func() { g.Check(c) }))
 }
+
+// A schema the model asks back is logged by the next check with a
+// logger, under budget too: a warning when a tombstone stood in for it,
+// with neither compaction nor status; a schema shown whole asked again
+// is not logged. Without a logger the requests wait.
+func TestLogReexpansion(t *testing.T) {
+	c := pruneguard.NewContext(pruneguard.Config{})
+	pure := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
+	schema := []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Schema: schema, Annotations: pure}))
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "grep", Schema: schema, Annotations: pure}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Tokens: 5,
+		Calls: []pruneguard.Call{{ID: "k", Tool: "read", Args: []byte(`{"path":"f"}`)}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "r", Role: pruneguard.RoleTool, Tokens: 50, Answers: []pruneguard.CallID{"k"}}))
+	d, err := c.Prune(pruneguard.Plan{DropSchemas: []string{"read", "grep"}})
+	require.NoError(t, err)
+	require.Len(t, d.Tombstones, 1, "read's arguments stay; grep has none")
+	require.NoError(t, c.Apply(d))
+
+	was, err := c.RequestTool("read")
+	require.NoError(t, err)
+	assert.True(t, was)
+	was, err = c.RequestTool("grep")
+	require.NoError(t, err)
+	assert.False(t, was)
+	was, err = c.RequestTool("read")
+	require.NoError(t, err)
+	assert.False(t, was, "shown whole: not a re-expansion")
+
+	res, err := pruneguard.Guard{Budget: 1 << 20}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.UnderBudget, res.Outcome, "without a logger they wait")
+
+	h := &recorder{}
+	g := pruneguard.Guard{Budget: 1 << 20, Logger: slog.New(h)}
+	res, err = g.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.UnderBudget, res.Outcome)
+	assert.Empty(t, res.Compaction)
+	recs := h.take()
+	require.Len(t, recs, 2)
+	assert.Equal(t, pruneguard.LogReexpansion, recs[0].msg)
+	assert.Equal(t, slog.LevelWarn, recs[0].level, "a tombstone stood in for it")
+	assert.Equal(t, map[string]string{"tool": "read", "tombstoned": "true", "withdrawn": "true"}, recs[0].attrs)
+	assert.Equal(t, pruneguard.LogReexpansion, recs[1].msg)
+	assert.Equal(t, slog.LevelInfo, recs[1].level)
+	assert.Equal(t, map[string]string{"tool": "grep", "tombstoned": "false", "withdrawn": "true"}, recs[1].attrs)
+
+	// Taken: the next check logs nothing and costs nothing.
+	assert.Zero(t, testing.AllocsPerRun(50, func() { g.Check(c) }))
+	assert.Empty(t, h.take())
+
+	// A check that prunes writes them too, outside its compaction.
+	d, err = c.Prune(pruneguard.Plan{DropSchemas: []string{"read"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	_, err = c.RequestTool("read")
+	require.NoError(t, err)
+	res, err = pruneguard.Guard{Budget: 10, Logger: slog.New(h)}.Check(c)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Compaction)
+	var reexp []logRec
+	for _, r := range h.take() {
+		if r.msg == pruneguard.LogReexpansion {
+			reexp = append(reexp, r)
+		} else {
+			assert.Equal(t, res.Compaction, r.attrs["compaction"], r.msg)
+		}
+	}
+	require.Len(t, reexp, 1)
+	assert.Equal(t, map[string]string{"tool": "read", "tombstoned": "true", "withdrawn": "true"}, reexp[0].attrs)
+}

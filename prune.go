@@ -35,9 +35,10 @@ import "slices"
 // hashes for [Decision.Records]) and the tools [Context.Unsound] lists,
 // not to the length of the Context; the one
 // exception is the hoarding report, when Config.HoardTokens is set, which
-// looks at every message of at least that many tokens that could be
-// hoarded (not stubbed, pinned, marked with facts or classed otherwise
-// than reconstructible).
+// costs time in proportion to the messages that may be hoarded: those of
+// at least that many tokens that were reconstructible when last judged
+// (see [HoardMode]), never text that is irreducible by default or the
+// results of mutating or open-world tools.
 func (c *Context) Prune(p Plan) (*Decision, error) {
 	return c.prune(p, true)
 }

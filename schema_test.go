@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,6 +99,33 @@ func TestPerToolNoTombstone(t *testing.T) {
 	assert.Equal(t, CodeGhostTool, pe.Violations[0].Code)
 	assert.Equal(t, []CallID{"k1"}, pe.Violations[0].Calls)
 	assert.Contains(t, err.Error(), "update_incident")
+}
+
+// The tombstone tells the model what to do: the tool is still there, its
+// schema is not, and it must ask for the schema before calling it; for a
+// tool that changes state, not to rebuild a call from earlier arguments.
+func TestTombstoneTellsTheModelToAskForTheSchema(t *testing.T) {
+	c := schemaContext(t, Config{})
+	d, err := c.Prune(Plan{DropSchemas: []string{"lookup", "update_incident"}})
+	require.NoError(t, err)
+	require.Len(t, d.Tombstones, 2)
+	byTool := map[string]Tombstone{}
+	for _, ts := range d.Tombstones {
+		byTool[ts.Tool] = ts
+	}
+	for name, ts := range byTool {
+		assert.Contains(t, ts.Text, strconv.Quote(name))
+		assert.Contains(t, ts.Text, "still available", name)
+		assert.Contains(t, ts.Text, "schema was withdrawn", name)
+		assert.Contains(t, ts.Text, "ask for its schema before calling it", name)
+		assert.NotContains(t, ts.Text, "\n", "one line")
+	}
+	ro, mut := byTool["lookup"], byTool["update_incident"]
+	assert.False(t, ro.Mutating)
+	assert.NotContains(t, ro.Text, "rebuild", "a read-only tool may be called again from its arguments")
+	assert.True(t, mut.Mutating)
+	assert.Contains(t, mut.Text, "changes state")
+	assert.Contains(t, mut.Text, "do not rebuild a call from earlier arguments")
 }
 
 func TestTombstoneForReadOnlyTool(t *testing.T) {

@@ -249,7 +249,11 @@ func (c *Context) toolRec(name string) *toolRec {
 
 // RegisterTool adds a tool to the registry with its schema resident, or
 // updates it. A changed Version (or schema, when no versions are given)
-// is a migration: calls already in the Context become stale.
+// is a migration: calls already in the Context become stale. With
+// Config.HoardTokens set, an update that changes how results are classed
+// (the tool's output class, whether it is read-only, or its scope) after
+// calls to it were made judges every message again for hoarding, in time
+// proportional to the Context (see [HoardMode]).
 func (c *Context) RegisterTool(t Tool) error {
 	if t.Name == "" {
 		return inputErr("register tool", "", ErrEmptyID)
@@ -261,7 +265,7 @@ func (c *Context) RegisterTool(t Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	same := false
+	same, reclass := false, false
 	if _, ok := c.toolIdx[t.Name]; !ok {
 		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
 		c.toolIdx[t.Name] = int32(len(c.tools) - 1)
@@ -273,13 +277,31 @@ func (c *Context) RegisterTool(t Tool) error {
 			// A compression of the old schema says nothing of the new one.
 			r.compressed = nil
 		}
+		reclass = r.last != 0 && classKey(r.t) != classKey(t)
 		r.t = t
 		r.registered = true
 	}
 	c.setScope(c.toolRec(t.Name))
 	c.registered(c.toolIdx[t.Name], same)
+	if reclass {
+		// The results of its calls, or the reads its calls made stale,
+		// may have changed class: hoarding judges them again.
+		c.retrackLarge()
+	}
 	c.epoch++
 	return nil
+}
+
+// toolClassKey is what of a tool decides the class of results: of its
+// own calls, and of the reads its calls make stale.
+type toolClassKey struct {
+	output   Class
+	readOnly bool
+	scope    string
+}
+
+func classKey(t Tool) toolClassKey {
+	return toolClassKey{output: t.OutputClass(), readOnly: t.Annotations.ReadOnly(), scope: t.Scope}
 }
 
 func migrated(old, new Tool) bool {
@@ -365,7 +387,11 @@ func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
 // makes the schema resident again, whole, which ends the tool's
 // ghost-tool episode ([GhostEvidence.Reexpanded]). It reports whether the
 // tool was tombstoned: a true answer is the diagnostic signal that
-// pruning took a schema the model still needed.
+// pruning took a schema the model still needed. When the schema was not
+// shown whole (withdrawn, tombstoned or compressed), the request waits
+// in the Context, the 256 latest, for the next check of a [Guard] with a
+// Logger, which writes a LogReexpansion record for it; [Context.Save]
+// does not keep the requests waiting.
 func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -378,8 +404,42 @@ func (c *Context) RequestTool(name string) (bool, error) {
 	if was {
 		r.reexpand++
 	}
+	if !r.resident || r.tombstoned || r.compressed != nil {
+		c.reexpanded(reexpansion{tool: name, tombstoned: was, withdrawn: !r.resident})
+	}
 	r.resident, r.tombstoned, r.compressed = true, false, nil
 	c.requested(c.toolIdx[name])
 	c.epoch++
 	return was, nil
+}
+
+// reexpansion is a schema the model asked back ([Context.RequestTool])
+// while it was not shown whole, waiting for a Guard with a Logger.
+type reexpansion struct {
+	tool       string
+	tombstoned bool // a tombstone stood in for the schema
+	withdrawn  bool // the schema was out of the prompt (else compressed)
+}
+
+// reexpBound is how many re-expansions wait for a check with a Logger;
+// beyond it the oldest are dropped (ToolState.Reexpansions keeps
+// counting the tombstoned ones).
+const reexpBound = 256
+
+// reexpanded queues e for the next check with a Logger.
+func (c *Context) reexpanded(e reexpansion) {
+	if len(c.reexp) == reexpBound {
+		c.reexp = slices.Delete(c.reexp, 0, 1)
+	}
+	c.reexp = append(c.reexp, e)
+}
+
+// takeReexpansions returns the re-expansions waiting, in the order made,
+// and empties the queue.
+func (c *Context) takeReexpansions() []reexpansion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.reexp
+	c.reexp = nil
+	return out
 }

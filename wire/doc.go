@@ -315,7 +315,11 @@
 // stubs (a spill for an eviction fails with [ErrNoPointerPlace]). The
 // Context counts those lines and texts with Config.PointerTokens, which
 // a Spiller sets when it is zero (see [Options].Spiller), so the guard's
-// rounds see them; the overhead counts the rest, never them twice.
+// rounds see them; the overhead counts the rest, never them twice. The
+// pointer's text tells the model to call the recall tool, which this
+// package never adds to a body: the runtime declares [spill.RecallTool]
+// among the request's tools and answers its calls with
+// [spill.Spiller.HandleRecall].
 //
 // # Rendering a Context
 //

@@ -74,7 +74,10 @@ type Options struct {
 	// count of a pointer line of a *spill.Spiller's (its default name and
 	// a segment key), so that the guard's rounds count the lines and
 	// pointer texts they add. *spill.Spiller is one. Nil means nothing is
-	// spilled.
+	// spilled. The pointer's text tells the model to call the recall tool,
+	// which the guard does not add to the body: the runtime declares
+	// [spill.RecallTool] among the request's tools and answers its calls
+	// with [spill.Spiller.HandleRecall].
 	Spiller Spiller
 }
 

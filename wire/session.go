@@ -84,6 +84,11 @@ type SessionConfig struct {
 	// count the lines and pointer texts they add. Content a planned step
 	// names is never spilled. *spill.Spiller is one. Nil means nothing is
 	// spilled.
+	//
+	// The pointer's text tells the model to call the recall tool, which
+	// the session does not add to the body: the runtime declares
+	// [spill.RecallTool] among the request's tools and answers its calls
+	// with [spill.Spiller.HandleRecall].
 	Spiller Spiller
 	// Logger, if set, receives one record per applied decision, per spill
 	// and failed spill, and per refusal, with the gate, the code, the ids

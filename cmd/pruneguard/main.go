@@ -111,7 +111,10 @@
 // for their stubs. The report's "spilled" lists, in the order spilled,
 // each segment's key with the input indexes of the messages stored under
 // it (whatever --report says). Every message the prune evicts or stubs
-// is either reconstructible or listed there.
+// is either reconstructible or listed there. The pointer text tells the
+// model to call a recall tool, which prune does not add to the body: the
+// runtime that sends it declares one (spill.RecallTool) and answers its
+// calls from DIR (spill.Spiller.HandleRecall, or pruneguard recall).
 //
 // extract prints the request body inside a recorded transcript envelope
 // (see testdata/transcripts/SOURCES.md), so that check and prune can read
