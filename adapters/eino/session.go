@@ -192,6 +192,20 @@ func New(cfg Config) (*Session, error) {
 	return s, nil
 }
 
+// SetBudget changes the budget of the guard the session runs, from its
+// next pass on, for a runtime whose allowance changes as a conversation
+// goes (another model, a window that grows with the turns). It fails with
+// [ErrBudget], changing nothing, when budget is not positive.
+func (s *Session) SetBudget(budget int) error {
+	if budget <= 0 {
+		return ErrBudget
+	}
+	s.mu.Lock()
+	s.cfg.Guard.Budget = budget
+	s.mu.Unlock()
+	return nil
+}
+
 // reset starts a new, empty Context with the configured tools.
 func (s *Session) reset() error {
 	c := pruneguard.NewContext(s.cfg.Context)

@@ -464,3 +464,38 @@ func TestOwnStubsPassedBack(t *testing.T) {
 		t.Error("a stub passed back was replaced")
 	}
 }
+
+// SetBudget takes effect at the next pass; a budget that is not positive
+// is refused and changes nothing.
+func TestSetBudget(t *testing.T) {
+	ctx := context.Background()
+	s, err := einoguard.New(einoguard.Config{Guard: pruneguard.Guard{Budget: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []*schema.Message{schema.SystemMessage("sys"), schema.UserMessage(strings.Repeat("a long question ", 200))}
+	for i := 0; i < 4; i++ {
+		msgs = append(msgs, schema.AssistantMessage(strings.Repeat("a long answer ", 200), nil), schema.UserMessage("and then?"))
+	}
+	out, _, err := s.Prune(ctx, msgs)
+	if err != nil || len(out) != len(msgs) {
+		t.Fatalf("under a large budget: %d of %d messages, %v", len(out), len(msgs), err)
+	}
+	if err := s.SetBudget(0); !errors.Is(err, einoguard.ErrBudget) {
+		t.Fatalf("SetBudget(0): %v", err)
+	}
+	if err := s.SetBudget(-5); !errors.Is(err, einoguard.ErrBudget) {
+		t.Fatalf("SetBudget(-5): %v", err)
+	}
+	out, _, err = s.Prune(ctx, msgs)
+	if err != nil || len(out) != len(msgs) {
+		t.Fatalf("after refused budgets: %d of %d messages, %v", len(out), len(msgs), err)
+	}
+	if err := s.SetBudget(1); err != nil {
+		t.Fatal(err)
+	}
+	_, rep, _ := s.Prune(ctx, msgs)
+	if rep.Result.Before <= 1 || rep.Result.Outcome == pruneguard.UnderBudget {
+		t.Fatalf("budget 1 not in force: %+v", rep.Result)
+	}
+}

@@ -233,9 +233,16 @@ func (p *Core) Turn(call, result *schema.Message) error {
 	if err := p.add(result); err != nil {
 		return err
 	}
+	// The budget follows what eino keeps: every result but the latest
+	// Keep cleared. The round adds its call and, once cleared, a
+	// placeholder.
+	p.g.Budget += Count(call) + stubTokens()
 	_, err := p.g.Check(p.c)
 	return err
 }
+
+// stubTokens is the placeholder's count.
+func stubTokens() int { return Count(&schema.Message{Content: Placeholder}) }
 
 // Sent implements Reducer. It renders from the messages p was given,
 // which it indexes unless NoIndex was called.
@@ -260,9 +267,10 @@ func (p *Core) NoIndex() { p.msgs = nil }
 
 // Adapter is einoguard's Session given the whole list each turn.
 type Adapter struct {
-	s    *einoguard.Session
-	hist []*schema.Message
-	sent []*schema.Message
+	s      *einoguard.Session
+	budget int
+	hist   []*schema.Message
+	sent   []*schema.Message
 }
 
 // Start implements Reducer.
@@ -277,7 +285,7 @@ func (a *Adapter) Start(msgs []*schema.Message) error {
 	if err != nil {
 		return err
 	}
-	a.s, a.hist = s, msgs
+	a.s, a.hist, a.budget = s, msgs, Budget(msgs)
 	a.sent, _, err = s.Prune(context.Background(), a.hist)
 	return err
 }
@@ -285,6 +293,11 @@ func (a *Adapter) Start(msgs []*schema.Message) error {
 // Turn implements Reducer.
 func (a *Adapter) Turn(call, result *schema.Message) error {
 	a.hist = append(a.hist, call, result)
+	// The budget follows what eino keeps, as the core's does.
+	a.budget += Count(call) + stubTokens()
+	if err := a.s.SetBudget(a.budget); err != nil {
+		return err
+	}
 	var err error
 	a.sent, _, err = a.s.Prune(context.Background(), a.hist)
 	return err
