@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -264,5 +265,154 @@ func TestOrphanCallHoldsSchema(t *testing.T) {
 			}
 			noWorse(t, in, g)
 		})
+	}
+}
+
+// requestFields returns a body's fields other than its history.
+func requestFields(t *testing.T, body string) json.RawMessage {
+	t.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &top); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"messages", "input", "contents"} {
+		delete(top, k)
+	}
+	raw, _ := json.Marshal(top)
+	return raw
+}
+
+// A session abandons a call once a message fed as provider JSON ends the
+// block or turn it waited in: it is pending until then, never after; the
+// trailing call stays pending; a Responses call, which a later output may
+// still answer, stays pending until the runtime abandons it.
+func TestSessionAbandonsOrphan(t *testing.T) {
+	// closes is the index of the message that ends the orphan's block or
+	// turn, by dialect (-1: none).
+	closes := map[wire.Dialect]int{wire.OpenAIChat: 3, wire.OpenAIResponses: -1, wire.Anthropic: 3, wire.Gemini: 2, wire.Bedrock: 2}
+	for _, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			body, at, tail := orphanBody(d, true)
+			s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: 1 << 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetRequest(requestFields(t, body)); err != nil {
+				t.Fatal(err)
+			}
+			var orphan pruneguard.CallID
+			for i, raw := range history(t, d, []byte(body)) {
+				id, err := s.Append(raw)
+				if err != nil {
+					t.Fatalf("message %d: %v", i, err)
+				}
+				m, _ := s.Context().Message(id)
+				if i == at {
+					orphan = m.Calls[0].ID
+				}
+				pending := slices.Contains(s.Context().Pending(), orphan)
+				if want := i >= at && (closes[d] < 0 || i < closes[d]); pending != want {
+					t.Fatalf("after message %d the orphan is pending: %v, want %v", i, pending, want)
+				}
+				if i == tail && (len(m.Calls) != 1 || !slices.Contains(s.Context().Pending(), m.Calls[0].ID)) {
+					t.Fatalf("the trailing call is not pending: %v", s.Context().Pending())
+				}
+			}
+			// The trailing call waits, and in Responses the orphan too.
+			want := 1
+			if closes[d] < 0 {
+				want = 2
+			}
+			if p := s.Context().Pending(); len(p) != want {
+				t.Fatalf("pending %v, want %d calls", p, want)
+			}
+			if closes[d] >= 0 {
+				if err := s.Abandon(orphan); !errors.Is(err, pruneguard.ErrAbandonedCall) {
+					t.Fatalf("abandoning the orphan again: %v, want ErrAbandonedCall", err)
+				}
+				return
+			}
+			// Responses: the runtime gives the call up; a late output for it
+			// is refused.
+			if err := s.Abandon(orphan); err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(s.Context().Pending(), orphan) {
+				t.Fatalf("pending %v after Abandon", s.Context().Pending())
+			}
+			_, err = s.Append(json.RawMessage(`{"type":"function_call_output","call_id":"c0","output":"late"}`))
+			if !errors.Is(err, pruneguard.ErrAbandonedCall) {
+				t.Fatalf("a late output: %v, want ErrAbandonedCall", err)
+			}
+		})
+	}
+}
+
+// A session holding an orphan deep in its history prunes its unit as
+// Body.Context would: spilled under MCP's defaults, the body written
+// within the budget and breaking no rule the body given kept.
+func TestSessionPrunesOrphanUnit(t *testing.T) {
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic, wire.Gemini, wire.Bedrock} {
+		t.Run(string(d), func(t *testing.T) {
+			body, at, _ := orphanBody(d, false)
+			in := read(t, d, body)
+			budget := wire.Tokens(in, nil) - 200
+			s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: budget}, Spiller: &spill.Spiller{Store: &spill.Memory{}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, rep, err := s.Sync([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(out), "orphan-args") || !slices.Contains(rep.Evicted, pruneguard.MessageID(fmt.Sprint("m", at))) {
+				t.Fatalf("the orphan stayed: evicted %v, refusals %+v", rep.Evicted, rep.Refusals)
+			}
+			if rep.After > budget {
+				t.Errorf("%d tokens over the budget %d", rep.After, budget)
+			}
+			if nv := wire.NewViolations(in.Validate(), read(t, d, string(out)).Validate()); len(nv) > 0 {
+				t.Fatalf("the body written breaks %v", nv)
+			}
+		})
+	}
+}
+
+// Calls made by event messages are answered by id, so a session never
+// abandons them itself, even once a message fed as provider JSON ends
+// their block; the runtime does, and a late result is refused.
+func TestSessionEventCallsWaitForAbandon(t *testing.T) {
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []pruneguard.Message{
+		{Role: pruneguard.RoleUser, Content: []byte("task")},
+		{Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "e1", Tool: "probe", Args: []byte(`{}`)}}},
+	} {
+		if _, err := s.AppendMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, raw := range []string{`{"role":"user","content":"never mind"}`, `{"role":"assistant","content":"noted"}`, `{"role":"user","content":"next"}`} {
+		if _, err := s.Append(json.RawMessage(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := s.Context().Pending(); !slices.Equal(p, []pruneguard.CallID{"e1"}) {
+		t.Fatalf("pending %v, want e1", p)
+	}
+	if err := s.Abandon("e1"); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Context().Pending(); len(p) > 0 {
+		t.Fatalf("pending %v after Abandon", p)
+	}
+	_, err = s.AppendMessage(pruneguard.Message{Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"e1"}, Content: []byte("late")})
+	if !errors.Is(err, pruneguard.ErrAbandonedCall) {
+		t.Fatalf("a late result: %v, want ErrAbandonedCall", err)
+	}
+	if err := s.Abandon("nope"); !errors.Is(err, pruneguard.ErrUnknownCall) {
+		t.Fatalf("abandoning an unknown call: %v", err)
 	}
 }
