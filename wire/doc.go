@@ -241,6 +241,21 @@
 // the classes come from one reader that takes the history a message at a
 // time, the one a [Session] feeds as messages arrive.
 //
+// Calls of the trailing batch still waiting for their results are
+// pending: under the strict boundary they defer every prune. A call
+// without a result anywhere else (its block or turn ended, or in
+// Responses an output or a user message came after it) can never be
+// answered in that body, and every provider rejects the body for it as
+// it stands; the call stays among its message's calls, is listed by
+// [Guarded.Unpaired], and is abandoned (pruneguard.Context.Abandon) as
+// its message is appended. Its unit then closes and is judged like any
+// other: a message of such calls alone takes the class of its calls as
+// any message of calls does, and the call's arguments count for the
+// schema gate (withdrawing its tool's schema needs a tombstone, or the
+// call's eviction) while the message stays. Evicting the orphan's unit
+// takes the body's violation away with it; the screen still refuses what
+// would break a rule the body kept.
+//
 // Tokens are counted with Config.Counter (nil means
 // pruneguard.ApproxCounter, a quarter of the compact JSON): each message
 // once, as its JSON, and the rest of the body when it changes; the
@@ -382,6 +397,13 @@
 // not written message by message, as while a message streams, is counted
 // and screened from the body written whole); writing the body is linear
 // in its bytes. A Session is safe for concurrent use.
+//
+// A call fed to a session stays pending until its result arrives, except
+// that a message fed as provider JSON that ends the block or turn the
+// call waited in (Chat, Anthropic, Gemini, Bedrock), where no later
+// message may answer it, abandons it then; a Responses call, which any
+// later output may answer, and a call of an event message wait for the
+// runtime's [Session.Abandon].
 //
 // # Conversations
 //

@@ -85,10 +85,15 @@ type Options struct {
 // without a partner. The Context holds the message, but not the pairing:
 // a result without a call carries no Answers (and is classed as an
 // unannotated tool's result), and a call without a result (other than the
-// trailing, pending batch) is left out of the message's Calls, so it
-// never holds up the boundary gate. Not listed: a Responses output that
-// answers a call the server holds, and an MCP approval request the user
-// left unanswered, which pair with nothing legitimately.
+// trailing, pending batch) stays among the message's Calls and is
+// abandoned ([pruneguard.Context.Abandon]) as soon as its message is
+// appended, so it never holds up the boundary gate: its unit closes and
+// is judged like any other, the message takes the class of its calls as
+// any message of calls does, and the call's arguments count for the
+// schema gate while the message stays. Not listed: a Responses output
+// that answers a call the server holds, and an MCP approval request the
+// user left unanswered, which pair with nothing legitimately (such a
+// request is abandoned too).
 //
 // The zero Unpaired names nothing; [Guarded.Unpaired] returns them
 // filled in.
@@ -244,7 +249,13 @@ func indexOf(id pruneguard.MessageID, n int) (int, bool) {
 // ones [Body.Validate] checks, never by a global id map; the Context's
 // call ids are synthesised from positions, so reused and duplicate wire
 // ids do no harm. What does not pair is reported by [Guarded.Unpaired].
-// Calls of the trailing batch that have no result yet stay pending.
+// Calls of the trailing batch that have no result yet stay pending, and
+// under the strict boundary defer every prune; a call without a result
+// that is not in the trailing batch (the block or turn it waited in
+// ended, or in Responses a later output or user message follows it) can
+// no longer be answered in any dialect, and a provider rejects the body
+// for it as it stands: the Context abandons it, so its unit closes and is
+// judged like any other (see [Unpaired]).
 //
 // Units follow each dialect's atomic structure: a call with its results
 // and its whole parallel batch (the core's own grouping); in Responses,
@@ -349,7 +360,8 @@ func Bind(body []byte, d Dialect, opts Options) (*Guarded, error) {
 
 // build feeds the body's messages to the Context: a first pass of the
 // tracker finds the calls that will never be answered, the second appends
-// each message with its pairing, class and unit, then the pins.
+// each message with its pairing, class and unit, abandoning those calls
+// once their message is in, then the pins.
 func (g *Guarded) build(un Unannotated) error {
 	b := g.src
 	n := len(b.facts)
@@ -384,10 +396,10 @@ func (g *Guarded) build(un Unannotated) error {
 	}
 	last, report := tr.finish()
 	closed = append(closed, last...)
-	dropped := make([]bool, len(callMsg))
+	abandoned := make([]bool, len(callMsg))
 	var calls []Unpaired
 	for _, k := range closed {
-		dropped[k] = true
+		abandoned[k] = true
 		if report(k) {
 			calls = append(calls, Unpaired{Index: int(callMsg[k]), CallID: g.callPart(k, callMsg).id})
 		}
@@ -426,9 +438,11 @@ func (g *Guarded) build(un Unannotated) error {
 		ks := keys(i)
 		st := tr.add(f, ks)
 		cm := coreMessage(ID(i), f, int(g.tokens[i]))
+		var gone []pruneguard.CallID
 		f.eachCall(func(k int, p *fpart) {
-			if !dropped[ks[k]] {
-				cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: p.name, Args: argsJSON(p.val)})
+			cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: p.name, Args: argsJSON(p.val)})
+			if abandoned[ks[k]] {
+				gone = append(gone, callID(i, k))
 			}
 		})
 		for _, a := range st.answers {
@@ -442,6 +456,13 @@ func (g *Guarded) build(un Unannotated) error {
 			(i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
 		if err := g.ctx.Append(cm); err != nil {
 			return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
+		}
+		// A call no later message of the body can answer closes its unit
+		// now; the trailing batch stays pending.
+		if len(gone) > 0 {
+			if err := g.ctx.Abandon(gone...); err != nil {
+				return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
+			}
 		}
 		if coupled(b.Dialect, prev, f) {
 			if err := g.ctx.Couple(ID(i-1), ID(i)); err != nil {

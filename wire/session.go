@@ -184,6 +184,22 @@ func (cfg SessionConfig) validate() error {
 // irreducible unless annotated, results that pair with no call take the
 // class of an unannotated tool, compaction items are irreducible.
 //
+// A call stays pending, and under the strict boundary defers every
+// prune, until its result arrives, with two exceptions. A message fed
+// as provider JSON ([Session.Append], [Session.Sync]) that ends the block
+// or turn a call waited in, so that the dialect's adjacency rules let no
+// later message answer it, abandons the call at once (as
+// [pruneguard.Context.Abandon] does): in Chat, a message other than a
+// tool message after the call's assistant message; in Anthropic, a turn
+// after the user turn that follows the call's assistant turn; in Gemini
+// and Bedrock, the message after the call's, whatever it answers. Such a
+// history is one the provider rejects as it stands; the call's unit
+// closes and is judged like any other, so that one orphan does not stop
+// pruning for good. A Responses call may be answered by any later item,
+// and a call made or left by event messages is answered by id, so
+// neither is ever abandoned by the session: the runtime declares them
+// with [Session.Abandon].
+//
 // Every decision passes a screen before it is applied, the rule screen
 // a [Guarded] uses: units, stubs and schema edits that would leave the
 // body breaking a provider rule it keeps as it stands (as
@@ -232,6 +248,7 @@ type sessionState struct {
 	tr       *tracker
 	keyCall  []pruneguard.CallID
 	keyTool  []string
+	keyMsg   []pruneguard.MessageID // the message making each call
 	open     map[pruneguard.CallID]bool
 	answered map[pruneguard.CallID]bool
 
@@ -558,7 +575,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		}
 		taken[id] = true
 		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: p.name, Args: argsJSON(p.val)})
-		keys = append(keys, s.newKey(id, p.name))
+		keys = append(keys, s.newKey(id, p.name, e.id))
 	})
 	st := s.tr.add(&f, keys)
 	unpaired := 0
@@ -586,6 +603,9 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		return "", fmt.Errorf("wire: session: append: %w", err)
 	}
 	s.noteCalls(cm.ID, cm.Calls, cm.Answers)
+	if err := s.abandonClosed(st.closed); err != nil {
+		return "", err
+	}
 	if e.realUser {
 		s.firstUser = true
 	}
@@ -595,11 +615,43 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	return e.id, s.link(e)
 }
 
-// newKey gives a call the tracker follows its key.
-func (s *Session) newKey(id pruneguard.CallID, tool string) int32 {
+// newKey gives a call the tracker follows its key: the call id in the
+// Context, its tool and the message making it.
+func (s *Session) newKey(id pruneguard.CallID, tool string, msg pruneguard.MessageID) int32 {
 	s.keyCall = append(s.keyCall, id)
 	s.keyTool = append(s.keyTool, tool)
+	s.keyMsg = append(s.keyMsg, msg)
 	return int32(len(s.keyCall) - 1)
+}
+
+// abandonClosed abandons the calls of keys that a message fed as
+// provider JSON made and that still wait for a result: the message just
+// fed as provider JSON ended the block or turn they waited in, and the
+// dialect's adjacency rules let no later message answer them. Calls of
+// event messages are answered by id and stay.
+func (s *Session) abandonClosed(keys []int32) error {
+	var ids []pruneguard.CallID
+	for _, k := range keys {
+		if k < 0 {
+			continue
+		}
+		// The id names this call only while the call waits: an id
+		// answered may be reused by a later call.
+		id := s.keyCall[k]
+		if e := s.byID[s.keyMsg[k]]; s.open[id] && s.callBy[id] == s.keyMsg[k] && e != nil && e.ev == nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.ctx.Abandon(ids...); err != nil {
+		return fmt.Errorf("wire: session: abandon: %w", err)
+	}
+	for _, id := range ids {
+		delete(s.open, id)
+	}
+	return nil
 }
 
 // noteCalls records the calls message id made and those it answered.
@@ -685,6 +737,28 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	return m.ID, s.link(e)
 }
 
+// Abandon declares calls of the history that will never be answered,
+// as [pruneguard.Context.Abandon] does, with its errors: each stops
+// being pending, its unit closes and is judged like any other, and a
+// later result for it, fed in any form, is refused with
+// pruneguard.ErrAbandonedCall. The session abandons by itself only the
+// calls a message fed as provider JSON leaves unanswerable (see
+// [Session]); a runtime calls Abandon for the others: a call of a
+// Responses history whose output will not come, a call made by an event
+// message, a call whose stream was cancelled. An abandoned call's id may
+// be used again by a new call.
+func (s *Session) Abandon(ids ...pruneguard.CallID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.ctx.Abandon(ids...); err != nil {
+		return fmt.Errorf("wire: session: abandon: %w", err)
+	}
+	for _, id := range ids {
+		delete(s.open, id)
+	}
+	return nil
+}
+
 // noteSystem records an event message that writes into the system
 // prompt.
 func (s *Session) noteSystem(e *sentry) {
@@ -750,7 +824,7 @@ func (s *Session) eventPaired(m pruneguard.Message) {
 	f := eventFacts(s.cfg.Dialect, m)
 	keys := make([]int32, len(m.Calls))
 	for i, c := range m.Calls {
-		keys[i] = s.newKey(c.ID, c.Tool)
+		keys[i] = s.newKey(c.ID, c.Tool, m.ID)
 	}
 	s.tr.add(&f, keys)
 	s.noteCalls(m.ID, m.Calls, m.Answers)
