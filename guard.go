@@ -151,8 +151,6 @@ type Screen interface {
 // ScreenFunc adapts a function to a [Screen].
 //
 // A nil ScreenFunc must not be used: calling it panics.
-//
-// A nil ScreenFunc must not be used: calling its method panics.
 type ScreenFunc func(d *Decision) []*Violation
 
 // Screen calls f(d).
@@ -294,7 +292,13 @@ type guardRun struct {
 	// spilledNow holds, for each message this check spilled whose
 	// decision is not applied yet, the pointer it had before.
 	spilledNow map[MessageID]Pointer
-	log        *guardLog
+	// screenedUnits and screenedStubs are what the Screen refused since
+	// the last decision applied: its refusals answer the body as it
+	// stood, so the next applied decision lets them be tried again.
+	screenedUnits []UnitID
+	screenedStubs []MessageID
+	screenedTools []string
+	log           *guardLog
 }
 
 // The parts of a check, for the log.

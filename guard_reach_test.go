@@ -266,3 +266,28 @@ func TestCheckEndsWhenEveryPruneIsRefused(t *testing.T) {
 	assert.Equal(t, pruneguard.Deferred, res.Outcome)
 	assert.ErrorIs(t, res.Reason, pruneguard.ErrSchema)
 }
+
+// What the Screen refused answers the body as it stood: once a decision
+// is applied, the guard tries it again in the same check, so a unit whose
+// eviction would have broken a rule while another stood goes once that
+// one has.
+func TestScreenRefusalsAreRetriedAfterADecision(t *testing.T) {
+	c := loopContext(t, pruneguard.Config{}, 100, 100)
+	// a0's unit may not go while a1 is in the prompt.
+	screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
+		if _, a1 := c.Message("a1"); a1 && slices.Contains(d.Evict, "a0") {
+			return []*pruneguard.Violation{{Gate: pruneguard.GateScreen, Code: "needs-a1-gone",
+				Units: []pruneguard.UnitID{"a0"}, Messages: []pruneguard.MessageID{"a0", "r0"}}}
+		}
+		return nil
+	})
+	res, err := pruneguard.Guard{Budget: 101, Screen: screen}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Pruned, res.Outcome)
+	for _, id := range []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1"} {
+		_, ok := c.Message(id)
+		assert.False(t, ok, "%s stayed: one check reaches what the screen let go once a1 went", id)
+	}
+	assert.LessOrEqual(t, c.Tokens(), 101)
+	assert.GreaterOrEqual(t, len(res.Decisions), 2)
+}

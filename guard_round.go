@@ -83,6 +83,7 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 			return tryNothing, nil
 		}
 		r.applied(d)
+		r.reopen()
 		r.res.Decisions = append(r.res.Decisions, d)
 		r.log.decision(r, d, from)
 		return tryApplied, nil
@@ -273,17 +274,17 @@ func (r *guardRun) screened(d *Decision, vs []*Violation) {
 	for _, v := range vs {
 		for _, t := range v.Tools {
 			if slices.Contains(d.DropSchemas, t) || slices.ContainsFunc(d.Compress, func(cs CompressedSchema) bool { return cs.Tool == t }) {
-				if r.refusedTools == nil {
-					r.refusedTools = make(map[string]bool)
+				if !r.refusedTools[t] {
+					r.screenedTools = append(r.screenedTools, t)
 				}
-				r.refusedTools[t] = true
+				r.refuseTool(t)
 				acted = true
 			}
 		}
 		stubbed := false
 		for _, m := range v.Messages {
 			if slices.Contains(d.Stub, m) {
-				r.v.hideStub(m)
+				r.screenStub(m)
 				back = append(back, m)
 				stubbed, acted = true, true
 			}
@@ -291,8 +292,7 @@ func (r *guardRun) screened(d *Decision, vs []*Violation) {
 		if !stubbed {
 			for _, u := range v.Units {
 				if slices.Contains(d.unitTab, u) {
-					r.v.Hide(u)
-					r.noEvictUnit(u)
+					r.screenUnit(u)
 					for _, id := range d.Evict {
 						if w, ok := r.c.UnitOf(id); ok && w.ID == u {
 							back = append(back, id)
@@ -306,19 +306,63 @@ func (r *guardRun) screened(d *Decision, vs []*Violation) {
 	if !acted {
 		// Nothing named: the whole decision is refused.
 		back = append(append(back, d.Evict...), d.Stub...)
-		r.v.Hide(d.unitTab...)
 		for _, u := range d.unitTab {
-			r.noEvictUnit(u)
+			r.screenUnit(u)
 		}
-		r.v.hideStub(d.Stub...)
+		for _, m := range d.Stub {
+			r.screenStub(m)
+		}
 		for _, t := range d.DropSchemas {
-			r.refuseTool(t)
+			r.screenTool(t)
 		}
 		for _, cs := range d.Compress {
-			r.refuseTool(cs.Tool)
+			r.screenTool(cs.Tool)
 		}
 	}
 	r.takeBack(back)
+}
+
+// screenUnit keeps unit u out of the rest of the check, or until a
+// decision is applied, for the Screen refused its eviction.
+func (r *guardRun) screenUnit(u UnitID) {
+	if !r.v.Hidden(u) && !r.noEvict[u] {
+		r.screenedUnits = append(r.screenedUnits, u)
+	}
+	r.v.Hide(u)
+	r.noEvictUnit(u)
+}
+
+// screenStub keeps result m from being stubbed, as screenUnit does.
+func (r *guardRun) screenStub(m MessageID) {
+	if _, ok := r.v.noStub[string(m)]; !ok {
+		r.screenedStubs = append(r.screenedStubs, m)
+	}
+	r.v.hideStub(m)
+}
+
+// screenTool keeps the schema of tool t as it is, as screenUnit does.
+func (r *guardRun) screenTool(t string) {
+	if !r.refusedTools[t] {
+		r.screenedTools = append(r.screenedTools, t)
+	}
+	r.refuseTool(t)
+}
+
+// reopen lets what the Screen refused since the last decision be tried
+// again, now that a decision changed what it answered: a unit whose
+// eviction would have orphaned a result may go once the result has.
+func (r *guardRun) reopen() {
+	for _, u := range r.screenedUnits {
+		delete(r.v.hidden, string(u))
+		delete(r.noEvict, u)
+	}
+	for _, m := range r.screenedStubs {
+		delete(r.v.noStub, string(m))
+	}
+	for _, t := range r.screenedTools {
+		delete(r.refusedTools, t)
+	}
+	r.screenedUnits, r.screenedStubs, r.screenedTools = r.screenedUnits[:0], r.screenedStubs[:0], r.screenedTools[:0]
 }
 
 func (r *guardRun) refuseTool(t string) {

@@ -20,8 +20,6 @@ type Policy interface {
 // transcript order. The snapshot costs in proportion to the Context.
 //
 // A nil PolicyFunc must not be used: calling it panics.
-//
-// A nil PolicyFunc must not be used: calling its method panics.
 type PolicyFunc func(entries []Entry, need int) Plan
 
 // Propose calls f with a snapshot of v.
@@ -31,8 +29,6 @@ func (f PolicyFunc) Propose(v *View, need int) Plan { return f(v.Snapshot(), nee
 // walk the View or combine other policies.
 //
 // A nil ViewFunc must not be used: calling it panics.
-//
-// A nil ViewFunc must not be used: calling its method panics.
 type ViewFunc func(v *View, need int) Plan
 
 // Propose calls f.

@@ -105,8 +105,6 @@ type Resolver interface {
 // ResolverFunc adapts a function to a [Resolver].
 //
 // A nil ResolverFunc must not be used: calling it panics.
-//
-// A nil ResolverFunc must not be used: calling its method panics.
 type ResolverFunc func(Pointer) bool
 
 // Resolvable calls f(p).
@@ -139,8 +137,6 @@ type Oracle interface {
 // OracleFunc adapts a function to an [Oracle].
 //
 // A nil OracleFunc must not be used: calling it panics.
-//
-// A nil OracleFunc must not be used: calling its method panics.
 type OracleFunc func(Message) Class
 
 // Classify calls f(m).
