@@ -216,8 +216,13 @@ type Result struct {
 // that are neither pinned, in flight nor hidden by the policy (so the
 // newest messages a [Keeper] policy keeps go last), spilling what only a
 // spill lets go when a Spill store is set. It stops once c is at the Budget
-// (or MinClear below where it started, if lower). The outcome is Deferred
-// only when no safe prune of any kind freed anything.
+// (or MinClear below where it started, if lower). A refusal for the state
+// of a tool, which holds up every plan (arguments of a mutating tool
+// behind a schema that left and may not be tombstoned, a message that
+// requires a missing schema), is met once with the units of the calls
+// behind it added to the plan, which repairs the tool when they may go;
+// otherwise the check stops there. The outcome is Deferred only when no
+// safe prune of any kind freed anything.
 //
 // Beside the policy's own work, a check costs in proportion to what it
 // proposes, prunes and refuses, not to the length of the Context nor to
@@ -295,6 +300,11 @@ type guardRun struct {
 	// screenedUnits and screenedStubs are what the Screen refused since
 	// the last decision applied: its refusals answer the body as it
 	// stood, so the next applied decision lets them be tried again.
+	// standingTried: a plan was given the units of the calls a standing
+	// refusal names; stop: a standing refusal remains, so no plan passes
+	// in this check.
+	standingTried, stop bool
+
 	screenedUnits []UnitID
 	screenedStubs []MessageID
 	screenedTools []string
@@ -365,7 +375,7 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 // reduce asks the policy until the Context is at the target, then goes
 // on with the furthest safe prune.
 func (r *guardRun) reduce() error {
-	for r.rounds > 0 {
+	for r.rounds > 0 && !r.stop {
 		now := r.c.Tokens()
 		if now <= r.target {
 			return nil
@@ -391,6 +401,9 @@ func (r *guardRun) reduce() error {
 		if out == tryDeferred {
 			return nil
 		}
+	}
+	if r.stop {
+		return nil
 	}
 	return r.reach()
 }

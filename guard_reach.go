@@ -62,7 +62,7 @@ func (k KeepLastToolUses) Kept(v *View) (MessageID, bool) {
 // that may safely go, until the Context is at the target or no unit is
 // left to try.
 func (r *guardRun) reach() error {
-	for r.rounds > 0 {
+	for r.rounds > 0 && !r.stop {
 		now := r.c.Tokens()
 		if now <= r.target {
 			return nil

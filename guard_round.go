@@ -54,6 +54,20 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 			r.res.Reason = &PruneError{Violations: d.Refused}
 			vs = d.Refused
 		}
+		if units, ok := r.standing(p, vs); ok {
+			// Refused for the state of a tool, whatever the plan names:
+			// only taking the calls that stand behind it can pass.
+			if !r.standingTried && len(units) > 0 {
+				r.standingTried = true
+				if q := r.withUnits(p, units); len(q.Evict) > len(p.Evict) {
+					p = q
+					continue
+				}
+			}
+			r.learn(p, vs)
+			r.stop = true
+			return tryNothing, nil
+		}
 		if len(vs) > 0 {
 			cands, pending := r.learn(p, vs)
 			if len(cands) > 0 {
@@ -422,4 +436,54 @@ func (v *Violation) key() string {
 		}
 	}
 	return b.String()
+}
+
+// standing reports whether every violation of vs names no unit, no
+// message and no tool whose schema p edits: a refusal for the state of a
+// tool (arguments or a requiring message behind a missing schema), which
+// no plan passes until the calls behind it go or the tool changes. It
+// returns the units of the calls the violations name.
+func (r *guardRun) standing(p Plan, vs []*Violation) (units []UnitID, ok bool) {
+	if len(vs) == 0 {
+		return nil, false
+	}
+	edits := func(t string) bool {
+		_, compressed := p.CompressSchemas[t]
+		return compressed || slices.Contains(p.DropSchemas, t)
+	}
+	c := r.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, v := range vs {
+		if len(v.Units) > 0 || len(v.Messages) > 0 || slices.ContainsFunc(v.Tools, edits) {
+			return nil, false
+		}
+		for _, id := range v.Calls {
+			if k, found := c.byCall.find(string(id)); found {
+				if u := c.unitID(c.msg(c.call(k).caller).unit); !slices.Contains(units, u) {
+					units = append(units, u)
+				}
+			}
+		}
+	}
+	return units, true
+}
+
+// withUnits adds to p's evictions the messages of units that may go
+// (closed, not pinned, not refused in this check).
+func (r *guardRun) withUnits(p Plan, units []UnitID) Plan {
+	q := p
+	q.Evict = slices.Clone(p.Evict)
+	for _, id := range units {
+		u, ok := r.c.UnitOf(MessageID(id))
+		if !ok || u.ID != id || !prunable(u) || r.noEvict[id] || r.v.Hidden(id) {
+			continue
+		}
+		for _, m := range u.Messages {
+			if !slices.Contains(q.Evict, m) {
+				q.Evict = append(q.Evict, m)
+			}
+		}
+	}
+	return q
 }

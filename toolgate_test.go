@@ -458,3 +458,44 @@ func TestServerCallLeavingIsNoArgumentLeaving(t *testing.T) {
 	st, _ = c.Tool("search")
 	assert.True(t, st.Tombstoned)
 }
+
+// A refusal for the state of a tool (a mutating tool's call standing
+// behind a withdrawn schema that may not be tombstoned) holds up every
+// plan. A guard does not burn its rounds on it: it tries once with the
+// units of the calls behind it, which repairs the tool when they may go,
+// and otherwise stops, reporting the refusal.
+func TestGuardMeetsAStandingRefusal(t *testing.T) {
+	setup := func(cfg pg.Config) *pg.Context {
+		c := pg.NewContext(cfg)
+		require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV1, NoTombstone: true}))
+		appendAll(t, c, pg.Message{ID: "u1", Tokens: 100}, pg.Message{ID: "u2", Tokens: 100})
+		prune(t, c, pg.Plan{DropSchemas: []string{"update_incident"}})
+		ghostCall(t, c, "1")
+		appendAll(t, c, pg.Message{ID: "u3", Tokens: 100})
+		require.Equal(t, []string{"update_incident"}, c.Unsound())
+		return c
+	}
+	// The ghost call may go: the guard takes it with its plan, the tool is
+	// sound again, and the check reaches the budget.
+	c := setup(pg.Config{TextClass: pg.Reconstructible})
+	res, err := pg.Guard{Budget: 150}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pg.Pruned, res.Outcome)
+	_, held := c.Message("a1")
+	assert.False(t, held, "the call behind the refusal went")
+	assert.Empty(t, c.Unsound())
+	assert.LessOrEqual(t, c.Tokens(), 150)
+
+	// The ghost call is pinned: nothing passes, and the check stops at
+	// once with the refusal as its reason.
+	c = setup(pg.Config{TextClass: pg.Reconstructible})
+	require.NoError(t, c.Pin("a1"))
+	screened := 0
+	res, err = pg.Guard{Budget: 150, Screen: pg.ScreenFunc(func(*pg.Decision) []*pg.Violation { screened++; return nil })}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pg.Deferred, res.Outcome)
+	assert.ErrorIs(t, res.Reason, pg.ErrSchema)
+	assert.Zero(t, screened, "no decision passed the gates")
+	assert.Empty(t, res.Decisions)
+	assert.Equal(t, 5, c.Len(), "nothing went: u1, u2, a1, r1 and u3 are held")
+}
