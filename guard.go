@@ -103,8 +103,9 @@ type Guard struct {
 	// without one. With Config.PointerTokens set, the pointer text the
 	// runtime shows counts toward the budget, and a result no larger than
 	// PointerTokens is not spilled to be stubbed: its stub would free
-	// nothing. Nor does the guard apply a decision that frees nothing, as
-	// one whose pointer line costs what its units held: its units stay
+	// nothing. Nor does the guard apply a decision that prunes what it
+	// spilled and frees nothing, its pointer line costing what its units
+	// held: its units stay
 	// (their segment, already written, stays in the store and is reported
 	// in Result.Spills) until a later decision is applied. Nil means
 	// nothing is spilled.

@@ -72,8 +72,8 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 		if d.Empty() {
 			return tryNothing, nil
 		}
-		if d.Freed <= 0 {
-			// It frees nothing, as when the pointer lines of what it
+		if d.Freed <= 0 && r.spilledFor(d) {
+			// It frees nothing, for the pointer lines of what it
 			// spilled cost what the units held: it stays out of the
 			// rest of the check as a screened decision does.
 			r.screened(d, nil)
