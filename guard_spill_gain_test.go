@@ -15,8 +15,14 @@ import (
 // does not apply a decision that would make the prompt larger, however
 // many turns it runs, and every decision it applies frees something.
 func TestSpillNeverGrowsThePrompt(t *testing.T) {
+	for _, pt := range []int{50, 20} {
+		spillNeverGrows(t, pt)
+	}
+}
+
+func spillNeverGrows(t *testing.T, pointerTokens int) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
-	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp, PointerTokens: 50})
+	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp, PointerTokens: pointerTokens})
 	g := pruneguard.Guard{Budget: 200, Spill: sp}
 	pruned := 0
 	for i := range 40 {
@@ -25,14 +31,14 @@ func TestSpillNeverGrowsThePrompt(t *testing.T) {
 		before := c.Tokens()
 		res, err := g.Check(c)
 		require.NoError(t, err)
-		assert.LessOrEqual(t, c.Tokens(), before, "turn %d", i)
+		assert.LessOrEqual(t, c.Tokens(), before, "PointerTokens %d, turn %d", pointerTokens, i)
 		for _, d := range res.Decisions {
-			assert.Positive(t, d.Freed, "turn %d", i)
+			assert.Positive(t, d.Freed, "PointerTokens %d, turn %d", pointerTokens, i)
 			pruned++
 		}
 		if len(res.Decisions) == 0 && before > g.Budget {
-			assert.Equal(t, pruneguard.Deferred, res.Outcome, "turn %d", i)
+			assert.Equal(t, pruneguard.Deferred, res.Outcome, "PointerTokens %d, turn %d", pointerTokens, i)
 		}
 	}
-	assert.Positive(t, pruned, "units large enough together still go")
+	assert.Positive(t, pruned, "PointerTokens %d: units large enough together still go", pointerTokens)
 }
