@@ -103,7 +103,12 @@ type Guard struct {
 	// without one. With Config.PointerTokens set, the pointer text the
 	// runtime shows counts toward the budget, and a result no larger than
 	// PointerTokens is not spilled to be stubbed: its stub would free
-	// nothing. Nil means nothing is spilled.
+	// nothing. Nor does the guard apply a decision that prunes what it
+	// spilled and frees nothing, its pointer line costing what its units
+	// held: its units stay
+	// (their segment, already written, stays in the store and is reported
+	// in Result.Spills) until a later decision is applied. Nil means
+	// nothing is spilled.
 	Spill Spiller
 	// Screen, when set, vets each decision before it is applied, for
 	// rules the gates do not know (a provider's request rules); what it

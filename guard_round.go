@@ -86,6 +86,13 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 		if d.Empty() {
 			return tryNothing, nil
 		}
+		if d.Freed <= 0 && r.spilledFor(d) {
+			// It frees nothing, for the pointer lines of what it
+			// spilled cost what the units held: it stays out of the
+			// rest of the check as a screened decision does.
+			r.screened(d, nil)
+			continue
+		}
 		if r.g.Screen != nil {
 			if sv := r.g.Screen.Screen(d); len(sv) > 0 {
 				r.screened(d, sv)

@@ -176,6 +176,22 @@ func (r *guardRun) takeBack(ids []MessageID) {
 	}
 }
 
+// spilledFor reports whether decision d prunes a message this check
+// spilled.
+func (r *guardRun) spilledFor(d *Decision) bool {
+	if len(r.spilledNow) == 0 {
+		return false
+	}
+	for _, ids := range [][]MessageID{d.Evict, d.Stub} {
+		for _, id := range ids {
+			if _, ok := r.spilledNow[id]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // applied forgets the messages of an applied decision: their spill
 // stands.
 func (r *guardRun) applied(d *Decision) {

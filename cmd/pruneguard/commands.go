@@ -319,6 +319,7 @@ type Report struct {
 	Refused      []refusal    `json:"refused"`
 	Unpaired     []unpaired   `json:"unpaired,omitempty"`
 	Spilled      []spilled    `json:"spilled"`
+	SpillFailed  []spillFail  `json:"spill_failed,omitempty"`
 	Counts       counts       `json:"counts"`
 	Detail       string       `json:"report"`
 	Messages     int          `json:"messages"`
@@ -375,6 +376,14 @@ type refusal struct {
 type spilled struct {
 	Key     string `json:"key"`
 	Indexes []int  `json:"indexes"`
+}
+
+// spillFail is a spill that failed: the input-body indexes of the
+// messages it was to store, which stay in the output, and the store's
+// error.
+type spillFail struct {
+	Indexes []int  `json:"indexes"`
+	Error   string `json:"error"`
 }
 
 type unpaired struct {
@@ -561,6 +570,14 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 			}
 			rep.Spilled = append(rep.Spilled, s)
 		}
+		for _, se := range res.SpillErrors {
+			f := spillFail{Indexes: make([]int, 0, len(se.Messages)), Error: se.Err.Error()}
+			for _, id := range se.Messages {
+				i, _ := g.Index(id)
+				f.Indexes = append(f.Indexes, i)
+			}
+			rep.SpillFailed = append(rep.SpillFailed, f)
+		}
 	}
 	rep.Outcome = outcome.String()
 	rep.OutputTokens = g.Tokens()
@@ -701,6 +718,9 @@ func summary(r Report) string {
 		b.WriteString("; nothing to prune")
 	default:
 		b.WriteString("; nothing pruned")
+	}
+	if n := len(r.SpillFailed); n > 0 {
+		fmt.Fprintf(&b, "; %d %s failed (see spill_failed)", n, plural(n, "spill", "spills"))
 	}
 	if !r.WithinBudget {
 		fmt.Fprintf(&b, "; the guard's refusals leave no safe way further (%d %s, see refused)", r.Counts.Refused, plural(r.Counts.Refused, "refusal", "refusals"))

@@ -45,7 +45,8 @@ is within the budget, 3 when the guard's refusals leave no safe way there
 (the output is then the furthest safe prune), 2 on bad input. With --spill
 DIR, what only a spill lets go is first stored in DIR, then pruned, its
 pointer left in the output; the report's "spilled" lists each key with the
-input indexes of the messages under it (see pruneguard help recall). The
+input indexes of the messages under it (see pruneguard help recall), and
+"spill_failed" any spill DIR refused, whose messages stay. The
 pointer tells the model to call a recall tool that the output does not
 declare: the runtime sending it declares one and answers it from DIR.`,
 		flags: func() *flag.FlagSet { fs, _ := pruneFlagSet(); return fs },

@@ -1,0 +1,99 @@
+package spill_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+)
+
+// Arguments that name no key are the model's mistake, whatever their shape.
+func TestHandleRecallNoKey(t *testing.T) {
+	s := &spill.Spiller{Store: &spill.Memory{}}
+	for _, bad := range []string{`null`, `{"key":null}`, `{"Key":null}`, `{"key":[]}`, `{"key":{}}`, `{"key":"x"`} {
+		_, err := s.HandleRecall(json.RawMessage(bad))
+		assert.ErrorIs(t, err, spill.ErrBadRecall, bad)
+	}
+	for _, empty := range []string{`{"key":""}`, `{"key":"  "}`, `{"key":"spill:"}`} {
+		_, err := s.HandleRecall(json.RawMessage(empty))
+		assert.Error(t, err, empty)
+		assert.NotErrorIs(t, err, spill.ErrCorrupt, empty)
+	}
+}
+
+func TestHandleRecallZeroSpiller(t *testing.T) {
+	var s spill.Spiller
+	_, err := s.HandleRecall(json.RawMessage(`{"key":"seg-1"}`))
+	assert.ErrorIs(t, err, spill.ErrNoStore)
+}
+
+// A segment whose file was deleted is not found; one whose bytes were
+// replaced is corrupt; neither answers content.
+func TestHandleRecallDirDamaged(t *testing.T) {
+	dir := t.TempDir()
+	s := &spill.Spiller{Store: spill.Dir(dir)}
+	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m1", Role: pruneguard.RoleUser, Content: []byte("ticket 4711")}})
+	require.NoError(t, err)
+	args, _ := json.Marshal(map[string]string{"key": p.Key})
+	out, err := s.HandleRecall(args)
+	require.NoError(t, err)
+	assert.Contains(t, out, "ticket 4711")
+
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+
+	// Other bytes, same length: a flipped bit in the middle.
+	bad := append([]byte(nil), data...)
+	bad[len(bad)/2] ^= 1
+	require.NoError(t, os.WriteFile(files[0], bad, 0o600))
+	for _, r := range []*spill.Spiller{s, {Store: spill.Dir(dir)}} {
+		_, err = r.HandleRecall(args)
+		assert.ErrorIs(t, err, spill.ErrCorrupt)
+	}
+
+	// A Spiller remembers a segment it found corrupt; one that never read
+	// it finds the file gone.
+	require.NoError(t, os.Remove(files[0]))
+	for _, r := range []*spill.Spiller{{Store: spill.Dir(dir)}} {
+		_, err = r.HandleRecall(args)
+		assert.ErrorIs(t, err, spill.ErrNotFound)
+		_, err = r.Recall(p)
+		assert.ErrorIs(t, err, spill.ErrNotFound)
+	}
+}
+
+// A forgotten key fails as an unknown one does.
+func TestHandleRecallForgotten(t *testing.T) {
+	s := &spill.Spiller{Store: &spill.Memory{}}
+	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m1", Content: []byte("x")}})
+	require.NoError(t, err)
+	s.Forget(p)
+	_, err = s.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	assert.ErrorIs(t, err, spill.ErrNotFound)
+	assert.False(t, s.Resolvable(p))
+}
+
+// A segment read back once and then deleted is not answered from memory.
+func TestHandleRecallDeletedAfterRead(t *testing.T) {
+	dir := t.TempDir()
+	s := &spill.Spiller{Store: spill.Dir(dir)}
+	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m1", Content: []byte("x")}})
+	require.NoError(t, err)
+	args := json.RawMessage(`{"key":"` + p.Key + `"}`)
+	_, err = s.HandleRecall(args)
+	require.NoError(t, err)
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	require.Len(t, files, 1)
+	require.NoError(t, os.Remove(files[0]))
+	_, err = s.HandleRecall(args)
+	assert.ErrorIs(t, err, spill.ErrNotFound)
+}

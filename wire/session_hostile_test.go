@@ -1,0 +1,159 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+func TestSessionConfigRefused(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	cases := map[string]wire.SessionConfig{
+		"guard spill":       {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 100, Spill: sp}},
+		"resolver+spiller":  {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 100}, Spiller: sp, Config: pruneguard.Config{Resolver: sp}},
+		"trigger below":     {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 100}, Trigger: 50},
+		"minclear negative": {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 100}, MinClear: -1},
+		"trigger both":      {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 100, Trigger: 200}, Trigger: 300},
+		"minclear both":     {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 100, MinClear: 20}, MinClear: 30},
+		"no dialect":        {Guard: pruneguard.Guard{Budget: 100}},
+		"odd dialect":       {Dialect: "Anthropic", Guard: pruneguard.Guard{Budget: 100}},
+		"odd dialect2":      {Dialect: " anthropic", Guard: pruneguard.Guard{Budget: 100}},
+		"no budget":         {Dialect: wire.Anthropic},
+		"neg pointer":       {Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 100}, Config: pruneguard.Config{PointerTokens: -1}},
+	}
+	for name, cfg := range cases {
+		s, err := wire.NewSession(cfg)
+		assert.Error(t, err, name)
+		assert.Nil(t, s, name)
+	}
+}
+
+type failStore struct{}
+
+func (failStore) Put(string, []byte) error   { return errors.New("disk full") }
+func (failStore) Get(string) ([]byte, error) { return nil, spill.ErrNotFound }
+
+type otherStore struct{ spill.Memory }
+
+func (o *otherStore) Get(k string) ([]byte, error) {
+	b, err := o.Memory.Get(k)
+	if err == nil && len(b) > 0 {
+		b = append([]byte(nil), b...)
+		b[len(b)-1] ^= 1
+	}
+	return b, err
+}
+
+func spillSession(t *testing.T, st spill.Store) *wire.Session {
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 600},
+		Spiller: &spill.Spiller{Store: st}})
+	require.NoError(t, err)
+	require.NoError(t, s.SetRequest(json.RawMessage(`{"model":"m","max_tokens":10,"system":"sys"}`)))
+	return s
+}
+
+func feed(t *testing.T, s *wire.Session, n int) {
+	for i := range n {
+		_, err := s.Append(json.RawMessage(fmt.Sprintf(`{"role":"user","content":"question %d %s"}`, i, strings.Repeat("word ", 30))))
+		require.NoError(t, err)
+		_, err = s.Append(json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":"answer %d %s"}`, i, strings.Repeat("text ", 30))))
+		require.NoError(t, err)
+	}
+}
+
+func TestSessionSpillStoreFailsOrLies(t *testing.T) {
+	for name, st := range map[string]spill.Store{"fail": failStore{}, "other": &otherStore{}} {
+		s := spillSession(t, st)
+		feed(t, s, 10)
+		body, rep, err := s.Request()
+		require.NoError(t, err, name)
+		assert.Empty(t, rep.Result.Spills, name)
+		assert.Empty(t, rep.Evicted, "text leaves only spilled: "+name)
+		assert.NotContains(t, string(body), "recall", name)
+		assert.NotEmpty(t, rep.Result.SpillErrors, name)
+	}
+}
+
+func TestSessionSpillStableAcrossRequests(t *testing.T) {
+	dir := t.TempDir()
+	s := spillSession(t, spill.Dir(dir))
+	feed(t, s, 10)
+	body, rep, err := s.Request()
+	require.NoError(t, err)
+	assert.NotEmpty(t, rep.Result.Spills)
+	assert.Contains(t, string(body), "recall")
+	assert.LessOrEqual(t, rep.After, 600)
+	// Sync the same body twice: same output.
+	body2, _, err := s.Request()
+	require.NoError(t, err)
+	assert.Equal(t, string(body), string(body2))
+	// The segments deleted behind the session's back: what was pruned
+	// stays pruned, and the request stays the same.
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		require.NoError(t, os.Remove(f))
+	}
+	body3, _, err := s.Request()
+	require.NoError(t, err)
+	assert.Equal(t, string(body), string(body3))
+}
+
+func TestSessionSpillConcurrent(t *testing.T) {
+	s := spillSession(t, &spill.Memory{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				if g%2 == 0 {
+					_, _ = s.Append(json.RawMessage(fmt.Sprintf(`{"role":"user","content":"q %d %d %s"}`, g, i, strings.Repeat("w ", 40))))
+					_, _ = s.Append(json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":"a %d %d %s"}`, g, i, strings.Repeat("w ", 40))))
+				} else {
+					body, rep, err := s.Request()
+					if err == nil {
+						_, err = wire.Read(body, wire.Anthropic)
+						assert.NoError(t, err)
+						assert.LessOrEqual(t, rep.After, rep.Before, "a prune never grows the body")
+					}
+					_ = s.Abandon()
+					_ = s.Abandon("")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	_, rep, err := s.Request()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, rep.After, rep.Before)
+}
+
+func TestSessionSyncBadBodies(t *testing.T) {
+	s := spillSession(t, &spill.Memory{})
+	feed(t, s, 1)
+	// A body that is not JSON or holds no history changes nothing.
+	for _, b := range []string{``, `null`, `{}`, `[]`, `{"messages":null}`, `{"messages":{}}`, `{"messages":[{"role":"user","content":"x"}]`} {
+		_, _, err := s.Sync([]byte(b))
+		assert.Error(t, err, b)
+		assert.Equal(t, 2, s.Len(), b)
+	}
+	// A message that is not one is refused, whatever the rest.
+	_, _, err := s.Sync([]byte(`{"messages":[1]}`))
+	assert.Error(t, err)
+	assert.ErrorIs(t, s.Abandon(""), pruneguard.ErrEmptyID)
+	assert.ErrorIs(t, s.Abandon("nope"), pruneguard.ErrUnknownCall)
+	assert.NoError(t, s.Abandon(), "nothing to abandon")
+}
