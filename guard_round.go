@@ -481,13 +481,18 @@ func (r *guardRun) standing(p Plan, vs []*Violation) (units []UnitID, ok bool) {
 func (r *guardRun) withUnits(p Plan, units []UnitID) Plan {
 	q := p
 	q.Evict = slices.Clone(p.Evict)
+	named := make(map[MessageID]bool, len(p.Evict))
+	for _, m := range p.Evict {
+		named[m] = true
+	}
 	for _, id := range units {
 		u, ok := r.c.UnitOf(MessageID(id))
 		if !ok || u.ID != id || !prunable(u) || r.noEvict[id] || r.v.Hidden(id) {
 			continue
 		}
 		for _, m := range u.Messages {
-			if !slices.Contains(q.Evict, m) {
+			if !named[m] {
+				named[m] = true
 				q.Evict = append(q.Evict, m)
 			}
 		}
