@@ -1,5 +1,7 @@
 package pruneguard
 
+import "slices"
+
 // ledger queues what Apply takes out of the prompt for the Context's two
 // memories of it: the ids of the pruned calls (c.gone), by which a late
 // result is refused, and the signatures of the pruned results (c.cleared),
@@ -12,50 +14,51 @@ package pruneguard
 // Reading the memories after the queue is written gives what writing
 // each entry at once would have given: the entries are written in the
 // order queued, with the same merges.
+//
+// The queue refers to the ids and arguments where the Context's slab
+// holds them: the slab never writes over bytes it handed out, so they stay
+// as they were after the Context lets them go, and a text compaction
+// leaves the old chunks to the queue until it is written.
 type ledger struct {
-	text   []byte // the queued ids and arguments, back to back
 	gone   []queuedGone
 	forgot []queuedForgot
 }
 
-// queuedGone is a pruned call: its id is text[at:end].
+// queuedGone is a pruned call.
 type queuedGone struct {
-	at, end   int32
+	id        []byte
 	abandoned bool
 }
 
-// queuedForgot is a pruned result of a call to tool tools[tool] whose
-// arguments are text[at:end].
+// queuedForgot is a pruned result of a call to tool tools[tool].
 type queuedForgot struct {
-	tool    int32
-	at, end int32
-	was     prunedResult
+	tool int32
+	args []byte
+	was  prunedResult
 }
 
 // ledgerBound is how many entries the ledger queues before writing them
 // (a variable so that tests can make the ledger write through).
 var ledgerBound = 4 * recentBound
 
-// hold copies b into the ledger's text and returns where it lies.
-func (l *ledger) hold(b []byte) (int32, int32) {
-	at := int32(len(l.text))
-	l.text = append(l.text, b...)
-	return at, int32(len(l.text))
+// reserve makes room in the queues for a decision that prunes n
+// messages, m of them stubbed.
+func (l *ledger) reserve(n, m int) {
+	l.gone = slices.Grow(l.gone, n)
+	l.forgot = slices.Grow(l.forgot, n+m)
 }
 
 // queueGone queues call k, pruned, for c.gone.
 func (c *Context) queueGone(k int32, abandoned bool) {
-	at, end := c.ledger.hold(c.callID(k))
-	c.ledger.gone = append(c.ledger.gone, queuedGone{at, end, abandoned})
+	c.ledger.gone = append(c.ledger.gone, queuedGone{c.callID(k), abandoned})
 	c.boundLedger()
 }
 
 // queueForgot queues the result of call k, carried by message id and
 // left the prompt as audited by rc, for c.cleared.
 func (c *Context) queueForgot(k int32, rc rec, id MessageID, stubbed bool) {
-	at, end := c.ledger.hold(c.args(k))
 	c.ledger.forgot = append(c.ledger.forgot, queuedForgot{
-		tool: c.call(k).tool, at: at, end: end,
+		tool: c.call(k).tool, args: c.args(k),
 		was: prunedResult{class: rc.class, hash: rc.hash, msg: id, stubbed: stubbed},
 	})
 	c.boundLedger()
@@ -82,10 +85,9 @@ func (c *Context) settleGone() {
 	}
 	c.gone.reserve(len(q))
 	for _, e := range q {
-		c.gone.put(string(c.ledger.text[e.at:e.end]), e.abandoned)
+		c.gone.put(string(e.id), e.abandoned)
 	}
-	c.ledger.gone = c.ledger.gone[:0]
-	c.trimLedger()
+	c.ledger.gone = trimQueue(c.ledger.gone)
 }
 
 // settleCleared hashes the queued pruned results' signatures and writes
@@ -98,11 +100,7 @@ func (c *Context) settleCleared() {
 	}
 	c.cleared.reserve(len(q))
 	for _, e := range q {
-		var args []byte
-		if e.end > e.at {
-			args = c.ledger.text[e.at:e.end]
-		}
-		key, buf := sigKey(c.sigBuf, c.tools[e.tool].t.Name, args)
+		key, buf := sigKey(c.sigBuf, c.tools[e.tool].t.Name, e.args)
 		if cap(buf) <= maxSigBuf {
 			c.sigBuf = buf
 		}
@@ -112,25 +110,21 @@ func (c *Context) settleCleared() {
 		}
 		c.cleared.put(key, v)
 	}
-	c.ledger.forgot = c.ledger.forgot[:0]
-	c.trimLedger()
+	c.ledger.forgot = trimQueue(c.ledger.forgot)
 }
 
-// trimLedger empties the text once nothing queued refers to it, and lets
-// a large buffer go.
-func (c *Context) trimLedger() {
-	if len(c.ledger.gone) > 0 || len(c.ledger.forgot) > 0 {
-		return
+// trimQueue empties a queue written out: it lets go of what the entries
+// refer to, and of a large array.
+func trimQueue[E any](q []E) []E {
+	if cap(q) > maxQueue {
+		return nil
 	}
-	if cap(c.ledger.text) > maxLedgerText {
-		c.ledger = ledger{}
-		return
-	}
-	c.ledger.text = c.ledger.text[:0]
+	clear(q)
+	return q[:0]
 }
 
-// maxLedgerText is the largest text buffer an empty ledger keeps.
-const maxLedgerText = 64 << 10
+// maxQueue is the most entries an empty queue keeps room for.
+const maxQueue = 1024
 
 // goneGet reports whether a call with id was pruned lately, and whether
 // it had been abandoned.
