@@ -56,6 +56,8 @@ type ruleScreen struct {
 	refs  []int32               // Anthropic: the messages with tool references
 
 	glob globals // of the applied state
+
+	buf []*facts // the messages of a window, reused
 }
 
 // globals are the facts of a whole body some rules depend on.
@@ -393,7 +395,8 @@ func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []Viola
 	if start < 0 {
 		start = v.first()
 	}
-	var ms []*facts
+	ms := rs.buf[:0]
+	defer func() { rs.buf = ms[:0] }()
 	end := start
 	for j := start; j >= 0; j = v.next(j) {
 		if w.open && j == w.hi {

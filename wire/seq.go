@@ -23,12 +23,21 @@ type seqState struct {
 	// The marks of the sets of tentative edits (see edits).
 	gen            uint32
 	rmMark, stMark []uint32
+	// The links the sets of tentative edits follow past their runs of
+	// removals, backward and forward (see edits.skip): link[d][i] holds
+	// for the set whose generation is linkGen[d][i].
+	link    [2][]int32
+	linkGen [2][]uint32
 }
 
 func newSeqState(n int) *seqState {
 	s := &seqState{n: n, next: make([]int32, n), prev: make([]int32, n), removed: make([]bool, n),
 		stubbed: make([]bool, n), fen: make([]int32, n+1), head: -1, tail: -1, kept: n,
 		rmMark: make([]uint32, n), stMark: make([]uint32, n)}
+	for d := range s.link {
+		s.link[d] = make([]int32, n)
+		s.linkGen[d] = make([]uint32, n)
+	}
 	for i := range n {
 		s.next[i] = int32(i + 1)
 		s.prev[i] = int32(i - 1)
@@ -109,6 +118,10 @@ func (s *seqState) grow() int32 {
 	s.stubbed = append(s.stubbed, false)
 	s.rmMark = append(s.rmMark, 0)
 	s.stMark = append(s.stMark, 0)
+	for d := range s.link {
+		s.link[d] = append(s.link[d], 0)
+		s.linkGen[d] = append(s.linkGen[d], 0)
+	}
 	if s.tail >= 0 {
 		s.next[s.tail] = i
 	} else {
@@ -129,7 +142,11 @@ func (s *seqState) grow() int32 {
 // a message belongs to one set of edits at a time. live holds the
 // messages it removes that the applied edits keep, in order, so that a
 // view finds a message's rank in logarithmic time; gl sums the globals
-// of the first glN of rm (see ruleScreen.removedGlobals).
+// of the first glN of rm (see ruleScreen.removedGlobals). The set's links
+// (seqState.link, under its generation) map a message it removes to a
+// message before (after) it in the applied list, closer to the end of
+// the run of the set's removals that holds it: a view walks past a long
+// run at once.
 type edits struct {
 	gen    uint32
 	marks  *seqState
@@ -137,10 +154,6 @@ type edits struct {
 	live   []int32
 	gl     globals
 	glN    int
-	// bk and fw map a message the set removes to a message before (after)
-	// it in the applied list, closer to the end of the run of the set's
-	// removals that holds it: a view walks past a long run at once.
-	bk, fw map[int32]int32
 }
 
 // skip returns, for message j that e removes, the nearest message of the
@@ -148,26 +161,27 @@ type edits struct {
 // or -1. The paths it follows are compressed, so that walking past what a
 // screen has taken costs amortized constant time.
 func (e *edits) skip(s *seqState, j int32, fwd bool) int32 {
-	m, step := &e.bk, s.prev
+	d, step := 0, s.prev
 	if fwd {
-		m, step = &e.fw, s.next
+		d, step = 1, s.next
 	}
-	if *m == nil {
-		*m = map[int32]int32{}
-	}
-	link := func(x int32) int32 {
-		if y, ok := (*m)[x]; ok {
-			return y
+	link, gen := s.link[d], s.linkGen[d]
+	// A link is the set's own while the message is the set's removal: a
+	// message belongs to one set at a time, and links are only followed
+	// from the set's removals.
+	at := func(x int32) int32 {
+		if gen[x] == e.gen {
+			return link[x]
 		}
 		return step[x]
 	}
-	end := link(j)
+	end := at(j)
 	for end >= 0 && e.removes(end) {
-		end = link(end)
+		end = at(end)
 	}
 	for x := j; x >= 0 && x != end && e.removes(x); {
-		y := link(x)
-		(*m)[x] = end
+		y := at(x)
+		link[x], gen[x] = end, e.gen
 		x = y
 	}
 	return end
