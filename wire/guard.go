@@ -186,11 +186,14 @@ type Guarded struct {
 }
 
 // screened is a decision the screen passed, with the delta it found, on
-// the applied state of the given version.
+// the applied state of the given version, and the edits it made of it:
+// carried out while no other set of edits was made since (the marks of
+// e are its own still), they need not be made again.
 type screened struct {
 	d       *pruneguard.Decision
 	version uint64
 	delta   map[string]int
+	e       *edits
 }
 
 // undo is what carrying out one decision changed.
@@ -738,25 +741,35 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		g.msgTokens += g.sysTokens() - before
 		g.overhead = -1
 	}
-	e := g.seq.newEdits()
-	for _, id := range d.Evict {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] {
-			e.remove(int32(i))
-		}
-	}
-	for _, id := range d.Stub {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !g.seq.stubbed[i] {
-			e.stub(int32(i))
-		}
-	}
-	if e.empty() {
-		return
-	}
+	var e *edits
 	var delta map[string]int
 	if sc := g.screened; sc != nil && sc.version == g.seq.version && len(d.DropSchemas) == 0 && len(d.Compress) == 0 &&
 		len(d.Tombstones) == 0 && len(d.Retire) == 0 && sameDecision(sc.d, d) {
 		delta = sc.delta
-	} else {
+		if sc.e != nil && sc.e.gen == g.seq.gen {
+			// The screen's edits of the whole decision, as the loops below
+			// would make them but for stubs already carried out, which
+			// change nothing.
+			e = sc.e
+		}
+	}
+	if e == nil {
+		e = g.seq.newEdits()
+		for _, id := range d.Evict {
+			if i, ok := g.Index(id); ok && !g.seq.removed[i] {
+				e.remove(int32(i))
+			}
+		}
+		for _, id := range d.Stub {
+			if i, ok := g.Index(id); ok && !g.seq.removed[i] && !g.seq.stubbed[i] {
+				e.stub(int32(i))
+			}
+		}
+	}
+	if !e.changes(g.seq) {
+		return
+	}
+	if delta == nil {
 		delta, _ = g.rules.delta(view{s: g.seq}, e, g.tools)
 	}
 	g.screened = nil

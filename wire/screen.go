@@ -658,12 +658,7 @@ func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
 			stubbed = append(stubbed, i)
 		}
 	}
-	for _, i := range e.rm {
-		if !s.removed[i] {
-			s.remove(i)
-			removed = append(removed, i)
-		}
-	}
+	removed = s.removeAll(e.rm, nil)
 	rs.glob = gl
 	return removed, stubbed
 }

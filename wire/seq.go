@@ -73,6 +73,64 @@ func (s *seqState) remove(i int32) {
 	}
 }
 
+// removeAll takes the messages rm out of the kept list, leaving out
+// those already removed, and appends those it removes to out, in order.
+// A batch large enough that updating the Fenwick tree message by message
+// would cost more than building it again has it built again, in time
+// linear in the body: either way the cost is at most in proportion to
+// the batch times the tree's depth.
+func (s *seqState) removeAll(rm []int32, out []int32) []int32 {
+	depth := 1
+	for n := s.n; n > 1; n >>= 1 {
+		depth++
+	}
+	if len(rm)*depth <= s.n {
+		for _, i := range rm {
+			if !s.removed[i] {
+				s.remove(i)
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	for _, i := range rm {
+		if s.removed[i] {
+			continue
+		}
+		s.removed[i] = true
+		s.kept--
+		s.version++
+		p, n := s.prev[i], s.next[i]
+		if p >= 0 {
+			s.next[p] = n
+		} else {
+			s.head = n
+		}
+		if n >= 0 {
+			s.prev[n] = p
+		} else {
+			s.tail = p
+		}
+		out = append(out, i)
+	}
+	s.rebuildFenwick()
+	return out
+}
+
+// rebuildFenwick builds the Fenwick tree of the removed messages again,
+// in linear time.
+func (s *seqState) rebuildFenwick() {
+	clear(s.fen)
+	for k := 1; k <= s.n; k++ {
+		if s.removed[k-1] {
+			s.fen[k]++
+		}
+		if p := k + k&-k; p <= s.n {
+			s.fen[p] += s.fen[k]
+		}
+	}
+}
+
 // restore puts back message i, the last one removed: removals are taken
 // back in the reverse order, so its neighbours are as they were.
 func (s *seqState) restore(i int32) {
@@ -222,6 +280,23 @@ func (e *edits) removes(i int32) bool { return e != nil && e.marks.rmMark[i] == 
 func (e *edits) stubs(i int32) bool   { return e != nil && e.marks.stMark[i] == e.gen }
 
 func (e *edits) empty() bool { return e == nil || (len(e.rm) == 0 && len(e.st) == 0) }
+
+// changes reports whether the set removes a message, or stubs one the
+// applied edits do not stub already.
+func (e *edits) changes(s *seqState) bool {
+	if e == nil {
+		return false
+	}
+	if len(e.rm) > 0 {
+		return true
+	}
+	for _, i := range e.st {
+		if !s.stubbed[i] {
+			return true
+		}
+	}
+	return false
+}
 
 // view is the body as the applied edits and up to two sets of tentative
 // ones leave it.
