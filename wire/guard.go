@@ -754,7 +754,7 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		}
 	}
 	if e == nil {
-		e = g.seq.newEdits()
+		e = g.seq.newEditsFor(len(d.Evict), len(d.Stub))
 		for _, id := range d.Evict {
 			if i, ok := g.Index(id); ok && !g.seq.removed[i] {
 				e.remove(int32(i))
@@ -783,7 +783,7 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 	for _, i := range e.rm {
 		g.msgTokens -= g.written(int(i))
 	}
-	removed, stubbed := g.rules.applyEdits(e)
+	removed, stubbed := g.rules.applyEdits(e, u != nil)
 	if u != nil {
 		u.removed, u.stubbed = removed, stubbed
 	}

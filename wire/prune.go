@@ -121,7 +121,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 	skip, refused, ts, base := g.screenSchemas(d, refused)
 
 	// The whole decision first: most pass.
-	e := g.seq.newEdits()
+	e := g.seq.newEditsFor(len(d.Evict), len(d.Stub))
 	for _, id := range d.Evict {
 		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
 			e.remove(int32(i))

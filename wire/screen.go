@@ -294,14 +294,20 @@ func (rs *ruleScreen) all(v view, ts *toolState) []Violation {
 // in view a (the edited body), merged where they overlap. whole is set
 // when a window spans the whole body.
 func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
-	pos := make([]int32, 0, len(e.rm)+len(e.st))
-	pos = append(pos, e.rm...)
-	for _, i := range e.st {
-		if !e.removes(i) {
-			pos = append(pos, i)
+	// The edited messages in order: the removals the applied edits keep
+	// are e.live, sorted already; removals of messages removed already
+	// (which a window passes over anyway) and stubs need a copy.
+	pos := e.live
+	if len(e.st) > 0 || len(e.live) != len(e.rm) {
+		pos = make([]int32, 0, len(e.rm)+len(e.st))
+		pos = append(pos, e.rm...)
+		for _, i := range e.st {
+			if !e.removes(i) {
+				pos = append(pos, i)
+			}
 		}
+		slices.Sort(pos)
 	}
-	slices.Sort(pos)
 	d := rs.b.Dialect
 	var out []window
 	for k := 0; k < len(pos); {
@@ -645,9 +651,9 @@ func (rs *ruleScreen) commit(delta map[string]int) {
 	}
 }
 
-// applyEdits carries edits out on the applied state, and returns the
-// messages it removed, in order, and stubbed.
-func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
+// applyEdits carries edits out on the applied state and, with undo set,
+// returns the messages it removed, in order, and stubbed.
+func (rs *ruleScreen) applyEdits(e *edits, undo bool) (removed, stubbed []int32) {
 	s := rs.seq
 	v := view{s: s, a: e}
 	gl := rs.globalsOf(v)
@@ -658,7 +664,12 @@ func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
 			stubbed = append(stubbed, i)
 		}
 	}
-	removed = s.removeAll(e.rm, nil)
+	if undo {
+		removed = make([]int32, 0, len(e.rm))
+		s.removeAll(e.rm, &removed)
+	} else {
+		s.removeAll(e.rm, nil)
+	}
 	rs.glob = gl
 	return removed, stubbed
 }

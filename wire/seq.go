@@ -74,27 +74,26 @@ func (s *seqState) remove(i int32) {
 }
 
 // removeAll takes the messages rm out of the kept list, leaving out
-// those already removed, and appends those it removes to out, in order.
-// A batch large enough that updating the Fenwick tree message by message
-// would cost more than building it again has it built again, in time
-// linear in the body: either way the cost is at most in proportion to
-// the batch times the tree's depth.
-func (s *seqState) removeAll(rm []int32, out []int32) []int32 {
+// those already removed, and appends those it removes to *out, in order,
+// when out is not nil. A batch large enough that updating the Fenwick
+// tree message by message would cost more than building it again has it
+// built again, in time linear in the body: either way the cost is at
+// most in proportion to the batch times the tree's depth.
+func (s *seqState) removeAll(rm []int32, out *[]int32) {
 	depth := 1
 	for n := s.n; n > 1; n >>= 1 {
 		depth++
 	}
-	if len(rm)*depth <= s.n {
-		for _, i := range rm {
-			if !s.removed[i] {
-				s.remove(i)
-				out = append(out, i)
-			}
-		}
-		return out
-	}
+	batch := len(rm)*depth > s.n
 	for _, i := range rm {
 		if s.removed[i] {
+			continue
+		}
+		if out != nil {
+			*out = append(*out, i)
+		}
+		if !batch {
+			s.remove(i)
 			continue
 		}
 		s.removed[i] = true
@@ -111,10 +110,10 @@ func (s *seqState) removeAll(rm []int32, out []int32) []int32 {
 		} else {
 			s.tail = p
 		}
-		out = append(out, i)
 	}
-	s.rebuildFenwick()
-	return out
+	if batch {
+		s.rebuildFenwick()
+	}
 }
 
 // rebuildFenwick builds the Fenwick tree of the removed messages again,
@@ -249,6 +248,19 @@ func (e *edits) skip(s *seqState, j int32, fwd bool) int32 {
 func (s *seqState) newEdits() *edits {
 	s.gen++
 	return &edits{gen: s.gen, marks: s}
+}
+
+// newEditsFor returns an empty set of edits with room for rm removals
+// and st stubs.
+func (s *seqState) newEditsFor(rm, st int) *edits {
+	e := s.newEdits()
+	if rm > 0 {
+		e.rm, e.live = make([]int32, 0, rm), make([]int32, 0, rm)
+	}
+	if st > 0 {
+		e.st = make([]int32, 0, st)
+	}
+	return e
 }
 
 // remove and stub add message i to the set.

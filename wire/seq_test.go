@@ -29,7 +29,8 @@ func TestSeqRemoveAll(t *testing.T) {
 					want = append(want, i)
 				}
 			}
-			got := b.removeAll(rm, nil)
+			var got []int32
+			b.removeAll(rm, &got)
 			if !slices.Equal(got, want) {
 				t.Fatalf("removed %v, one by one %v", got, want)
 			}

@@ -323,7 +323,7 @@ func (s *Session) recordSlots(d *pruneguard.Decision) {
 	for _, i := range e.rm {
 		sl.tokens -= int(sl.tok[i])
 	}
-	sl.rules.applyEdits(e)
+	sl.rules.applyEdits(e, false)
 	for _, i := range restub {
 		s.retally(i)
 	}
