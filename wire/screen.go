@@ -58,6 +58,11 @@ type ruleScreen struct {
 	glob globals // of the applied state
 
 	buf []*facts // the messages of a window, reused
+
+	// checkBefore has every window checked before an edit too, even where
+	// cleanBefore says it can break no rule: the reference a test compares
+	// the shortcut with.
+	checkBefore bool
 }
 
 // globals are the facts of a whole body some rules depend on.
@@ -260,9 +265,12 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 		return delta, after
 	}
 	var after []Violation
+	before := !rs.cleanBefore(b)
 	for _, w := range wins {
-		for _, v := range rs.check(b, w, gb, ts) {
-			delta[violationKey(v)]--
+		if before {
+			for _, v := range rs.check(b, w, gb, ts) {
+				delta[violationKey(v)]--
+			}
 		}
 		for _, v := range rs.check(a, w, ga, ts) {
 			delta[violationKey(v)]++
@@ -279,6 +287,17 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 		}
 	}
 	return delta, after
+}
+
+// cleanBefore reports that no window of view b can break a rule: b is
+// the applied state of a Chat body that breaks none. The violations a
+// Chat window has are those of the whole body within it, since a window
+// neither starts nor ends inside a block of tool messages (see windows)
+// and validateChat reads nothing outside the messages it is given; the
+// counts of the applied state are kept against an input (not for a
+// session's history, judged relative to itself).
+func (rs *ruleScreen) cleanBefore(b view) bool {
+	return rs.b.Dialect == OpenAIChat && !rs.relative && !rs.checkBefore && b.a == nil && b.b == nil && len(rs.cur) == 0
 }
 
 // all returns the violations of the whole body view v shows.
