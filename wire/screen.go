@@ -56,6 +56,9 @@ type ruleScreen struct {
 	refs  []int32               // Anthropic: the messages with tool references
 
 	glob globals // of the applied state
+	// gmask holds what each message counts in the globals (globalsMask of
+	// at(i)), so that summing a run of messages reads one byte of each.
+	gmask []uint8
 
 	buf []*facts // the messages of a window, reused
 
@@ -102,6 +105,7 @@ func newRuleScreen(g *Guarded) *ruleScreen {
 func (rs *ruleScreen) added(i int32) {
 	f := rs.at(i)
 	d := rs.b.Dialect
+	rs.gmask = append(rs.gmask, globalsMask(f))
 	rs.glob.add(d, f, 1)
 	if isRealUser(d, f) {
 		rs.glob.lastUser = i
@@ -122,18 +126,51 @@ func (rs *ruleScreen) added(i int32) {
 	}
 }
 
-// add counts (or, with n = -1, uncounts) message f in the globals.
-func (gl *globals) add(d Dialect, f *facts, n int) {
+// The facts of a message the globals count, as bits of a mask.
+const (
+	gThinking uint8 = 1 << iota
+	gSigned
+	gToolBlock
+	gItemRef
+)
+
+// globalsMask returns what message f counts in the globals.
+func globalsMask(f *facts) uint8 {
+	var m uint8
 	if f.reasoning {
-		gl.thinking += n
+		m |= gThinking
 	}
 	if f.signedCall() {
-		gl.signed += n
+		m |= gSigned
 	}
 	if f.ncalls > 0 || f.nresults > 0 {
-		gl.toolBlocks += n
+		m |= gToolBlock
 	}
 	if f.typ == "item_reference" {
+		m |= gItemRef
+	}
+	return m
+}
+
+// add counts (or, with n = -1, uncounts) message f in the globals.
+func (gl *globals) add(d Dialect, f *facts, n int) { gl.addMask(globalsMask(f), n) }
+
+// addMask counts (or, with n = -1, uncounts) a message of mask m in the
+// globals.
+func (gl *globals) addMask(m uint8, n int) {
+	if m == 0 {
+		return
+	}
+	if m&gThinking != 0 {
+		gl.thinking += n
+	}
+	if m&gSigned != 0 {
+		gl.signed += n
+	}
+	if m&gToolBlock != 0 {
+		gl.toolBlocks += n
+	}
+	if m&gItemRef != 0 {
 		gl.itemRefs += n
 	}
 }
@@ -167,10 +204,9 @@ func (rs *ruleScreen) factsIn(v view, i int32) *facts {
 // edits e removes (and the applied edits keep) carry, summing only what
 // was added to e since the last call.
 func (rs *ruleScreen) removedGlobals(e *edits) globals {
-	d := rs.b.Dialect
 	for ; e.glN < len(e.rm); e.glN++ {
 		if i := e.rm[e.glN]; !e.marks.removed[i] {
-			e.gl.add(d, rs.at(i), 1)
+			e.gl.addMask(rs.gmask[i], 1)
 		}
 	}
 	return e.gl
@@ -193,7 +229,7 @@ func (rs *ruleScreen) globalsOf(v view) globals {
 	if v.b != nil {
 		for _, i := range v.b.rm {
 			if !v.s.removed[i] {
-				gl.add(d, rs.at(i), -1)
+				gl.addMask(rs.gmask[i], -1)
 			}
 		}
 	}
