@@ -230,8 +230,30 @@ type stubbed struct {
 // read: "m" followed by i.
 func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.Itoa(i)) }
 
-// indexOf parses an id ID gave.
+// indexOf parses an id ID gave. An id of up to nine digits without a
+// leading zero is read digit by digit; any other goes through
+// indexOfSlow, which gives the same answer for those.
 func indexOf(id pruneguard.MessageID, n int) (int, bool) {
+	s := string(id)
+	if len(s) >= 2 && len(s) <= 10 && s[0] == 'm' && (s[1] != '0' || len(s) == 2) {
+		i := 0
+		for k := 1; k < len(s); k++ {
+			c := s[k] - '0'
+			if c > 9 {
+				return indexOfSlow(id, n)
+			}
+			i = i*10 + int(c)
+		}
+		if i >= n {
+			return 0, false
+		}
+		return i, true
+	}
+	return indexOfSlow(id, n)
+}
+
+// indexOfSlow parses an id ID gave, with strconv.
+func indexOfSlow(id pruneguard.MessageID, n int) (int, bool) {
 	s := string(id)
 	if len(s) < 2 || s[0] != 'm' || (s[1] == '0' && len(s) > 2) {
 		return 0, false
