@@ -1,11 +1,15 @@
 package wire
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // The messages of a guarded body as the applied decisions left them: a
-// list of the messages kept, linked both ways, with a Fenwick tree of
-// the ones removed so that a message's position in the edited body is
-// found in logarithmic time. A screen looks at the body through a view:
+// list of the messages kept, linked both ways, with a bitmap of the ones
+// removed and a Fenwick tree of its counts by block of 64 messages, so
+// that a message's position in the edited body is found in logarithmic
+// time. A screen looks at the body through a view:
 // the applied edits plus tentative ones, held apart in small sets, so
 // that trying a decision costs in proportion to what it edits.
 
@@ -16,7 +20,8 @@ type seqState struct {
 	head, tail int32
 	removed    []bool
 	stubbed    []bool
-	fen        []int32 // Fenwick tree over removed, 1-based
+	bits       []uint64 // removed, 64 messages a word
+	fen        []int32  // Fenwick tree of the removed in each word, 1-based
 	kept       int
 	version    uint64 // counts the changes
 
@@ -32,7 +37,7 @@ type seqState struct {
 
 func newSeqState(n int) *seqState {
 	s := &seqState{n: n, next: make([]int32, n), prev: make([]int32, n), removed: make([]bool, n),
-		stubbed: make([]bool, n), fen: make([]int32, n+1), head: -1, tail: -1, kept: n,
+		stubbed: make([]bool, n), bits: make([]uint64, words(n)), fen: make([]int32, words(n)+1), head: -1, tail: -1, kept: n,
 		rmMark: make([]uint32, n), stMark: make([]uint32, n)}
 	for d := range s.link {
 		s.link[d] = make([]int32, n)
@@ -68,8 +73,18 @@ func (s *seqState) remove(i int32) {
 	} else {
 		s.tail = p
 	}
-	for k := int(i) + 1; k <= s.n; k += k & -k {
-		s.fen[k]++
+	s.mark(i, 1)
+}
+
+// words returns the words of a bitmap of n messages.
+func words(n int) int { return (n + 63) >> 6 }
+
+// mark sets (n = 1) or clears (n = -1) the bit of message i and counts
+// it in the tree.
+func (s *seqState) mark(i int32, n int32) {
+	s.bits[i>>6] ^= 1 << (i & 63)
+	for k := int(i>>6) + 1; k < len(s.fen); k += k & -k {
+		s.fen[k] += n
 	}
 }
 
@@ -77,14 +92,12 @@ func (s *seqState) remove(i int32) {
 // those already removed, and appends those it removes to *out, in order,
 // when out is not nil. A batch large enough that updating the Fenwick
 // tree message by message would cost more than building it again has it
-// built again, in time linear in the body: either way the cost is at
-// most in proportion to the batch times the tree's depth.
+// built again, in time linear in the body's words (a 64th of its
+// messages): either way the cost is at most in proportion to the batch
+// times the tree's depth.
 func (s *seqState) removeAll(rm []int32, out *[]int32) {
-	depth := 1
-	for n := s.n; n > 1; n >>= 1 {
-		depth++
-	}
-	batch := len(rm)*depth > s.n
+	depth := bits.Len(uint(len(s.fen)))
+	batch := len(rm)*depth > len(s.fen)
 	for _, i := range rm {
 		if s.removed[i] {
 			continue
@@ -97,6 +110,7 @@ func (s *seqState) removeAll(rm []int32, out *[]int32) {
 			continue
 		}
 		s.removed[i] = true
+		s.bits[i>>6] |= 1 << (i & 63)
 		s.kept--
 		s.version++
 		p, n := s.prev[i], s.next[i]
@@ -116,15 +130,14 @@ func (s *seqState) removeAll(rm []int32, out *[]int32) {
 	}
 }
 
-// rebuildFenwick builds the Fenwick tree of the removed messages again,
-// in linear time.
+// rebuildFenwick builds the Fenwick tree of the removed messages' words
+// again, in time linear in the words.
 func (s *seqState) rebuildFenwick() {
-	clear(s.fen)
-	for k := 1; k <= s.n; k++ {
-		if s.removed[k-1] {
-			s.fen[k]++
-		}
-		if p := k + k&-k; p <= s.n {
+	for k := 1; k < len(s.fen); k++ {
+		s.fen[k] = int32(bits.OnesCount64(s.bits[k-1]))
+	}
+	for k := 1; k < len(s.fen); k++ {
+		if p := k + k&-k; p < len(s.fen) {
 			s.fen[p] += s.fen[k]
 		}
 	}
@@ -150,16 +163,18 @@ func (s *seqState) restore(i int32) {
 	} else {
 		s.tail = i
 	}
-	for k := int(i) + 1; k <= s.n; k += k & -k {
-		s.fen[k]--
-	}
+	s.mark(i, -1)
 }
 
 // removedBefore counts the removed messages with an index below i.
 func (s *seqState) removedBefore(i int32) int {
+	w := int(i >> 6)
 	n := 0
-	for k := int(i); k > 0; k -= k & -k {
+	for k := w; k > 0; k -= k & -k {
 		n += int(s.fen[k])
+	}
+	if w < len(s.bits) {
+		n += bits.OnesCount64(s.bits[w] & (1<<(i&63) - 1))
 	}
 	return n
 }
@@ -187,10 +202,13 @@ func (s *seqState) grow() int32 {
 	s.tail = i
 	s.kept++
 	s.version++
-	// The Fenwick node of the new index covers the indexes from
-	// k-lowbit(k) to i, all before it but i, which is not removed.
-	k := int(i) + 1
-	s.fen = append(s.fen, int32(s.removedBefore(i)-s.removedBefore(int32(k-(k&-k)))))
+	if words(s.n) > len(s.bits) {
+		// A new word, empty: its Fenwick node covers the words from
+		// k-lowbit(k) to it, all before it but itself.
+		s.bits = append(s.bits, 0)
+		k := len(s.bits)
+		s.fen = append(s.fen, int32(s.removedBefore(i)-s.removedBefore(int32(k-(k&-k))<<6)))
+	}
 	return i
 }
 
