@@ -186,11 +186,14 @@ type Guarded struct {
 }
 
 // screened is a decision the screen passed, with the delta it found, on
-// the applied state of the given version.
+// the applied state of the given version, and the edits it made of it:
+// carried out while no other set of edits was made since (the marks of
+// e are its own still), they need not be made again.
 type screened struct {
 	d       *pruneguard.Decision
 	version uint64
 	delta   map[string]int
+	e       *edits
 }
 
 // undo is what carrying out one decision changed.
@@ -227,8 +230,30 @@ type stubbed struct {
 // read: "m" followed by i.
 func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.Itoa(i)) }
 
-// indexOf parses an id ID gave.
+// indexOf parses an id ID gave. An id of up to nine digits without a
+// leading zero is read digit by digit; any other goes through
+// indexOfSlow, which gives the same answer for those.
 func indexOf(id pruneguard.MessageID, n int) (int, bool) {
+	s := string(id)
+	if len(s) >= 2 && len(s) <= 10 && s[0] == 'm' && (s[1] != '0' || len(s) == 2) {
+		i := 0
+		for k := 1; k < len(s); k++ {
+			c := s[k] - '0'
+			if c > 9 {
+				return indexOfSlow(id, n)
+			}
+			i = i*10 + int(c)
+		}
+		if i >= n {
+			return 0, false
+		}
+		return i, true
+	}
+	return indexOfSlow(id, n)
+}
+
+// indexOfSlow parses an id ID gave, with strconv.
+func indexOfSlow(id pruneguard.MessageID, n int) (int, bool) {
 	s := string(id)
 	if len(s) < 2 || s[0] != 'm' || (s[1] == '0' && len(s) > 2) {
 		return 0, false
@@ -738,25 +763,35 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		g.msgTokens += g.sysTokens() - before
 		g.overhead = -1
 	}
-	e := g.seq.newEdits()
-	for _, id := range d.Evict {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] {
-			e.remove(int32(i))
-		}
-	}
-	for _, id := range d.Stub {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !g.seq.stubbed[i] {
-			e.stub(int32(i))
-		}
-	}
-	if e.empty() {
-		return
-	}
+	var e *edits
 	var delta map[string]int
 	if sc := g.screened; sc != nil && sc.version == g.seq.version && len(d.DropSchemas) == 0 && len(d.Compress) == 0 &&
 		len(d.Tombstones) == 0 && len(d.Retire) == 0 && sameDecision(sc.d, d) {
 		delta = sc.delta
-	} else {
+		if sc.e != nil && sc.e.gen == g.seq.gen {
+			// The screen's edits of the whole decision, as the loops below
+			// would make them but for stubs already carried out, which
+			// change nothing.
+			e = sc.e
+		}
+	}
+	if e == nil {
+		e = g.seq.newEditsFor(len(d.Evict), len(d.Stub))
+		for _, id := range d.Evict {
+			if i, ok := g.Index(id); ok && !g.seq.removed[i] {
+				e.remove(int32(i))
+			}
+		}
+		for _, id := range d.Stub {
+			if i, ok := g.Index(id); ok && !g.seq.removed[i] && !g.seq.stubbed[i] {
+				e.stub(int32(i))
+			}
+		}
+	}
+	if !e.changes(g.seq) {
+		return
+	}
+	if delta == nil {
 		delta, _ = g.rules.delta(view{s: g.seq}, e, g.tools)
 	}
 	g.screened = nil
@@ -770,7 +805,7 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 	for _, i := range e.rm {
 		g.msgTokens -= g.written(int(i))
 	}
-	removed, stubbed := g.rules.applyEdits(e)
+	removed, stubbed := g.rules.applyEdits(e, u != nil)
 	if u != nil {
 		u.removed, u.stubbed = removed, stubbed
 	}

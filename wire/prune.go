@@ -121,7 +121,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 	skip, refused, ts, base := g.screenSchemas(d, refused)
 
 	// The whole decision first: most pass.
-	e := g.seq.newEdits()
+	e := g.seq.newEditsFor(len(d.Evict), len(d.Stub))
 	for _, id := range d.Evict {
 		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
 			e.remove(int32(i))
@@ -139,7 +139,7 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		if len(refused) == 0 {
 			if ts == g.tools {
 				// Carrying the decision out will need the same delta.
-				g.screened = &screened{d: d, version: g.seq.version, delta: delta}
+				g.screened = &screened{d: d, version: g.seq.version, delta: delta, e: e}
 			}
 			return nil, nil, skip, true // the caller needs no candidates
 		}
@@ -548,6 +548,9 @@ func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 // messages evicted and stubbed, schemas withdrawn and compressed,
 // tombstones written and retired.
 func sameDecision(a, b *pruneguard.Decision) bool {
+	if a == b {
+		return true
+	}
 	if !slices.Equal(a.Evict, b.Evict) || !slices.Equal(a.Stub, b.Stub) || !slices.Equal(a.DropSchemas, b.DropSchemas) ||
 		!slices.Equal(a.Retire, b.Retire) || len(a.Tombstones) != len(b.Tombstones) || len(a.Compress) != len(b.Compress) {
 		return false

@@ -56,6 +56,16 @@ type ruleScreen struct {
 	refs  []int32               // Anthropic: the messages with tool references
 
 	glob globals // of the applied state
+	// gmask holds what each message counts in the globals (globalsMask of
+	// at(i)), so that summing a run of messages reads one byte of each.
+	gmask []uint8
+
+	buf []*facts // the messages of a window, reused
+
+	// checkBefore has every window checked before an edit too, even where
+	// cleanBefore says it can break no rule: the reference a test compares
+	// the shortcut with.
+	checkBefore bool
 }
 
 // globals are the facts of a whole body some rules depend on.
@@ -95,6 +105,7 @@ func newRuleScreen(g *Guarded) *ruleScreen {
 func (rs *ruleScreen) added(i int32) {
 	f := rs.at(i)
 	d := rs.b.Dialect
+	rs.gmask = append(rs.gmask, globalsMask(f))
 	rs.glob.add(d, f, 1)
 	if isRealUser(d, f) {
 		rs.glob.lastUser = i
@@ -115,18 +126,51 @@ func (rs *ruleScreen) added(i int32) {
 	}
 }
 
-// add counts (or, with n = -1, uncounts) message f in the globals.
-func (gl *globals) add(d Dialect, f *facts, n int) {
+// The facts of a message the globals count, as bits of a mask.
+const (
+	gThinking uint8 = 1 << iota
+	gSigned
+	gToolBlock
+	gItemRef
+)
+
+// globalsMask returns what message f counts in the globals.
+func globalsMask(f *facts) uint8 {
+	var m uint8
 	if f.reasoning {
-		gl.thinking += n
+		m |= gThinking
 	}
 	if f.signedCall() {
-		gl.signed += n
+		m |= gSigned
 	}
 	if f.ncalls > 0 || f.nresults > 0 {
-		gl.toolBlocks += n
+		m |= gToolBlock
 	}
 	if f.typ == "item_reference" {
+		m |= gItemRef
+	}
+	return m
+}
+
+// add counts (or, with n = -1, uncounts) message f in the globals.
+func (gl *globals) add(d Dialect, f *facts, n int) { gl.addMask(globalsMask(f), n) }
+
+// addMask counts (or, with n = -1, uncounts) a message of mask m in the
+// globals.
+func (gl *globals) addMask(m uint8, n int) {
+	if m == 0 {
+		return
+	}
+	if m&gThinking != 0 {
+		gl.thinking += n
+	}
+	if m&gSigned != 0 {
+		gl.signed += n
+	}
+	if m&gToolBlock != 0 {
+		gl.toolBlocks += n
+	}
+	if m&gItemRef != 0 {
 		gl.itemRefs += n
 	}
 }
@@ -160,10 +204,9 @@ func (rs *ruleScreen) factsIn(v view, i int32) *facts {
 // edits e removes (and the applied edits keep) carry, summing only what
 // was added to e since the last call.
 func (rs *ruleScreen) removedGlobals(e *edits) globals {
-	d := rs.b.Dialect
 	for ; e.glN < len(e.rm); e.glN++ {
 		if i := e.rm[e.glN]; !e.marks.removed[i] {
-			e.gl.add(d, rs.at(i), 1)
+			e.gl.addMask(rs.gmask[i], 1)
 		}
 	}
 	return e.gl
@@ -186,7 +229,7 @@ func (rs *ruleScreen) globalsOf(v view) globals {
 	if v.b != nil {
 		for _, i := range v.b.rm {
 			if !v.s.removed[i] {
-				gl.add(d, rs.at(i), -1)
+				gl.addMask(rs.gmask[i], -1)
 			}
 		}
 	}
@@ -258,9 +301,12 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 		return delta, after
 	}
 	var after []Violation
+	before := !rs.cleanBefore(b)
 	for _, w := range wins {
-		for _, v := range rs.check(b, w, gb, ts) {
-			delta[violationKey(v)]--
+		if before {
+			for _, v := range rs.check(b, w, gb, ts) {
+				delta[violationKey(v)]--
+			}
 		}
 		for _, v := range rs.check(a, w, ga, ts) {
 			delta[violationKey(v)]++
@@ -279,6 +325,17 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 	return delta, after
 }
 
+// cleanBefore reports that no window of view b can break a rule: b is
+// the applied state of a Chat body that breaks none. The violations a
+// Chat window has are those of the whole body within it, since a window
+// neither starts nor ends inside a block of tool messages (see windows)
+// and validateChat reads nothing outside the messages it is given; the
+// counts of the applied state are kept against an input (not for a
+// session's history, judged relative to itself).
+func (rs *ruleScreen) cleanBefore(b view) bool {
+	return rs.b.Dialect == OpenAIChat && !rs.relative && !rs.checkBefore && b.a == nil && b.b == nil && len(rs.cur) == 0
+}
+
 // all returns the violations of the whole body view v shows.
 func (rs *ruleScreen) all(v view, ts *toolState) []Violation {
 	var ms []*facts
@@ -292,14 +349,20 @@ func (rs *ruleScreen) all(v view, ts *toolState) []Violation {
 // in view a (the edited body), merged where they overlap. whole is set
 // when a window spans the whole body.
 func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
-	pos := make([]int32, 0, len(e.rm)+len(e.st))
-	pos = append(pos, e.rm...)
-	for _, i := range e.st {
-		if !e.removes(i) {
-			pos = append(pos, i)
+	// The edited messages in order: the removals the applied edits keep
+	// are e.live, sorted already; removals of messages removed already
+	// (which a window passes over anyway) and stubs need a copy.
+	pos := e.live
+	if len(e.st) > 0 || len(e.live) != len(e.rm) {
+		pos = make([]int32, 0, len(e.rm)+len(e.st))
+		pos = append(pos, e.rm...)
+		for _, i := range e.st {
+			if !e.removes(i) {
+				pos = append(pos, i)
+			}
 		}
+		slices.Sort(pos)
 	}
-	slices.Sort(pos)
 	d := rs.b.Dialect
 	var out []window
 	for k := 0; k < len(pos); {
@@ -393,7 +456,8 @@ func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []Viola
 	if start < 0 {
 		start = v.first()
 	}
-	var ms []*facts
+	ms := rs.buf[:0]
+	defer func() { rs.buf = ms[:0] }()
 	end := start
 	for j := start; j >= 0; j = v.next(j) {
 		if w.open && j == w.hi {
@@ -642,9 +706,9 @@ func (rs *ruleScreen) commit(delta map[string]int) {
 	}
 }
 
-// applyEdits carries edits out on the applied state, and returns the
-// messages it removed, in order, and stubbed.
-func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
+// applyEdits carries edits out on the applied state and, with undo set,
+// returns the messages it removed, in order, and stubbed.
+func (rs *ruleScreen) applyEdits(e *edits, undo bool) (removed, stubbed []int32) {
 	s := rs.seq
 	v := view{s: s, a: e}
 	gl := rs.globalsOf(v)
@@ -655,11 +719,11 @@ func (rs *ruleScreen) applyEdits(e *edits) (removed, stubbed []int32) {
 			stubbed = append(stubbed, i)
 		}
 	}
-	for _, i := range e.rm {
-		if !s.removed[i] {
-			s.remove(i)
-			removed = append(removed, i)
-		}
+	if undo {
+		removed = make([]int32, 0, len(e.rm))
+		s.removeAll(e.rm, &removed)
+	} else {
+		s.removeAll(e.rm, nil)
 	}
 	rs.glob = gl
 	return removed, stubbed

@@ -291,7 +291,7 @@ func TestScreenEqualsValidate(t *testing.T) {
 					}
 					if rapid.Bool().Draw(t, fmt.Sprintf("apply%d", step)) {
 						rs.commit(delta)
-						rs.applyEdits(e)
+						rs.applyEdits(e, rapid.Bool().Draw(t, fmt.Sprintf("undo%d", step)))
 						now := validateAll(g.src, keptFacts(g, view{s: g.seq}), g.tools)
 						if !maps.Equal(rs.cur, keyCounts(now)) {
 							t.Fatalf("step %d: counts kept %v, Validate counts %v\nbody %s", step, rs.cur, keyCounts(now), body)

@@ -1,11 +1,15 @@
 package wire
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // The messages of a guarded body as the applied decisions left them: a
-// list of the messages kept, linked both ways, with a Fenwick tree of
-// the ones removed so that a message's position in the edited body is
-// found in logarithmic time. A screen looks at the body through a view:
+// list of the messages kept, linked both ways, with a bitmap of the ones
+// removed and a Fenwick tree of its counts by block of 64 messages, so
+// that a message's position in the edited body is found in logarithmic
+// time. A screen looks at the body through a view:
 // the applied edits plus tentative ones, held apart in small sets, so
 // that trying a decision costs in proportion to what it edits.
 
@@ -16,19 +20,29 @@ type seqState struct {
 	head, tail int32
 	removed    []bool
 	stubbed    []bool
-	fen        []int32 // Fenwick tree over removed, 1-based
+	bits       []uint64 // removed, 64 messages a word
+	fen        []int32  // Fenwick tree of the removed in each word, 1-based
 	kept       int
 	version    uint64 // counts the changes
 
 	// The marks of the sets of tentative edits (see edits).
 	gen            uint32
 	rmMark, stMark []uint32
+	// The links the sets of tentative edits follow past their runs of
+	// removals, backward and forward (see edits.skip): link[d][i] holds
+	// for the set whose generation is linkGen[d][i].
+	link    [2][]int32
+	linkGen [2][]uint32
 }
 
 func newSeqState(n int) *seqState {
 	s := &seqState{n: n, next: make([]int32, n), prev: make([]int32, n), removed: make([]bool, n),
-		stubbed: make([]bool, n), fen: make([]int32, n+1), head: -1, tail: -1, kept: n,
+		stubbed: make([]bool, n), bits: make([]uint64, words(n)), fen: make([]int32, words(n)+1), head: -1, tail: -1, kept: n,
 		rmMark: make([]uint32, n), stMark: make([]uint32, n)}
+	for d := range s.link {
+		s.link[d] = make([]int32, n)
+		s.linkGen[d] = make([]uint32, n)
+	}
 	for i := range n {
 		s.next[i] = int32(i + 1)
 		s.prev[i] = int32(i - 1)
@@ -59,8 +73,73 @@ func (s *seqState) remove(i int32) {
 	} else {
 		s.tail = p
 	}
-	for k := int(i) + 1; k <= s.n; k += k & -k {
-		s.fen[k]++
+	s.mark(i, 1)
+}
+
+// words returns the words of a bitmap of n messages.
+func words(n int) int { return (n + 63) >> 6 }
+
+// mark sets (n = 1) or clears (n = -1) the bit of message i and counts
+// it in the tree.
+func (s *seqState) mark(i int32, n int32) {
+	s.bits[i>>6] ^= 1 << (i & 63)
+	for k := int(i>>6) + 1; k < len(s.fen); k += k & -k {
+		s.fen[k] += n
+	}
+}
+
+// removeAll takes the messages rm out of the kept list, leaving out
+// those already removed, and appends those it removes to *out, in order,
+// when out is not nil. A batch large enough that updating the Fenwick
+// tree message by message would cost more than building it again has it
+// built again, in time linear in the body's words (a 64th of its
+// messages): either way the cost is at most in proportion to the batch
+// times the tree's depth.
+func (s *seqState) removeAll(rm []int32, out *[]int32) {
+	depth := bits.Len(uint(len(s.fen)))
+	batch := len(rm)*depth > len(s.fen)
+	for _, i := range rm {
+		if s.removed[i] {
+			continue
+		}
+		if out != nil {
+			*out = append(*out, i)
+		}
+		if !batch {
+			s.remove(i)
+			continue
+		}
+		s.removed[i] = true
+		s.bits[i>>6] |= 1 << (i & 63)
+		s.kept--
+		s.version++
+		p, n := s.prev[i], s.next[i]
+		if p >= 0 {
+			s.next[p] = n
+		} else {
+			s.head = n
+		}
+		if n >= 0 {
+			s.prev[n] = p
+		} else {
+			s.tail = p
+		}
+	}
+	if batch {
+		s.rebuildFenwick()
+	}
+}
+
+// rebuildFenwick builds the Fenwick tree of the removed messages' words
+// again, in time linear in the words.
+func (s *seqState) rebuildFenwick() {
+	for k := 1; k < len(s.fen); k++ {
+		s.fen[k] = int32(bits.OnesCount64(s.bits[k-1]))
+	}
+	for k := 1; k < len(s.fen); k++ {
+		if p := k + k&-k; p < len(s.fen) {
+			s.fen[p] += s.fen[k]
+		}
 	}
 }
 
@@ -84,16 +163,18 @@ func (s *seqState) restore(i int32) {
 	} else {
 		s.tail = i
 	}
-	for k := int(i) + 1; k <= s.n; k += k & -k {
-		s.fen[k]--
-	}
+	s.mark(i, -1)
 }
 
 // removedBefore counts the removed messages with an index below i.
 func (s *seqState) removedBefore(i int32) int {
+	w := int(i >> 6)
 	n := 0
-	for k := int(i); k > 0; k -= k & -k {
+	for k := w; k > 0; k -= k & -k {
 		n += int(s.fen[k])
+	}
+	if w < len(s.bits) {
+		n += bits.OnesCount64(s.bits[w] & (1<<(i&63) - 1))
 	}
 	return n
 }
@@ -109,6 +190,10 @@ func (s *seqState) grow() int32 {
 	s.stubbed = append(s.stubbed, false)
 	s.rmMark = append(s.rmMark, 0)
 	s.stMark = append(s.stMark, 0)
+	for d := range s.link {
+		s.link[d] = append(s.link[d], 0)
+		s.linkGen[d] = append(s.linkGen[d], 0)
+	}
 	if s.tail >= 0 {
 		s.next[s.tail] = i
 	} else {
@@ -117,10 +202,13 @@ func (s *seqState) grow() int32 {
 	s.tail = i
 	s.kept++
 	s.version++
-	// The Fenwick node of the new index covers the indexes from
-	// k-lowbit(k) to i, all before it but i, which is not removed.
-	k := int(i) + 1
-	s.fen = append(s.fen, int32(s.removedBefore(i)-s.removedBefore(int32(k-(k&-k)))))
+	if words(s.n) > len(s.bits) {
+		// A new word, empty: its Fenwick node covers the words from
+		// k-lowbit(k) to it, all before it but itself.
+		s.bits = append(s.bits, 0)
+		k := len(s.bits)
+		s.fen = append(s.fen, int32(s.removedBefore(i)-s.removedBefore(int32(k-(k&-k))<<6)))
+	}
 	return i
 }
 
@@ -129,7 +217,11 @@ func (s *seqState) grow() int32 {
 // a message belongs to one set of edits at a time. live holds the
 // messages it removes that the applied edits keep, in order, so that a
 // view finds a message's rank in logarithmic time; gl sums the globals
-// of the first glN of rm (see ruleScreen.removedGlobals).
+// of the first glN of rm (see ruleScreen.removedGlobals). The set's links
+// (seqState.link, under its generation) map a message it removes to a
+// message before (after) it in the applied list, closer to the end of
+// the run of the set's removals that holds it: a view walks past a long
+// run at once.
 type edits struct {
 	gen    uint32
 	marks  *seqState
@@ -137,10 +229,6 @@ type edits struct {
 	live   []int32
 	gl     globals
 	glN    int
-	// bk and fw map a message the set removes to a message before (after)
-	// it in the applied list, closer to the end of the run of the set's
-	// removals that holds it: a view walks past a long run at once.
-	bk, fw map[int32]int32
 }
 
 // skip returns, for message j that e removes, the nearest message of the
@@ -148,26 +236,27 @@ type edits struct {
 // or -1. The paths it follows are compressed, so that walking past what a
 // screen has taken costs amortized constant time.
 func (e *edits) skip(s *seqState, j int32, fwd bool) int32 {
-	m, step := &e.bk, s.prev
+	d, step := 0, s.prev
 	if fwd {
-		m, step = &e.fw, s.next
+		d, step = 1, s.next
 	}
-	if *m == nil {
-		*m = map[int32]int32{}
-	}
-	link := func(x int32) int32 {
-		if y, ok := (*m)[x]; ok {
-			return y
+	link, gen := s.link[d], s.linkGen[d]
+	// A link is the set's own while the message is the set's removal: a
+	// message belongs to one set at a time, and links are only followed
+	// from the set's removals.
+	at := func(x int32) int32 {
+		if gen[x] == e.gen {
+			return link[x]
 		}
 		return step[x]
 	}
-	end := link(j)
+	end := at(j)
 	for end >= 0 && e.removes(end) {
-		end = link(end)
+		end = at(end)
 	}
 	for x := j; x >= 0 && x != end && e.removes(x); {
-		y := link(x)
-		(*m)[x] = end
+		y := at(x)
+		link[x], gen[x] = end, e.gen
 		x = y
 	}
 	return end
@@ -177,6 +266,19 @@ func (e *edits) skip(s *seqState, j int32, fwd bool) int32 {
 func (s *seqState) newEdits() *edits {
 	s.gen++
 	return &edits{gen: s.gen, marks: s}
+}
+
+// newEditsFor returns an empty set of edits with room for rm removals
+// and st stubs.
+func (s *seqState) newEditsFor(rm, st int) *edits {
+	e := s.newEdits()
+	if rm > 0 {
+		e.rm, e.live = make([]int32, 0, rm), make([]int32, 0, rm)
+	}
+	if st > 0 {
+		e.st = make([]int32, 0, st)
+	}
+	return e
 }
 
 // remove and stub add message i to the set.
@@ -208,6 +310,23 @@ func (e *edits) removes(i int32) bool { return e != nil && e.marks.rmMark[i] == 
 func (e *edits) stubs(i int32) bool   { return e != nil && e.marks.stMark[i] == e.gen }
 
 func (e *edits) empty() bool { return e == nil || (len(e.rm) == 0 && len(e.st) == 0) }
+
+// changes reports whether the set removes a message, or stubs one the
+// applied edits do not stub already.
+func (e *edits) changes(s *seqState) bool {
+	if e == nil {
+		return false
+	}
+	if len(e.rm) > 0 {
+		return true
+	}
+	for _, i := range e.st {
+		if !s.stubbed[i] {
+			return true
+		}
+	}
+	return false
+}
 
 // view is the body as the applied edits and up to two sets of tentative
 // ones leave it.

@@ -164,6 +164,7 @@ func (s *Session) reslot(l int32) {
 	old := &sl.f[l]
 	rs.glob.add(d, old, -1)
 	rs.glob.add(d, &f, 1)
+	rs.gmask[l] = globalsMask(&f)
 	if len(f.refs) > 0 && len(old.refs) == 0 {
 		rs.refs = append(rs.refs, l)
 	}
@@ -323,7 +324,7 @@ func (s *Session) recordSlots(d *pruneguard.Decision) {
 	for _, i := range e.rm {
 		sl.tokens -= int(sl.tok[i])
 	}
-	sl.rules.applyEdits(e)
+	sl.rules.applyEdits(e, false)
 	for _, i := range restub {
 		s.retally(i)
 	}

@@ -313,6 +313,7 @@ func missingIDs(ids []string, have map[string]bool) []string {
 // ---- OpenAI Chat ----------------------------------------------------------
 
 func validateChat(msgs []*facts, sc scope, v *violations) {
+	var tc toolCalls
 	for i := 0; i < len(msgs); {
 		m := msgs[i]
 		switch {
@@ -325,13 +326,7 @@ func validateChat(msgs []*facts, sc scope, v *violations) {
 				"Missing parameter 'name': messages with role 'function' must have a 'name'.")
 			i++
 		case m.role == "assistant" && hasToolCalls(m):
-			ids := toolCallIDs(m)
-			issued := make(map[string]bool, len(ids))
-			for _, id := range ids {
-				issued[id] = true
-			}
-			answered := map[string]bool{}
-			answeredAt := map[string]int{}
+			tc.reset(m)
 			j := i + 1
 			for ; j < len(msgs) && msgs[j].role == "tool"; j++ {
 				for _, p := range msgs[j].parts {
@@ -339,33 +334,112 @@ func validateChat(msgs []*facts, sc scope, v *violations) {
 						continue
 					}
 					id := p.id
-					if !issued[id] {
+					k := tc.find(id)
+					if k < 0 {
 						v.add(RuleChatUnknownToolCallID, sc.off+j,
 							"Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", id)
 						continue
 					}
-					if answered[id] {
+					if at := tc.at[k]; at >= 0 {
 						v.add(RuleChatDuplicateToolResponse, sc.off+j,
-							"Invalid parameter: Duplicate value for 'tool_call_id' of '%s', in messages[%d] and messages[%d].", id, sc.off+answeredAt[id], sc.off+j)
+							"Invalid parameter: Duplicate value for 'tool_call_id' of '%s', in messages[%d] and messages[%d].", id, sc.off+at, sc.off+j)
 						continue
 					}
-					answered[id] = true
-					answeredAt[id] = j
+					tc.at[k] = j
 				}
 			}
-			if miss := missingIDs(ids, answered); len(miss) > 0 {
+			if tc.missing() {
 				rule := RuleChatToolCallsWithoutResponse
 				if j == i+1 && j == len(msgs) && sc.atEnd {
 					rule = RuleChatPendingCalls
 				}
 				v.add(rule, sc.off+i, "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s",
-					strings.Join(miss, ", "))
+					tc.missingList())
 			}
 			i = j
 		default:
 			i++
 		}
 	}
+}
+
+// toolCalls holds the tool_calls of one Chat assistant message while its
+// tool messages are matched to them, without allocating for the usual
+// handful of calls: ids are the distinct ids in order of first
+// appearance, and at the index of the message that answered each id, or -1.
+type toolCalls struct {
+	idBuf [8]string
+	atBuf [8]int
+	ids   []string
+	at    []int
+	byID  map[string]int // for a large batch: the index of each id in ids
+}
+
+// toolCallsIndexed is the batch size from which ids are found by a map
+// rather than by a scan.
+const toolCallsIndexed = 16
+
+// reset takes the tool_calls of m, leaving out a legacy function_call.
+func (tc *toolCalls) reset(m *facts) {
+	tc.ids, tc.at, tc.byID = tc.idBuf[:0], tc.atBuf[:0], nil
+	for i := range m.parts {
+		p := &m.parts[i]
+		if p.kind != PartCall || p.typ != "tool_call" {
+			continue
+		}
+		if tc.find(p.id) >= 0 {
+			continue
+		}
+		if tc.byID != nil {
+			tc.byID[p.id] = len(tc.ids)
+		}
+		tc.ids = append(tc.ids, p.id)
+		tc.at = append(tc.at, -1)
+		if len(tc.ids) == toolCallsIndexed && tc.byID == nil {
+			tc.byID = make(map[string]int, 2*toolCallsIndexed)
+			for k, id := range tc.ids {
+				tc.byID[id] = k
+			}
+		}
+	}
+}
+
+// find returns the index of id in ids, or -1.
+func (tc *toolCalls) find(id string) int {
+	if tc.byID != nil {
+		if k, ok := tc.byID[id]; ok {
+			return k
+		}
+		return -1
+	}
+	for k, x := range tc.ids {
+		if x == id {
+			return k
+		}
+	}
+	return -1
+}
+
+// missing reports an id that no tool message answered.
+func (tc *toolCalls) missing() bool {
+	for _, at := range tc.at {
+		if at < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// missingList joins the ids no tool message answered, in order, without
+// repeats.
+func (tc *toolCalls) missingList() string {
+	var miss []string
+	for k, id := range tc.ids {
+		if tc.at[k] < 0 {
+			miss = append(miss, id)
+		}
+	}
+	return strings.Join(miss, ", ")
 }
 
 // hasToolCalls reports tool_calls in a Chat message (a legacy
@@ -377,18 +451,6 @@ func hasToolCalls(m *facts) bool {
 		}
 	}
 	return false
-}
-
-// toolCallIDs returns the ids of a Chat message's tool_calls, leaving out
-// a legacy function_call, which has none and which the API does not pair.
-func toolCallIDs(m *facts) []string {
-	var ids []string
-	for _, p := range m.parts {
-		if p.kind == PartCall && p.typ == "tool_call" {
-			ids = append(ids, p.id)
-		}
-	}
-	return ids
 }
 
 // ---- OpenAI Responses -----------------------------------------------------
