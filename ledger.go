@@ -17,8 +17,9 @@ import "slices"
 //
 // The queue refers to the ids and arguments where the Context's slab
 // holds them: the slab never writes over bytes it handed out, so they stay
-// as they were after the Context lets them go, and a text compaction
-// leaves the old chunks to the queue until it is written.
+// as they were after the Context lets them go. Before a text compaction
+// the queue copies them into one buffer of its own (see rehome), so that
+// it does not hold on to the old chunks.
 type ledger struct {
 	gone   []queuedGone
 	forgot []queuedForgot
@@ -44,8 +45,8 @@ var ledgerBound = 4 * recentBound
 // reserve makes room in the queues for a decision that prunes n
 // messages, m of them stubbed.
 func (l *ledger) reserve(n, m int) {
-	l.gone = slices.Grow(l.gone, n)
-	l.forgot = slices.Grow(l.forgot, n+m)
+	l.gone = slices.Grow(l.gone, min(n, ledgerBound))
+	l.forgot = slices.Grow(l.forgot, min(n+m, ledgerBound))
 }
 
 // queueGone queues call k, pruned, for c.gone.
@@ -64,18 +65,52 @@ func (c *Context) queueForgot(k int32, rc rec, id MessageID, stubbed bool) {
 	c.boundLedger()
 }
 
+// rehome copies what the queue refers to into one buffer of its own.
+func (l *ledger) rehome() {
+	n := 0
+	for _, e := range l.gone {
+		n += len(e.id)
+	}
+	for _, e := range l.forgot {
+		n += len(e.args)
+	}
+	if n == 0 {
+		return
+	}
+	buf := make([]byte, 0, n)
+	own := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		at := len(buf)
+		buf = append(buf, b...)
+		return buf[at:len(buf):len(buf)]
+	}
+	for i := range l.gone {
+		l.gone[i].id = own(l.gone[i].id)
+	}
+	for i := range l.forgot {
+		l.forgot[i].args = own(l.forgot[i].args)
+	}
+}
+
 // boundLedger writes the queue out once it holds ledgerBound entries.
 func (c *Context) boundLedger() {
 	if len(c.ledger.gone)+len(c.ledger.forgot) >= ledgerBound {
-		c.settleGone()
-		c.settleCleared()
+		// More of the decision follows: the queues keep their room.
+		c.writeGone(false)
+		c.writeCleared(false)
 	}
 }
 
 // settleGone writes the queued pruned calls into c.gone. Once as many
 // were queued as it keeps, it keeps only those: the last recentBound,
 // in order, as if each had been put.
-func (c *Context) settleGone() {
+func (c *Context) settleGone() { c.writeGone(true) }
+
+// writeGone writes the queued pruned calls into c.gone; with trim, a
+// large queue lets its room go.
+func (c *Context) writeGone(trim bool) {
 	q := c.ledger.gone
 	if len(q) == 0 {
 		return
@@ -87,13 +122,17 @@ func (c *Context) settleGone() {
 	for _, e := range q {
 		c.gone.put(string(e.id), e.abandoned)
 	}
-	c.ledger.gone = trimQueue(c.ledger.gone)
+	c.ledger.gone = emptyQueue(c.ledger.gone, trim)
 }
 
 // settleCleared hashes the queued pruned results' signatures and writes
 // them into c.cleared, in order: a signature put again keeps the higher
 // class.
-func (c *Context) settleCleared() {
+func (c *Context) settleCleared() { c.writeCleared(true) }
+
+// writeCleared writes the queued pruned results into c.cleared; with
+// trim, a large queue lets its room go.
+func (c *Context) writeCleared(trim bool) {
 	q := c.ledger.forgot
 	if len(q) == 0 {
 		return
@@ -110,13 +149,13 @@ func (c *Context) settleCleared() {
 		}
 		c.cleared.put(key, v)
 	}
-	c.ledger.forgot = trimQueue(c.ledger.forgot)
+	c.ledger.forgot = emptyQueue(c.ledger.forgot, trim)
 }
 
-// trimQueue empties a queue written out: it lets go of what the entries
-// refer to, and of a large array.
-func trimQueue[E any](q []E) []E {
-	if cap(q) > maxQueue {
+// emptyQueue empties a queue written out: it lets go of what the entries
+// refer to and, with trim, of a large array.
+func emptyQueue[E any](q []E, trim bool) []E {
+	if trim && cap(q) > maxQueue {
 		return nil
 	}
 	clear(q)

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -175,4 +178,54 @@ func TestOneDecisionPrunesMoreThanRemembered(t *testing.T) {
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k9"}}), ErrUnknownCall, "pruned before the last ones")
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k10"}}), ErrPrunedCall)
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{CallID(fmt.Sprint("k", n-1))}}), ErrPrunedCall)
+}
+
+// within reports whether b's bytes lie inside one of chunks.
+func within(b []byte, chunks [][]byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for _, ch := range chunks {
+		if cap(ch) == 0 {
+			continue
+		}
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(ch[:1])))
+		if p >= lo && p < lo+uintptr(cap(ch)) {
+			return true
+		}
+	}
+	return false
+}
+
+// A text compaction does not leave the old chunks to the ledger: what the
+// queue refers to moves into a buffer of its own, unchanged.
+func TestLedgerLetsTheOldTextGo(t *testing.T) {
+	c := NewContext(Config{})
+	closedTools(t, c, "x")
+	var evict []MessageID
+	for i := range 3000 {
+		id := fmt.Sprint(i)
+		mustAppend(t, c,
+			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"n":` + id + `}`)}}},
+			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}, Content: []byte(strings.Repeat("z", 200))},
+		)
+		if i < 2900 {
+			evict = append(evict, MessageID("a"+id))
+		}
+	}
+	old := slices.Clone(c.text.chunks)
+	d, err := c.Prune(Plan{Evict: evict})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	require.Len(t, c.ledger.gone, 2900)
+	require.Len(t, c.ledger.forgot, 2900)
+	for i, e := range c.ledger.gone {
+		require.Equal(t, fmt.Sprint("k", i), string(e.id))
+		require.False(t, within(e.id, old), "gone %d refers to an old chunk", i)
+	}
+	for i, e := range c.ledger.forgot {
+		require.Equal(t, fmt.Sprintf(`{"n":%d}`, i), string(e.args))
+		require.False(t, within(e.args, old), "forgot %d refers to an old chunk", i)
+	}
 }
