@@ -48,7 +48,7 @@ func (c *Context) Abandon(ids ...CallID) error {
 		switch {
 		case !ok:
 			err = ErrUnknownCall
-			if abandoned, gone := c.gone.get(string(id)); gone {
+			if abandoned, gone := c.goneGet(id); gone {
 				err = ErrPrunedCall
 				if abandoned {
 					err = ErrAbandonedCall

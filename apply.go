@@ -77,22 +77,10 @@ func (c *Context) Apply(d *Decision) error {
 	// a compaction, which rebuilds the indexes by id and of results from
 	// the messages held: its messages need not leave them one by one.
 	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
-	if c.gone.m == nil || c.cleared.m == nil {
-		calls, results := 0, 0
-		for _, p := range d.evict {
-			for range c.callsOf(p) {
-				calls++
-			}
-			for range c.answersOf(p) {
-				results++
-			}
-		}
-		c.gone.reserve(calls)
-		c.cleared.reserve(results + len(d.stubs))
-	}
+	c.ledger.reserve(len(d.evict), len(d.stubs))
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
-			c.forget(k, d.recs[i], d.Evict[i], false)
+			c.queueForgot(k, d.recs[i], d.Evict[i], false)
 		}
 		c.forgetServer(p, d.recs[i], d.Evict[i])
 		if ptr, ok := c.lineAdds(p); ok {
@@ -102,7 +90,7 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
-			c.forget(k, d.recs[len(d.evict)+i], d.Stub[i], true)
+			c.queueForgot(k, d.recs[len(d.evict)+i], d.Stub[i], true)
 		}
 		c.stub(p)
 	}
@@ -195,7 +183,7 @@ func (c *Context) remove(p int32, unindex bool) {
 		if q, ok := c.byCall.find(string(c.callID(k))); ok && q == k {
 			c.byCall.remove(k)
 		}
-		c.gone.put(string(c.callID(k)), r.flags&cAbandon != 0)
+		c.queueGone(k, r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade
 			c.tools[r.tool].args--

@@ -13,6 +13,7 @@ func (c *Context) reclaim() {
 		c.compact()
 	}
 	if c.text.garbage() {
+		c.ledger.rehome()
 		c.compactText()
 	}
 }

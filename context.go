@@ -76,6 +76,7 @@ type Context struct {
 	// or stubbed last (see sigKey) to what the results were.
 	cleared recent[prunedResult]
 	sigBuf  []byte // scratch for signatures, under mu
+	ledger  ledger // what Apply pruned, not yet in gone and cleared
 
 	// into names the unit that absorbed a unit merged away, until the
 	// next compaction.

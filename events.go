@@ -200,7 +200,7 @@ func (c *Context) checkNew(op string, m Message) error {
 		if ok {
 			return inputErr(op, string(id), ErrDuplicateResult)
 		}
-		if abandoned, ok := c.gone.get(string(id)); ok {
+		if abandoned, ok := c.goneGet(id); ok {
 			if abandoned {
 				return inputErr(op, string(id), ErrAbandonedCall)
 			}

@@ -34,13 +34,15 @@ import (
 // byte comes back. It ends with a SHA-256 digest of the rest, so that
 // an alteration is found. [Restore] refuses a digest that does not
 // match, another format or version, a field it does not know, and
-// trailing data. Save takes the read lock, so events wait while it
-// writes: a caller that writes to a slow writer should Save into a
-// buffer. Its only I/O is the writes to w, whose error it returns.
+// trailing data. Save holds the Context's lock while it builds the
+// state, so events and reads wait for it; it releases the lock before it
+// writes, so a slow writer holds up nobody. Its only I/O is the writes to w, whose error it returns.
 func (c *Context) Save(w io.Writer) error {
-	c.mu.RLock()
+	c.mu.Lock()
+	c.settleGone()
+	c.settleCleared()
 	s := c.state()
-	c.mu.RUnlock()
+	c.mu.Unlock()
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -49,7 +51,7 @@ func (c *Context) Save(w io.Writer) error {
 	return err
 }
 
-// state builds the saved form, under the read lock. Places are
+// state builds the saved form, under the lock. Places are
 // renumbered as a compaction would: messages and calls gone are left out.
 func (c *Context) state() *savedState {
 	s := &savedState{Format: stateFormat, Version: stateVersion}

@@ -113,22 +113,12 @@ func (c *Context) sigOf(k int32) string {
 // maxSigBuf is the largest scratch buffer a Context keeps for signatures.
 const maxSigBuf = 4096
 
-// forget records that the result of call k, carried by message id,
-// left the prompt as audited by rc.
-func (c *Context) forget(k int32, rc rec, id MessageID, stubbed bool) {
-	key := c.sigOf(k)
-	cls := rc.class
-	if old, ok := c.cleared.get(key); ok {
-		cls = max(cls, old.class)
-	}
-	c.cleared.put(key, prunedResult{class: cls, hash: rc.hash, msg: id, stubbed: stubbed})
-}
-
 // refetched looks, once result p has closed, for calls it answers, and
 // for the server calls it carries (their results are inside it), whose
 // signature matches a pruned result: each raises an alert, unless a
 // result of that signature is still in the prompt, and is forgotten.
 func (c *Context) refetched(p int32) {
+	c.settleCleared()
 	if len(c.cleared.m) == 0 {
 		return
 	}

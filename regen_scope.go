@@ -145,7 +145,7 @@ func (c *Context) remapScopes(cm, rank []int32) {
 func (c *Context) forgetServer(p int32, rc rec, id MessageID) {
 	for k := range c.callsOf(p) {
 		if c.call(k).flags&cServer != 0 {
-			c.forget(k, rc, id, false)
+			c.queueForgot(k, rc, id, false)
 		}
 	}
 }
