@@ -93,11 +93,7 @@ func (r *pruneRun) boundaryGate() {
 			refuse(v)
 			continue
 		}
-		size := 0
-		for range c.members(u) {
-			size++
-		}
-		if int(un.aux) < size && p.Split != SplitGrow {
+		if p.Split != SplitGrow && int(un.aux) < c.unitSize(u) {
 			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
 			for m := range c.members(u) {
 				if r.has(m, kEvict) {
@@ -166,4 +162,13 @@ func (c *Context) heldBack(u int32) *Violation {
 		return nil
 	}
 	return v
+}
+
+// unitSize returns how many messages unit u holds.
+func (c *Context) unitSize(u int32) int {
+	n := 0
+	for range c.members(u) {
+		n++
+	}
+	return n
 }

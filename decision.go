@@ -204,8 +204,7 @@ func (d *Decision) finish(r *pruneRun) {
 	}
 
 	d.recs = make([]rec, 0, len(d.evict)+len(d.stubs))
-	add := func(p int32, id MessageID) {
-		tokens := c.tokensOf(p)
+	add := func(p int32, id MessageID, tokens int) {
 		rc := rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)}
 		if c.carriesResult(p) {
 			rc.hash = hashOf(c.content(p))
@@ -217,7 +216,8 @@ func (d *Decision) finish(r *pruneRun) {
 	}
 	var lined map[Pointer]struct{} // the pointer lines the evictions add
 	for i, p := range d.evict {
-		d.Freed += c.tokensOf(p)
+		tokens := c.tokensOf(p)
+		d.Freed += tokens
 		if ptr, ok := c.lineAdds(p); ok {
 			if _, seen := lined[ptr]; !seen {
 				if lined == nil {
@@ -227,16 +227,17 @@ func (d *Decision) finish(r *pruneRun) {
 				d.Freed -= c.cfg.PointerTokens
 			}
 		}
-		add(p, d.Evict[i])
+		add(p, d.Evict[i], tokens)
 	}
 	if r.whole {
 		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]
 	}
 	for i, p := range d.stubs {
-		if n, stub := c.tokensOf(p), c.stubTokens(p); n > stub {
+		n := c.tokensOf(p)
+		if stub := c.stubTokens(p); n > stub {
 			d.Freed += n - stub
 		}
-		add(p, d.Stub[i])
+		add(p, d.Stub[i], n)
 	}
 	for _, e := range r.edits {
 		if e.compressed != nil {

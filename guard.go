@@ -337,7 +337,7 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 	if r.rounds <= 0 {
 		r.rounds = 64
 	}
-	r.v = &View{c: c}
+	r.v = &View{c: c, hints: true}
 	over := before > trigger
 	waiting := cfg.Boundary == BoundaryStrict && !c.Settled()
 	var hoarded []MessageID
@@ -361,7 +361,7 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 		if over {
 			// Nothing may go while a call is pending or a stream is
 			// open; say which, without asking the policy.
-			if _, e := c.prune(Plan{}, false); e != nil {
+			if _, e := c.prune(Plan{}, planHint{}, false); e != nil {
 				r.res.Reason = e
 			}
 		}
@@ -386,17 +386,20 @@ func (r *guardRun) reduce() error {
 			return nil
 		}
 		r.v.arm()
+		r.v.hint = planHint{}
 		p := r.pol.Propose(r.v, now-r.target)
+		h := r.v.hint
+		r.v.hint = planHint{}
 		if p.Split == SplitGrow {
 			p.Split = r.g.Split
 		}
-		p = r.filter(p)
+		p, h = r.filter(p, h)
 		if p.Empty() {
 			break
 		}
 		r.rounds--
 		learned := r.progress()
-		out, err := r.try(p, fromPolicy)
+		out, err := r.try(p, h, fromPolicy)
 		if out == tryNothing && r.progress() > learned {
 			r.rounds++ // the refused are out of the next plans
 		}

@@ -76,7 +76,8 @@ func (r *guardRun) hoard(ids []MessageID) error {
 	} else {
 		p.Evict = ids
 	}
-	_, err := r.try(r.filter(p), fromHoard)
+	p, h := r.filter(p, planHint{})
+	_, err := r.try(p, h, fromHoard)
 	return err
 }
 

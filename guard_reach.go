@@ -74,7 +74,7 @@ func (r *guardRun) reach() error {
 		}
 		r.rounds--
 		learned := r.progress()
-		out, err := r.try(p, fromReach)
+		out, err := r.try(p, planHint{}, fromReach)
 		if out == tryNothing && r.progress() > learned {
 			r.rounds++
 		}

@@ -25,17 +25,19 @@ const (
 // decision and applies it. It returns a non-nil error only for a plan
 // that names what the Context does not hold (and not because the
 // Context changed since the policy looked).
-func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
+//
+// h, when not empty, says where the messages p names are.
+func (r *guardRun) try(p Plan, h planHint, from string) (tryOutcome, error) {
 	c := r.c
 	for attempt := 0; attempt < 16; attempt++ {
 		if attempt > 0 {
-			p = r.filter(p)
+			p, h = r.filter(p, h)
 		}
 		if p.Empty() {
 			return tryNothing, nil
 		}
 		prev := r.res.Reason
-		d, err := c.prune(p, false)
+		d, err := c.prune(p, h, false)
 		var vs []*Violation
 		if err != nil {
 			r.res.Reason = err
@@ -115,28 +117,22 @@ func (r *guardRun) try(p Plan, from string) (tryOutcome, error) {
 // filter takes out of a plan what this check or an earlier one learned
 // may not go: schema edits of refused tools, evictions of units refused
 // or hidden, stubs refused or in units that may not be pruned, and stubs
-// that would free nothing (those it hides from the policy too).
-func (r *guardRun) filter(p Plan) Plan {
+// that would free nothing (those it hides from the policy too). It
+// returns the plan with where its messages are: h says where they may
+// be, and its slices are reused.
+func (r *guardRun) filter(p Plan, h planHint) (Plan, planHint) {
 	p = withoutTools(p, r.refusedTools)
 	if len(p.Evict) == 0 && len(p.Stub) == 0 {
-		return p
+		return p, planHint{}
 	}
 	c := r.c
 	var small []MessageID
 	c.mu.RLock()
-	dropEvict := func(id MessageID) bool {
-		q, ok := c.find(id)
-		if !ok {
-			return false // Prune reports it
-		}
+	dropEvict := func(q int32) bool {
 		u := c.msg(q).unit
 		return c.hides(r.v.hidden, q) || c.mem.refused(c, u) != nil || len(r.noEvict) > 0 && r.noEvict[c.unitID(u)]
 	}
-	dropStub := func(id MessageID) bool {
-		q, ok := c.find(id)
-		if !ok {
-			return false
-		}
+	dropStub := func(q int32, id MessageID) bool {
 		x := c.msg(q)
 		if c.hides(r.v.hidden, q) || c.mem.stubRefused(q) || r.v.stubHidden(q) {
 			return true
@@ -150,18 +146,43 @@ func (r *guardRun) filter(p Plan) Plan {
 		}
 		return false
 	}
-	if slices.ContainsFunc(p.Evict, dropEvict) {
-		p.Evict = slices.DeleteFunc(slices.Clone(p.Evict), dropEvict)
+	// keep filters ids, their positions written over hint as it goes
+	// (none for an id the Context does not hold, which Prune reports).
+	keep := func(ids []MessageID, hint []int32, drop func(q int32, id MessageID) bool) ([]MessageID, []int32) {
+		at := hint[:0]
+		if cap(hint) < len(ids) {
+			at = make([]int32, 0, len(ids))
+		}
+		var out []MessageID // the ids kept, once one is dropped
+		for i, id := range ids {
+			q, ok := c.locate(id, hint, i)
+			if !ok {
+				q = none
+			} else if drop(q, id) {
+				if out == nil {
+					out = make([]MessageID, i, len(ids))
+					copy(out, ids[:i])
+				}
+				continue
+			}
+			if out != nil {
+				out = append(out, id)
+			}
+			at = append(at, q)
+		}
+		if out == nil {
+			return ids, at
+		}
+		return out, at
 	}
-	if slices.ContainsFunc(p.Stub, dropStub) {
-		small = small[:0]
-		p.Stub = slices.DeleteFunc(slices.Clone(p.Stub), dropStub)
-	}
+	var next planHint
+	p.Evict, next.evict = keep(p.Evict, h.evict, func(q int32, _ MessageID) bool { return dropEvict(q) })
+	p.Stub, next.stub = keep(p.Stub, h.stub, dropStub)
 	c.mu.RUnlock()
 	if len(small) > 0 {
 		r.v.hideStub(small...)
 	}
-	return p
+	return p, next
 }
 
 // learn records the refusals vs of plan p: in the result and the log,

@@ -36,20 +36,42 @@ func (p Plan) Empty() bool {
 	return len(p.Evict) == 0 && len(p.Stub) == 0 && len(p.DropSchemas) == 0 && len(p.CompressSchemas) == 0
 }
 
+// planHint says where the messages a plan names were when the plan was
+// made: positions parallel to Plan.Evict and Plan.Stub. A position is
+// only a hint, used when the message there is still live and has the id
+// the plan names (see Context.locate); a hint shorter than its list, or
+// none, leaves the rest to the lookup by id.
+type planHint struct{ evict, stub []int32 }
+
+// locate returns the position of message id, the i-th of a plan's list
+// whose hint is hint. A live message with that id at the hinted position
+// is the one the index would find, for ids are unique among live
+// messages: the hint saves hashing the id. Under the read lock.
+func (c *Context) locate(id MessageID, hint []int32, i int) (int32, bool) {
+	if i < len(hint) {
+		if q := hint[i]; q >= 0 && q < c.msgs.n {
+			if x := c.msg(q); x.flags&mDead == 0 && x.idLen == uint32(len(id)) && string(c.text.bytes(x.text)[:x.idLen]) == string(id) {
+				return q, true
+			}
+		}
+	}
+	return c.find(id)
+}
+
 // checkPlan rejects a plan that names what the Context does not hold. It
 // returns the positions of the messages p.Evict names, then those of
-// p.Stub.
-func (c *Context) checkPlan(p Plan) ([]int32, error) {
+// p.Stub; h may say where they are.
+func (c *Context) checkPlan(p Plan, h planHint) ([]int32, error) {
 	at := make([]int32, 0, len(p.Evict)+len(p.Stub))
-	for _, id := range p.Evict {
-		q, ok := c.find(id)
+	for i, id := range p.Evict {
+		q, ok := c.locate(id, h.evict, i)
 		if !ok {
 			return nil, inputErr("plan.evict", string(id), ErrUnknownMessage)
 		}
 		at = append(at, q)
 	}
-	for _, id := range p.Stub {
-		q, ok := c.find(id)
+	for i, id := range p.Stub {
+		q, ok := c.locate(id, h.stub, i)
 		if !ok {
 			return nil, inputErr("plan.stub", string(id), ErrUnknownMessage)
 		}

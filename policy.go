@@ -38,6 +38,25 @@ func (f ViewFunc) Propose(v *View, need int) Plan { return f(v, need) }
 // pinned, streaming or waiting for a result.
 func prunable(u Unit) bool { return !u.Pinned && !u.Open && len(u.Pending) == 0 }
 
+// proposable is prunable for the unit at u, without describing it. Under
+// the read lock.
+func (c *Context) proposable(u int32) bool {
+	un := c.unit(u)
+	if un.pinned > 0 || un.open > 0 {
+		return false
+	}
+	if un.pending > 0 {
+		for p := range c.members(u) {
+			for k := range c.callsOf(p) {
+				if c.call(k).flags&cDone == 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
 // OldestFirst proposes whole units, oldest first, until enough tokens
 // would be freed. It skips units that are pinned or in flight, and keeps
 // the last Keep messages of the transcript, with the units they belong
@@ -52,30 +71,68 @@ type OldestFirst struct {
 
 // Propose implements [Policy].
 func (o OldestFirst) Propose(v *View, need int) Plan {
-	var kept map[UnitID]bool
+	var kept map[string]bool
 	if o.Keep > 0 {
 		// A unit with a message among the last Keep stays whole.
-		kept = make(map[UnitID]bool, o.Keep)
+		kept = make(map[string]bool, o.Keep)
 		n := 0
 		for e := range v.Newest() {
 			if n == o.Keep {
 				break
 			}
-			kept[e.Unit] = true
+			kept[string(e.Unit)] = true
 			n++
 		}
 	}
-	var p Plan
-	freed := 0
-	for u := range v.Units() {
+	// The walk of View.Units, taking each unit it would yield that may go
+	// under the same read lock: the ids end to end, cut at the end.
+	var (
+		ids   []byte
+		lens  []uint32
+		at    []int32
+		freed int
+	)
+	for range walk(v, none, func(prev int32) (int32, struct{}) {
+		c := v.c
 		if freed >= need {
-			break
+			return none, struct{}{}
 		}
-		if kept[u.ID] || !prunable(u) {
-			continue
+		u := c.firstUnit()
+		if prev != none {
+			u = c.unit(prev).next
 		}
-		p.Evict = append(p.Evict, u.Messages...)
-		freed += u.Tokens
+		for ; u != none; u = c.unit(u).next {
+			if u = c.candidate(u); u == none {
+				break
+			}
+			head := c.unit(u).head
+			if c.hides(v.hidden, head) || kept[string(c.msgID(head))] || !c.proposable(u) {
+				continue
+			}
+			for p := range c.members(u) {
+				id := c.msgID(p)
+				ids = append(ids, id...)
+				lens = append(lens, uint32(len(id)))
+				at = append(at, p)
+				freed += c.tokensOf(p)
+			}
+			return u, struct{}{}
+		}
+		return none, struct{}{}
+	}) {
+	}
+	if len(at) == 0 {
+		return Plan{}
+	}
+	var p Plan
+	p.Evict = make([]MessageID, len(at))
+	all, from := string(ids), 0
+	for i, l := range lens {
+		p.Evict[i] = MessageID(all[from : from+int(l)])
+		from += int(l)
+	}
+	if v.hints {
+		v.hint = planHint{evict: at}
 	}
 	return p
 }

@@ -40,7 +40,7 @@ import "slices"
 // (see [HoardMode]), never text that is irreducible by default or the
 // results of mutating or open-world tools.
 func (c *Context) Prune(p Plan) (*Decision, error) {
-	return c.prune(p, true)
+	return c.prune(p, planHint{}, true)
 }
 
 // pruneRun is one Prune in progress: the plan, the closing set and the
@@ -98,13 +98,14 @@ var pipeline = []stage{
 	{GateSchema, (*pruneRun).toolGate},
 }
 
-// prune is Prune; with ceiling false a deferral past Config.Ceiling stays
-// a deferral, for the Guard, which applies its own ceiling.
-func (c *Context) prune(p Plan, ceiling bool) (*Decision, error) {
+// prune is Prune, with a hint of where the messages p names are; with
+// ceiling false a deferral past Config.Ceiling stays a deferral, for the
+// Guard, which applies its own ceiling.
+func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	// A zero Context reads as empty: only an empty plan is valid.
-	at, err := c.checkPlan(p)
+	at, err := c.checkPlan(p, h)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,10 @@ type View struct {
 	// noStub: results the walks of whole and largest results skip, by
 	// id, for stubs refused in this check.
 	noStub map[string]struct{}
+	// hint: where the messages of the plan a built-in policy made last
+	// are, for the guard to check it without hashing each id.
+	hint  planHint
+	hints bool // the guard reads hint
 }
 
 // View returns a View of the whole Context, for calling a [Policy]
