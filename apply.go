@@ -180,9 +180,7 @@ func (c *Context) remove(p int32, unindex bool) {
 	for k := range c.callsOf(p) {
 		c.unpend(k)
 		r := c.call(k)
-		if q, ok := c.byCall.find(string(c.callID(k))); ok && q == k {
-			c.byCall.remove(k)
-		}
+		c.byCall.remove(k) // only if the id is still k's: a later call may reuse it
 		c.queueGone(k, r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade
