@@ -37,6 +37,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
+	c.settleLedger() // what decisions queued is written before the session moves on
 	if err := c.checkNew(op, m); err != nil {
 		return err
 	}

@@ -5,11 +5,13 @@ import "slices"
 // ledger queues what Apply takes out of the prompt for the Context's two
 // memories of it: the ids of the pruned calls (c.gone), by which a late
 // result is refused, and the signatures of the pruned results (c.cleared),
-// by which a refetch is noticed. A decision pays only for copying ids and
-// arguments; the signatures are hashed and the memories written when one
-// of them is read (a result arriving or closing, Abandon, Save) or when
-// the queue reaches ledgerBound entries. A Context pruned and then dropped,
-// such as the view of one request body, never hashes what it pruned.
+// by which a refetch is noticed. A decision pays only for queueing ids and
+// arguments; the signatures are hashed and the memories written when the
+// next message arrives, when one of them is read (a result closing,
+// Abandon, Save), or when the queue reaches ledgerBound entries. So a
+// session's queue never outlives its turn, and a Context pruned and then
+// dropped, such as the view of one request body, never hashes what it
+// pruned.
 //
 // Reading the memories after the queue is written gives what writing
 // each entry at once would have given: the entries are written in the
@@ -164,6 +166,14 @@ func emptyQueue[E any](q []E, trim bool) []E {
 
 // maxQueue is the most entries an empty queue keeps room for.
 const maxQueue = 1024
+
+// settleLedger writes out whatever the ledger queues.
+func (c *Context) settleLedger() {
+	if len(c.ledger.gone) > 0 || len(c.ledger.forgot) > 0 {
+		c.settleGone()
+		c.settleCleared()
+	}
+}
 
 // goneGet reports whether a call with id was pruned lately, and whether
 // it had been abandoned.

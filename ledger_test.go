@@ -175,7 +175,10 @@ func TestOneDecisionPrunesMoreThanRemembered(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Apply(d))
 	assert.Equal(t, 0, c.Len())
+	assert.NotEmpty(t, c.ledger.gone, "the decision's calls wait in the ledger")
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k9"}}), ErrUnknownCall, "pruned before the last ones")
+	assert.Empty(t, c.ledger.gone, "the next message writes the ledger out")
+	assert.Empty(t, c.ledger.forgot)
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k10"}}), ErrPrunedCall)
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{CallID(fmt.Sprint("k", n-1))}}), ErrPrunedCall)
 }

@@ -39,8 +39,7 @@ import (
 // writes, so a slow writer holds up nobody. Its only I/O is the writes to w, whose error it returns.
 func (c *Context) Save(w io.Writer) error {
 	c.mu.Lock()
-	c.settleGone()
-	c.settleCleared()
+	c.settleLedger()
 	s := c.state()
 	c.mu.Unlock()
 	b, err := json.Marshal(s)
