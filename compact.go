@@ -153,35 +153,16 @@ func (c *Context) compact() {
 	}
 	c.into = nil
 
-	// The indexes.
-	c.byID.reset(c.live)
-	c.results = btree[int32]{cmp: c.results.cmp}
-	c.whole = btree[int32]{cmp: c.whole.cmp}
-	c.bySize = btree[sizeKey]{cmp: c.bySize.cmp}
-	var sized []sizeKey
-	for p := int32(0); p < c.msgs.n; p++ {
-		c.byID.put(p)
-		if x := c.msg(p); x.ans != none {
-			c.results.Insert(p)
-			if x.flags&mStubbed == 0 {
-				c.whole.Insert(p)
-				sized = append(sized, c.sizeKey(p))
-			}
+	// The indexes, renumbered rather than built again where they can be:
+	// the renumbering keeps the transcript order.
+	if c.byID.renumber(pm, c.live) != c.live {
+		c.byID.reset(c.live) // not every message was filed: file them
+		for p := int32(0); p < c.msgs.n; p++ {
+			c.byID.put(p)
 		}
 	}
-	slices.SortFunc(sized, bySizeOrder)
-	for _, k := range sized {
-		c.bySize.Insert(k)
-	}
-	old := c.byCall.slots
-	c.byCall.reset(c.byCall.n)
-	for _, s := range old {
-		if s != 0 {
-			if k := cm[s-1]; k != none {
-				c.byCall.put(k)
-			}
-		}
-	}
+	c.byCall.renumber(cm, int(c.calls.n))
+	c.refile(pm)
 	c.mem.compacted(c, pm, um)
 }
 
@@ -201,4 +182,61 @@ func (c *Context) compactText() {
 		}
 	}
 	c.text = s
+}
+
+// refile builds the indexes of results anew after a compaction that
+// renumbered the messages by pm, in time linear in the results: those
+// by position from the transcript order, and those by size from the
+// order of the old index, which the renumbering keeps. A result the old
+// index did not hold under its count now (one refused a stub) is sorted
+// in apart and merged.
+func (c *Context) refile(pm []int32) {
+	var results, whole []int32
+	for p := int32(0); p < c.msgs.n; p++ {
+		if x := c.msg(p); x.ans != none {
+			results = append(results, p)
+			if x.flags&mStubbed == 0 {
+				whole = append(whole, p)
+			}
+		}
+	}
+	c.results.fill(results)
+	c.whole.fill(whole)
+
+	filed := make([]uint64, (c.msgs.n+63)/64)
+	sized := make([]sizeKey, 0, len(whole))
+	c.bySize.each(func(k sizeKey) {
+		q := pm[k.pos]
+		if q == none || filed[q/64]&(1<<(q%64)) != 0 {
+			return
+		}
+		if x := c.msg(q); x.ans != none && x.flags&mStubbed == 0 && x.tokens == k.tokens {
+			filed[q/64] |= 1 << (q % 64)
+			sized = append(sized, sizeKey{k.tokens, q})
+		}
+	})
+	if len(sized) < len(whole) {
+		var rest []sizeKey
+		for _, p := range whole {
+			if filed[p/64]&(1<<(p%64)) == 0 {
+				rest = append(rest, c.sizeKey(p))
+			}
+		}
+		slices.SortFunc(rest, bySizeOrder)
+		sized = mergeSorted(sized, rest, bySizeOrder)
+	}
+	c.bySize.fill(sized)
+}
+
+// mergeSorted merges the sorted slices a and b.
+func mergeSorted[T any](a, b []T, cmp func(x, y T) int) []T {
+	out := make([]T, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if cmp(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }

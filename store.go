@@ -204,10 +204,10 @@ func (t *index) find(id string) (int32, bool) {
 // put maps the id of record r to r. The id must not be in the index.
 func (t *index) put(r int32) {
 	if (t.n+1)*5 > len(t.slots)*4 {
-		t.resize(max(16, len(t.slots)*3/2))
+		t.resize(indexSize(len(t.slots) * 3 / 2))
 	}
 	if !t.place(r, maphash.Bytes(t.seed, t.key(r))) {
-		t.resize(len(t.slots) * 3 / 2)
+		t.resize(indexSize(len(t.slots) * 3 / 2))
 	}
 	t.n++
 }
@@ -216,9 +216,13 @@ func (t *index) put(r int32) {
 // record nearer to its home on the way. It reports false, leaving the
 // index without some record, when a distance would not fit its byte;
 // the caller then resizes, which places every record again.
-func (t *index) place(r int32, h uint64) bool {
-	s, m := r+1, uint16(h>>56)
-	for i := t.home(h); ; i = t.next(i) {
+func (t *index) place(r int32, h uint64) bool { return t.placeAt(r, t.home(h), uint16(h>>56)) }
+
+// placeAt is place for a record whose home slot is i and whose meta is m
+// at distance zero.
+func (t *index) placeAt(r int32, i int, m uint16) bool {
+	s := r + 1
+	for ; ; i = t.next(i) {
 		if t.slots[i] == 0 {
 			t.slots[i], t.meta[i] = s, m
 			return true
@@ -274,16 +278,100 @@ func (t *index) resize(size int) {
 
 func (t *index) rehash(r int32) {
 	if !t.place(r, maphash.Bytes(t.seed, t.key(r))) {
-		t.resize(len(t.slots) * 3 / 2)
+		t.resize(indexSize(len(t.slots) * 3 / 2))
 	}
 }
 
 // reset empties the index and sizes it for n ids.
 func (t *index) reset(n int) {
-	size := max(16, n*3/2)
+	size := indexSize(n * 3 / 2)
 	t.slots = make([]int32, size)
 	t.meta = make([]uint16, size)
 	t.n = 0
+}
+
+// indexSize rounds a number of slots: at least 16, and from
+// indexRound slots on a multiple of 16, so that renumber can mostly
+// shrink an index by a whole factor.
+func indexSize(n int) int {
+	if n < indexRound {
+		return max(16, n)
+	}
+	return (n + 15) &^ 15
+}
+
+const indexRound = 1024
+
+// renumber maps every record r of the index to m[r], drops those m maps
+// to none, and sizes the index for n records, as reset does within a
+// factor of two. It returns how many it kept. It reads no id when it can
+// shrink the index by a whole factor f or keep its size: a slot's home
+// in a table of len(slots)/f slots is its home now divided by f, since
+// home scales the hash's 32 low bits to the table, and the hash byte
+// does not depend on the size. Otherwise it places every record again.
+func (t *index) renumber(m []int32, n int) int {
+	size := len(t.slots)
+	want := indexSize(n * 3 / 2)
+	f := max(size/want, 1)
+	for size%f != 0 {
+		f--
+	}
+	if n == 0 || size == 0 || size/f > 2*want {
+		// Too sparse: place every record again from its id.
+		old := t.slots
+		t.reset(n)
+		for _, s := range old {
+			if s != 0 {
+				if r := m[s-1]; r != none {
+					t.put(r)
+				}
+			}
+		}
+		return t.n
+	}
+	slots, meta := t.slots, t.meta
+	t.slots = make([]int32, size/f)
+	t.meta = make([]uint16, size/f)
+	t.n = 0
+	// From an empty slot on, records come in the order of their homes:
+	// each lands where a linear probe from its new home first finds
+	// room, and place keeps the order of distances if they do not.
+	start := 0
+	for slots[start] != 0 {
+		start++
+	}
+	failed := false
+	for j := range size {
+		i := start + 1 + j
+		if i >= size {
+			i -= size
+		}
+		s := slots[i]
+		if s == 0 {
+			continue
+		}
+		r := m[s-1]
+		if r == none {
+			continue
+		}
+		t.n++
+		home := i - int(meta[i]>>8)
+		if home < 0 {
+			home += size
+		}
+		if !failed && t.n*5 > len(t.slots)*4 {
+			failed = true // more kept than sized for: a resize follows
+		}
+		if failed {
+			t.lost = append(t.lost, r)
+		} else if !t.placeAt(r, home/f, meta[i]&0xff) {
+			failed = true // the rest wait in lost for the resize
+		}
+	}
+	if failed {
+		t.resize(indexSize(max(len(t.slots), t.n) * 3 / 2))
+	}
+	return t.n
 }
 
 // recent remembers the keys of its last puts, up to a bound, with a
