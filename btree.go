@@ -388,11 +388,18 @@ func (t *btree[T]) fill(xs []T) {
 	if len(xs) == 0 {
 		return
 	}
-	nodes := make([]*bnode[T], 0, (len(xs)+bMax-1)/bMax)
-	lows := make([]T, 0, cap(nodes)) // the least element under each node
+	k := (len(xs) + bMax - 1) / bMax
+	nodes := make([]*bnode[T], 0, k)
+	lows := make([]T, 0, k) // the least element under each node
+	// The leaves and their room in two allocations: a leaf never holds
+	// more than bMax+1 elements, so none writes past its own.
+	leaves := make([]bnode[T], k)
+	room := make([]T, k*(bMax+1))
 	for lo, hi := range spread(len(xs)) {
-		n := &bnode[T]{items: make([]T, hi-lo, bMax+1), count: hi - lo}
-		copy(n.items, xs[lo:hi])
+		n := &leaves[len(nodes)]
+		at := len(nodes) * (bMax + 1)
+		n.items = room[at : at+hi-lo : at+bMax+1]
+		n.count = copy(n.items, xs[lo:hi])
 		nodes = append(nodes, n)
 		lows = append(lows, xs[lo])
 	}

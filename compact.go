@@ -38,28 +38,38 @@ func (c *Context) compact() {
 		}
 		return m[i]
 	}
-	// Messages, in transcript order.
+	// Calls, in the order they were made, while a message names them,
+	// moved down in place (before the messages that name them move).
+	cm := make([]int32, c.calls.n)
+	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
+	var kept int32
+	for k := int32(0); k < c.calls.n; k++ {
+		cm[k] = none
+		rank[k] = kept
+		if c.callLive(k) {
+			cm[k] = kept
+			if kept != k {
+				*c.call(kept) = *c.call(k)
+			}
+			kept++
+		}
+	}
+	rank[c.calls.n] = kept
+	c.calls.truncate(kept)
+	// Messages, in transcript order, moved down in place.
 	pm := make([]int32, c.msgs.n)
-	var msgs arena[mrec]
+	kept = 0
 	for p := int32(0); p < c.msgs.n; p++ {
 		pm[p] = none
 		if x := c.msg(p); x.flags&mDead == 0 {
-			pm[p] = msgs.push()
-			*msgs.at(pm[p]) = *x
+			pm[p] = kept
+			if kept != p {
+				*c.msg(kept) = *x
+			}
+			kept++
 		}
 	}
-	// Calls, in the order they were made, while a message names them.
-	cm := make([]int32, c.calls.n)
-	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
-	var calls arena[crec]
-	for k := int32(0); k < c.calls.n; k++ {
-		cm[k] = none
-		rank[k] = calls.n
-		if c.callLive(k) {
-			cm[k] = calls.push()
-			*calls.at(cm[k]) = *c.call(k)
-		}
-	}
+	c.msgs.truncate(kept)
 	// Units, in the order of the list.
 	um := make([]int32, c.units.n)
 	for i := range um {
@@ -86,8 +96,8 @@ func (c *Context) compact() {
 		n := units.at(i)
 		n.head, n.tail = pm[n.head], pm[n.tail]
 	}
-	for p := int32(0); p < msgs.n; p++ {
-		x := msgs.at(p)
+	for p := int32(0); p < c.msgs.n; p++ {
+		x := c.msgs.at(p)
 		x.unit = um[x.unit]
 		x.nextM = remap(pm, x.nextM)
 		x.call = remap(cm, x.call)
@@ -105,8 +115,8 @@ func (c *Context) compact() {
 			}
 		}
 	}
-	for k := int32(0); k < calls.n; k++ {
-		r := calls.at(k)
+	for k := int32(0); k < c.calls.n; k++ {
+		r := c.calls.at(k)
 		r.caller = remap(pm, r.caller)
 		r.result = remap(pm, r.result)
 		r.sib = remap(cm, r.sib)
@@ -119,12 +129,11 @@ func (c *Context) compact() {
 		if t.tail == none {
 			t.head = k
 		} else {
-			calls.at(t.tail).nextTool = k
+			c.calls.at(t.tail).nextTool = k
 		}
 		t.tail = k
 	}
-	rank[c.calls.n] = calls.n
-	c.msgs, c.calls, c.units = msgs, calls, units
+	c.units = units
 	c.remapScopes(cm, rank)
 	c.dead = 0
 	c.compactions++

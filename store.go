@@ -45,6 +45,17 @@ func (a *arena[T]) push() int32 {
 	return i
 }
 
+// truncate keeps the first n records and drops the chunks past them.
+func (a *arena[T]) truncate(n int32) {
+	keep := int((n + arenaChunk - 1) >> arenaBits)
+	clear(a.chunks[keep:])
+	a.chunks = a.chunks[:keep]
+	if keep > 0 {
+		a.chunks[keep-1] = a.chunks[keep-1][:int(n)-(keep-1)<<arenaBits]
+	}
+	a.n = n
+}
+
 // sref addresses bytes in a slab: a chunk, an offset in it, a length.
 type sref struct {
 	chunk, off, n uint32
