@@ -1,6 +1,9 @@
 package pruneguard
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"math/bits"
+)
 
 // The storage of a Context: records in chunked arenas addressed by int32,
 // the bytes of ids, contents and arguments in a slab, and open-addressing
@@ -344,16 +347,26 @@ func (t *index) renumber(m []int32, n int) int {
 	t.slots = make([]int32, size/f)
 	t.meta = make([]uint16, size/f)
 	t.n = 0
-	// From an empty slot on, records come in the order of their homes:
-	// each lands where a linear probe from its new home first finds
-	// room, and place keeps the order of distances if they do not.
+	// From an empty slot on, records come in the order of their homes,
+	// counted on past the end of the table rather than wrapping, and a
+	// home in the table shrunk is the home divided by f, wrapped or not.
+	// Placed in that order, each record lands on its home or just past
+	// the one placed before it, which is where a linear probe would put
+	// it, in the order of distances that find relies on.
 	start := 0
 	for slots[start] != 0 {
 		start++
 	}
+	small := len(t.slots)
+	shift := -1 // f as a shift, when it is a power of two
+	if f&(f-1) == 0 {
+		shift = bits.TrailingZeros(uint(f))
+	}
 	failed := false
+	last := -1 // where the record placed last landed, not wrapped
 	for j := range size {
-		i := start + 1 + j
+		u := start + 1 + j // the slot, not wrapped
+		i := u
 		if i >= size {
 			i -= size
 		}
@@ -366,18 +379,30 @@ func (t *index) renumber(m []int32, n int) int {
 			continue
 		}
 		t.n++
-		home := i - int(meta[i]>>8)
-		if home < 0 {
-			home += size
-		}
-		if !failed && t.n*5 > len(t.slots)*4 {
-			failed = true // more kept than sized for: a resize follows
-		}
 		if failed {
 			t.lost = append(t.lost, r)
-		} else if !t.placeAt(r, home/f, meta[i]&0xff) {
-			failed = true // the rest wait in lost for the resize
+			continue
 		}
+		home := u - int(meta[i]>>8)
+		if shift >= 0 {
+			home >>= shift
+		} else {
+			home /= f
+		}
+		at := max(home, last+1)
+		k := at
+		for k >= small {
+			k -= small
+		}
+		if d := at - home; d >= 0xff || t.slots[k] != 0 || t.n*5 > small*4 {
+			// Too far from home, or more kept than sized for: the
+			// rest wait in lost for a resize.
+			failed = true
+			t.lost = append(t.lost, r)
+			continue
+		}
+		t.slots[k], t.meta[k] = r+1, uint16(at-home)<<8|meta[i]&0xff
+		last = at
 	}
 	if failed {
 		t.resize(indexSize(max(len(t.slots), t.n) * 3 / 2))
