@@ -38,44 +38,52 @@ func (c *Context) compact() {
 		}
 		return m[i]
 	}
-	// Calls, in the order they were made, while a message names them,
-	// moved down in place (before the messages that name them move).
+	// The messages held, in transcript order.
+	pm := make([]int32, c.msgs.n)
+	var held int32
+	for p := int32(0); p < c.msgs.n; p++ {
+		pm[p] = none
+		if c.msg(p).flags&mDead == 0 {
+			pm[p] = held
+			held++
+		}
+	}
+	// Calls, in the order they were made, while a message names them
+	// (see callLive), moved down in place.
 	cm := make([]int32, c.calls.n)
 	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
 	var kept int32
 	for k := int32(0); k < c.calls.n; k++ {
 		cm[k] = none
 		rank[k] = kept
-		if c.callLive(k) {
+		if r := c.call(k); r.caller != none && pm[r.caller] != none || r.result != none && pm[r.result] != none {
 			cm[k] = kept
 			if kept != k {
-				*c.call(kept) = *c.call(k)
+				*c.call(kept) = *r
 			}
 			kept++
 		}
 	}
 	rank[c.calls.n] = kept
 	c.calls.truncate(kept)
-	// Messages, in transcript order, moved down in place.
-	pm := make([]int32, c.msgs.n)
-	kept = 0
+	// Messages, moved down in place.
 	for p := int32(0); p < c.msgs.n; p++ {
-		pm[p] = none
-		if x := c.msg(p); x.flags&mDead == 0 {
-			pm[p] = kept
-			if kept != p {
-				*c.msg(kept) = *x
-			}
-			kept++
+		if q := pm[p]; q != none && q != p {
+			*c.msg(q) = *c.msg(p)
 		}
 	}
-	c.msgs.truncate(kept)
+	c.msgs.truncate(held)
 	// Units, in the order of the list.
 	um := make([]int32, c.units.n)
 	for i := range um {
 		um[i] = none
 	}
 	var units arena[urec]
+	count := 0
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		count++
+	}
+	units.reserve(count)
 	prev := none
 	for u := c.firstUnit(); u != none; u = c.unit(u).next {
 		v := units.push()

@@ -48,6 +48,14 @@ func (a *arena[T]) push() int32 {
 	return i
 }
 
+// reserve makes room for n records in an empty arena: its first chunk
+// takes them, or as many as a chunk holds.
+func (a *arena[T]) reserve(n int) {
+	if len(a.chunks) == 0 && n > 0 {
+		a.chunks = append(a.chunks, make([]T, 0, min(n, arenaChunk)))
+	}
+}
+
 // truncate keeps the first n records and drops the chunks past them.
 func (a *arena[T]) truncate(n int32) {
 	keep := int((n + arenaChunk - 1) >> arenaBits)
