@@ -30,7 +30,11 @@ func (c *Context) callLive(k int32) bool {
 }
 
 // compact rewrites the arenas without the records of messages, calls and
-// units gone, renumbers every link, and rebuilds the indexes.
+// units gone, renumbers every link, and rebuilds the indexes. Messages
+// and calls keep their order, so their records move down in place and
+// the indexes are renumbered or filled from the orders they had, with
+// neither an id hashed nor a key sorted; each step takes time in
+// proportion to the records, live and dead, or to an index of them.
 func (c *Context) compact() {
 	remap := func(m []int32, i int32) int32 {
 		if i == none {
