@@ -378,3 +378,74 @@ func (t *btree[T]) before(n *bnode[T], x T) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// fill replaces the elements with xs, which must be in order and
+// distinct, building the tree bottom-up in time linear in len(xs): full
+// nodes as ascending insertions leave them, the entries of each level
+// spread evenly over its nodes so that none holds fewer than half.
+func (t *btree[T]) fill(xs []T) {
+	t.root, t.n = nil, len(xs)
+	if len(xs) == 0 {
+		return
+	}
+	k := (len(xs) + bMax - 1) / bMax
+	nodes := make([]*bnode[T], 0, k)
+	lows := make([]T, 0, k) // the least element under each node
+	// The leaves and their room in two allocations: a leaf never holds
+	// more than bMax+1 elements, so none writes past its own.
+	leaves := make([]bnode[T], k)
+	room := make([]T, k*(bMax+1))
+	for lo, hi := range spread(len(xs)) {
+		n := &leaves[len(nodes)]
+		at := len(nodes) * (bMax + 1)
+		n.items = room[at : at+hi-lo : at+bMax+1]
+		n.count = copy(n.items, xs[lo:hi])
+		nodes = append(nodes, n)
+		lows = append(lows, xs[lo])
+	}
+	for len(nodes) > 1 {
+		up, upLows := nodes[:0:0], lows[:0:0]
+		for lo, hi := range spread(len(nodes)) {
+			n := newInternal[T]()
+			n.kids = append(n.kids, nodes[lo:hi]...)
+			n.items = append(n.items, lows[lo+1:hi]...)
+			n.recount()
+			up = append(up, n)
+			upLows = append(upLows, lows[lo])
+		}
+		nodes, lows = up, upLows
+	}
+	t.root = nodes[0]
+}
+
+// spread yields the bounds of the fewest runs of at most bMax entries
+// that n entries divide into, as even as can be.
+func spread(n int) func(yield func(lo, hi int) bool) {
+	return func(yield func(lo, hi int) bool) {
+		k := (n + bMax - 1) / bMax
+		for i := range k {
+			if !yield(i*n/k, (i+1)*n/k) {
+				return
+			}
+		}
+	}
+}
+
+// each calls f on the elements in order.
+func (t *btree[T]) each(f func(x T)) {
+	var walk func(n *bnode[T])
+	walk = func(n *bnode[T]) {
+		if n.leaf() {
+			for _, x := range n.items {
+				f(x)
+			}
+			return
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	if t.root != nil {
+		walk(t.root)
+	}
+}

@@ -31,7 +31,11 @@ func (c *Context) callLive(k int32) bool {
 }
 
 // compact rewrites the arenas without the records of messages, calls and
-// units gone, renumbers every link, and rebuilds the indexes.
+// units gone, renumbers every link, and rebuilds the indexes. Messages
+// and calls keep their order, so their records move down in place and
+// the indexes are renumbered or filled from the orders they had, with
+// neither an id hashed nor a key sorted; each step takes time in
+// proportion to the records, live and dead, or to an index of them.
 func (c *Context) compact() {
 	remap := func(m []int32, i int32) int32 {
 		if i == none {
@@ -39,34 +43,52 @@ func (c *Context) compact() {
 		}
 		return m[i]
 	}
-	// Messages, in transcript order.
+	// The messages held, in transcript order.
 	pm := make([]int32, c.msgs.n)
-	var msgs arena[mrec]
+	var held int32
 	for p := int32(0); p < c.msgs.n; p++ {
 		pm[p] = none
-		if x := c.msg(p); x.flags&mDead == 0 {
-			pm[p] = msgs.push()
-			*msgs.at(pm[p]) = *x
+		if c.msg(p).flags&mDead == 0 {
+			pm[p] = held
+			held++
 		}
 	}
-	// Calls, in the order they were made, while a message names them.
+	// Calls, in the order they were made, while a message names them
+	// (see callLive), moved down in place.
 	cm := make([]int32, c.calls.n)
 	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
-	var calls arena[crec]
+	var kept int32
 	for k := int32(0); k < c.calls.n; k++ {
 		cm[k] = none
-		rank[k] = calls.n
-		if c.callLive(k) {
-			cm[k] = calls.push()
-			*calls.at(cm[k]) = *c.call(k)
+		rank[k] = kept
+		if r := c.call(k); r.caller != none && pm[r.caller] != none || r.result != none && pm[r.result] != none {
+			cm[k] = kept
+			if kept != k {
+				*c.call(kept) = *r
+			}
+			kept++
 		}
 	}
+	rank[c.calls.n] = kept
+	c.calls.truncate(kept)
+	// Messages, moved down in place.
+	for p := int32(0); p < c.msgs.n; p++ {
+		if q := pm[p]; q != none && q != p {
+			*c.msg(q) = *c.msg(p)
+		}
+	}
+	c.msgs.truncate(held)
 	// Units, in the order of the list.
 	um := make([]int32, c.units.n)
 	for i := range um {
 		um[i] = none
 	}
 	var units arena[urec]
+	count := 0
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		count++
+	}
+	units.reserve(count)
 	prev := none
 	for u := c.firstUnit(); u != none; u = c.unit(u).next {
 		v := units.push()
@@ -87,8 +109,8 @@ func (c *Context) compact() {
 		n := units.at(i)
 		n.head, n.tail = pm[n.head], pm[n.tail]
 	}
-	for p := int32(0); p < msgs.n; p++ {
-		x := msgs.at(p)
+	for p := int32(0); p < c.msgs.n; p++ {
+		x := c.msgs.at(p)
 		x.unit = um[x.unit]
 		x.nextM = remap(pm, x.nextM)
 		x.call = remap(cm, x.call)
@@ -106,8 +128,8 @@ func (c *Context) compact() {
 			}
 		}
 	}
-	for k := int32(0); k < calls.n; k++ {
-		r := calls.at(k)
+	for k := int32(0); k < c.calls.n; k++ {
+		r := c.calls.at(k)
 		r.caller = remap(pm, r.caller)
 		r.result = remap(pm, r.result)
 		r.sib = remap(cm, r.sib)
@@ -120,12 +142,11 @@ func (c *Context) compact() {
 		if t.tail == none {
 			t.head = k
 		} else {
-			calls.at(t.tail).nextTool = k
+			c.calls.at(t.tail).nextTool = k
 		}
 		t.tail = k
 	}
-	rank[c.calls.n] = calls.n
-	c.msgs, c.calls, c.units = msgs, calls, units
+	c.units = units
 	c.remapScopes(cm, rank)
 	c.dead = 0
 	c.compactions++
@@ -154,35 +175,16 @@ func (c *Context) compact() {
 	}
 	c.into = nil
 
-	// The indexes.
-	c.byID.reset(c.live)
-	c.results = btree[int32]{cmp: c.results.cmp}
-	c.whole = btree[int32]{cmp: c.whole.cmp}
-	c.bySize = btree[sizeKey]{cmp: c.bySize.cmp}
-	var sized []sizeKey
-	for p := int32(0); p < c.msgs.n; p++ {
-		c.byID.put(p)
-		if x := c.msg(p); x.ans != none {
-			c.results.Insert(p)
-			if x.flags&mStubbed == 0 {
-				c.whole.Insert(p)
-				sized = append(sized, c.sizeKey(p))
-			}
+	// The indexes, renumbered rather than built again where they can be:
+	// the renumbering keeps the transcript order.
+	if c.byID.renumber(pm, c.live) != c.live {
+		c.byID.reset(c.live) // not every message was filed: file them
+		for p := int32(0); p < c.msgs.n; p++ {
+			c.byID.put(p)
 		}
 	}
-	slices.SortFunc(sized, bySizeOrder)
-	for _, k := range sized {
-		c.bySize.Insert(k)
-	}
-	old := c.byCall.slots
-	c.byCall.reset(c.byCall.n)
-	for _, s := range old {
-		if s != 0 {
-			if k := cm[s-1]; k != none {
-				c.byCall.put(k)
-			}
-		}
-	}
+	c.byCall.renumber(cm, int(c.calls.n))
+	c.refile(pm)
 	c.mem.compacted(c, pm, um)
 }
 
@@ -202,4 +204,61 @@ func (c *Context) compactText() {
 		}
 	}
 	c.text = s
+}
+
+// refile builds the indexes of results anew after a compaction that
+// renumbered the messages by pm, in time linear in the results: those
+// by position from the transcript order, and those by size from the
+// order of the old index, which the renumbering keeps. A result the old
+// index did not hold under its count now (one refused a stub) is sorted
+// in apart and merged.
+func (c *Context) refile(pm []int32) {
+	var results, whole []int32
+	for p := int32(0); p < c.msgs.n; p++ {
+		if x := c.msg(p); x.ans != none {
+			results = append(results, p)
+			if x.flags&mStubbed == 0 {
+				whole = append(whole, p)
+			}
+		}
+	}
+	c.results.fill(results)
+	c.whole.fill(whole)
+
+	filed := make([]uint64, (c.msgs.n+63)/64)
+	sized := make([]sizeKey, 0, len(whole))
+	c.bySize.each(func(k sizeKey) {
+		q := pm[k.pos]
+		if q == none || filed[q/64]&(1<<(q%64)) != 0 {
+			return
+		}
+		if x := c.msg(q); x.ans != none && x.flags&mStubbed == 0 && x.tokens == k.tokens {
+			filed[q/64] |= 1 << (q % 64)
+			sized = append(sized, sizeKey{k.tokens, q})
+		}
+	})
+	if len(sized) < len(whole) {
+		var rest []sizeKey
+		for _, p := range whole {
+			if filed[p/64]&(1<<(p%64)) == 0 {
+				rest = append(rest, c.sizeKey(p))
+			}
+		}
+		slices.SortFunc(rest, bySizeOrder)
+		sized = mergeSorted(sized, rest, bySizeOrder)
+	}
+	c.bySize.fill(sized)
+}
+
+// mergeSorted merges the sorted slices a and b.
+func mergeSorted[T any](a, b []T, cmp func(x, y T) int) []T {
+	out := make([]T, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if cmp(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }

@@ -1,6 +1,9 @@
 package pruneguard
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"math/bits"
+)
 
 // The storage of a Context: records in chunked arenas addressed by int32,
 // the bytes of ids, contents and arguments in a slab, and open-addressing
@@ -43,6 +46,25 @@ func (a *arena[T]) push() int32 {
 	i := a.n
 	a.n++
 	return i
+}
+
+// reserve makes room for n records in an empty arena: its first chunk
+// takes them, or as many as a chunk holds.
+func (a *arena[T]) reserve(n int) {
+	if len(a.chunks) == 0 && n > 0 {
+		a.chunks = append(a.chunks, make([]T, 0, min(n, arenaChunk)))
+	}
+}
+
+// truncate keeps the first n records and drops the chunks past them.
+func (a *arena[T]) truncate(n int32) {
+	keep := int((n + arenaChunk - 1) >> arenaBits)
+	clear(a.chunks[keep:])
+	a.chunks = a.chunks[:keep]
+	if keep > 0 {
+		a.chunks[keep-1] = a.chunks[keep-1][:int(n)-(keep-1)<<arenaBits]
+	}
+	a.n = n
 }
 
 // sref addresses bytes in a slab: a chunk, an offset in it, a length.
@@ -204,10 +226,10 @@ func (t *index) find(id string) (int32, bool) {
 // put maps the id of record r to r. The id must not be in the index.
 func (t *index) put(r int32) {
 	if (t.n+1)*5 > len(t.slots)*4 {
-		t.resize(max(16, len(t.slots)*3/2))
+		t.resize(indexSize(len(t.slots) * 3 / 2))
 	}
 	if !t.place(r, maphash.Bytes(t.seed, t.key(r))) {
-		t.resize(len(t.slots) * 3 / 2)
+		t.resize(indexSize(len(t.slots) * 3 / 2))
 	}
 	t.n++
 }
@@ -216,9 +238,13 @@ func (t *index) put(r int32) {
 // record nearer to its home on the way. It reports false, leaving the
 // index without some record, when a distance would not fit its byte;
 // the caller then resizes, which places every record again.
-func (t *index) place(r int32, h uint64) bool {
-	s, m := r+1, uint16(h>>56)
-	for i := t.home(h); ; i = t.next(i) {
+func (t *index) place(r int32, h uint64) bool { return t.placeAt(r, t.home(h), uint16(h>>56)) }
+
+// placeAt is place for a record whose home slot is i and whose meta is m
+// at distance zero.
+func (t *index) placeAt(r int32, i int, m uint16) bool {
+	s := r + 1
+	for ; ; i = t.next(i) {
 		if t.slots[i] == 0 {
 			t.slots[i], t.meta[i] = s, m
 			return true
@@ -274,16 +300,122 @@ func (t *index) resize(size int) {
 
 func (t *index) rehash(r int32) {
 	if !t.place(r, maphash.Bytes(t.seed, t.key(r))) {
-		t.resize(len(t.slots) * 3 / 2)
+		t.resize(indexSize(len(t.slots) * 3 / 2))
 	}
 }
 
 // reset empties the index and sizes it for n ids.
 func (t *index) reset(n int) {
-	size := max(16, n*3/2)
+	size := indexSize(n * 3 / 2)
 	t.slots = make([]int32, size)
 	t.meta = make([]uint16, size)
 	t.n = 0
+}
+
+// indexSize rounds a number of slots: at least 16, and from
+// indexRound slots on a multiple of 16, so that renumber can mostly
+// shrink an index by a whole factor.
+func indexSize(n int) int {
+	if n < indexRound {
+		return max(16, n)
+	}
+	return (n + 15) &^ 15
+}
+
+const indexRound = 1024
+
+// renumber maps every record r of the index to m[r], drops those m maps
+// to none, and sizes the index for n records, as reset does within a
+// factor of two. It returns how many it kept. It reads no id when it can
+// shrink the index by a whole factor f or keep its size: a slot's home
+// in a table of len(slots)/f slots is its home now divided by f, since
+// home scales the hash's 32 low bits to the table, and the hash byte
+// does not depend on the size. Otherwise it places every record again.
+func (t *index) renumber(m []int32, n int) int {
+	size := len(t.slots)
+	want := indexSize(n * 3 / 2)
+	f := max(size/want, 1)
+	for size%f != 0 {
+		f--
+	}
+	if n == 0 || size == 0 || size/f > 2*want {
+		// Too sparse: place every record again from its id.
+		old := t.slots
+		t.reset(n)
+		for _, s := range old {
+			if s != 0 {
+				if r := m[s-1]; r != none {
+					t.put(r)
+				}
+			}
+		}
+		return t.n
+	}
+	slots, meta := t.slots, t.meta
+	t.slots = make([]int32, size/f)
+	t.meta = make([]uint16, size/f)
+	t.n = 0
+	// From an empty slot on, records come in the order of their homes,
+	// counted on past the end of the table rather than wrapping, and a
+	// home in the table shrunk is the home divided by f, wrapped or not.
+	// Placed in that order, each record lands on its home or just past
+	// the one placed before it, which is where a linear probe would put
+	// it, in the order of distances that find relies on.
+	start := 0
+	for slots[start] != 0 {
+		start++
+	}
+	small := len(t.slots)
+	shift := -1 // f as a shift, when it is a power of two
+	if f&(f-1) == 0 {
+		shift = bits.TrailingZeros(uint(f))
+	}
+	failed := false
+	last := -1 // where the record placed last landed, not wrapped
+	for j := range size {
+		u := start + 1 + j // the slot, not wrapped
+		i := u
+		if i >= size {
+			i -= size
+		}
+		s := slots[i]
+		if s == 0 {
+			continue
+		}
+		r := m[s-1]
+		if r == none {
+			continue
+		}
+		t.n++
+		if failed {
+			t.lost = append(t.lost, r)
+			continue
+		}
+		home := u - int(meta[i]>>8)
+		if shift >= 0 {
+			home >>= shift
+		} else {
+			home /= f
+		}
+		at := max(home, last+1)
+		k := at
+		for k >= small {
+			k -= small
+		}
+		if d := at - home; d >= 0xff || t.slots[k] != 0 || t.n*5 > small*4 {
+			// Too far from home, or more kept than sized for: the
+			// rest wait in lost for a resize.
+			failed = true
+			t.lost = append(t.lost, r)
+			continue
+		}
+		t.slots[k], t.meta[k] = r+1, uint16(at-home)<<8|meta[i]&0xff
+		last = at
+	}
+	if failed {
+		t.resize(indexSize(max(len(t.slots), t.n) * 3 / 2))
+	}
+	return t.n
 }
 
 // recent remembers the keys of its last puts, up to a bound, with a

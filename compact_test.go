@@ -1,0 +1,325 @@
+package pruneguard
+
+import (
+	"cmp"
+	"hash/maphash"
+	"slices"
+	"strconv"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// checkIndex checks the layout of an index against the hashes of its
+// ids: every record sits at its distance from its home with its hash
+// byte, and no record is nearer its home than the one before it in a
+// probe, which is what lets find stop early.
+func checkIndex(rt *rapid.T, t *index) {
+	n := 0
+	for i, s := range t.slots {
+		if s == 0 {
+			if t.meta[i] != 0 {
+				rt.Fatalf("empty slot %d with meta %x", i, t.meta[i])
+			}
+			continue
+		}
+		n++
+		h := maphash.Bytes(t.seed, t.key(s-1))
+		d := (i - t.home(h) + len(t.slots)) % len(t.slots)
+		if want := uint16(d)<<8 | uint16(h>>56); t.meta[i] != want {
+			rt.Fatalf("slot %d: meta %x, want %x", i, t.meta[i], want)
+		}
+		if prev := (i + len(t.slots) - 1) % len(t.slots); d > 0 && (t.slots[prev] == 0 || int(t.meta[prev]>>8) < d-1) {
+			rt.Fatalf("slot %d at distance %d after a slot at distance %d", i, d, t.meta[prev]>>8)
+		}
+	}
+	if n != t.n {
+		rt.Fatalf("%d records in the slots, n %d", n, t.n)
+	}
+}
+
+// Renumbered, an index holds what an index built again by put holds:
+// the ids kept, under their new records, and no other; from a size a
+// whole factor shrinks, it reads no id to get there.
+func TestIndexRenumberMatchesPut(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var keys, renamed []string
+		reads := 0
+		ix := index{seed: maphash.MakeSeed(), key: func(i int32) []byte { return []byte(keys[i]) }}
+		count := rapid.SampledFrom([]int{0, 5, 100, 1000, 5000}).Draw(rt, "count")
+		count += rapid.IntRange(0, 50).Draw(rt, "more")
+		for i := range count {
+			keys = append(keys, "id-"+strconv.Itoa(i))
+			ix.put(int32(i))
+		}
+		for i := range count { // some leave one by one
+			if rapid.IntRange(0, 9).Draw(rt, "remove") == 0 {
+				ix.remove(int32(i))
+				keys[i] = ""
+			}
+		}
+		// The records left are renumbered in order, some dropped.
+		m := make([]int32, count)
+		want := map[string]int32{}
+		for i := range count {
+			m[i] = none
+			if keys[i] != "" && rapid.IntRange(0, 2).Draw(rt, "drop") > 0 {
+				m[i] = int32(len(renamed))
+				want[keys[i]] = m[i]
+				renamed = append(renamed, keys[i])
+			}
+		}
+		keys = renamed
+		ix.key = func(i int32) []byte { reads++; return []byte(keys[i]) }
+		fast := len(ix.slots) >= indexRound && len(ix.slots)/2 >= indexSize(len(want)*3/2) && len(ix.slots)/2 <= 2*indexSize(len(want)*3/2)
+		estimate := len(want)
+		if rapid.Bool().Draw(rt, "underestimate") {
+			estimate /= 3
+		}
+		if got := ix.renumber(m, estimate); got != len(want) {
+			rt.Fatalf("renumber kept %d, want %d", got, len(want))
+		}
+		if fast && estimate == len(want) && reads > 0 {
+			rt.Fatalf("renumber read %d ids shrinking %d slots by half", reads, len(ix.slots)*2)
+		}
+		checkIndex(rt, &ix)
+		for id, r := range want {
+			if got, ok := ix.find(id); !ok || got != r {
+				rt.Fatalf("find(%s) = %d %v, want %d", id, got, ok, r)
+			}
+		}
+		for i := range count + 10 {
+			id := "id-" + strconv.Itoa(i)
+			if _, ok := want[id]; !ok {
+				if r, ok := ix.find(id); ok {
+					rt.Fatalf("find(%s) = %d, dropped", id, r)
+				}
+			}
+		}
+		// It goes on as an index.
+		keys = append(keys, "new")
+		ix.put(int32(len(keys) - 1))
+		if r, ok := ix.find("new"); !ok || r != int32(len(keys)-1) {
+			rt.Fatalf("find(new) = %d %v after renumbering", r, ok)
+		}
+		checkIndex(rt, &ix)
+	})
+}
+
+// checkFilled checks what fill promises beyond the order: every leaf at
+// one depth, and every node but the root at least half full.
+func checkFilled(rt *rapid.T, t *btree[int]) {
+	depth := -1
+	var walk func(x *bnode[int], d int, root bool)
+	walk = func(x *bnode[int], d int, root bool) {
+		if !root && x.size() < bMax/2 {
+			rt.Fatalf("node of %d entries", x.size())
+		}
+		if x.leaf() {
+			if depth >= 0 && d != depth {
+				rt.Fatalf("leaves at depths %d and %d", depth, d)
+			}
+			depth = d
+			return
+		}
+		for _, k := range x.kids {
+			walk(k, d+1, false)
+		}
+	}
+	if t.root != nil {
+		walk(t.root, 0, true)
+	}
+}
+
+// A btree filled from a sorted slice holds that slice, in the shape its
+// invariants ask, and goes on as a btree built by insertions would.
+func TestBtreeFillMatchesASortedSlice(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.SampledFrom([]int{0, 1, bMax, bMax + 1, 2 * bMax, bMax * bMax, bMax*bMax + 1, 10000}).Draw(rt, "n")
+		n += rapid.IntRange(0, 3).Draw(rt, "extra")
+		model := make([]int, 0, n)
+		for i := range n {
+			model = append(model, 3*i+rapid.IntRange(0, 2).Draw(rt, "x"))
+		}
+		tr := btree[int]{cmp: cmp.Compare[int]}
+		tr.Insert(-5) // fill replaces what was there
+		tr.fill(slices.Clone(model))
+		checkBtree(rt, &tr)
+		checkFilled(rt, &tr)
+		var walked []int
+		tr.each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) {
+			rt.Fatalf("filled with %d elements, walks %d", len(model), len(walked))
+		}
+		for i := range model {
+			if x, _ := tr.Select(i); x != model[i] {
+				rt.Fatalf("Select(%d) = %d, want %d", i, x, model[i])
+			}
+		}
+		for range rapid.IntRange(0, 300).Draw(rt, "ops") {
+			x := rapid.IntRange(-1, 3*n+3).Draw(rt, "y")
+			j, found := slices.BinarySearch(model, x)
+			if rapid.Bool().Draw(rt, "delete") {
+				if tr.Delete(x) != found {
+					rt.Fatalf("Delete(%d) != %v", x, found)
+				}
+				if found {
+					model = slices.Delete(model, j, j+1)
+				}
+			} else {
+				tr.Insert(x)
+				if !found {
+					model = slices.Insert(model, j, x)
+				}
+			}
+			checkBtree(rt, &tr)
+		}
+		walked = walked[:0]
+		tr.each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) || tr.Len() != len(model) {
+			rt.Fatalf("after edits: walks %v, model %v", walked, model)
+		}
+	})
+}
+
+// A compaction of a random Context leaves every index as building it
+// again from the messages held would, even one that lost track: by id, by call id (the latest call
+// with each id, renumbered, while a message names it), of results, of
+// whole results and by size, with results refused a stub out of the
+// last two.
+func TestCompactIndexesMatchARebuild(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := NewContext(Config{TextClass: Reconstructible})
+		if err := c.RegisterTool(Tool{Name: "x", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}); err != nil {
+			rt.Fatal(err)
+		}
+		rounds := rapid.SampledFrom([]int{3, 40, 400}).Draw(rt, "rounds")
+		for i := range rounds {
+			n := strconv.Itoa(i)
+			a := Message{ID: MessageID("a" + n), Role: RoleAssistant, Tokens: 5}
+			ms := []Message{{ID: MessageID("u" + n), Role: RoleUser, Tokens: rapid.IntRange(0, 30).Draw(rt, "ut")}}
+			for j := range rapid.IntRange(0, 3).Draw(rt, "calls") {
+				a.Calls = append(a.Calls, Call{ID: CallID("k" + n + "_" + strconv.Itoa(j)), Tool: "x"})
+			}
+			ms = append(ms, a)
+			for _, k := range a.Calls {
+				ms = append(ms, Message{ID: MessageID("r" + string(k.ID)), Role: RoleTool, Tokens: rapid.IntRange(0, 9).Draw(rt, "rt"), Answers: []CallID{k.ID}})
+			}
+			for _, m := range ms {
+				if err := c.Append(m); err != nil {
+					rt.Fatal(err)
+				}
+			}
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		// Some results stubbed, some refused a stub, some counted again.
+		for p := int32(0); p < c.msgs.n; p++ {
+			if c.msg(p).ans == none {
+				continue
+			}
+			switch rapid.IntRange(0, 8).Draw(rt, "result") {
+			case 0:
+				c.stub(p)
+			case 1:
+				if c.mem.stubs == nil {
+					c.mem.stubs = map[int32][]*Violation{}
+				}
+				c.mem.stubs[p] = nil
+				c.whole.Delete(p)
+				c.bySize.Delete(c.sizeKey(p))
+			case 2:
+				c.bySize.Delete(c.sizeKey(p))
+				c.setTokens(p, c.tokensOf(p)+1)
+				if _, refused := c.mem.stubs[p]; !refused && c.msg(p).flags&mStubbed == 0 {
+					c.bySize.Insert(c.sizeKey(p))
+				}
+			case 3:
+				// An index that lost track of a result, or holds it
+				// under a count it no longer has: a rebuild files it
+				// as it is.
+				if c.bySize.Delete(c.sizeKey(p)) && rapid.Bool().Draw(rt, "stale") {
+					c.bySize.Insert(sizeKey{c.msg(p).tokens + 7, p})
+				}
+			}
+		}
+		// Units leave: first one by one out of the indexes, then as a
+		// decision followed by a compaction leaves them.
+		for _, unindex := range []bool{true, false} {
+			for u := c.firstUnit(); u != none; {
+				next := c.unit(u).next
+				if rapid.IntRange(0, 2).Draw(rt, "evict") == 0 {
+					for c.unit(u).head != none {
+						c.remove(c.unit(u).head, unindex)
+					}
+				}
+				u = next
+			}
+		}
+		// What a rebuild would file, by id.
+		byID, byCall := map[string]int32{}, map[string]int32{}
+		var live int32
+		for p := int32(0); p < c.msgs.n; p++ {
+			if c.msg(p).flags&mDead == 0 {
+				byID[string(c.msgID(p))] = live
+				live++
+			}
+		}
+		cm := make([]int32, c.calls.n)
+		var kept int32
+		for k := range cm {
+			cm[k] = none
+			if c.callLive(int32(k)) {
+				cm[k] = kept
+				kept++
+			}
+		}
+		for _, s := range c.byCall.slots {
+			if s != 0 && cm[s-1] != none {
+				byCall[string(c.callID(s-1))] = cm[s-1]
+			}
+		}
+		c.compact()
+		for name, want := range map[string]struct {
+			ix  *index
+			ids map[string]int32
+		}{"by id": {&c.byID, byID}, "by call": {&c.byCall, byCall}} {
+			if want.ix.n != len(want.ids) {
+				rt.Fatalf("%s: %d ids, a rebuild files %d", name, want.ix.n, len(want.ids))
+			}
+			checkIndex(rt, want.ix)
+			for id, r := range want.ids {
+				if got, ok := want.ix.find(id); !ok || got != r {
+					rt.Fatalf("%s: find(%s) = %d %v, a rebuild gives %d", name, id, got, ok, r)
+				}
+			}
+		}
+		var results, whole []int32
+		var sized []sizeKey
+		for p := int32(0); p < c.msgs.n; p++ {
+			if x := c.msg(p); x.ans != none {
+				results = append(results, p)
+				if _, refused := c.mem.stubs[p]; x.flags&mStubbed == 0 && !refused {
+					whole = append(whole, p)
+					sized = append(sized, c.sizeKey(p))
+				}
+			}
+		}
+		slices.SortFunc(sized, bySizeOrder)
+		walk := func(tr *btree[int32]) (out []int32) {
+			tr.each(func(p int32) { out = append(out, p) })
+			return out
+		}
+		var bySize []sizeKey
+		c.bySize.each(func(k sizeKey) { bySize = append(bySize, k) })
+		if !slices.Equal(walk(&c.results), results) || c.results.Len() != len(results) {
+			rt.Fatalf("results %v, a rebuild files %v", walk(&c.results), results)
+		}
+		if !slices.Equal(walk(&c.whole), whole) || c.whole.Len() != len(whole) {
+			rt.Fatalf("whole results %v, a rebuild files %v", walk(&c.whole), whole)
+		}
+		if !slices.Equal(bySize, sized) || c.bySize.Len() != len(sized) {
+			rt.Fatalf("by size %v, a rebuild files %v", bySize, sized)
+		}
+	})
+}
