@@ -231,25 +231,52 @@ type stubbed struct {
 func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.Itoa(i)) }
 
 // indexOf parses an id ID gave. An id of up to nine digits without a
-// leading zero is read digit by digit; any other goes through
-// indexOfSlow, which gives the same answer for those.
+// leading zero is read digit by digit, the digits of one of up to seven
+// at once; any other goes through indexOfSlow, which gives the same
+// answer for those.
 func indexOf(id pruneguard.MessageID, n int) (int, bool) {
 	s := string(id)
-	if len(s) >= 2 && len(s) <= 10 && s[0] == 'm' && (s[1] != '0' || len(s) == 2) {
-		i := 0
-		for k := 1; k < len(s); k++ {
-			c := s[k] - '0'
-			if c > 9 {
-				return indexOfSlow(id, n)
-			}
-			i = i*10 + int(c)
-		}
-		if i >= n {
-			return 0, false
-		}
-		return i, true
+	if len(s) < 2 || len(s) > 10 || s[0] != 'm' || (s[1] == '0' && len(s) > 2) {
+		return indexOfSlow(id, n)
 	}
-	return indexOfSlow(id, n)
+	// d+6 has a bit above the low four for a byte d that is no digit
+	// ('0' taken off), and for no digit: bad has one for any no digit.
+	var i, bad uint
+	switch len(s) {
+	case 2:
+		d := uint(s[1] - '0')
+		i, bad = d, d+6
+	case 3:
+		d1, d2 := uint(s[1]-'0'), uint(s[2]-'0')
+		i, bad = d1*10+d2, (d1+6)|(d2+6)
+	case 4:
+		d1, d2, d3 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0')
+		i, bad = d1*100+d2*10+d3, (d1+6)|(d2+6)|(d3+6)
+	case 5:
+		d1, d2, d3, d4 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0')
+		i, bad = d1*1000+d2*100+d3*10+d4, (d1+6)|(d2+6)|(d3+6)|(d4+6)
+	case 6:
+		d1, d2, d3, d4, d5 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0'), uint(s[5]-'0')
+		i, bad = d1*10000+d2*1000+d3*100+d4*10+d5, (d1+6)|(d2+6)|(d3+6)|(d4+6)|(d5+6)
+	case 7:
+		d1, d2, d3, d4, d5, d6 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0'), uint(s[5]-'0'), uint(s[6]-'0')
+		i, bad = d1*100000+d2*10000+d3*1000+d4*100+d5*10+d6, (d1+6)|(d2+6)|(d3+6)|(d4+6)|(d5+6)|(d6+6)
+	case 8:
+		d1, d2, d3, d4, d5, d6, d7 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0'), uint(s[5]-'0'), uint(s[6]-'0'), uint(s[7]-'0')
+		i, bad = d1*1000000+d2*100000+d3*10000+d4*1000+d5*100+d6*10+d7, (d1+6)|(d2+6)|(d3+6)|(d4+6)|(d5+6)|(d6+6)|(d7+6)
+	default:
+		for k := 1; k < len(s); k++ {
+			d := uint(s[k] - '0')
+			i, bad = i*10+d, bad|(d+6)
+		}
+	}
+	if bad > 15 {
+		return indexOfSlow(id, n)
+	}
+	if i >= uint(n) {
+		return 0, false
+	}
+	return int(i), true
 }
 
 // indexOfSlow parses an id ID gave, with strconv.
@@ -803,7 +830,11 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		}
 	}
 	for _, i := range e.rm {
-		g.msgTokens -= g.written(int(i))
+		if g.seq.stubbed[i] || int(i) == g.sys {
+			g.msgTokens -= g.written(int(i))
+		} else {
+			g.msgTokens -= int(g.tokens[i])
+		}
 	}
 	removed, stubbed := g.rules.applyEdits(e, u != nil)
 	if u != nil {
