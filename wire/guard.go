@@ -156,6 +156,13 @@ type Guarded struct {
 	// serverClass is the class of each server tool's results, by name,
 	// for the tools a manifest or the body annotates.
 	serverClass map[string]pruneguard.Class
+	// serverTools names the tools the provider runs that the body uses,
+	// sorted.
+	serverTools []string
+	// callTools holds the tool of each client call of the body, message
+	// by message; message i's are callTools[firstCall[i]:firstCall[i+1]].
+	callTools []string
+	firstCall []int32
 
 	// The applied edits: messages removed and stubbed, the rules they
 	// leave, and the tools state.
@@ -459,6 +466,7 @@ func (g *Guarded) build(un Unannotated) error {
 	g.unpaired = mergeUnpaired(orphans, calls)
 
 	// Pass 2: the Context.
+	g.callTools, g.firstCall = make([]string, 0, len(callMsg)), make([]int32, n+1)
 	callMsg = callMsg[:0]
 	tr = newTracker(b.Dialect, b.continues)
 	cl := &classing{
@@ -491,7 +499,9 @@ func (g *Guarded) build(un Unannotated) error {
 		st := tr.add(f, ks)
 		cm := coreMessage(ID(i), f, int(g.tokens[i]))
 		var gone []pruneguard.CallID
+		g.firstCall[i] = int32(len(g.callTools))
 		f.eachCall(func(k int, p *fpart) {
+			g.callTools = append(g.callTools, p.name)
 			cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: p.name, Args: argsJSON(p.val)})
 			if abandoned[ks[k]] {
 				gone = append(gone, callID(i, k))
@@ -523,6 +533,7 @@ func (g *Guarded) build(un Unannotated) error {
 		}
 		prev = f
 	}
+	g.firstCall[n] = int32(len(g.callTools))
 	// A server tool call whose result has not come (Anthropic pause_turn)
 	// is in flight: the last assistant turn holding one goes back as it
 	// is.
@@ -613,10 +624,12 @@ func (g *Guarded) registerTools(opts Options) error {
 	}
 	g.serverClass = map[string]pruneguard.Class{}
 	for name := range server {
+		g.serverTools = append(g.serverTools, name)
 		if mt, ok := byName[name]; ok && mt.Annotations != nil {
 			g.serverClass[name] = pruneguard.Tool{Name: name, Annotations: *mt.Annotations}.OutputClass()
 		}
 	}
+	slices.Sort(g.serverTools)
 	seen := map[string]bool{}
 	register := func(name string, schema json.RawMessage, ann pruneguard.Annotations, annotated bool) error {
 		if seen[name] {
@@ -703,20 +716,20 @@ func (g *Guarded) Tools() []ToolDecl { return g.src.Tools() }
 // ServerTools lists, in order, the names of the tools the provider runs
 // that the body as read uses (Anthropic server and MCP tool use, Gemini
 // code execution, Responses server items).
-func (g *Guarded) ServerTools() []string {
-	var out []string
-	for i := range g.src.facts {
-		if !g.src.facts[i].server {
-			continue
-		}
-		for _, p := range g.src.facts[i].parts {
-			if (p.kind == PartServerCall || p.kind == PartServerResult) && p.name != "" && !slices.Contains(out, p.name) {
-				out = append(out, p.name)
-			}
-		}
+func (g *Guarded) ServerTools() []string { return slices.Clone(g.serverTools) }
+
+// AppendCalledTools appends to dst the tool name of each client call
+// message i of the body as read makes, in order (a name once for each of
+// its calls), and returns the extended slice: the Tool of each of the
+// Calls the Context was given for the message. For an index out of range,
+// or a message that makes no client call (server tool calls are not
+// client calls), it returns dst as it is. It costs in proportion to the
+// calls appended: the names are kept from when the Context was built.
+func (g *Guarded) AppendCalledTools(dst []string, i int) []string {
+	if i < 0 || i >= len(g.src.facts) {
+		return dst
 	}
-	slices.Sort(out)
-	return out
+	return append(dst, g.callTools[g.firstCall[i]:g.firstCall[i+1]]...)
 }
 
 // Field returns the top-level field key of the body as read (a slice of
