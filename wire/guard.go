@@ -156,6 +156,13 @@ type Guarded struct {
 	// serverClass is the class of each server tool's results, by name,
 	// for the tools a manifest or the body annotates.
 	serverClass map[string]pruneguard.Class
+	// serverTools names the tools the provider runs that the body uses,
+	// sorted.
+	serverTools []string
+	// callTools holds the tool of each client call of the body, message
+	// by message; message i's are callTools[firstCall[i]:firstCall[i+1]].
+	callTools []string
+	firstCall []int32
 
 	// The applied edits: messages removed and stubbed, the rules they
 	// leave, and the tools state.
@@ -231,25 +238,52 @@ type stubbed struct {
 func ID(i int) pruneguard.MessageID { return pruneguard.MessageID("m" + strconv.Itoa(i)) }
 
 // indexOf parses an id ID gave. An id of up to nine digits without a
-// leading zero is read digit by digit; any other goes through
-// indexOfSlow, which gives the same answer for those.
+// leading zero is read digit by digit, the digits of one of up to seven
+// at once; any other goes through indexOfSlow, which gives the same
+// answer for those.
 func indexOf(id pruneguard.MessageID, n int) (int, bool) {
 	s := string(id)
-	if len(s) >= 2 && len(s) <= 10 && s[0] == 'm' && (s[1] != '0' || len(s) == 2) {
-		i := 0
-		for k := 1; k < len(s); k++ {
-			c := s[k] - '0'
-			if c > 9 {
-				return indexOfSlow(id, n)
-			}
-			i = i*10 + int(c)
-		}
-		if i >= n {
-			return 0, false
-		}
-		return i, true
+	if len(s) < 2 || len(s) > 10 || s[0] != 'm' || (s[1] == '0' && len(s) > 2) {
+		return indexOfSlow(id, n)
 	}
-	return indexOfSlow(id, n)
+	// d+6 has a bit above the low four for a byte d that is no digit
+	// ('0' taken off), and for no digit: bad has one for any no digit.
+	var i, bad uint
+	switch len(s) {
+	case 2:
+		d := uint(s[1] - '0')
+		i, bad = d, d+6
+	case 3:
+		d1, d2 := uint(s[1]-'0'), uint(s[2]-'0')
+		i, bad = d1*10+d2, (d1+6)|(d2+6)
+	case 4:
+		d1, d2, d3 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0')
+		i, bad = d1*100+d2*10+d3, (d1+6)|(d2+6)|(d3+6)
+	case 5:
+		d1, d2, d3, d4 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0')
+		i, bad = d1*1000+d2*100+d3*10+d4, (d1+6)|(d2+6)|(d3+6)|(d4+6)
+	case 6:
+		d1, d2, d3, d4, d5 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0'), uint(s[5]-'0')
+		i, bad = d1*10000+d2*1000+d3*100+d4*10+d5, (d1+6)|(d2+6)|(d3+6)|(d4+6)|(d5+6)
+	case 7:
+		d1, d2, d3, d4, d5, d6 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0'), uint(s[5]-'0'), uint(s[6]-'0')
+		i, bad = d1*100000+d2*10000+d3*1000+d4*100+d5*10+d6, (d1+6)|(d2+6)|(d3+6)|(d4+6)|(d5+6)|(d6+6)
+	case 8:
+		d1, d2, d3, d4, d5, d6, d7 := uint(s[1]-'0'), uint(s[2]-'0'), uint(s[3]-'0'), uint(s[4]-'0'), uint(s[5]-'0'), uint(s[6]-'0'), uint(s[7]-'0')
+		i, bad = d1*1000000+d2*100000+d3*10000+d4*1000+d5*100+d6*10+d7, (d1+6)|(d2+6)|(d3+6)|(d4+6)|(d5+6)|(d6+6)|(d7+6)
+	default:
+		for k := 1; k < len(s); k++ {
+			d := uint(s[k] - '0')
+			i, bad = i*10+d, bad|(d+6)
+		}
+	}
+	if bad > 15 {
+		return indexOfSlow(id, n)
+	}
+	if i >= uint(n) {
+		return 0, false
+	}
+	return int(i), true
 }
 
 // indexOfSlow parses an id ID gave, with strconv.
@@ -432,6 +466,7 @@ func (g *Guarded) build(un Unannotated) error {
 	g.unpaired = mergeUnpaired(orphans, calls)
 
 	// Pass 2: the Context.
+	g.callTools, g.firstCall = make([]string, 0, len(callMsg)), make([]int32, n+1)
 	callMsg = callMsg[:0]
 	tr = newTracker(b.Dialect, b.continues)
 	cl := &classing{
@@ -464,7 +499,9 @@ func (g *Guarded) build(un Unannotated) error {
 		st := tr.add(f, ks)
 		cm := coreMessage(ID(i), f, int(g.tokens[i]))
 		var gone []pruneguard.CallID
+		g.firstCall[i] = int32(len(g.callTools))
 		f.eachCall(func(k int, p *fpart) {
+			g.callTools = append(g.callTools, p.name)
 			cm.Calls = append(cm.Calls, pruneguard.Call{ID: callID(i, k), Tool: p.name, Args: argsJSON(p.val)})
 			if abandoned[ks[k]] {
 				gone = append(gone, callID(i, k))
@@ -496,6 +533,7 @@ func (g *Guarded) build(un Unannotated) error {
 		}
 		prev = f
 	}
+	g.firstCall[n] = int32(len(g.callTools))
 	// A server tool call whose result has not come (Anthropic pause_turn)
 	// is in flight: the last assistant turn holding one goes back as it
 	// is.
@@ -586,10 +624,12 @@ func (g *Guarded) registerTools(opts Options) error {
 	}
 	g.serverClass = map[string]pruneguard.Class{}
 	for name := range server {
+		g.serverTools = append(g.serverTools, name)
 		if mt, ok := byName[name]; ok && mt.Annotations != nil {
 			g.serverClass[name] = pruneguard.Tool{Name: name, Annotations: *mt.Annotations}.OutputClass()
 		}
 	}
+	slices.Sort(g.serverTools)
 	seen := map[string]bool{}
 	register := func(name string, schema json.RawMessage, ann pruneguard.Annotations, annotated bool) error {
 		if seen[name] {
@@ -676,20 +716,20 @@ func (g *Guarded) Tools() []ToolDecl { return g.src.Tools() }
 // ServerTools lists, in order, the names of the tools the provider runs
 // that the body as read uses (Anthropic server and MCP tool use, Gemini
 // code execution, Responses server items).
-func (g *Guarded) ServerTools() []string {
-	var out []string
-	for i := range g.src.facts {
-		if !g.src.facts[i].server {
-			continue
-		}
-		for _, p := range g.src.facts[i].parts {
-			if (p.kind == PartServerCall || p.kind == PartServerResult) && p.name != "" && !slices.Contains(out, p.name) {
-				out = append(out, p.name)
-			}
-		}
+func (g *Guarded) ServerTools() []string { return slices.Clone(g.serverTools) }
+
+// AppendCalledTools appends to dst the tool name of each client call
+// message i of the body as read makes, in order (a name once for each of
+// its calls), and returns the extended slice: the Tool of each of the
+// Calls the Context was given for the message. For an index out of range,
+// or a message that makes no client call (server tool calls are not
+// client calls), it returns dst as it is. It costs in proportion to the
+// calls appended: the names are kept from when the Context was built.
+func (g *Guarded) AppendCalledTools(dst []string, i int) []string {
+	if i < 0 || i >= len(g.src.facts) {
+		return dst
 	}
-	slices.Sort(out)
-	return out
+	return append(dst, g.callTools[g.firstCall[i]:g.firstCall[i+1]]...)
 }
 
 // Field returns the top-level field key of the body as read (a slice of
@@ -803,7 +843,11 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		}
 	}
 	for _, i := range e.rm {
-		g.msgTokens -= g.written(int(i))
+		if g.seq.stubbed[i] || int(i) == g.sys {
+			g.msgTokens -= g.written(int(i))
+		} else {
+			g.msgTokens -= int(g.tokens[i])
+		}
 	}
 	removed, stubbed := g.rules.applyEdits(e, u != nil)
 	if u != nil {

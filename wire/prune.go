@@ -122,13 +122,14 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 
 	// The whole decision first: most pass.
 	e := g.seq.newEditsFor(len(d.Evict), len(d.Stub))
+	n := len(g.src.facts)
 	for _, id := range d.Evict {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
+		if i, ok := indexOf(id, n); ok && !g.seq.removed[i] && (badStub == nil || !badStub[i]) {
 			e.remove(int32(i))
 		}
 	}
 	for _, id := range d.Stub {
-		if i, ok := g.Index(id); ok && !g.seq.removed[i] && !badStub[i] {
+		if i, ok := indexOf(id, n); ok && !g.seq.removed[i] && (badStub == nil || !badStub[i]) {
 			e.stub(int32(i))
 		}
 	}

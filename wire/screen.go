@@ -720,7 +720,6 @@ func (rs *ruleScreen) applyEdits(e *edits, undo bool) (removed, stubbed []int32)
 		}
 	}
 	if undo {
-		removed = make([]int32, 0, len(e.rm))
 		s.removeAll(e.rm, &removed)
 	} else {
 		s.removeAll(e.rm, nil)

@@ -90,7 +90,9 @@ func (s *seqState) mark(i int32, n int32) {
 
 // removeAll takes the messages rm out of the kept list, leaving out
 // those already removed, and appends those it removes to *out, in order,
-// when out is not nil. A batch large enough that updating the Fenwick
+// when out is not nil. When *out is nil and every message of rm is
+// removed, *out is rm itself (clipped, so that appending to it copies),
+// with no copy made. A batch large enough that updating the Fenwick
 // tree message by message would cost more than building it again has it
 // built again, in time linear in the body's words (a 64th of its
 // messages): either way the cost is at most in proportion to the batch
@@ -98,11 +100,18 @@ func (s *seqState) mark(i int32, n int32) {
 func (s *seqState) removeAll(rm []int32, out *[]int32) {
 	depth := bits.Len(uint(len(s.fen)))
 	batch := len(rm)*depth > len(s.fen)
-	for _, i := range rm {
+	// whole: *out is rm[:k] so far, to be made only if a message of rm is
+	// left out.
+	whole := out != nil && *out == nil
+	for k, i := range rm {
 		if s.removed[i] {
+			if whole {
+				*out = append(make([]int32, 0, len(rm)-1), rm[:k]...)
+				whole = false
+			}
 			continue
 		}
-		if out != nil {
+		if out != nil && !whole {
 			*out = append(*out, i)
 		}
 		if !batch {
@@ -124,6 +133,9 @@ func (s *seqState) removeAll(rm []int32, out *[]int32) {
 		} else {
 			s.tail = p
 		}
+	}
+	if whole {
+		*out = slices.Clip(rm)
 	}
 	if batch {
 		s.rebuildFenwick()
@@ -216,7 +228,10 @@ func (s *seqState) grow() int32 {
 // the order added, with their membership in marks the seqState shares:
 // a message belongs to one set of edits at a time. live holds the
 // messages it removes that the applied edits keep, in order, so that a
-// view finds a message's rank in logarithmic time; gl sums the globals
+// view finds a message's rank in logarithmic time: while every removal
+// added is one the applied edits keep, each past the one before (as a
+// decision names them), live is rm itself (shared set), and it gets its
+// own copy at the first that is not; gl sums the globals
 // of the first glN of rm (see ruleScreen.removedGlobals). The set's links
 // (seqState.link, under its generation) map a message it removes to a
 // message before (after) it in the applied list, closer to the end of
@@ -227,6 +242,7 @@ type edits struct {
 	marks  *seqState
 	rm, st []int32
 	live   []int32
+	shared bool // live is rm
 	gl     globals
 	glN    int
 }
@@ -265,7 +281,7 @@ func (e *edits) skip(s *seqState, j int32, fwd bool) int32 {
 // newEdits returns an empty set of edits.
 func (s *seqState) newEdits() *edits {
 	s.gen++
-	return &edits{gen: s.gen, marks: s}
+	return &edits{gen: s.gen, marks: s, shared: true}
 }
 
 // newEditsFor returns an empty set of edits with room for rm removals
@@ -273,7 +289,8 @@ func (s *seqState) newEdits() *edits {
 func (s *seqState) newEditsFor(rm, st int) *edits {
 	e := s.newEdits()
 	if rm > 0 {
-		e.rm, e.live = make([]int32, 0, rm), make([]int32, 0, rm)
+		e.rm = make([]int32, 0, rm)
+		e.live = e.rm
 	}
 	if st > 0 {
 		e.st = make([]int32, 0, st)
@@ -283,16 +300,34 @@ func (s *seqState) newEditsFor(rm, st int) *edits {
 
 // remove and stub add message i to the set.
 func (e *edits) remove(i int32) {
-	if e.marks.rmMark[i] != e.gen {
-		e.marks.rmMark[i] = e.gen
+	s := e.marks
+	if e.shared && (len(e.rm) == 0 || e.rm[len(e.rm)-1] < i) && !s.removed[i] {
+		// Past every removal so far, it is not in the set yet.
+		s.rmMark[i] = e.gen
 		e.rm = append(e.rm, i)
-		if !e.marks.removed[i] {
-			// Edits come mostly in transcript order: the place is found
-			// from the end.
-			k := len(e.live)
-			for k > 0 && e.live[k-1] > i {
-				k--
-			}
+		e.live = e.rm
+		return
+	}
+	if s.rmMark[i] == e.gen {
+		return
+	}
+	s.rmMark[i] = e.gen
+	kept := !s.removed[i]
+	if e.shared {
+		e.live = slices.Clone(e.rm)
+		e.shared = false
+	}
+	e.rm = append(e.rm, i)
+	if kept {
+		// Edits come mostly in transcript order: the place is found
+		// from the end.
+		k := len(e.live)
+		for k > 0 && e.live[k-1] > i {
+			k--
+		}
+		if k == len(e.live) {
+			e.live = append(e.live, i)
+		} else {
 			e.live = slices.Insert(e.live, k, i)
 		}
 	}

@@ -441,13 +441,20 @@ type dropUnused struct {
 func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	p := pu.inner.Propose(v, need)
 	ctx := pu.g.Context()
-	// The calls of each tool that leave with the plan.
-	leaving := map[string]int{}
+	// The calls of each tool that the plan names, read from the body: at
+	// least as many as leave with it, which only the messages still in
+	// the Context do. They are counted for a tool only when that bound
+	// could withdraw its schema.
+	named := map[string]int{}
+	var tools []string
 	for _, id := range p.Evict {
-		if m, ok := ctx.Message(id); ok {
-			for _, c := range m.Calls {
-				leaving[c.Tool]++
-			}
+		i, ok := pu.g.Index(id)
+		if !ok {
+			continue
+		}
+		tools = pu.g.AppendCalledTools(tools[:0], i)
+		for _, t := range tools {
+			named[t]++
 		}
 	}
 	resident := 0
@@ -458,7 +465,7 @@ func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 			continue
 		}
 		resident++
-		if ts.Args <= leaving[t] && !pu.keep[t] && !slices.Contains(p.DropSchemas, t) {
+		if ts.Args <= named[t] && !pu.keep[t] && !slices.Contains(p.DropSchemas, t) && ts.Args <= pu.leaving(p.Evict, t) {
 			drop = append(drop, t)
 		}
 	}
@@ -467,6 +474,34 @@ func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	}
 	p.DropSchemas = append(p.DropSchemas, drop...)
 	return p
+}
+
+// leaving counts the calls of tool t that leave with evict: those of the
+// messages it names that the Context holds.
+func (pu *dropUnused) leaving(evict []pruneguard.MessageID, t string) int {
+	ctx := pu.g.Context()
+	n := 0
+	var tools []string
+	for _, id := range evict {
+		i, ok := pu.g.Index(id)
+		if !ok {
+			continue
+		}
+		k := 0
+		tools = pu.g.AppendCalledTools(tools[:0], i)
+		for _, u := range tools {
+			if u == t {
+				k++
+			}
+		}
+		if k == 0 {
+			continue
+		}
+		if _, ok := ctx.ClassOf(id); ok {
+			n += k
+		}
+	}
+	return n
 }
 
 // toolChoiceNames returns every string inside the body's tool choice
