@@ -77,7 +77,7 @@ func (c *Context) Apply(d *Decision) error {
 	// a compaction, which rebuilds the indexes by id and of results from
 	// the messages held: its messages need not leave them one by one.
 	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
-	c.ledger.reserve(len(d.evict), len(d.stubs))
+	c.reserveLedger(d.evict, d.stubs)
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
 			c.queueForgot(k, d.recs[i], d.Evict[i], false)
