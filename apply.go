@@ -148,8 +148,8 @@ func (c *Context) stub(p int32) {
 }
 
 // remove takes message p out of the transcript and its unit, and, with
-// unindex, out of the indexes by id and of results; without, a
-// compaction must follow before they are read again.
+// unindex, out of the indexes by id, by call id and of results; without,
+// a compaction must follow before they are read again.
 func (c *Context) remove(p int32, unindex bool) {
 	c.unrequire(p)
 	x := c.msg(p)
@@ -180,7 +180,11 @@ func (c *Context) remove(p int32, unindex bool) {
 	for k := range c.callsOf(p) {
 		c.unpend(k)
 		r := c.call(k)
-		c.byCall.remove(k) // only if the id is still k's: a later call may reuse it
+		if unindex {
+			// Only if the id is still k's: a later call may reuse it. A
+			// compaction drops the calls of messages gone itself.
+			c.byCall.remove(k)
+		}
 		c.queueGone(k, r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade
