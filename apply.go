@@ -76,7 +76,10 @@ func (c *Context) Apply(d *Decision) error {
 	// A decision that leaves more records dead than live is followed by
 	// a compaction, which rebuilds the indexes by id and of results from
 	// the messages held: its messages need not leave them one by one.
+	// One that evicts a large share of the messages takes them out of
+	// the indexes together, in a pass over each.
 	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
+	batch := !rebuild && len(d.evict)*batchShare >= c.live
 	c.reserveLedger(d.evict, d.stubs)
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
@@ -86,7 +89,10 @@ func (c *Context) Apply(d *Decision) error {
 		if ptr, ok := c.lineAdds(p); ok {
 			c.addLine(ptr)
 		}
-		c.remove(p, !rebuild)
+		c.remove(p, !rebuild && !batch)
+	}
+	if batch {
+		c.unindex(d.evict)
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
@@ -147,9 +153,34 @@ func (c *Context) stub(p int32) {
 	c.trackLarge(p)
 }
 
+// batchShare is the share of the messages held, one in batchShare, from
+// which a decision's evictions leave the indexes together: a pass over
+// an index costs about what removing one in batchShare of its entries
+// one by one does.
+var batchShare = 16 // a variable so that tests can choose the path
+
+// unindex takes the messages at positions gone, removed without being
+// unindexed, and the calls they emitted out of the indexes by id, by call
+// id and of results, in a pass over each.
+func (c *Context) unindex(gone []int32) {
+	msgs, calls := newRecordSet(c.msgs.n), newRecordSet(c.calls.n)
+	for _, p := range gone {
+		msgs.add(p)
+		for k := range c.callsOf(p) {
+			calls.add(k)
+		}
+	}
+	c.byID.removeSet(msgs)
+	c.byCall.removeSet(calls)
+	dead := func(p int32) bool { return msgs.has(p) }
+	c.results.deleteWhere(dead)
+	c.whole.deleteWhere(dead)
+	c.bySize.deleteWhere(func(k sizeKey) bool { return msgs.has(k.pos) })
+}
+
 // remove takes message p out of the transcript and its unit, and, with
 // unindex, out of the indexes by id, by call id and of results; without,
-// a compaction must follow before they are read again.
+// a compaction or unindex must follow before they are read again.
 func (c *Context) remove(p int32, unindex bool) {
 	c.unrequire(p)
 	x := c.msg(p)
