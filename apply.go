@@ -154,24 +154,41 @@ func (c *Context) stub(p int32) {
 }
 
 // batchShare is the share of the messages held, one in batchShare, from
-// which a decision's evictions leave the indexes together: a pass over
-// an index costs about what removing one in batchShare of its entries
-// one by one does.
-var batchShare = 16 // a variable so that tests can choose the path
+// which a decision's evictions leave the indexes of results together: a
+// walk that builds such an index again costs about what deleting one in
+// batchShare of its entries one by one does. Passing over the slots of
+// the hash indexes costs more, about removing one in hashShare of the
+// ids one by one.
+// Variables so that tests can choose the paths.
+var batchShare, hashShare = 16, 6
 
 // unindex takes the messages at positions gone, removed without being
 // unindexed, and the calls they emitted out of the indexes by id, by call
-// id and of results, in a pass over each.
+// id and of results: those of results in a walk over each, and the hash
+// indexes in a pass over each when gone is a large enough share of the
+// messages held, or else one by one.
 func (c *Context) unindex(gone []int32) {
-	msgs, calls := newRecordSet(c.msgs.n), newRecordSet(c.calls.n)
+	msgs := newRecordSet(c.msgs.n)
 	for _, p := range gone {
 		msgs.add(p)
-		for k := range c.callsOf(p) {
-			calls.add(k)
+	}
+	if len(gone)*hashShare >= c.live {
+		calls := newRecordSet(c.calls.n)
+		for _, p := range gone {
+			for k := range c.callsOf(p) {
+				calls.add(k)
+			}
+		}
+		c.byID.removeSet(msgs)
+		c.byCall.removeSet(calls)
+	} else {
+		for _, p := range gone {
+			c.byID.remove(p)
+			for k := range c.callsOf(p) {
+				c.byCall.remove(k)
+			}
 		}
 	}
-	c.byID.removeSet(msgs)
-	c.byCall.removeSet(calls)
 	dead := func(p int32) bool { return msgs.has(p) }
 	c.results.deleteWhere(dead)
 	c.whole.deleteWhere(dead)

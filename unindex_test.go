@@ -111,7 +111,7 @@ func TestBtreeDeleteWhereMatchesASortedSlice(t *testing.T) {
 // later call took stays out), of results, of whole results and by size;
 // and the Context goes on alike.
 func TestApplyUnindexesTogetherAsOneByOne(t *testing.T) {
-	defer func(s int) { batchShare = s }(batchShare)
+	defer func(b, h int) { batchShare, hashShare = b, h }(batchShare, hashShare)
 	rapid.Check(t, func(rt *rapid.T) {
 		rounds := rapid.IntRange(1, 60).Draw(rt, "rounds")
 		type round struct {
@@ -146,8 +146,8 @@ func TestApplyUnindexesTogetherAsOneByOne(t *testing.T) {
 				}
 			}
 		}
-		run := func(share int) *Context {
-			batchShare = share
+		run := func(share, hash int) *Context {
+			batchShare, hashShare = share, hash
 			c := NewContext(Config{TextClass: Reconstructible})
 			closedTools(t, c, "x")
 			for i, r := range script {
@@ -166,7 +166,10 @@ func TestApplyUnindexesTogetherAsOneByOne(t *testing.T) {
 			require.NoError(t, c.Apply(d))
 			return c
 		}
-		one, together := run(0), run(1<<20)
+		// One by one; the indexes of results together and the hash
+		// indexes one by one; all together.
+		one := run(0, 0)
+		together := run(1<<20, rapid.SampledFrom([]int{0, 1 << 20}).Draw(rt, "hash"))
 		require.Equal(t, 0, one.compactions)
 		require.Equal(t, 0, together.compactions)
 		indexesMatch(t, one, plan.Evict)
