@@ -80,6 +80,10 @@ func (c *Context) Apply(d *Decision) error {
 	// the indexes together, in a pass over each.
 	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
 	batch := !rebuild && len(d.evict)*batchShare >= c.live
+	// The hash indexes find an id by its bytes, which a message or call
+	// removed may release: they leave one by one within remove, or in a
+	// pass that reads no id.
+	hashPass := batch && len(d.evict)*hashShare >= c.live
 	c.reserveLedger(d.evict, d.stubs)
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
@@ -89,10 +93,10 @@ func (c *Context) Apply(d *Decision) error {
 		if ptr, ok := c.lineAdds(p); ok {
 			c.addLine(ptr)
 		}
-		c.remove(p, !rebuild && !batch)
+		c.remove(p, !rebuild && !hashPass, !rebuild && !batch)
 	}
 	if batch {
-		c.unindex(d.evict)
+		c.unindex(d.evict, hashPass)
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
@@ -163,16 +167,15 @@ func (c *Context) stub(p int32) {
 var batchShare, hashShare = 16, 6
 
 // unindex takes the messages at positions gone, removed without being
-// unindexed, and the calls they emitted out of the indexes by id, by call
-// id and of results: those of results in a walk over each, and the hash
-// indexes in a pass over each when gone is a large enough share of the
-// messages held, or else one by one.
-func (c *Context) unindex(gone []int32) {
+// taken out of the indexes of results, out of them, in a walk over each;
+// with ids, it takes them and the calls they emitted out of the indexes
+// by id and by call id too, in a pass over each.
+func (c *Context) unindex(gone []int32, ids bool) {
 	msgs := newRecordSet(c.msgs.n)
 	for _, p := range gone {
 		msgs.add(p)
 	}
-	if len(gone)*hashShare >= c.live {
+	if ids {
 		calls := newRecordSet(c.calls.n)
 		for _, p := range gone {
 			for k := range c.callsOf(p) {
@@ -181,13 +184,6 @@ func (c *Context) unindex(gone []int32) {
 		}
 		c.byID.removeSet(msgs)
 		c.byCall.removeSet(calls)
-	} else {
-		for _, p := range gone {
-			c.byID.remove(p)
-			for k := range c.callsOf(p) {
-				c.byCall.remove(k)
-			}
-		}
 	}
 	dead := func(p int32) bool { return msgs.has(p) }
 	c.results.deleteWhere(dead)
@@ -195,14 +191,17 @@ func (c *Context) unindex(gone []int32) {
 	c.bySize.deleteWhere(func(k sizeKey) bool { return msgs.has(k.pos) })
 }
 
-// remove takes message p out of the transcript and its unit, and, with
-// unindex, out of the indexes by id, by call id and of results; without,
-// a compaction or unindex must follow before they are read again.
-func (c *Context) remove(p int32, unindex bool) {
+// remove takes message p out of the transcript and its unit, with ids
+// out of the indexes by id and by call id, and with results out of the
+// indexes of results; without, a compaction or unindex must follow before
+// they are read again.
+func (c *Context) remove(p int32, ids, results bool) {
 	c.unrequire(p)
 	x := c.msg(p)
-	if unindex {
+	if ids {
 		c.byID.remove(p)
+	}
+	if results {
 		if x.ans != none {
 			c.results.Delete(p)
 			if x.flags&mStubbed == 0 {
@@ -228,7 +227,7 @@ func (c *Context) remove(p int32, unindex bool) {
 	for k := range c.callsOf(p) {
 		c.unpend(k)
 		r := c.call(k)
-		if unindex {
+		if ids {
 			// Only if the id is still k's: a later call may reuse it. A
 			// compaction drops the calls of messages gone itself.
 			c.byCall.remove(k)

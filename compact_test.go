@@ -250,7 +250,7 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 				next := c.unit(u).next
 				if rapid.IntRange(0, 2).Draw(rt, "evict") == 0 {
 					for c.unit(u).head != none {
-						c.remove(c.unit(u).head, unindex)
+						c.remove(c.unit(u).head, unindex, unindex)
 					}
 				}
 				u = next
@@ -398,8 +398,8 @@ func TestCompactUnindexesCallsAsRemoveDoes(t *testing.T) {
 		for range 2 {
 			for p := int32(0); p < old.msgs.n; p++ {
 				if old.msg(p).flags&mDead == 0 && rapid.IntRange(0, 2).Draw(rt, "leave") == 0 {
-					old.remove(p, true)
-					now.remove(p, false)
+					old.remove(p, true, true)
+					now.remove(p, false, false)
 				}
 			}
 			old.compact()

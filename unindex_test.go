@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -117,6 +118,7 @@ func TestApplyUnindexesTogetherAsOneByOne(t *testing.T) {
 		type round struct {
 			calls []string
 			stub  bool
+			big   bool // contents and arguments with slab chunks of their own
 		}
 		var script []round
 		for i := range rounds {
@@ -131,6 +133,7 @@ func TestApplyUnindexesTogetherAsOneByOne(t *testing.T) {
 				}
 			}
 			r.stub = rapid.IntRange(0, 3).Draw(rt, "stub") == 0
+			r.big = rapid.IntRange(0, 5).Draw(rt, "big") == 0
 			script = append(script, r)
 		}
 		var plan Plan
@@ -152,12 +155,16 @@ func TestApplyUnindexesTogetherAsOneByOne(t *testing.T) {
 			closedTools(t, c, "x")
 			for i, r := range script {
 				a := Message{ID: MessageID(fmt.Sprint("a", i)), Role: RoleAssistant, Tokens: 2}
-				for _, id := range r.calls {
-					a.Calls = append(a.Calls, Call{ID: CallID(id), Tool: "x", Args: []byte(`{"i":` + strconv.Itoa(i) + `}`)})
+				pad := ""
+				if r.big {
+					pad = strings.Repeat(" ", slabMax/4+1)
 				}
-				ms := []Message{{ID: MessageID(fmt.Sprint("u", i)), Role: RoleUser, Tokens: 1}, a}
+				for _, id := range r.calls {
+					a.Calls = append(a.Calls, Call{ID: CallID(id), Tool: "x", Args: []byte(`{"i":` + strconv.Itoa(i) + pad + `}`)})
+				}
+				ms := []Message{{ID: MessageID(fmt.Sprint("u", i)), Role: RoleUser, Tokens: 1, Content: []byte(pad)}, a}
 				for j, id := range r.calls {
-					ms = append(ms, Message{ID: MessageID(fmt.Sprint("r", i, "_", j)), Role: RoleTool, Tokens: 3 + (i*7+j)%11, Answers: []CallID{CallID(id)}})
+					ms = append(ms, Message{ID: MessageID(fmt.Sprint("r", i, "_", j)), Role: RoleTool, Tokens: 3 + (i*7+j)%11, Answers: []CallID{CallID(id)}, Content: []byte(pad)})
 				}
 				mustAppend(t, c, ms...)
 			}
