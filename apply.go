@@ -76,8 +76,15 @@ func (c *Context) Apply(d *Decision) error {
 	// A decision that leaves more records dead than live is followed by
 	// a compaction, which rebuilds the indexes by id and of results from
 	// the messages held: its messages need not leave them one by one.
+	// One that evicts a large share of the messages takes them out of
+	// the indexes together, in a pass over each.
 	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
-	c.ledger.reserve(len(d.evict), len(d.stubs))
+	batch := !rebuild && len(d.evict)*batchShare >= c.live
+	// The hash indexes find an id by its bytes, which a message or call
+	// removed may release: they leave one by one within remove, or in a
+	// pass that reads no id.
+	hashPass := batch && len(d.evict)*hashShare >= c.live
+	c.reserveLedger(d.evict, d.stubs)
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
 			c.queueForgot(k, d.recs[i], d.Evict[i], false)
@@ -86,7 +93,10 @@ func (c *Context) Apply(d *Decision) error {
 		if ptr, ok := c.lineAdds(p); ok {
 			c.addLine(ptr)
 		}
-		c.remove(p, !rebuild)
+		c.remove(p, !rebuild && !hashPass, !rebuild && !batch)
+	}
+	if batch {
+		c.unindex(d.evict, hashPass)
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
@@ -147,14 +157,51 @@ func (c *Context) stub(p int32) {
 	c.trackLarge(p)
 }
 
-// remove takes message p out of the transcript and its unit, and, with
-// unindex, out of the indexes by id and of results; without, a
-// compaction must follow before they are read again.
-func (c *Context) remove(p int32, unindex bool) {
+// batchShare is the share of the messages held, one in batchShare, from
+// which a decision's evictions leave the indexes of results together: a
+// walk that builds such an index again costs about what deleting one in
+// batchShare of its entries one by one does. Passing over the slots of
+// the hash indexes costs more, about removing one in hashShare of the
+// ids one by one.
+// Variables so that tests can choose the paths.
+var batchShare, hashShare = 16, 6
+
+// unindex takes the messages at positions gone, removed without being
+// taken out of the indexes of results, out of them, in a walk over each;
+// with ids, it takes them and the calls they emitted out of the indexes
+// by id and by call id too, in a pass over each.
+func (c *Context) unindex(gone []int32, ids bool) {
+	msgs := newRecordSet(c.msgs.n)
+	for _, p := range gone {
+		msgs.add(p)
+	}
+	if ids {
+		calls := newRecordSet(c.calls.n)
+		for _, p := range gone {
+			for k := range c.callsOf(p) {
+				calls.add(k)
+			}
+		}
+		c.byID.removeSet(msgs)
+		c.byCall.removeSet(calls)
+	}
+	dead := func(p int32) bool { return msgs.has(p) }
+	c.results.deleteWhere(dead)
+	c.whole.deleteWhere(dead)
+	c.bySize.deleteWhere(func(k sizeKey) bool { return msgs.has(k.pos) })
+}
+
+// remove takes message p out of the transcript and its unit, with ids
+// out of the indexes by id and by call id, and with results out of the
+// indexes of results; without, a compaction or unindex must follow before
+// they are read again.
+func (c *Context) remove(p int32, ids, results bool) {
 	c.unrequire(p)
 	x := c.msg(p)
-	if unindex {
+	if ids {
 		c.byID.remove(p)
+	}
+	if results {
 		if x.ans != none {
 			c.results.Delete(p)
 			if x.flags&mStubbed == 0 {
@@ -180,7 +227,11 @@ func (c *Context) remove(p int32, unindex bool) {
 	for k := range c.callsOf(p) {
 		c.unpend(k)
 		r := c.call(k)
-		c.byCall.remove(k) // only if the id is still k's: a later call may reuse it
+		if ids {
+			// Only if the id is still k's: a later call may reuse it. A
+			// compaction drops the calls of messages gone itself.
+			c.byCall.remove(k)
+		}
 		c.queueGone(k, r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
 			r.flags &^= cArgsMade

@@ -14,8 +14,7 @@ import (
 // the messages held: by id, of results, of whole results, by size.
 func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 	t.Helper()
-	var results, whole []int32
-	var sized []sizeKey
+	results, whole, sized := []int32{}, []int32{}, []sizeKey{}
 	for p := int32(0); p < c.msgs.n; p++ {
 		x := c.msg(p)
 		if x.flags&mDead != 0 {
@@ -49,7 +48,7 @@ func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 	assert.Equal(t, results, all(c.results.Len(), c.results.Select), "results")
 	assert.Equal(t, whole, all(c.whole.Len(), c.whole.Select), "whole results")
 	slices.SortFunc(sized, bySizeOrder)
-	var bySize []sizeKey
+	bySize := []sizeKey{}
 	for i := range c.bySize.Len() {
 		k, ok := c.bySize.Select(i)
 		require.True(t, ok)
@@ -59,13 +58,14 @@ func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 }
 
 // A decision that leaves more messages gone than held takes them out of
-// the indexes by rebuilding them; one that leaves fewer takes them out
-// one by one. Both leave the indexes as the messages held make them.
+// the indexes by rebuilding them; one that evicts a large share of them
+// takes them out in a pass over each index; a small one takes them out
+// one by one. All leave the indexes as the messages held make them.
 func TestApplyRebuildsTheIndexesOfALargeDecision(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		evict int // rounds evicted, of 1,000
-	}{{"one by one", 300}, {"rebuilt", 700}} {
+	}{{"one by one", 20}, {"together", 300}, {"rebuilt", 700}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewContext(Config{})
 			closedTools(t, c, "x")

@@ -449,3 +449,18 @@ func (t *btree[T]) each(f func(x T)) {
 		walk(t.root)
 	}
 }
+
+// deleteWhere removes the elements gone reports, in one walk that builds
+// the tree again: it takes time in proportion to the elements, not to
+// those removed.
+func (t *btree[T]) deleteWhere(gone func(x T) bool) {
+	keep := make([]T, 0, t.n)
+	t.each(func(x T) {
+		if !gone(x) {
+			keep = append(keep, x)
+		}
+	})
+	if len(keep) < t.n {
+		t.fill(keep)
+	}
+}

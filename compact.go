@@ -57,11 +57,19 @@ func (c *Context) compact() {
 	// (see callLive), moved down in place.
 	cm := make([]int32, c.calls.n)
 	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
+	// The calls kept whose caller is gone: out of the index by call id,
+	// as remove takes them out when it unindexes.
+	var orphans []int32
 	var kept int32
 	for k := int32(0); k < c.calls.n; k++ {
 		cm[k] = none
 		rank[k] = kept
-		if r := c.call(k); r.caller != none && pm[r.caller] != none || r.result != none && pm[r.result] != none {
+		r := c.call(k)
+		callerGone := r.caller != none && pm[r.caller] == none
+		if r.caller != none && !callerGone || r.result != none && pm[r.result] != none {
+			if callerGone {
+				orphans = append(orphans, k)
+			}
 			cm[k] = kept
 			if kept != k {
 				*c.call(kept) = *r
@@ -182,6 +190,9 @@ func (c *Context) compact() {
 		for p := int32(0); p < c.msgs.n; p++ {
 			c.byID.put(p)
 		}
+	}
+	for _, k := range orphans {
+		cm[k] = none // cm serves no other index from here on
 	}
 	c.byCall.renumber(cm, int(c.calls.n))
 	c.refile(pm)

@@ -48,7 +48,7 @@ func evictOldest(c *Context, n int) {
 			return
 		}
 		for c.unit(u).head != none {
-			c.remove(c.unit(u).head, false)
+			c.remove(c.unit(u).head, false, false)
 			gone++
 		}
 	}

@@ -250,7 +250,7 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 				next := c.unit(u).next
 				if rapid.IntRange(0, 2).Draw(rt, "evict") == 0 {
 					for c.unit(u).head != none {
-						c.remove(c.unit(u).head, unindex)
+						c.remove(c.unit(u).head, unindex, unindex)
 					}
 				}
 				u = next
@@ -275,7 +275,12 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 			}
 		}
 		for _, s := range c.byCall.slots {
-			if s != 0 && cm[s-1] != none {
+			// A call whose caller left is out, as remove takes it out
+			// when it unindexes.
+			if s == 0 || cm[s-1] == none {
+				continue
+			}
+			if r := c.call(s - 1); r.caller == none || c.msg(r.caller).flags&mDead == 0 {
 				byCall[string(c.callID(s-1))] = cm[s-1]
 			}
 		}
@@ -320,6 +325,100 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 		}
 		if !slices.Equal(bySize, sized) || c.bySize.Len() != len(sized) {
 			rt.Fatalf("by size %v, a rebuild files %v", bySize, sized)
+		}
+	})
+}
+
+// A compaction after messages left without being unindexed leaves the
+// index by call id as taking them out one by one would have: a call
+// whose caller left is out of it, unless its id names a later call, and
+// a call named only by its result stays while the result is held.
+func TestCompactUnindexesCallsAsRemoveDoes(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		type step struct {
+			calls []string // call ids of the assistant message
+			done  []bool   // whether each call is answered
+		}
+		rounds := rapid.IntRange(1, 300).Draw(rt, "rounds")
+		var script []step
+		used := 0
+		for i := range rounds {
+			var st step
+			for j := range rapid.IntRange(0, 3).Draw(rt, "calls") {
+				id := "k" + strconv.Itoa(i) + "_" + strconv.Itoa(j)
+				if used > 0 && rapid.IntRange(0, 3).Draw(rt, "reuse") == 0 {
+					// An id made before, answered by then: the later
+					// call takes it.
+					id = "k" + strconv.Itoa(rapid.IntRange(0, used-1).Draw(rt, "of")) + "_0"
+				}
+				if !slices.Contains(st.calls, id) {
+					st.calls = append(st.calls, id)
+					st.done = append(st.done, rapid.IntRange(0, 9).Draw(rt, "open") > 0 || i < rounds-1)
+				}
+			}
+			if len(st.calls) > 0 && st.calls[0] == "k"+strconv.Itoa(i)+"_0" {
+				used = i + 1
+			}
+			script = append(script, st)
+		}
+		build := func() *Context {
+			c := NewContext(Config{Boundary: BoundaryRelaxed, TextClass: Reconstructible})
+			if err := c.RegisterTool(Tool{Name: "x", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}); err != nil {
+				rt.Fatal(err)
+			}
+			for i, st := range script {
+				n := strconv.Itoa(i)
+				a := Message{ID: MessageID("a" + n), Role: RoleAssistant, Tokens: 5}
+				for _, id := range st.calls {
+					a.Calls = append(a.Calls, Call{ID: CallID(id), Tool: "x"})
+				}
+				ms := []Message{{ID: MessageID("u" + n), Role: RoleUser, Tokens: 3}, a}
+				for j, id := range st.calls {
+					if st.done[j] {
+						ms = append(ms, Message{ID: MessageID("r" + n + "_" + strconv.Itoa(j)), Role: RoleTool, Tokens: 7, Answers: []CallID{CallID(id)}})
+					}
+				}
+				for _, m := range ms {
+					if err := c.Append(m); err != nil {
+						rt.Fatal(err)
+					}
+				}
+			}
+			return c
+		}
+		old, now := build(), build()
+		old.mu.Lock()
+		defer old.mu.Unlock()
+		now.mu.Lock()
+		defer now.mu.Unlock()
+		// Messages leave, callers without their results among them: one
+		// by one out of the indexes from old, left to the compaction from
+		// now. Twice, so that calls named only by their results meet a
+		// second compaction.
+		for range 2 {
+			for p := int32(0); p < old.msgs.n; p++ {
+				if old.msg(p).flags&mDead == 0 && rapid.IntRange(0, 2).Draw(rt, "leave") == 0 {
+					old.remove(p, true, true)
+					now.remove(p, false, false)
+				}
+			}
+			old.compact()
+			now.compact()
+			checkIndex(rt, &now.byCall)
+			want := map[string]int32{}
+			for _, s := range old.byCall.slots {
+				if s != 0 {
+					want[string(old.callID(s-1))] = s - 1
+				}
+			}
+			if now.byCall.n != len(want) {
+				rt.Fatalf("%d call ids filed, removing one by one files %d", now.byCall.n, len(want))
+			}
+			for id, k := range want {
+				if got, ok := now.byCall.find(id); !ok || got != k {
+					rt.Fatalf("find(%s) = %d %v, removing one by one gives %d", id, got, ok, k)
+				}
+			}
 		}
 	})
 }

@@ -44,11 +44,29 @@ type queuedForgot struct {
 // (a variable so that tests can make the ledger write through).
 var ledgerBound = 4 * recentBound
 
-// reserve makes room in the queues for a decision that prunes n
-// messages, m of them stubbed.
-func (l *ledger) reserve(n, m int) {
-	l.gone = slices.Grow(l.gone, min(n, ledgerBound))
-	l.forgot = slices.Grow(l.forgot, min(n+m, ledgerBound))
+// reserve makes room in the queues for a decision that evicts the
+// messages at positions evict and stubs those at stubs: a pruned call
+// for each call an evicted message emits, a pruned result for each call
+// an evicted or stubbed message answers, up to what the queues hold
+// before they are written.
+func (c *Context) reserveLedger(evict, stubs []int32) {
+	gone, forgot := 0, 0
+	for _, p := range evict {
+		for range c.callsOf(p) {
+			gone++
+		}
+		for range c.answersOf(p) {
+			forgot++
+		}
+	}
+	for _, p := range stubs {
+		for range c.answersOf(p) {
+			forgot++
+		}
+	}
+	l := &c.ledger
+	l.gone = slices.Grow(l.gone, min(gone, ledgerBound))
+	l.forgot = slices.Grow(l.forgot, min(forgot, ledgerBound))
 }
 
 // queueGone queues call k, pruned, for c.gone.

@@ -471,3 +471,60 @@ func (r *recent[V]) put(k string, v V) {
 
 // forget drops k.
 func (r *recent[V]) forget(k string) { delete(r.m, k) }
+
+// recordSet is a set of record indexes, a bit each.
+type recordSet []uint64
+
+// newRecordSet returns an empty set for the records below n.
+func newRecordSet(n int32) recordSet { return make(recordSet, (n+63)/64) }
+
+func (s recordSet) add(r int32)      { s[r/64] |= 1 << (r % 64) }
+func (s recordSet) has(r int32) bool { return s[r/64]&(1<<(r%64)) != 0 }
+
+// removeSet unmaps every record of gone the index holds, as remove would
+// one by one, in one pass over the slots that reads no id: from an empty
+// slot on, each record kept moves back to its home or just past the one
+// kept before it, which is where removing the others would have shifted
+// it. It takes time in proportion to the slots.
+func (t *index) removeSet(gone recordSet) {
+	if t.n == 0 {
+		return
+	}
+	size := len(t.slots)
+	start := 0
+	for t.slots[start] != 0 {
+		start++
+	}
+	last := -1 // where the record kept last lies, not wrapped
+	for j := 1; j <= size; j++ {
+		u := start + j // the slot, not wrapped
+		i := u
+		if i >= size {
+			i -= size
+		}
+		s := t.slots[i]
+		if s == 0 {
+			continue
+		}
+		m := t.meta[i]
+		if gone.has(s - 1) {
+			t.slots[i], t.meta[i] = 0, 0
+			t.n--
+			continue
+		}
+		// A record lies no further from its home than the empty slot
+		// before the run it is in, so home is not wrapped either.
+		home := u - int(m>>8)
+		at := max(home, last+1)
+		last = at
+		if at == u {
+			continue
+		}
+		t.slots[i], t.meta[i] = 0, 0
+		k := at
+		if k >= size {
+			k -= size
+		}
+		t.slots[k], t.meta[k] = s, uint16(at-home)<<8|m&0xff
+	}
+}
