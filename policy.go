@@ -84,24 +84,24 @@ func (o OldestFirst) Propose(v *View, need int) Plan {
 			n++
 		}
 	}
-	// The walk of View.Units, taking each unit it would yield that may go
-	// under the same read lock: the ids end to end, cut at the end.
+	// The walk of View.Units, taking each unit it would yield that may go,
+	// under one read lock: the ids end to end, cut at the end. Nothing runs
+	// between its steps, so it is the walk as View.Units takes it; like it,
+	// it takes nothing when the Context changed shape since the View was
+	// armed.
 	var (
 		ids   []byte
 		lens  []uint32
 		at    []int32
 		freed int
 	)
-	for range walk(v, none, func(prev int32) (int32, struct{}) {
-		c := v.c
-		if freed >= need {
-			return none, struct{}{}
+	if c := v.c; c != nil {
+		c.mu.RLock()
+		u := none
+		if c.shape == v.shape {
+			u = c.firstUnit()
 		}
-		u := c.firstUnit()
-		if prev != none {
-			u = c.unit(prev).next
-		}
-		for ; u != none; u = c.unit(u).next {
+		for ; u != none && freed < need; u = c.unit(u).next {
 			if u = c.candidate(u); u == none {
 				break
 			}
@@ -116,10 +116,8 @@ func (o OldestFirst) Propose(v *View, need int) Plan {
 				at = append(at, p)
 				freed += c.tokensOf(p)
 			}
-			return u, struct{}{}
 		}
-		return none, struct{}{}
-	}) {
+		c.mu.RUnlock()
 	}
 	if len(at) == 0 {
 		return Plan{}
