@@ -120,17 +120,19 @@ type toolCounts []toolCount
 
 type toolCount struct {
 	tool string
+	idx  int32 // the tool's record in Context.tools
 	n    int
 }
 
-func (t *toolCounts) add(tool string) {
+// add counts a call to the tool whose record is Context.tools[idx].
+func (t *toolCounts) add(idx int32, tool string) {
 	for i := range *t {
-		if (*t)[i].tool == tool {
+		if (*t)[i].idx == idx {
 			(*t)[i].n++
 			return
 		}
 	}
-	*t = append(*t, toolCount{tool, 1})
+	*t = append(*t, toolCount{tool, idx, 1})
 }
 
 func (t toolCounts) get(tool string) int {
