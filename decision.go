@@ -197,8 +197,7 @@ func (d *Decision) finish(r *pruneRun) {
 	heads := make([]int32, 0, nUnits)
 	d.stamps = make([]stamp, 0, nUnits)
 	t = r.pass()
-	nEvictUnits := 0
-	for i, ps := range [2][]int32{d.evict, d.stubs} {
+	unitsOf := func(ps []int32) {
 		for _, p := range ps {
 			x := c.msg(p)
 			b.Write(c.text.bytes(x.text)[:x.idLen])
@@ -208,10 +207,10 @@ func (d *Decision) finish(r *pruneRun) {
 				d.stamps = append(d.stamps, stamp{x.unit, un.version})
 			}
 		}
-		if i == 0 {
-			nEvictUnits = len(heads)
-		}
 	}
+	unitsOf(d.evict)
+	nEvictUnits := len(heads)
+	unitsOf(d.stubs)
 	for _, p := range heads {
 		b.Write(c.msgID(p))
 	}
