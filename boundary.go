@@ -64,15 +64,18 @@ func (r *pruneRun) boundaryGate() {
 	}
 
 	// The closing set holds what the plan names. Count the named members
-	// of each unit, then take the units in the order they are first named.
+	// of each unit when the split mode asks whether a unit is named whole,
+	// then take the units in the order they are first named.
 	named := r.evict
-	count := r.pass()
-	for _, q := range named {
-		u := c.unit(c.msg(q).unit)
-		if u.mark != count {
-			u.mark, u.aux = count, 0
+	if p.Split != SplitGrow {
+		count := r.pass()
+		for _, q := range named {
+			u := c.unit(c.msg(q).unit)
+			if u.mark != count {
+				u.mark, u.aux = count, 0
+			}
+			u.aux++
 		}
-		u.aux++
 	}
 	r.evict = make([]int32, 0, len(named))
 	done := r.pass()

@@ -3,6 +3,7 @@ package pruneguard
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // Decision is the outcome of a successful [Context.Prune]: the closed
@@ -94,23 +95,44 @@ type SpillNote struct {
 	Pointer Pointer
 }
 
+// record fills rc with the audit record of message p, whose record is
+// x, and returns its tokens.
+func (r *pruneRun) record(rc *rec, p int32, x *mrec) int {
+	c := r.c
+	tokens := int(x.tokens)
+	if x.flags&mBig != 0 {
+		tokens = c.sideOf(p).tokens
+	}
+	*rc = rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(x.unit).aux, class: r.classOfRec(p, x)}
+	carries := x.ans != none // it holds a result: it answers a call, or carries a server call
+	for k := x.call; !carries && k != none; k = c.call(k).sib {
+		carries = c.call(k).flags&cServer != 0
+	}
+	if carries {
+		rc.hash = hashOf(c.content(p))
+	}
+	return tokens
+}
+
 // toolCounts counts calls per tool; a plan touches few tools, so a slice
 // searched in order beats a map.
 type toolCounts []toolCount
 
 type toolCount struct {
 	tool string
+	idx  int32 // the tool's record in Context.tools
 	n    int
 }
 
-func (t *toolCounts) add(tool string) {
+// add counts a call to the tool whose record is Context.tools[idx].
+func (t *toolCounts) add(idx int32, tool string) {
 	for i := range *t {
-		if (*t)[i].tool == tool {
+		if (*t)[i].idx == idx {
 			(*t)[i].n++
 			return
 		}
 	}
-	*t = append(*t, toolCount{tool, 1})
+	*t = append(*t, toolCount{tool, idx, 1})
 }
 
 func (t toolCounts) get(tool string) int {
@@ -138,6 +160,12 @@ func (d *Decision) Empty() bool {
 // targets in transcript order, the audit log, the schema edits, and what
 // Apply checks the decision against. Every id it hands out is cut from
 // one string.
+//
+// It reads the messages in three passes: one counts the units and the
+// bytes of the ids, so that every slice is allocated once at its size and
+// a prune allocates in proportion to what it returns; one writes the ids
+// and lists the units, in the order of the messages, each once; one cuts
+// the ids and makes the audit log.
 func (d *Decision) finish(r *pruneRun) {
 	c := r.c
 	d.evict, d.stubs = r.evict, r.stubs
@@ -145,99 +173,113 @@ func (d *Decision) finish(r *pruneRun) {
 	slices.Sort(d.stubs)
 	hoarded := r.hoarded()
 
-	// The units, in the order of the messages, each once: counted first,
-	// so that every slice is allocated once at its size and a prune
-	// allocates in proportion to what it returns.
-	count := func(ps []int32, t uint32) (n int) {
+	t := r.pass()
+	nUnits, size := 0, 0
+	for _, ps := range [2][]int32{d.evict, d.stubs} {
 		for _, p := range ps {
-			if un := c.unit(c.msg(p).unit); un.mark != t {
+			x := c.msg(p)
+			size += int(x.idLen)
+			if un := c.unit(x.unit); un.mark != t {
 				un.mark = t
-				n++
+				nUnits++
+				size += int(c.msg(un.head).idLen)
 			}
 		}
-		return n
 	}
-	t := r.pass()
-	nUnits := count(d.evict, t) + count(d.stubs, t)
+	for _, p := range hoarded {
+		size += int(c.msg(p).idLen)
+	}
+
+	// Every id, end to end in one string: the evicted, the stubbed, the
+	// units' and the hoarded.
+	var b strings.Builder
+	b.Grow(size)
 	heads := make([]int32, 0, nUnits)
 	d.stamps = make([]stamp, 0, nUnits)
 	t = r.pass()
 	unitsOf := func(ps []int32) {
 		for _, p := range ps {
-			u := c.msg(p).unit
-			if un := c.unit(u); un.mark != t {
+			x := c.msg(p)
+			b.Write(c.text.bytes(x.text)[:x.idLen])
+			if un := c.unit(x.unit); un.mark != t {
 				un.mark, un.aux = t, int32(len(heads))
 				heads = append(heads, un.head)
-				d.stamps = append(d.stamps, stamp{u, un.version})
+				d.stamps = append(d.stamps, stamp{x.unit, un.version})
 			}
 		}
 	}
 	unitsOf(d.evict)
 	nEvictUnits := len(heads)
 	unitsOf(d.stubs)
-	// Every id, cut from one string.
+	for _, p := range heads {
+		b.Write(c.msgID(p))
+	}
+	for _, p := range hoarded {
+		b.Write(c.msgID(p))
+	}
+	all, at := b.String(), 0
+	next := func(x *mrec) string {
+		l := int(x.idLen)
+		at += l
+		return all[at-l : at]
+	}
+
 	d.Evict = make([]MessageID, len(d.evict))
 	if len(d.stubs) > 0 {
 		d.Stub = make([]MessageID, len(d.stubs))
 	}
-	d.unitTab = make([]UnitID, len(heads))
-	if len(hoarded) > 0 {
-		d.Hoarded = make([]MessageID, len(hoarded))
-	}
-	all, at := c.joinIDs(d.evict, d.stubs, heads, hoarded), 0
-	next := func(p int32) string {
-		l := int(c.msg(p).idLen)
-		at += l
-		return all[at-l : at]
-	}
-	for i, p := range d.evict {
-		d.Evict[i] = MessageID(next(p))
-	}
-	for i, p := range d.stubs {
-		d.Stub[i] = MessageID(next(p))
-	}
-	for i, p := range heads {
-		d.unitTab[i] = UnitID(next(p))
-	}
-	for i, p := range hoarded {
-		d.Hoarded[i] = MessageID(next(p))
-	}
-
-	d.recs = make([]rec, 0, len(d.evict)+len(d.stubs))
-	add := func(p int32, id MessageID, tokens int) {
-		rc := rec{tokens: int32(min(tokens, math.MaxInt32)), unit: c.unit(c.msg(p).unit).aux, class: r.classOf(p)}
-		if c.carriesResult(p) {
-			rc.hash = hashOf(c.content(p))
-		}
-		d.recs = append(d.recs, rc)
-		if ptr := c.pointer(p); !ptr.IsZero() {
-			d.Pointers = append(d.Pointers, SpillNote{id, ptr})
-		}
-	}
+	d.recs = make([]rec, len(d.evict)+len(d.stubs))
 	var lined map[Pointer]struct{} // the pointer lines the evictions add
 	for i, p := range d.evict {
-		tokens := c.tokensOf(p)
+		x := c.msg(p)
+		id := MessageID(next(x))
+		d.Evict[i] = id
+		tokens := r.record(&d.recs[i], p, x)
 		d.Freed += tokens
-		if ptr, ok := c.lineAdds(p); ok {
-			if _, seen := lined[ptr]; !seen {
+		if x.side == 0 {
+			continue // no pointer
+		}
+		ptr := c.pointer(p)
+		if ptr.IsZero() {
+			continue
+		}
+		d.Pointers = append(d.Pointers, SpillNote{id, ptr})
+		if lp, ok := c.lineAdds(p); ok {
+			if _, seen := lined[lp]; !seen {
 				if lined == nil {
 					lined = make(map[Pointer]struct{})
 				}
-				lined[ptr] = struct{}{}
+				lined[lp] = struct{}{}
 				d.Freed -= c.cfg.PointerTokens
 			}
 		}
-		add(p, d.Evict[i], tokens)
+	}
+	for i, p := range d.stubs {
+		x := c.msg(p)
+		id := MessageID(next(x))
+		d.Stub[i] = id
+		n := r.record(&d.recs[len(d.evict)+i], p, x)
+		if stub := c.stubTokens(p); n > stub {
+			d.Freed += n - stub
+		}
+		if x.side != 0 {
+			if ptr := c.pointer(p); !ptr.IsZero() {
+				d.Pointers = append(d.Pointers, SpillNote{id, ptr})
+			}
+		}
+	}
+	d.unitTab = make([]UnitID, len(heads))
+	for i, p := range heads {
+		d.unitTab[i] = UnitID(next(c.msg(p)))
 	}
 	if r.whole {
 		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]
 	}
-	for i, p := range d.stubs {
-		n := c.tokensOf(p)
-		if stub := c.stubTokens(p); n > stub {
-			d.Freed += n - stub
+	if len(hoarded) > 0 {
+		d.Hoarded = make([]MessageID, len(hoarded))
+		for i, p := range hoarded {
+			d.Hoarded[i] = MessageID(next(c.msg(p)))
 		}
-		add(p, d.Stub[i], n)
 	}
 	for _, e := range r.edits {
 		if e.compressed != nil {

@@ -229,3 +229,38 @@ func TestOneCheckGetsPastAPileOfRefusals(t *testing.T) {
 	assert.Len(t, res.Refused, 3000)
 	assert.Len(t, c.Refusals(), 3000)
 }
+
+// A policy that names units remembered as refused, which the walks of
+// the View would pass over, does not get them tried again: the guard
+// takes them out of its plan.
+func TestGuardFiltersRememberedRefusalsAPolicyNames(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 5, 5)
+	res, err := pruneguard.Guard{Budget: c.Tokens() - 300}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, res.Refused, 5)
+	require.Len(t, c.Refusals(), 5)
+	asked := o.asked.Load()
+
+	for i := 10; i < 14; i++ {
+		addRound(t, c, i, 100, "plain")
+	}
+	var named []pruneguard.MessageID
+	for _, i := range []int{0, 1, 2, 3, 4, 10, 11, 12, 13} {
+		named = append(named, pruneguard.MessageID(fmt.Sprint("a", i)), pruneguard.MessageID(fmt.Sprint("r", i)))
+	}
+	pol := pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan {
+		return pruneguard.Plan{Evict: named}
+	})
+	res, err = pruneguard.Guard{Budget: c.Tokens() - 300, Policy: pol}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.Pruned, res.Outcome)
+	assert.Empty(t, res.Refused, "nothing met again")
+	assert.Equal(t, asked, o.asked.Load(), "the oracle is not asked again")
+	require.Len(t, res.Decisions, 1)
+	assert.Equal(t, []pruneguard.UnitID{"a10", "a11", "a12", "a13"}, res.Decisions[0].Units)
+	for i := 0; i < 5; i++ {
+		_, held := c.Message(pruneguard.MessageID(fmt.Sprint("r", i)))
+		assert.True(t, held, "r%d stays", i)
+	}
+}

@@ -128,6 +128,12 @@ func (r *guardRun) filter(p Plan, h planHint) (Plan, planHint) {
 	c := r.c
 	var small []MessageID
 	c.mu.RLock()
+	if len(p.Stub) == 0 && len(r.v.hidden) == 0 && len(r.noEvict) == 0 && len(c.mem.units) == 0 {
+		// No unit is hidden or refused: every eviction stays, and Prune
+		// checks the hint as it finds the messages.
+		c.mu.RUnlock()
+		return p, h
+	}
 	dropEvict := func(q int32) bool {
 		u := c.msg(q).unit
 		return c.hides(r.v.hidden, q) || c.mem.refused(c, u) != nil || len(r.noEvict) > 0 && r.noEvict[c.unitID(u)]

@@ -1,6 +1,9 @@
 package pruneguard
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Policy proposes what to prune. It gets a [View] of the Context and the
 // number of tokens to free, and returns a [Plan]; the guard then decides
@@ -84,24 +87,24 @@ func (o OldestFirst) Propose(v *View, need int) Plan {
 			n++
 		}
 	}
-	// The walk of View.Units, taking each unit it would yield that may go
-	// under the same read lock: the ids end to end, cut at the end.
+	// The walk of View.Units, taking each unit it would yield that may go,
+	// under one read lock. Nothing runs between its steps, so it is the
+	// walk as View.Units takes it; like it, it takes nothing when the
+	// Context changed shape since the View was armed. The ids are then
+	// written end to end in one string and cut from it.
 	var (
-		ids   []byte
-		lens  []uint32
+		p     Plan
 		at    []int32
+		size  int
 		freed int
 	)
-	for range walk(v, none, func(prev int32) (int32, struct{}) {
-		c := v.c
-		if freed >= need {
-			return none, struct{}{}
+	if c := v.c; c != nil {
+		c.mu.RLock()
+		u := none
+		if c.shape == v.shape {
+			u = c.firstUnit()
 		}
-		u := c.firstUnit()
-		if prev != none {
-			u = c.unit(prev).next
-		}
-		for ; u != none; u = c.unit(u).next {
+		for ; u != none && freed < need; u = c.unit(u).next {
 			if u = c.candidate(u); u == none {
 				break
 			}
@@ -109,27 +112,30 @@ func (o OldestFirst) Propose(v *View, need int) Plan {
 			if c.hides(v.hidden, head) || kept[string(c.msgID(head))] || !c.proposable(u) {
 				continue
 			}
-			for p := range c.members(u) {
-				id := c.msgID(p)
-				ids = append(ids, id...)
-				lens = append(lens, uint32(len(id)))
-				at = append(at, p)
-				freed += c.tokensOf(p)
+			for m := range c.members(u) {
+				at = append(at, m)
+				size += int(c.msg(m).idLen)
+				freed += c.tokensOf(m)
 			}
-			return u, struct{}{}
 		}
-		return none, struct{}{}
-	}) {
+		if len(at) > 0 {
+			var b strings.Builder
+			b.Grow(size)
+			for _, q := range at {
+				b.Write(c.msgID(q))
+			}
+			all, from := b.String(), 0
+			p.Evict = make([]MessageID, len(at))
+			for i, q := range at {
+				l := int(c.msg(q).idLen)
+				p.Evict[i] = MessageID(all[from : from+l])
+				from += l
+			}
+		}
+		c.mu.RUnlock()
 	}
 	if len(at) == 0 {
 		return Plan{}
-	}
-	var p Plan
-	p.Evict = make([]MessageID, len(at))
-	all, from := string(ids), 0
-	for i, l := range lens {
-		p.Evict[i] = MessageID(all[from : from+int(l)])
-		from += int(l)
 	}
 	if v.hints {
 		v.hint = planHint{evict: at}

@@ -227,12 +227,18 @@ func (r *pruneRun) unset(p int32, marks uint32) {
 }
 
 // classOf returns the class of message p, classifying it once per run.
-func (r *pruneRun) classOf(p int32) Class {
-	if r.has(p, kClassed) {
-		return Class(r.c.msg(p).mark >> 4 & 3)
+func (r *pruneRun) classOf(p int32) Class { return r.classOfRec(p, r.c.msg(p)) }
+
+// classOfRec is classOf for message p whose record is x.
+func (r *pruneRun) classOfRec(p int32, x *mrec) Class {
+	if m := x.mark; m>>markBits == r.gen && m&kClassed != 0 {
+		return Class(m >> 4 & 3)
 	}
 	k := r.c.classify(p)
-	r.set(p, kClassed|uint32(k)<<4)
+	if x.mark>>markBits != r.gen {
+		x.mark = r.gen << markBits
+	}
+	x.mark |= kClassed | uint32(k)<<4
 	return k
 }
 

@@ -71,3 +71,24 @@ func TestDropUnsafeUnitsCostFollowsThePlan(t *testing.T) {
 	// Linear is 20 times; dropping unit by unit was about 400 times.
 	assert.Less(t, large, 60*small+2*time.Millisecond)
 }
+
+// A decision that evicts some units and stubs results of others lists
+// only the evicted units in Units; its audit log names the unit of each
+// message, evictions first.
+func TestDecisionUnitsLeaveOutStubbedUnits(t *testing.T) {
+	c := loopContext(t, pg.Config{}, 50, 60, 70)
+	d, err := c.Prune(pg.Plan{Evict: []pg.MessageID{"a2", "r2", "a0", "r0"}, Stub: []pg.MessageID{"r1"}})
+	require.NoError(t, err)
+	assert.Equal(t, []pg.UnitID{"a0", "a2"}, d.Units)
+	assert.Equal(t, []pg.MessageID{"a0", "r0", "a2", "r2"}, d.Evict)
+	assert.Equal(t, []pg.MessageID{"r1"}, d.Stub)
+	var units []pg.UnitID
+	var tokens []int
+	for _, r := range d.Records() {
+		units = append(units, r.Unit)
+		tokens = append(tokens, r.Tokens)
+	}
+	assert.Equal(t, []pg.UnitID{"a0", "a0", "a2", "a2", "a1"}, units)
+	assert.Equal(t, []int{5, 50, 5, 70, 60}, tokens)
+	assert.Equal(t, 5+50+5+70+60-pg.DefaultStubTokens, d.Freed)
+}

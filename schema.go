@@ -38,8 +38,8 @@ func (r *pruneRun) takeSchemas() {
 		for k := range c.callsOf(q) {
 			// Only calls that count in their tool's Args: a server call's
 			// arguments stand behind no schema.
-			if c.call(k).flags&cArgsMade != 0 {
-				r.tools.add(c.tools[c.call(k).tool].t.Name)
+			if k := c.call(k); k.flags&cArgsMade != 0 {
+				r.tools.add(k.tool, c.tools[k.tool].t.Name)
 			}
 		}
 	}
