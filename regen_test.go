@@ -318,3 +318,23 @@ func TestRegenGateAlone(t *testing.T) {
 	assert.Equal(t, CodeTransient, v.Code)
 	assert.Equal(t, []MessageID{"n"}, v.Messages)
 }
+
+// A class worked out by one prune is not taken for the next: the result
+// of a tool declared open-world after a decision found it reconstructible
+// is irreducible to the next prune.
+func TestPruneClassifiesAgain(t *testing.T) {
+	c := NewContext(Config{})
+	closedTools(t, c, "x")
+	mustAppend(t, c,
+		Message{ID: "a0", Calls: []Call{{ID: "k0", Tool: "x"}}},
+		Message{ID: "r0", Answers: []CallID{"k0"}, Content: []byte("42 results")},
+	)
+	d, err := c.Prune(Plan{Evict: []MessageID{"a0"}})
+	require.NoError(t, err)
+	require.Equal(t, []MessageID{"a0", "r0"}, d.Evict)
+	require.NoError(t, c.RegisterTool(Tool{Name: "x", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(true)}}))
+	_, err = c.Prune(Plan{Evict: []MessageID{"a0"}})
+	var v *Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, CodeIrreducible, v.Code)
+}
