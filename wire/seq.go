@@ -59,6 +59,13 @@ func (s *seqState) remove(i int32) {
 	if s.removed[i] {
 		return
 	}
+	s.unlink(i)
+	s.mark(i, 1)
+}
+
+// unlink takes message i, not removed yet, out of the kept list's links
+// and counts, leaving its bit and the tree to the caller.
+func (s *seqState) unlink(i int32) {
 	s.removed[i] = true
 	s.kept--
 	s.version++
@@ -73,7 +80,6 @@ func (s *seqState) remove(i int32) {
 	} else {
 		s.tail = p
 	}
-	s.mark(i, 1)
 }
 
 // words returns the words of a bitmap of n messages.
@@ -118,21 +124,8 @@ func (s *seqState) removeAll(rm []int32, out *[]int32) {
 			s.remove(i)
 			continue
 		}
-		s.removed[i] = true
+		s.unlink(i)
 		s.bits[i>>6] |= 1 << (i & 63)
-		s.kept--
-		s.version++
-		p, n := s.prev[i], s.next[i]
-		if p >= 0 {
-			s.next[p] = n
-		} else {
-			s.head = n
-		}
-		if n >= 0 {
-			s.prev[n] = p
-		} else {
-			s.tail = p
-		}
 	}
 	if whole {
 		*out = slices.Clip(rm)
