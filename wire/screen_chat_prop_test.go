@@ -85,25 +85,9 @@ func TestScreenCleanChatBefore(t *testing.T) {
 		}
 		rs := g.rules
 		for step := range rapid.IntRange(1, 5).Draw(t, "steps") {
-			var kept []int32
-			for j := g.seq.head; j >= 0; j = g.seq.next[j] {
-				kept = append(kept, j)
-			}
-			if len(kept) == 0 {
+			e, ok := drawEdits(t, g, step, 5)
+			if !ok {
 				return
-			}
-			e := g.seq.newEdits()
-			for _, j := range kept {
-				switch rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("edit%d", step)) {
-				case 0:
-					e.remove(j)
-				case 1:
-					if g.src.facts[j].nresults > 0 && !g.seq.stubbed[j] {
-						if _, ok := g.stubFacts(int(j)); ok {
-							e.stub(j)
-						}
-					}
-				}
 			}
 			if e.empty() {
 				continue

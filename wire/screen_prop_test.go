@@ -237,25 +237,9 @@ func TestScreenEqualsValidate(t *testing.T) {
 				}
 				rs := g.rules
 				for step := range rapid.IntRange(1, 5).Draw(t, "steps") {
-					var kept []int32
-					for j := g.seq.head; j >= 0; j = g.seq.next[j] {
-						kept = append(kept, j)
-					}
-					if len(kept) == 0 {
+					e, ok := drawEdits(t, g, step, 6)
+					if !ok {
 						return
-					}
-					e := g.seq.newEdits()
-					for _, j := range kept {
-						switch rapid.IntRange(0, 5).Draw(t, fmt.Sprintf("edit%d", step)) {
-						case 0:
-							e.remove(j)
-						case 1:
-							if g.src.facts[j].nresults > 0 && !g.seq.stubbed[j] {
-								if _, ok := g.stubFacts(int(j)); ok {
-									e.stub(j)
-								}
-							}
-						}
 					}
 					if e.empty() {
 						continue
@@ -346,4 +330,31 @@ func TestScreenToolStateEqualsValidate(t *testing.T) {
 			})
 		})
 	}
+}
+
+// drawEdits draws one step of random edits of g's kept messages: each is
+// removed, stubbed (a result not stubbed yet) or left, one draw in choices
+// for each. It reports false when no message is kept.
+func drawEdits(t *rapid.T, g *Guarded, step, choices int) (*edits, bool) {
+	var kept []int32
+	for j := g.seq.head; j >= 0; j = g.seq.next[j] {
+		kept = append(kept, j)
+	}
+	if len(kept) == 0 {
+		return nil, false
+	}
+	e := g.seq.newEdits()
+	for _, j := range kept {
+		switch rapid.IntRange(0, choices-1).Draw(t, fmt.Sprintf("edit%d", step)) {
+		case 0:
+			e.remove(j)
+		case 1:
+			if g.src.facts[j].nresults > 0 && !g.seq.stubbed[j] {
+				if _, ok := g.stubFacts(int(j)); ok {
+					e.stub(j)
+				}
+			}
+		}
+	}
+	return e, true
 }
