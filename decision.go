@@ -2,8 +2,10 @@ package pruneguard
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Decision is the outcome of a successful [Context.Prune]: the closed
@@ -96,10 +98,11 @@ type SpillNote struct {
 }
 
 // record fills rc with the audit record of message p, whose record is
-// x, and returns its tokens.
-func (r *pruneRun) record(rc *rec, p int32, x *mrec) int {
+// x, all but the hash of its content, and returns its tokens and, for a
+// result, the length of the content to hash.
+func (r *pruneRun) record(rc *rec, p int32, x *mrec) (tokens, hashLen int) {
 	c := r.c
-	tokens := int(x.tokens)
+	tokens = int(x.tokens)
 	if x.flags&mBig != 0 {
 		tokens = c.sideOf(p).tokens
 	}
@@ -109,10 +112,64 @@ func (r *pruneRun) record(rc *rec, p int32, x *mrec) int {
 		carries = c.call(k).flags&cServer != 0
 	}
 	if carries {
-		rc.hash = hashOf(c.content(p))
+		rc.result = true
+		hashLen = len(c.content(p))
 	}
-	return tokens
+	return tokens, hashLen
 }
+
+// hashResults fills the hash of each result's audit record from its
+// content. Hashing is most of what a large decision's records cost, so
+// from parallelHashMin bytes on it is shared among up to
+// runtime.GOMAXPROCS(0) goroutines, each taking a run of records of
+// about the same bytes and writing only their hashes; the decision is
+// the same either way. It returns when every hash is written. Under the
+// read lock, which the goroutines share: they only read the Context.
+func (d *Decision) hashResults(c *Context, bytes int) {
+	at := func(i int) int32 {
+		if i < len(d.evict) {
+			return d.evict[i]
+		}
+		return d.stubs[i-len(d.evict)]
+	}
+	hash := func(from, to int) {
+		for i := from; i < to; i++ {
+			if rc := &d.recs[i]; rc.result {
+				rc.hash = hashOf(c.content(at(i)))
+			}
+		}
+	}
+	parts := min(runtime.GOMAXPROCS(0), maxHashParts, bytes/parallelHashMin)
+	if parts <= 1 {
+		hash(0, len(d.recs))
+		return
+	}
+	// Cut the records into parts of about bytes/parts each; the last part
+	// is this goroutine's.
+	var wg sync.WaitGroup
+	from, sum, part := 0, 0, bytes/parts
+	for i := range d.recs {
+		if d.recs[i].result {
+			sum += len(c.content(at(i)))
+		}
+		if sum >= part && parts > 1 {
+			wg.Add(1)
+			go func(from, to int) {
+				defer wg.Done()
+				hash(from, to)
+			}(from, i+1)
+			from, sum = i+1, 0
+			parts--
+		}
+	}
+	hash(from, len(d.recs))
+	wg.Wait()
+}
+
+// parallelHashMin is the fewest bytes of results per goroutine from
+// which hashResults shares the hashing out, and maxHashParts the most
+// goroutines it uses. Variables so that tests can choose the path.
+var parallelHashMin, maxHashParts = 256 << 10, 4
 
 // toolCounts counts calls per tool; a plan touches few tools, so a slice
 // searched in order beats a map.
@@ -229,12 +286,14 @@ func (d *Decision) finish(r *pruneRun) {
 		d.Stub = make([]MessageID, len(d.stubs))
 	}
 	d.recs = make([]rec, len(d.evict)+len(d.stubs))
+	hashBytes := 0
 	var lined map[Pointer]struct{} // the pointer lines the evictions add
 	for i, p := range d.evict {
 		x := c.msg(p)
 		id := MessageID(next(x))
 		d.Evict[i] = id
-		tokens := r.record(&d.recs[i], p, x)
+		tokens, n := r.record(&d.recs[i], p, x)
+		hashBytes += n
 		d.Freed += tokens
 		if x.side == 0 {
 			continue // no pointer
@@ -258,7 +317,8 @@ func (d *Decision) finish(r *pruneRun) {
 		x := c.msg(p)
 		id := MessageID(next(x))
 		d.Stub[i] = id
-		n := r.record(&d.recs[len(d.evict)+i], p, x)
+		n, h := r.record(&d.recs[len(d.evict)+i], p, x)
+		hashBytes += h
 		if stub := c.stubTokens(p); n > stub {
 			d.Freed += n - stub
 		}
@@ -268,6 +328,7 @@ func (d *Decision) finish(r *pruneRun) {
 			}
 		}
 	}
+	d.hashResults(c, hashBytes)
 	d.unitTab = make([]UnitID, len(heads))
 	for i, p := range heads {
 		d.unitTab[i] = UnitID(next(c.msg(p)))

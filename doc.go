@@ -229,7 +229,11 @@
 // touches, and [Guard.Check] over the trigger in proportion to what its
 // policy walks, proposes and prunes, not to the length of the Context nor
 // to the refusals remembered from earlier checks (beside a logarithm for
-// the indexes). With Config.HoardTokens set, the hoarding report of a
+// the indexes). The one part of a prune that grows with the bytes of
+// what it takes, hashing the results for [Decision.Records], is shared
+// among up to four goroutines (no more than GOMAXPROCS) once the results
+// reach a few hundred kilobytes per goroutine; they end before Prune
+// returns. With Config.HoardTokens set, the hoarding report of a
 // prune and the hoarding rule of a check add time in proportion to the
 // large messages that may be hoarded (see [HoardMode]), never to the rest
 // of the Context. A Context keeps at most 128 bytes per message at a

@@ -32,7 +32,8 @@ import "slices"
 // [*InputError]. A refused plan yields a [*PruneError]. Equal Contexts and
 // plans give equal decisions. The cost is proportional to the plan, the
 // units it touches, the bytes of the results it evicts or stubs (which it
-// hashes for [Decision.Records]) and the tools [Context.Unsound] lists,
+// hashes for [Decision.Records], sharing a large decision's hashing
+// among goroutines) and the tools [Context.Unsound] lists,
 // not to the length of the Context; the one
 // exception is the hoarding report, when Config.HoardTokens is set, which
 // costs time in proportion to the messages that may be hoarded: those of
