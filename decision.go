@@ -126,16 +126,10 @@ func (r *pruneRun) record(rc *rec, p int32, x *mrec) (tokens, hashLen int) {
 // the same either way. It returns when every hash is written. Under the
 // read lock, which the goroutines share: they only read the Context.
 func (d *Decision) hashResults(c *Context, bytes int) {
-	at := func(i int) int32 {
-		if i < len(d.evict) {
-			return d.evict[i]
-		}
-		return d.stubs[i-len(d.evict)]
-	}
 	hash := func(from, to int) {
 		for i := from; i < to; i++ {
 			if rc := &d.recs[i]; rc.result {
-				rc.hash = hashOf(c.content(at(i)))
+				rc.hash = hashOf(c.content(d.at(i)))
 			}
 		}
 	}
@@ -150,7 +144,7 @@ func (d *Decision) hashResults(c *Context, bytes int) {
 	from, sum, part := 0, 0, bytes/parts
 	for i := range d.recs {
 		if d.recs[i].result {
-			sum += len(c.content(at(i)))
+			sum += len(c.content(d.at(i)))
 		}
 		if sum >= part && parts > 1 {
 			wg.Add(1)
@@ -201,6 +195,29 @@ func (t toolCounts) get(tool string) int {
 	return 0
 }
 
+// unitMet is a unit a decision names: the position of its first message,
+// and the message it was met at, as an index in Decision.evict then
+// Decision.stubs.
+type unitMet struct{ head, at int32 }
+
+// at returns the position of the i-th message the decision takes: an
+// index in d.evict, then d.stubs.
+func (d *Decision) at(i int) int32 {
+	if i < len(d.evict) {
+		return d.evict[i]
+	}
+	return d.stubs[i-len(d.evict)]
+}
+
+// id returns the id of the i-th message the decision takes, counted as
+// at counts.
+func (d *Decision) id(i int) MessageID {
+	if i < len(d.evict) {
+		return d.Evict[i]
+	}
+	return d.Stub[i-len(d.evict)]
+}
+
 // stamp records the version of a unit a decision names.
 type stamp struct {
 	unit int32
@@ -215,14 +232,17 @@ func (d *Decision) Empty() bool {
 
 // finish fills the decision from the run: the closing set and the stub
 // targets in transcript order, the audit log, the schema edits, and what
-// Apply checks the decision against. Every id it hands out is cut from
-// one string.
+// Apply checks the decision against.
 //
-// It reads the messages in three passes: one counts the units and the
-// bytes of the ids, so that every slice is allocated once at its size and
-// a prune allocates in proportion to what it returns; one writes the ids
-// and lists the units, in the order of the messages, each once; one cuts
-// the ids and makes the audit log.
+// The ids it hands out are the plan's own strings where the plan named
+// the same message at the same place in its list (as a policy walking the
+// transcript in order does), a unit's id is the string of its first
+// message where the decision takes that message, and every other id is
+// cut from one string. It reads the messages in three passes: one counts
+// the units and the bytes of the ids to write, so that every slice is
+// allocated once at its size and a prune allocates in proportion to what
+// it returns; one writes those ids and lists the units, in the order of
+// the messages, each once; one cuts the ids and makes the audit log.
 func (d *Decision) finish(r *pruneRun) {
 	c := r.c
 	d.evict, d.stubs = r.evict, r.stubs
@@ -230,16 +250,26 @@ func (d *Decision) finish(r *pruneRun) {
 	slices.Sort(d.stubs)
 	hoarded := r.hoarded()
 
+	// named reports whether the plan names the i-th message evicted, at
+	// p, as its own i-th: its string can be handed out again.
+	plan := r.p.Evict
+	named := func(i int, x *mrec) bool {
+		return i < len(plan) && len(plan[i]) == int(x.idLen) && string(plan[i]) == string(c.text.bytes(x.text)[:x.idLen])
+	}
 	t := r.pass()
 	nUnits, size := 0, 0
-	for _, ps := range [2][]int32{d.evict, d.stubs} {
-		for _, p := range ps {
+	for k, ps := range [2][]int32{d.evict, d.stubs} {
+		for i, p := range ps {
 			x := c.msg(p)
-			size += int(x.idLen)
+			if k == 1 || !named(i, x) {
+				size += int(x.idLen)
+			}
 			if un := c.unit(x.unit); un.mark != t {
 				un.mark = t
 				nUnits++
-				size += int(c.msg(un.head).idLen)
+				if un.head != p {
+					size += int(c.msg(un.head).idLen)
+				}
 			}
 		}
 	}
@@ -247,29 +277,37 @@ func (d *Decision) finish(r *pruneRun) {
 		size += int(c.msg(p).idLen)
 	}
 
-	// Every id, end to end in one string: the evicted, the stubbed, the
-	// units' and the hoarded.
+	// The ids to write, end to end in one string: the evicted the plan
+	// does not name, the stubbed, the units' first messages the decision
+	// does not take, and the hoarded. A unit is listed by the message it
+	// was met at, as an index in d.evict then d.stubs.
 	var b strings.Builder
 	b.Grow(size)
-	heads := make([]int32, 0, nUnits)
+	heads := make([]unitMet, 0, nUnits)
 	d.stamps = make([]stamp, 0, nUnits)
 	t = r.pass()
-	unitsOf := func(ps []int32) {
-		for _, p := range ps {
+	base := 0
+	unitsOf := func(ps []int32, own bool) {
+		for i, p := range ps {
 			x := c.msg(p)
-			b.Write(c.text.bytes(x.text)[:x.idLen])
+			if !own || !named(i, x) {
+				b.Write(c.text.bytes(x.text)[:x.idLen])
+			}
 			if un := c.unit(x.unit); un.mark != t {
 				un.mark, un.aux = t, int32(len(heads))
-				heads = append(heads, un.head)
+				heads = append(heads, unitMet{un.head, int32(base + i)})
 				d.stamps = append(d.stamps, stamp{x.unit, un.version})
 			}
 		}
+		base += len(ps)
 	}
-	unitsOf(d.evict)
+	unitsOf(d.evict, true)
 	nEvictUnits := len(heads)
-	unitsOf(d.stubs)
-	for _, p := range heads {
-		b.Write(c.msgID(p))
+	unitsOf(d.stubs, false)
+	for _, h := range heads {
+		if h.head != d.at(int(h.at)) {
+			b.Write(c.msgID(h.head))
+		}
 	}
 	for _, p := range hoarded {
 		b.Write(c.msgID(p))
@@ -290,7 +328,12 @@ func (d *Decision) finish(r *pruneRun) {
 	var lined map[Pointer]struct{} // the pointer lines the evictions add
 	for i, p := range d.evict {
 		x := c.msg(p)
-		id := MessageID(next(x))
+		var id MessageID
+		if named(i, x) {
+			id = plan[i]
+		} else {
+			id = MessageID(next(x))
+		}
 		d.Evict[i] = id
 		tokens, n := r.record(&d.recs[i], p, x)
 		hashBytes += n
@@ -330,8 +373,12 @@ func (d *Decision) finish(r *pruneRun) {
 	}
 	d.hashResults(c, hashBytes)
 	d.unitTab = make([]UnitID, len(heads))
-	for i, p := range heads {
-		d.unitTab[i] = UnitID(next(c.msg(p)))
+	for i, h := range heads {
+		if h.head == d.at(int(h.at)) {
+			d.unitTab[i] = UnitID(d.id(int(h.at)))
+		} else {
+			d.unitTab[i] = UnitID(next(c.msg(h.head)))
+		}
 	}
 	if r.whole {
 		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]

@@ -103,6 +103,12 @@ func (o OldestFirst) Propose(v *View, need int) Plan {
 		u := none
 		if c.shape == v.shape {
 			u = c.firstUnit()
+			// Room for what need takes at the average message's size,
+			// and an eighth more, so that a walk of ordinary messages
+			// fills it without growing it.
+			if avg := c.tokens / max(c.live, 1); avg > 0 {
+				at = make([]int32, 0, min(c.live, need/avg+need/avg/8+16))
+			}
 		}
 		for ; u != none && freed < need; u = c.unit(u).next {
 			if u = c.candidate(u); u == none {
