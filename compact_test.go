@@ -422,3 +422,103 @@ func TestCompactUnindexesCallsAsRemoveDoes(t *testing.T) {
 		}
 	})
 }
+
+// treeNodes returns the leaves and the internal nodes of a tree.
+func treeNodes[T any](t *btree[T]) (leaves, inner map[*bnode[T]]bool) {
+	leaves, inner = map[*bnode[T]]bool{}, map[*bnode[T]]bool{}
+	var walk func(x *bnode[T])
+	walk = func(x *bnode[T]) {
+		if x.leaf() {
+			leaves[x] = true
+			return
+		}
+		inner[x] = true
+		for _, k := range x.kids {
+			walk(k)
+		}
+	}
+	if t.root != nil {
+		walk(t.root)
+	}
+	return leaves, inner
+}
+
+// A fill over a tree of any size, built by insertions or by a fill,
+// holds what it was given in the shape fill promises, builds in the
+// nodes of the tree it replaces as far as they go, and goes on as a
+// btree.
+func TestBtreeFillReusesTheNodesItReplaces(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		sizes := []int{0, 1, bMax, bMax + 1, 5 * bMax, bMax * bMax, bMax*bMax + 1, 6000}
+		old := rapid.SampledFrom(sizes).Draw(rt, "old") + rapid.IntRange(0, 3).Draw(rt, "oldExtra")
+		n := rapid.SampledFrom(sizes).Draw(rt, "n") + rapid.IntRange(0, 3).Draw(rt, "extra")
+		tr := btree[int]{cmp: cmp.Compare[int]}
+		if rapid.Bool().Draw(rt, "inserted") {
+			for i := range old {
+				tr.Insert(old - i) // descending: half-full leaves
+			}
+		} else {
+			xs := make([]int, old)
+			for i := range xs {
+				xs[i] = 2 * i
+			}
+			tr.fill(xs)
+		}
+		oldLeaves, oldInner := treeNodes(&tr)
+		model := make([]int, 0, n)
+		for i := range n {
+			model = append(model, 3*i+rapid.IntRange(0, 2).Draw(rt, "x"))
+		}
+		if rapid.Bool().Draw(rt, "seq") {
+			tr.fillSeq(n, slices.Values(model))
+		} else {
+			tr.fill(slices.Clone(model))
+		}
+		checkBtree(rt, &tr)
+		checkFilled(rt, &tr)
+		var walked []int
+		tr.each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) || tr.Len() != n {
+			rt.Fatalf("filled with %d elements, walks %d, Len %d", n, len(walked), tr.Len())
+		}
+		newLeaves, newInner := treeNodes(&tr)
+		reused := func(now, before map[*bnode[int]]bool) int {
+			k := 0
+			for x := range now {
+				if before[x] {
+					k++
+				}
+			}
+			return k
+		}
+		if got, want := reused(newLeaves, oldLeaves), min(len(newLeaves), len(oldLeaves)); got != want {
+			rt.Fatalf("%d of %d old leaves reused for %d new ones, want %d", got, len(oldLeaves), len(newLeaves), want)
+		}
+		if got, want := reused(newInner, oldInner), min(len(newInner), len(oldInner)); got != want {
+			rt.Fatalf("%d of %d old internal nodes reused for %d new ones, want %d", got, len(oldInner), len(newInner), want)
+		}
+		for range rapid.IntRange(0, 200).Draw(rt, "ops") {
+			x := rapid.IntRange(-1, 3*n+3).Draw(rt, "y")
+			j, found := slices.BinarySearch(model, x)
+			if rapid.Bool().Draw(rt, "delete") {
+				if tr.Delete(x) != found {
+					rt.Fatalf("Delete(%d) != %v", x, found)
+				}
+				if found {
+					model = slices.Delete(model, j, j+1)
+				}
+			} else {
+				tr.Insert(x)
+				if !found {
+					model = slices.Insert(model, j, x)
+				}
+			}
+		}
+		checkBtree(rt, &tr)
+		walked = walked[:0]
+		tr.each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) || tr.Len() != len(model) {
+			rt.Fatalf("after edits: walks %d, model %d", len(walked), len(model))
+		}
+	})
+}
