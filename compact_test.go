@@ -522,3 +522,116 @@ func TestBtreeFillReusesTheNodesItReplaces(t *testing.T) {
 		}
 	})
 }
+
+// checkUnits checks the list of units after a compaction: the units are
+// the records 0 to n-1 in the order of the list, linked both ways, and
+// each member names its unit.
+func checkUnits(rt *rapid.T, c *Context) {
+	prev := none
+	v := int32(0)
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		if u != v {
+			rt.Fatalf("unit %d at place %d of the list", u, v)
+		}
+		if c.unit(u).prev != prev {
+			rt.Fatalf("unit %d links back to %d, not %d", u, c.unit(u).prev, prev)
+		}
+		for p := range c.members(u) {
+			if c.msg(p).unit != u {
+				rt.Fatalf("message %d of unit %d names unit %d", p, u, c.msg(p).unit)
+			}
+		}
+		prev = u
+		v++
+	}
+	if v != c.units.n || c.utail != prev {
+		rt.Fatalf("%d units listed ending at %d, arena of %d ending at %d", v, prev, c.units.n, c.utail)
+	}
+}
+
+// unitsOrdered reports whether the list of units runs in the order of
+// their records.
+func unitsOrdered(c *Context) bool {
+	last := none
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		if u <= last {
+			return false
+		}
+		last = u
+	}
+	return true
+}
+
+// A compaction changes nothing a caller sees and leaves the units in
+// the order of their list, whether that list ran in the order of their
+// records, when they move down in place, or not, after merges moved a
+// later unit into an earlier one's place, when they are copied out.
+func TestCompactKeepsTheUnitsInEitherOrder(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := NewContext(Config{TextClass: Reconstructible})
+		if err := c.RegisterTool(Tool{Name: "read_file", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}); err != nil {
+			rt.Fatal(err)
+		}
+		rounds := rapid.IntRange(3, 400).Draw(rt, "rounds")
+		compactRounds(rt, c, 0, rounds)
+		c.mu.Lock()
+		reorder := rapid.Bool().Draw(rt, "reorder")
+		if reorder {
+			// A later unit takes in an earlier one, two or more places
+			// before it: it takes that place in the list, out of the
+			// order of the records. Later merges may restore it.
+			for m := range rapid.IntRange(1, 5).Draw(rt, "merges") {
+				var list []int32
+				for u := c.firstUnit(); u != none; u = c.unit(u).next {
+					list = append(list, u)
+				}
+				if len(list) < 3 {
+					break
+				}
+				i := rapid.IntRange(0, len(list)-3).Draw(rt, "earlier")
+				j := rapid.IntRange(i+2, len(list)-1).Draw(rt, "later")
+				c.merge(list[j], list[i])
+				if m == 0 && unitsOrdered(c) {
+					rt.Fatalf("unit %d took in unit %d and left the units in the order of their records", list[j], list[i])
+				}
+			}
+		}
+		// Units leave without being unindexed, as a decision leaves
+		// them, until the dead outnumber the live.
+		for u := c.firstUnit(); u != none; {
+			next := c.unit(u).next
+			if rapid.IntRange(0, 3).Draw(rt, "evict") > 0 {
+				for c.unit(u).head != none {
+					c.remove(c.unit(u).head, false, false)
+				}
+			}
+			u = next
+		}
+		c.mu.Unlock()
+		before := capture(c)
+		c.mu.Lock()
+		var first *urec
+		if c.units.n > 0 {
+			first = c.units.at(0)
+		}
+		ordered := unitsOrdered(c)
+		listed := 0
+		for u := c.firstUnit(); u != none; u = c.unit(u).next {
+			listed++
+		}
+		c.compact()
+		checkUnits(rt, c)
+		if listed > 0 && (c.units.at(0) == first) != ordered {
+			rt.Fatalf("units in order %v, arena kept %v", ordered, c.units.at(0) == first)
+		}
+		c.mu.Unlock()
+		if err := diffState(before, capture(c)); err != nil {
+			rt.Fatal(err)
+		}
+		// It goes on: new rounds join the list after the units kept.
+		compactRounds(rt, c, rounds, rounds+3)
+		c.mu.Lock()
+		checkUnits(rt, c)
+		c.mu.Unlock()
+	})
+}
