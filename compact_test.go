@@ -76,11 +76,22 @@ func TestIndexRenumberMatchesPut(t *testing.T) {
 		if rapid.Bool().Draw(rt, "underestimate") {
 			estimate /= 3
 		}
+		// Sized within a factor of two of the estimate, it keeps its
+		// slots and works in them.
+		size := len(ix.slots)
+		inPlace := estimate > 0 && size > 0 && size < 2*indexSize(estimate*3/2)
+		var slots *int32
+		if size > 0 {
+			slots = &ix.slots[0]
+		}
 		if got := ix.renumber(m, estimate); got != len(want) {
 			rt.Fatalf("renumber kept %d, want %d", got, len(want))
 		}
 		if fast && estimate == len(want) && reads > 0 {
 			rt.Fatalf("renumber read %d ids shrinking %d slots by half", reads, len(ix.slots)*2)
+		}
+		if inPlace && (reads > 0 || len(ix.slots) != size || &ix.slots[0] != slots) {
+			rt.Fatalf("renumber keeping %d slots read %d ids, left %d slots, same %v", size, reads, len(ix.slots), &ix.slots[0] == slots)
 		}
 		checkIndex(rt, &ix)
 		for id, r := range want {
