@@ -39,7 +39,8 @@ func (c *Context) callLive(k int32) bool {
 // the indexes are renumbered or filled from the orders they had, with
 // neither an id hashed nor a key sorted; units move down in place too
 // when the list of units is in the order of their records, as it is
-// unless merges or late members reordered it. Each step takes time in
+// unless a merge or a unit that lost its first message reordered it.
+// Each step takes time in
 // proportion to the records, live and dead, or to an index of them.
 func (c *Context) compact() {
 	remap := func(m []int32, i int32) int32 {
