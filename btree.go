@@ -1,5 +1,10 @@
 package pruneguard
 
+import (
+	"iter"
+	"slices"
+)
+
 // btree is an ordered set kept as a B+tree: the elements sit in the
 // leaves, in the order cmp gives them, and every internal node holds, for
 // each child but the first, the least element that child may hold. It
@@ -380,42 +385,116 @@ func (t *btree[T]) before(n *bnode[T], x T) (T, bool) {
 }
 
 // fill replaces the elements with xs, which must be in order and
-// distinct, building the tree bottom-up in time linear in len(xs): full
-// nodes as ascending insertions leave them, the entries of each level
-// spread evenly over its nodes so that none holds fewer than half.
-func (t *btree[T]) fill(xs []T) {
-	t.root, t.n = nil, len(xs)
-	if len(xs) == 0 {
+// distinct and must not be the tree's own storage, building the tree
+// bottom-up in time linear in len(xs): full nodes as ascending insertions
+// leave them, the entries of each level spread evenly over its nodes so
+// that none holds fewer than half.
+func (t *btree[T]) fill(xs []T) { t.fillSeq(len(xs), slices.Values(xs)) }
+
+// fillSeq is fill for the n elements xs yields, which must not read the
+// tree. It builds the new tree in the nodes of the one it replaces, as
+// far as they go, so that an index built again leaves no garbage behind
+// but its surplus nodes.
+func (t *btree[T]) fillSeq(n int, xs iter.Seq[T]) {
+	var spare nodes[T]
+	spare.collect(t.root)
+	t.root, t.n = nil, n
+	if n == 0 {
 		return
 	}
-	k := (len(xs) + bMax - 1) / bMax
-	nodes := make([]*bnode[T], 0, k)
+	k := (n + bMax - 1) / bMax
+	level := make([]*bnode[T], 0, k)
 	lows := make([]T, 0, k) // the least element under each node
-	// The leaves and their room in two allocations: a leaf never holds
-	// more than bMax+1 elements, so none writes past its own.
-	leaves := make([]bnode[T], k)
-	room := make([]T, k*(bMax+1))
-	for lo, hi := range spread(len(xs)) {
-		n := &leaves[len(nodes)]
-		at := len(nodes) * (bMax + 1)
-		n.items = room[at : at+hi-lo : at+bMax+1]
-		n.count = copy(n.items, xs[lo:hi])
-		nodes = append(nodes, n)
-		lows = append(lows, xs[lo])
+	// The leaves spare nodes do not provide, and their room, in two
+	// allocations: a leaf never holds more than bMax+1 elements, so none
+	// writes past its own.
+	var fresh []bnode[T]
+	var room []T
+	if short := k - len(spare.leaves); short > 0 {
+		fresh = make([]bnode[T], short)
+		room = make([]T, short*(bMax+1))
 	}
-	for len(nodes) > 1 {
-		up, upLows := nodes[:0:0], lows[:0:0]
-		for lo, hi := range spread(len(nodes)) {
-			n := newInternal[T]()
-			n.kids = append(n.kids, nodes[lo:hi]...)
-			n.items = append(n.items, lows[lo+1:hi]...)
-			n.recount()
-			up = append(up, n)
+	for lo, hi := range spread(n) {
+		var leaf *bnode[T]
+		if i := len(level); i < len(spare.leaves) {
+			leaf = spare.leaves[i]
+			leaf.items = leaf.items[:hi-lo]
+		} else {
+			leaf = &fresh[i-len(spare.leaves)]
+			at := (i - len(spare.leaves)) * (bMax + 1)
+			leaf.items = room[at : at+hi-lo : at+bMax+1]
+		}
+		leaf.count = hi - lo
+		level = append(level, leaf)
+	}
+	// Copy the elements in, leaf by leaf.
+	i, j := 0, 0
+	for x := range xs {
+		leaf := level[i]
+		if j == 0 {
+			lows = append(lows, x)
+		}
+		leaf.items[j] = x
+		if j++; j == len(leaf.items) {
+			i, j = i+1, 0
+		}
+	}
+	for len(level) > 1 {
+		up, upLows := level[:0:0], lows[:0:0]
+		for lo, hi := range spread(len(level)) {
+			m := spare.internal()
+			m.kids = append(m.kids, level[lo:hi]...)
+			m.items = append(m.items, lows[lo+1:hi]...)
+			m.recount()
+			up = append(up, m)
 			upLows = append(upLows, lows[lo])
 		}
-		nodes, lows = up, upLows
+		level, lows = up, upLows
 	}
-	t.root = nodes[0]
+	t.root = level[0]
+}
+
+// nodes holds the nodes of a tree being replaced, for its successor.
+type nodes[T any] struct {
+	leaves, inner []*bnode[T]
+}
+
+// collect takes the nodes of the tree under n: the leaves in order, with
+// their elements cleared and room for bMax+1, and the internal nodes
+// emptied.
+func (s *nodes[T]) collect(n *bnode[T]) {
+	if n == nil {
+		return
+	}
+	if n.leaf() {
+		if cap(n.items) >= bMax+1 {
+			n.items = n.items[:cap(n.items)]
+			clear(n.items)
+			n.items = n.items[:0]
+			s.leaves = append(s.leaves, n)
+		}
+		return
+	}
+	for _, k := range n.kids {
+		s.collect(k)
+	}
+	if cap(n.items) >= bMax && cap(n.kids) >= bMax+1 {
+		clear(n.items[:cap(n.items)])
+		clear(n.kids[:cap(n.kids)])
+		n.items, n.kids = n.items[:0], n.kids[:0]
+		s.inner = append(s.inner, n)
+	}
+}
+
+// internal returns a spare internal node, or a new one when none is
+// left.
+func (s *nodes[T]) internal() *bnode[T] {
+	if k := len(s.inner); k > 0 {
+		n := s.inner[k-1]
+		s.inner = s.inner[:k-1]
+		return n
+	}
+	return newInternal[T]()
 }
 
 // spread yields the bounds of the fewest runs of at most bMax entries

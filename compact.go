@@ -1,6 +1,9 @@
 package pruneguard
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // reclaim compacts the records once the messages gone outnumber those
 // held, and the slab once its garbage outweighs its live bytes, so that a
@@ -34,7 +37,10 @@ func (c *Context) callLive(k int32) bool {
 // units gone, renumbers every link, and rebuilds the indexes. Messages
 // and calls keep their order, so their records move down in place and
 // the indexes are renumbered or filled from the orders they had, with
-// neither an id hashed nor a key sorted; each step takes time in
+// neither an id hashed nor a key sorted; units move down in place too
+// when the list of units is in the order of their records, as it is
+// unless a merge or a unit that lost its first message reordered it.
+// Each step takes time in
 // proportion to the records, live and dead, or to an index of them.
 func (c *Context) compact() {
 	remap := func(m []int32, i int32) int32 {
@@ -54,16 +60,17 @@ func (c *Context) compact() {
 		}
 	}
 	// Calls, in the order they were made, while a message names them
-	// (see callLive), moved down in place.
-	cm := make([]int32, c.calls.n)
-	rank := make([]int32, c.calls.n+1) // the calls kept before each, and in all
+	// (see callLive), moved down in place. cm maps a call kept to its
+	// new place and, until the marks have moved, a call gone k to
+	// -2-rank, where rank is the number of calls kept before it; its
+	// last entry stands for the end, after every call.
+	cm := make([]int32, c.calls.n+1)
 	// The calls kept whose caller is gone: out of the index by call id,
 	// as remove takes them out when it unindexes.
 	var orphans []int32
 	var kept int32
 	for k := int32(0); k < c.calls.n; k++ {
-		cm[k] = none
-		rank[k] = kept
+		cm[k] = -2 - kept
 		r := c.call(k)
 		callerGone := r.caller != none && pm[r.caller] == none
 		if r.caller != none && !callerGone || r.result != none && pm[r.result] != none {
@@ -77,7 +84,14 @@ func (c *Context) compact() {
 			kept++
 		}
 	}
-	rank[c.calls.n] = kept
+	cm[c.calls.n] = -2 - kept
+	c.remapScopes(cm)
+	cm = cm[:c.calls.n]
+	for k, v := range cm {
+		if v < 0 {
+			cm[k] = none
+		}
+	}
 	c.calls.truncate(kept)
 	// Messages, moved down in place.
 	for p := int32(0); p < c.msgs.n; p++ {
@@ -86,43 +100,72 @@ func (c *Context) compact() {
 		}
 	}
 	c.msgs.truncate(held)
-	// Units, in the order of the list.
+	// Units, in the order of the list: moved down in place when the list
+	// runs in the order of their records, each to a place no later than
+	// its own and past those of the units before it; copied into a new
+	// arena otherwise.
 	um := make([]int32, c.units.n)
 	for i := range um {
 		um[i] = none
 	}
-	var units arena[urec]
 	count := 0
-	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+	ordered := true
+	for u, last := c.firstUnit(), none; u != none; u = c.unit(u).next {
+		ordered = ordered && u > last
+		last = u
 		count++
 	}
-	units.reserve(count)
+	units := &c.units
+	if !ordered {
+		units = new(arena[urec])
+		units.reserve(count)
+	}
 	prev := none
-	for u := c.firstUnit(); u != none; u = c.unit(u).next {
-		v := units.push()
+	for u, v := c.firstUnit(), int32(0); u != none; v++ {
+		next := c.unit(u).next
+		if ordered {
+			if v != u {
+				*units.at(v) = *c.unit(u)
+			}
+		} else {
+			*units.at(units.push()) = *c.unit(u)
+		}
 		um[u] = v
 		n := units.at(v)
-		*n = *c.unit(u)
 		n.prev, n.next = prev, none
 		if prev != none {
 			units.at(prev).next = v
 		}
 		prev = v
+		u = next
+	}
+	if ordered {
+		c.units.truncate(int32(count))
+	} else {
+		c.units = *units
 	}
 	c.uhead, c.utail = none, prev
-	if units.n > 0 {
+	if c.units.n > 0 {
 		c.uhead = 0
 	}
-	for i := int32(0); i < units.n; i++ {
-		n := units.at(i)
+	for i := int32(0); i < c.units.n; i++ {
+		n := c.units.at(i)
 		n.head, n.tail = pm[n.head], pm[n.tail]
 	}
+	// Links between messages, calls and units, and the results to file.
+	var nres, nwhole int
 	for p := int32(0); p < c.msgs.n; p++ {
 		x := c.msgs.at(p)
 		x.unit = um[x.unit]
 		x.nextM = remap(pm, x.nextM)
 		x.call = remap(cm, x.call)
 		x.ans = remap(cm, x.ans)
+		if x.ans != none {
+			nres++
+			if x.flags&mStubbed == 0 {
+				nwhole++
+			}
+		}
 	}
 	for i := range c.tools {
 		t := &c.tools[i]
@@ -154,8 +197,6 @@ func (c *Context) compact() {
 		}
 		t.tail = k
 	}
-	c.units = units
-	c.remapScopes(cm, rank)
 	c.dead = 0
 	c.compactions++
 
@@ -195,7 +236,7 @@ func (c *Context) compact() {
 		cm[k] = none // cm serves no other index from here on
 	}
 	c.byCall.renumber(cm, int(c.calls.n))
-	c.refile(pm)
+	c.refile(pm, nres, nwhole)
 	c.mem.compacted(c, pm, um)
 }
 
@@ -222,22 +263,15 @@ func (c *Context) compactText() {
 // by position from the transcript order, and those by size from the
 // order of the old index, which the renumbering keeps. A result the old
 // index did not hold under its count now (one refused a stub) is sorted
-// in apart and merged.
-func (c *Context) refile(pm []int32) {
-	var results, whole []int32
-	for p := int32(0); p < c.msgs.n; p++ {
-		if x := c.msg(p); x.ans != none {
-			results = append(results, p)
-			if x.flags&mStubbed == 0 {
-				whole = append(whole, p)
-			}
-		}
-	}
-	c.results.fill(results)
-	c.whole.fill(whole)
+// in apart and merged. The messages held include nres results, nwhole
+// of them not stubbed; each index is built in the nodes of the one it
+// replaces.
+func (c *Context) refile(pm []int32, nres, nwhole int) {
+	c.results.fillSeq(nres, c.resultsHeld(0))
+	c.whole.fillSeq(nwhole, c.resultsHeld(mStubbed))
 
 	filed := make([]uint64, (c.msgs.n+63)/64)
-	sized := make([]sizeKey, 0, len(whole))
+	sized := make([]sizeKey, 0, nwhole)
 	c.bySize.each(func(k sizeKey) {
 		q := pm[k.pos]
 		if q == none || filed[q/64]&(1<<(q%64)) != 0 {
@@ -248,9 +282,9 @@ func (c *Context) refile(pm []int32) {
 			sized = append(sized, sizeKey{k.tokens, q})
 		}
 	})
-	if len(sized) < len(whole) {
+	if len(sized) < nwhole {
 		var rest []sizeKey
-		for _, p := range whole {
+		for p := range c.resultsHeld(mStubbed) {
 			if filed[p/64]&(1<<(p%64)) == 0 {
 				rest = append(rest, c.sizeKey(p))
 			}
@@ -259,6 +293,18 @@ func (c *Context) refile(pm []int32) {
 		sized = mergeSorted(sized, rest, bySizeOrder)
 	}
 	c.bySize.fill(sized)
+}
+
+// resultsHeld yields the results in transcript order, less those with
+// any of the flags skip, after a compaction: every message is held.
+func (c *Context) resultsHeld(skip uint8) iter.Seq[int32] {
+	return func(yield func(int32) bool) {
+		for p := int32(0); p < c.msgs.n; p++ {
+			if x := c.msg(p); x.ans != none && x.flags&skip == 0 && !yield(p) {
+				return
+			}
+		}
+	}
 }
 
 // mergeSorted merges the sorted slices a and b.

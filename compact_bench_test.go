@@ -9,7 +9,10 @@ import (
 // compactRounds appends rounds [from, to) of a session to c: a user
 // message, an assistant message with a parallel batch of three calls,
 // and their three results, of which one in seven is stubbed.
-func compactRounds(tb testing.TB, c *Context, from, to int) {
+func compactRounds(tb interface {
+	Helper()
+	Fatal(...any)
+}, c *Context, from, to int) {
 	tb.Helper()
 	for i := from; i < to; i++ {
 		n := strconv.Itoa(i)

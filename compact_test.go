@@ -76,11 +76,22 @@ func TestIndexRenumberMatchesPut(t *testing.T) {
 		if rapid.Bool().Draw(rt, "underestimate") {
 			estimate /= 3
 		}
+		// Sized within a factor of two of the estimate, it keeps its
+		// slots and works in them.
+		size := len(ix.slots)
+		inPlace := estimate > 0 && size > 0 && size < 2*indexSize(estimate*3/2)
+		var slots *int32
+		if size > 0 {
+			slots = &ix.slots[0]
+		}
 		if got := ix.renumber(m, estimate); got != len(want) {
 			rt.Fatalf("renumber kept %d, want %d", got, len(want))
 		}
 		if fast && estimate == len(want) && reads > 0 {
 			rt.Fatalf("renumber read %d ids shrinking %d slots by half", reads, len(ix.slots)*2)
+		}
+		if inPlace && (reads > 0 || len(ix.slots) != size || &ix.slots[0] != slots) {
+			rt.Fatalf("renumber keeping %d slots read %d ids, left %d slots, same %v", size, reads, len(ix.slots), &ix.slots[0] == slots)
 		}
 		checkIndex(rt, &ix)
 		for id, r := range want {
@@ -420,5 +431,218 @@ func TestCompactUnindexesCallsAsRemoveDoes(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// treeNodes returns the leaves and the internal nodes of a tree.
+func treeNodes[T any](t *btree[T]) (leaves, inner map[*bnode[T]]bool) {
+	leaves, inner = map[*bnode[T]]bool{}, map[*bnode[T]]bool{}
+	var walk func(x *bnode[T])
+	walk = func(x *bnode[T]) {
+		if x.leaf() {
+			leaves[x] = true
+			return
+		}
+		inner[x] = true
+		for _, k := range x.kids {
+			walk(k)
+		}
+	}
+	if t.root != nil {
+		walk(t.root)
+	}
+	return leaves, inner
+}
+
+// A fill over a tree of any size, built by insertions or by a fill,
+// holds what it was given in the shape fill promises, builds in the
+// nodes of the tree it replaces as far as they go, and goes on as a
+// btree.
+func TestBtreeFillReusesTheNodesItReplaces(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		sizes := []int{0, 1, bMax, bMax + 1, 5 * bMax, bMax * bMax, bMax*bMax + 1, 6000}
+		old := rapid.SampledFrom(sizes).Draw(rt, "old") + rapid.IntRange(0, 3).Draw(rt, "oldExtra")
+		n := rapid.SampledFrom(sizes).Draw(rt, "n") + rapid.IntRange(0, 3).Draw(rt, "extra")
+		tr := btree[int]{cmp: cmp.Compare[int]}
+		if rapid.Bool().Draw(rt, "inserted") {
+			for i := range old {
+				tr.Insert(old - i) // descending: half-full leaves
+			}
+		} else {
+			xs := make([]int, old)
+			for i := range xs {
+				xs[i] = 2 * i
+			}
+			tr.fill(xs)
+		}
+		oldLeaves, oldInner := treeNodes(&tr)
+		model := make([]int, 0, n)
+		for i := range n {
+			model = append(model, 3*i+rapid.IntRange(0, 2).Draw(rt, "x"))
+		}
+		if rapid.Bool().Draw(rt, "seq") {
+			tr.fillSeq(n, slices.Values(model))
+		} else {
+			tr.fill(slices.Clone(model))
+		}
+		checkBtree(rt, &tr)
+		checkFilled(rt, &tr)
+		var walked []int
+		tr.each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) || tr.Len() != n {
+			rt.Fatalf("filled with %d elements, walks %d, Len %d", n, len(walked), tr.Len())
+		}
+		newLeaves, newInner := treeNodes(&tr)
+		reused := func(now, before map[*bnode[int]]bool) int {
+			k := 0
+			for x := range now {
+				if before[x] {
+					k++
+				}
+			}
+			return k
+		}
+		if got, want := reused(newLeaves, oldLeaves), min(len(newLeaves), len(oldLeaves)); got != want {
+			rt.Fatalf("%d of %d old leaves reused for %d new ones, want %d", got, len(oldLeaves), len(newLeaves), want)
+		}
+		if got, want := reused(newInner, oldInner), min(len(newInner), len(oldInner)); got != want {
+			rt.Fatalf("%d of %d old internal nodes reused for %d new ones, want %d", got, len(oldInner), len(newInner), want)
+		}
+		for range rapid.IntRange(0, 200).Draw(rt, "ops") {
+			x := rapid.IntRange(-1, 3*n+3).Draw(rt, "y")
+			j, found := slices.BinarySearch(model, x)
+			if rapid.Bool().Draw(rt, "delete") {
+				if tr.Delete(x) != found {
+					rt.Fatalf("Delete(%d) != %v", x, found)
+				}
+				if found {
+					model = slices.Delete(model, j, j+1)
+				}
+			} else {
+				tr.Insert(x)
+				if !found {
+					model = slices.Insert(model, j, x)
+				}
+			}
+		}
+		checkBtree(rt, &tr)
+		walked = walked[:0]
+		tr.each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) || tr.Len() != len(model) {
+			rt.Fatalf("after edits: walks %d, model %d", len(walked), len(model))
+		}
+	})
+}
+
+// checkUnits checks the list of units after a compaction: the units are
+// the records 0 to n-1 in the order of the list, linked both ways, and
+// each member names its unit.
+func checkUnits(rt *rapid.T, c *Context) {
+	prev := none
+	v := int32(0)
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		if u != v {
+			rt.Fatalf("unit %d at place %d of the list", u, v)
+		}
+		if c.unit(u).prev != prev {
+			rt.Fatalf("unit %d links back to %d, not %d", u, c.unit(u).prev, prev)
+		}
+		for p := range c.members(u) {
+			if c.msg(p).unit != u {
+				rt.Fatalf("message %d of unit %d names unit %d", p, u, c.msg(p).unit)
+			}
+		}
+		prev = u
+		v++
+	}
+	if v != c.units.n || c.utail != prev {
+		rt.Fatalf("%d units listed ending at %d, arena of %d ending at %d", v, prev, c.units.n, c.utail)
+	}
+}
+
+// unitsOrdered reports whether the list of units runs in the order of
+// their records.
+func unitsOrdered(c *Context) bool {
+	last := none
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		if u <= last {
+			return false
+		}
+		last = u
+	}
+	return true
+}
+
+// A compaction changes nothing a caller sees and leaves the units in
+// the order of their list, whether that list ran in the order of their
+// records, when they move down in place, or not, after merges moved a
+// later unit into an earlier one's place, when they are copied out.
+func TestCompactKeepsTheUnitsInEitherOrder(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := NewContext(Config{TextClass: Reconstructible})
+		if err := c.RegisterTool(Tool{Name: "read_file", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}); err != nil {
+			rt.Fatal(err)
+		}
+		rounds := rapid.IntRange(3, 400).Draw(rt, "rounds")
+		compactRounds(rt, c, 0, rounds)
+		c.mu.Lock()
+		reorder := rapid.Bool().Draw(rt, "reorder")
+		if reorder {
+			// A later unit takes in an earlier one, two or more places
+			// before it: it takes that place in the list, out of the
+			// order of the records. Later merges may restore it.
+			for m := range rapid.IntRange(1, 5).Draw(rt, "merges") {
+				var list []int32
+				for u := c.firstUnit(); u != none; u = c.unit(u).next {
+					list = append(list, u)
+				}
+				if len(list) < 3 {
+					break
+				}
+				i := rapid.IntRange(0, len(list)-3).Draw(rt, "earlier")
+				j := rapid.IntRange(i+2, len(list)-1).Draw(rt, "later")
+				c.merge(list[j], list[i])
+				if m == 0 && unitsOrdered(c) {
+					rt.Fatalf("unit %d took in unit %d and left the units in the order of their records", list[j], list[i])
+				}
+			}
+		}
+		// Units leave without being unindexed, as a decision leaves
+		// them, until the dead outnumber the live.
+		for u := c.firstUnit(); u != none; {
+			next := c.unit(u).next
+			if rapid.IntRange(0, 3).Draw(rt, "evict") > 0 {
+				for c.unit(u).head != none {
+					c.remove(c.unit(u).head, false, false)
+				}
+			}
+			u = next
+		}
+		c.mu.Unlock()
+		before := capture(c)
+		c.mu.Lock()
+		var first *urec
+		if c.units.n > 0 {
+			first = c.units.at(0)
+		}
+		ordered := unitsOrdered(c)
+		listed := 0
+		for u := c.firstUnit(); u != none; u = c.unit(u).next {
+			listed++
+		}
+		c.compact()
+		checkUnits(rt, c)
+		if listed > 0 && (c.units.at(0) == first) != ordered {
+			rt.Fatalf("units in order %v, arena kept %v", ordered, c.units.at(0) == first)
+		}
+		c.mu.Unlock()
+		if err := diffState(before, capture(c)); err != nil {
+			rt.Fatal(err)
+		}
+		// It goes on: new rounds join the list after the units kept.
+		compactRounds(rt, c, rounds, rounds+3)
+		c.mu.Lock()
+		checkUnits(rt, c)
+		c.mu.Unlock()
 	})
 }

@@ -113,23 +113,29 @@ func (c *Context) stale(k, scope int32) bool {
 }
 
 // remapScopes moves the marks after a compaction: cm maps each old
-// position to the new one, or none for a call that left, and rank[p] is
-// the number of calls kept before old position p (rank has one entry
-// more than there were calls). A call that left is replaced by the place
-// just before the first call kept after it, so that every kept call stays
-// before or after the mark as it was.
-func (c *Context) remapScopes(cm, rank []int32) {
+// position of a call kept to its new one, and that of a call that left
+// to -2-rank, where rank is the number of calls kept before it; cm has
+// one entry more than there were calls, for the end. A call that left is
+// replaced by the place just before the first call kept after it, so
+// that every kept call stays before or after the mark as it was.
+func (c *Context) remapScopes(cm []int32) {
+	rank := func(p int64) int64 {
+		if k := cm[p]; k >= 0 {
+			return int64(k)
+		}
+		return int64(-2 - cm[p])
+	}
 	at := func(m int64) int64 {
 		switch {
 		case m == 0:
 			return 0
 		case m%2 == 1: // just before old position (m-1)/2
-			return 2*int64(rank[(m-1)/2]) + 1
+			return 2*rank((m-1)/2) + 1
 		}
-		if k := cm[m/2-1]; k != none {
+		if k := cm[m/2-1]; k >= 0 {
 			return callMark(k)
 		}
-		return 2*int64(rank[m/2-1]) + 1
+		return 2*rank(m/2-1) + 1
 	}
 	c.mutAny, c.mutAll = at(c.mutAny), at(c.mutAll)
 	for i := range c.scopes {

@@ -330,7 +330,9 @@ const indexRound = 1024
 // shrink the index by a whole factor f or keep its size: a slot's home
 // in a table of len(slots)/f slots is its home now divided by f, since
 // home scales the hash's 32 low bits to the table, and the hash byte
-// does not depend on the size. Otherwise it places every record again.
+// does not depend on the size. Keeping its size, it works in the slots
+// it has (see renumberInPlace); shrinking, in new ones. Otherwise it
+// places every record again.
 func (t *index) renumber(m []int32, n int) int {
 	size := len(t.slots)
 	want := indexSize(n * 3 / 2)
@@ -349,6 +351,10 @@ func (t *index) renumber(m []int32, n int) int {
 				}
 			}
 		}
+		return t.n
+	}
+	if f == 1 {
+		t.renumberInPlace(m)
 		return t.n
 	}
 	slots, meta := t.slots, t.meta
@@ -416,6 +422,48 @@ func (t *index) renumber(m []int32, n int) int {
 		t.resize(indexSize(max(len(t.slots), t.n) * 3 / 2))
 	}
 	return t.n
+}
+
+// renumberInPlace is renumber keeping the size, in the slots the index
+// has: removeSet's pass, which also renames each record kept. A record
+// kept moves back to its home or just past the one kept before it, no
+// further from home than it was, to a slot already passed and emptied
+// or its own; so it fits its distance byte, meets no record, and the
+// load only falls.
+func (t *index) renumberInPlace(m []int32) {
+	size := len(t.slots)
+	start := 0
+	for t.slots[start] != 0 {
+		start++
+	}
+	t.n = 0
+	last := -1 // where the record kept last lies, not wrapped
+	for j := 1; j <= size; j++ {
+		u := start + j // the slot, not wrapped
+		i := u
+		if i >= size {
+			i -= size
+		}
+		s := t.slots[i]
+		if s == 0 {
+			continue
+		}
+		d := t.meta[i]
+		t.slots[i], t.meta[i] = 0, 0
+		r := m[s-1]
+		if r == none {
+			continue
+		}
+		t.n++
+		home := u - int(d>>8)
+		at := max(home, last+1)
+		last = at
+		k := at
+		if k >= size {
+			k -= size
+		}
+		t.slots[k], t.meta[k] = r+1, uint16(at-home)<<8|d&0xff
+	}
 }
 
 // recent remembers the keys of its last puts, up to a bound, with a
