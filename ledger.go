@@ -17,11 +17,13 @@ import "slices"
 // each entry at once would have given: the entries are written in the
 // order queued, with the same merges.
 //
-// A queued pruned call is its id and whether it was abandoned. c.gone
-// keeps only the last recentBound calls put, so the queue of calls keeps
-// only as many: once full, it is a ring whose oldest entry, at goneAt,
-// gives way to each call queued, and it counts in goneN every call
-// queued since it was last written, for ledgerBound. A queued pruned
+// A queued pruned call is its id and, at the same index, a bit that
+// says whether it was abandoned (the bits are made with the first such
+// call; each call queued sets or clears its own). c.gone keeps
+// only the last recentBound calls put, so the queue of calls keeps only
+// as many: once full, it is a ring whose oldest entry, at goneAt, gives
+// way to each call queued, and it counts in goneN every call queued
+// since it was last written, for ledgerBound. A queued pruned
 // result is its call's tool and arguments and the index of its audit
 // record in the decision that pruned it: that record holds its class and
 // hash, and its index says which message carried it (Evict, then Stub)
@@ -35,17 +37,12 @@ import "slices"
 // the queue copies them into one buffer of its own (see rehome), so that
 // it does not hold on to the old chunks.
 type ledger struct {
-	gone      []queuedGone
-	goneAt    int // with recentBound calls queued, the oldest's index
-	goneN     int // the calls queued since the queue was last written
+	gone      [][]byte // the ids of the pruned calls
+	abandoned []uint64 // bit i: gone[i] was abandoned; nil if none was
+	goneAt    int      // with recentBound calls queued, the oldest's index
+	goneN     int      // the calls queued since the queue was last written
 	forgot    []queuedForgot
 	decisions []queuedDecision
-}
-
-// queuedGone is a pruned call.
-type queuedGone struct {
-	id        []byte
-	abandoned bool
 }
 
 // queuedForgot is a pruned result of a call to tool tools[tool] with
@@ -97,14 +94,26 @@ func (c *Context) reserveLedger(evict, stubs []int32) {
 // queueGone queues call k, pruned, for c.gone.
 func (c *Context) queueGone(k int32, abandoned bool) {
 	l := &c.ledger
-	e := queuedGone{c.callID(k), abandoned}
-	if len(l.gone) < recentBound {
-		l.gone = append(l.gone, e)
+	i := len(l.gone)
+	if i < recentBound {
+		l.gone = append(l.gone, c.callID(k))
 	} else {
 		// Written, the oldest would be pushed out of c.gone by this one.
-		l.gone[l.goneAt] = e
-		if l.goneAt++; l.goneAt == len(l.gone) {
+		i = l.goneAt
+		l.gone[i] = c.callID(k)
+		if l.goneAt++; l.goneAt == recentBound {
 			l.goneAt = 0
+		}
+	}
+	if abandoned && l.abandoned == nil {
+		l.abandoned = make([]uint64, recentBound/64)
+	}
+	if l.abandoned != nil {
+		bit := uint64(1) << (i % 64)
+		if abandoned {
+			l.abandoned[i/64] |= bit
+		} else {
+			l.abandoned[i/64] &^= bit
 		}
 	}
 	l.goneN++
@@ -138,8 +147,8 @@ func (e *queuedForgot) forgotten(d *Decision) prunedResult {
 // rehome copies what the queue refers to into one buffer of its own.
 func (l *ledger) rehome() {
 	n := 0
-	for _, e := range l.gone {
-		n += len(e.id)
+	for _, id := range l.gone {
+		n += len(id)
 	}
 	for _, e := range l.forgot {
 		n += len(e.args)
@@ -157,7 +166,7 @@ func (l *ledger) rehome() {
 		return buf[at:len(buf):len(buf)]
 	}
 	for i := range l.gone {
-		l.gone[i].id = own(l.gone[i].id)
+		l.gone[i] = own(l.gone[i])
 	}
 	for i := range l.forgot {
 		l.forgot[i].args = own(l.forgot[i].args)
@@ -188,13 +197,20 @@ func (c *Context) writeGone(trim bool) {
 	}
 	// The calls the ring let go would have been pushed out by those after.
 	c.gone.reserve(len(q))
-	for _, part := range [2][]queuedGone{q[l.goneAt:], q[:l.goneAt]} {
-		for _, e := range part {
-			c.gone.put(string(e.id), e.abandoned)
+	for j := range q {
+		i := l.goneAt + j
+		if i >= len(q) {
+			i -= len(q)
 		}
+		c.gone.put(string(q[i]), l.wasAbandoned(i))
 	}
 	l.gone = emptyQueue(q, trim)
 	l.goneAt, l.goneN = 0, 0
+}
+
+// wasAbandoned reports whether the call queued at gone[i] was abandoned.
+func (l *ledger) wasAbandoned(i int) bool {
+	return l.abandoned != nil && l.abandoned[i/64]&(1<<(i%64)) != 0
 }
 
 // settleCleared hashes the queued pruned results' signatures and writes

@@ -223,9 +223,9 @@ func TestLedgerLetsTheOldTextGo(t *testing.T) {
 	require.NoError(t, c.Apply(d))
 	require.Len(t, c.ledger.gone, 2900)
 	require.Len(t, c.ledger.forgot, 2900)
-	for i, e := range c.ledger.gone {
-		require.Equal(t, fmt.Sprint("k", i), string(e.id))
-		require.False(t, within(e.id, old), "gone %d refers to an old chunk", i)
+	for i, id := range c.ledger.gone {
+		require.Equal(t, fmt.Sprint("k", i), string(id))
+		require.False(t, within(id, old), "gone %d refers to an old chunk", i)
 	}
 	for i, e := range c.ledger.forgot {
 		require.Equal(t, fmt.Sprintf(`{"n":%d}`, i), string(e.args))
@@ -257,10 +257,9 @@ type queued struct {
 func ledgerQueue(c *Context) queued {
 	l := &c.ledger
 	var calls []queuedCall
-	for _, part := range [][]queuedGone{l.gone[l.goneAt:], l.gone[:l.goneAt]} {
-		for _, e := range part {
-			calls = append(calls, queuedCall{string(e.id), e.abandoned})
-		}
+	for j := range l.gone {
+		i := (l.goneAt + j) % len(l.gone)
+		calls = append(calls, queuedCall{string(l.gone[i]), l.wasAbandoned(i)})
 	}
 	var results []queuedResult
 	ds := l.decisions
@@ -346,8 +345,8 @@ func runSeveralDecisions(t *testing.T) severalRun {
 	run := severalRun{queue: ledgerQueue(c)}
 	if ledgerBound > 1 {
 		require.Len(t, c.ledger.decisions, 3, "the queue holds what each decision pruned")
-		for _, e := range c.ledger.gone {
-			require.False(t, within(e.id, old), "a queued call refers to an old chunk")
+		for _, id := range c.ledger.gone {
+			require.False(t, within(id, old), "a queued call refers to an old chunk")
 		}
 		for _, e := range c.ledger.forgot {
 			require.False(t, e.args != nil && within(e.args, old), "a queued result refers to an old chunk")
