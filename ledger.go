@@ -18,18 +18,20 @@ import "slices"
 // order queued, with the same merges.
 //
 // A queued pruned call is its id and, at the same index, a bit that
-// says whether it was abandoned (the bits are made with the first such
-// call; each call queued sets or clears its own). c.gone keeps
-// only the last recentBound calls put, so the queue of calls keeps only
-// as many: once full, it is a ring whose oldest entry, at goneAt, gives
-// way to each call queued, and it counts in goneN every call queued
-// since it was last written, for ledgerBound. A queued pruned
-// result is its call's tool and arguments and the index of its audit
-// record in the decision that pruned it: that record holds its class and
-// hash, and its index says which message carried it (Evict, then Stub)
-// and whether it was stubbed. The decisions are named once for each run
-// of results they queued, in decisions; they do not change after Prune,
-// and the ledger holds them only until it is written.
+// says whether it was abandoned (the bits are made when the first
+// abandoned call is queued; each call queued sets or clears its own).
+// c.gone keeps only the last recentBound calls put, so the queue of calls
+// keeps only as many: once full, it is a ring whose oldest entry, at
+// goneAt, gives way to each call queued. For ledgerBound it counts in
+// goneN every call queued since it was last written.
+//
+// A queued pruned result is its call's tool and arguments and the index
+// of its audit record in the decision that pruned it: the record holds
+// its class and hash, and the index says which message carried it
+// (Evict, then Stub) and whether it was stubbed. Each run of results
+// queued by one decision names it once, in decisions. A decision's
+// records and ids do not change after Prune, and the ledger holds the
+// decisions only until it is written.
 //
 // The queue refers to the ids and arguments where the Context's slab
 // holds them: the slab never writes over bytes it handed out, so they stay
@@ -38,7 +40,7 @@ import "slices"
 // it does not hold on to the old chunks.
 type ledger struct {
 	gone      [][]byte // the ids of the pruned calls
-	abandoned []uint64 // bit i: gone[i] was abandoned; nil if none was
+	abandoned []uint64 // bit i: gone[i] was abandoned; nil until one was
 	goneAt    int      // with recentBound calls queued, the oldest's index
 	goneN     int      // the calls queued since the queue was last written
 	forgot    []queuedForgot
