@@ -87,9 +87,9 @@ func (c *Context) Apply(d *Decision) error {
 	c.reserveLedger(d.evict, d.stubs)
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
-			c.queueForgot(k, d.recs[i], d.Evict[i], false)
+			c.queueForgot(k, d, i)
 		}
-		c.forgetServer(p, d.recs[i], d.Evict[i])
+		c.forgetServer(p, d, i)
 		if ptr, ok := c.lineAdds(p); ok {
 			c.addLine(ptr)
 		}
@@ -100,7 +100,7 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {
-			c.queueForgot(k, d.recs[len(d.evict)+i], d.Stub[i], true)
+			c.queueForgot(k, d, len(d.evict)+i)
 		}
 		c.stub(p)
 	}

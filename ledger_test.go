@@ -223,12 +223,319 @@ func TestLedgerLetsTheOldTextGo(t *testing.T) {
 	require.NoError(t, c.Apply(d))
 	require.Len(t, c.ledger.gone, 2900)
 	require.Len(t, c.ledger.forgot, 2900)
-	for i, e := range c.ledger.gone {
-		require.Equal(t, fmt.Sprint("k", i), string(e.id))
-		require.False(t, within(e.id, old), "gone %d refers to an old chunk", i)
+	for i, id := range c.ledger.gone {
+		require.Equal(t, fmt.Sprint("k", i), string(id))
+		require.False(t, within(id, old), "gone %d refers to an old chunk", i)
 	}
 	for i, e := range c.ledger.forgot {
 		require.Equal(t, fmt.Sprintf(`{"n":%d}`, i), string(e.args))
 		require.False(t, within(e.args, old), "forgot %d refers to an old chunk", i)
 	}
+}
+
+// queuedCall and queuedResult are what the ledger queues for a pruned
+// call and a pruned result, as it would write them.
+type queuedCall struct {
+	ID        string
+	Abandoned bool
+}
+
+type queuedResult struct {
+	Tool    string
+	Args    string
+	ArgsNil bool
+	Was     prunedResult
+}
+
+// queued is what a ledger queues, in the order it would write it.
+type queued struct {
+	Calls   []queuedCall
+	Results []queuedResult
+}
+
+// ledgerQueue returns what c's ledger queues.
+func ledgerQueue(c *Context) queued {
+	l := &c.ledger
+	var calls []queuedCall
+	for j := range l.gone {
+		i := (l.goneAt + j) % len(l.gone)
+		calls = append(calls, queuedCall{string(l.gone[i]), l.wasAbandoned(i)})
+	}
+	var results []queuedResult
+	ds := l.decisions
+	for j := range l.forgot {
+		for len(ds) > 1 && ds[1].from <= j {
+			ds = ds[1:]
+		}
+		e := &l.forgot[j]
+		results = append(results, queuedResult{
+			Tool: c.tools[e.tool].t.Name, Args: string(e.args), ArgsNil: e.args == nil,
+			Was: e.forgotten(ds[0].d),
+		})
+	}
+	return queued{calls, results}
+}
+
+// severalRun is what a Context shows after three decisions queued
+// together, across a text compaction, and the ledger's queue before it
+// was written.
+type severalRun struct {
+	queue   queued
+	gone    []savedGone
+	cleared []savedPruned
+	alerts  []RefetchAlert
+	late    []string
+}
+
+// runSeveralDecisions stubs some results, evicts most units (those
+// results again among them, and calls abandoned), and stubs more, with no
+// message between the decisions, so that the ledger queues what three
+// decisions pruned; the evictions leave enough text for a compaction.
+func runSeveralDecisions(t *testing.T) severalRun {
+	t.Helper()
+	c := NewContext(Config{Resolver: ResolverFunc(func(Pointer) bool { return true })})
+	closedTools(t, c, "x", "y")
+	pad := strings.Repeat("z", 1000)
+	negative := func(i int) bool { return i < 400 && i%9 == 1 && i%2 == 1 }
+	// The units evicted share 40 signatures, none with a result left.
+	argsOf := func(i int) []byte {
+		switch {
+		case i%7 == 3:
+			return nil
+		case i < 400:
+			return []byte(fmt.Sprintf(`{"n":%d}`, i%40))
+		}
+		return []byte(fmt.Sprintf(`{"n":%d}`, i))
+	}
+	var abandoned []CallID
+	for i := range 600 {
+		id := fmt.Sprint(i)
+		a := Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: []string{"x", "y"}[i%2], Args: argsOf(i)}}}
+		if i%10 == 0 {
+			a.Calls = append(a.Calls, Call{ID: CallID("lost" + id), Tool: "x", Args: []byte(`{}`)})
+			abandoned = append(abandoned, CallID("lost"+id))
+		}
+		m := Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}, Content: []byte(pad + id)}
+		if negative(i) {
+			// A signature's classes differ; spilled, the result may go.
+			m.Facts, m.Pointer = NegativeResult, Pointer{Store: "s", Key: string(m.ID)}
+		}
+		mustAppend(t, c, a, m)
+	}
+	require.NoError(t, c.Abandon(abandoned...))
+	ids := func(prefix string, from, to, step int) []MessageID {
+		var out []MessageID
+		for i := from; i < to; i += step {
+			out = append(out, MessageID(fmt.Sprint(prefix, i)))
+		}
+		return out
+	}
+	apply := func(p Plan) {
+		d, err := c.Prune(p)
+		require.NoError(t, err)
+		require.Empty(t, d.Refused)
+		require.NoError(t, c.Apply(d))
+	}
+	apply(Plan{Stub: ids("r", 0, 100, 2)})
+	old := slices.Clone(c.text.chunks)
+	apply(Plan{Evict: ids("a", 0, 400, 1)})
+	apply(Plan{Stub: ids("r", 450, 500, 1)})
+
+	c.mu.Lock()
+	run := severalRun{queue: ledgerQueue(c)}
+	if ledgerBound > 1 {
+		require.Len(t, c.ledger.decisions, 3, "the queue holds what each decision pruned")
+		for _, id := range c.ledger.gone {
+			require.False(t, within(id, old), "a queued call refers to an old chunk")
+		}
+		for _, e := range c.ledger.forgot {
+			require.False(t, e.args != nil && within(e.args, old), "a queued result refers to an old chunk")
+		}
+	}
+	c.settleLedger()
+	s := c.state()
+	c.mu.Unlock()
+	run.gone, run.cleared = s.Gone, s.Cleared
+	for _, i := range []int{10, 20, 390, 5} {
+		err := c.Append(Message{ID: MessageID(fmt.Sprint("late", i)), Answers: []CallID{CallID(fmt.Sprint("lost", i))}})
+		switch {
+		case errors.Is(err, ErrAbandonedCall):
+			run.late = append(run.late, "abandoned")
+		case errors.Is(err, ErrUnknownCall):
+			run.late = append(run.late, "unknown")
+		default:
+			run.late = append(run.late, fmt.Sprint(err))
+		}
+	}
+	for i := range 40 {
+		id := fmt.Sprint("again", i)
+		mustAppend(t, c,
+			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: []string{"x", "y"}[i%2], Args: argsOf(i)}}},
+			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}, Content: []byte("new " + id)},
+		)
+	}
+	run.alerts = c.TakeAlerts()
+	return run
+}
+
+// A queue that holds results of several decisions, some stubbed, some
+// stubbed and then evicted, and that a text compaction moved, writes
+// what writing each at once writes; each entry names its message, class
+// and hash from its decision's records.
+func TestLedgerQueuesSeveralDecisions(t *testing.T) {
+	bound := ledgerBound
+	defer func() { ledgerBound = bound }()
+	ledgerBound = 1
+	want := runSeveralDecisions(t)
+	ledgerBound = bound
+	got := runSeveralDecisions(t)
+	assert.Empty(t, want.queue.Calls, "with a bound of one the ledger writes through")
+	assert.Empty(t, want.queue.Results)
+	assert.Equal(t, want.gone, got.gone)
+	assert.Equal(t, want.cleared, got.cleared)
+	assert.Equal(t, want.alerts, got.alerts)
+	assert.Equal(t, want.late, got.late)
+	assert.NotEmpty(t, got.alerts)
+	assert.Equal(t, []string{"abandoned", "abandoned", "abandoned", "unknown"}, got.late)
+
+	// The queue, in order: 50 stubbed, 400 evicted, 50 stubbed.
+	q := got.queue
+	require.Len(t, q.Results, 500)
+	require.Len(t, q.Calls, 400+40, "the calls of the units evicted, the abandoned ones among them")
+	expect := func(j, i int, stubbed bool) {
+		t.Helper()
+		r := q.Results[j]
+		assert.Equal(t, MessageID(fmt.Sprint("r", i)), r.Was.msg, "result %d", j)
+		assert.Equal(t, stubbed, r.Was.stubbed, "result %d", j)
+		assert.Equal(t, []string{"x", "y"}[i%2], r.Tool, "result %d", j)
+		args := []byte(fmt.Sprintf(`{"n":%d}`, i%40))
+		switch {
+		case i%7 == 3:
+			args = nil
+		case i >= 400:
+			args = []byte(fmt.Sprintf(`{"n":%d}`, i))
+		}
+		assert.Equal(t, string(args), r.Args, "result %d", j)
+		assert.Equal(t, args == nil, r.ArgsNil, "result %d", j)
+		class := Reconstructible
+		if i < 400 && i%9 == 1 && i%2 == 1 {
+			class = Irreducible
+		}
+		assert.Equal(t, class, r.Was.class, "result %d", j)
+	}
+	for j := range 50 {
+		expect(j, 2*j, true)
+		expect(450+j, 450+j, true)
+	}
+	for j := range 400 {
+		expect(50+j, j, false)
+	}
+	n := 0
+	for i := range 400 {
+		assert.Equal(t, queuedCall{ID: fmt.Sprint("k", i)}, q.Calls[n])
+		n++
+		if i%10 == 0 {
+			assert.Equal(t, queuedCall{ID: fmt.Sprint("lost", i), Abandoned: true}, q.Calls[n])
+			n++
+		}
+	}
+}
+
+// A queue of more pruned calls than c.gone keeps holds only the last
+// recentBound of them, in order, across decisions, and counts them all
+// for its bound; written, c.gone holds what putting each would leave.
+func TestLedgerQueuesTheLastCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a session of 6,000 units")
+	}
+	run := func() (*Context, queued) {
+		c := NewContext(Config{})
+		closedTools(t, c, "x")
+		n := recentBound + 1904
+		for i := range n {
+			id := fmt.Sprint(i)
+			a := Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}}
+			if i%3 == 0 {
+				a.Calls = append(a.Calls, Call{ID: CallID("lost" + id), Tool: "x"})
+			}
+			mustAppend(t, c, a, Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}})
+		}
+		var lost []CallID
+		for i := 0; i < n; i += 3 {
+			lost = append(lost, CallID(fmt.Sprint("lost", i)))
+		}
+		require.NoError(t, c.Abandon(lost...))
+		for _, span := range [][2]int{{0, 1000}, {1000, 5000}, {5000, n}} {
+			var evict []MessageID
+			for i := span[0]; i < span[1]; i++ {
+				evict = append(evict, MessageID(fmt.Sprint("a", i)))
+			}
+			d, err := c.Prune(Plan{Evict: evict})
+			require.NoError(t, err)
+			require.NoError(t, c.Apply(d))
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		q := ledgerQueue(c)
+		c.settleLedger()
+		return c, q
+	}
+	bound := ledgerBound
+	defer func() { ledgerBound = bound }()
+	ledgerBound = 1
+	want, _ := run()
+	ledgerBound = bound
+	got, q := run()
+
+	var all []queuedCall
+	for i := range recentBound + 1904 {
+		all = append(all, queuedCall{ID: fmt.Sprint("k", i)})
+		if i%3 == 0 {
+			all = append(all, queuedCall{ID: fmt.Sprint("lost", i), Abandoned: true})
+		}
+	}
+	require.Greater(t, len(all), recentBound)
+	assert.Equal(t, all[len(all)-recentBound:], q.Calls, "the last calls, in order")
+	assert.Equal(t, want.state().Gone, got.state().Gone)
+	assert.Zero(t, got.ledger.goneN)
+	assert.Empty(t, got.ledger.gone)
+	assert.ErrorIs(t, got.Append(Message{ID: "late0", Answers: []CallID{"k0"}}), ErrUnknownCall)
+	assert.ErrorIs(t, got.Append(Message{ID: "late1", Answers: []CallID{CallID(fmt.Sprint("lost", recentBound+1901))}}), ErrAbandonedCall)
+}
+
+// The queue is written once it holds ledgerBound entries, counting every
+// pruned call queued, also those the full queue of calls let go.
+func TestLedgerBoundCountsEveryCall(t *testing.T) {
+	bound := ledgerBound
+	defer func() { ledgerBound = bound }()
+	ledgerBound = 10000
+	c := NewContext(Config{})
+	closedTools(t, c, "x")
+	evict := func(from, to int) {
+		var ids []MessageID
+		for i := from; i < to; i++ {
+			ids = append(ids, MessageID(fmt.Sprint("a", i)))
+		}
+		d, err := c.Prune(Plan{Evict: ids})
+		require.NoError(t, err)
+		require.NoError(t, c.Apply(d))
+	}
+	for i := range 5050 {
+		id := fmt.Sprint(i)
+		mustAppend(t, c,
+			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
+			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}},
+		)
+	}
+	evict(0, 4900)
+	assert.Len(t, c.ledger.gone, recentBound, "the queue keeps the calls c.gone would keep")
+	assert.Equal(t, 4900, c.ledger.goneN)
+	assert.Len(t, c.ledger.forgot, 4900)
+	evict(4900, 5050) // the 100th unit brings the queue to its bound
+	assert.Equal(t, 50, c.ledger.goneN)
+	assert.Len(t, c.ledger.gone, 50)
+	assert.Len(t, c.ledger.forgot, 50)
+	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k4999"}}), ErrPrunedCall)
+	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k5049"}}), ErrPrunedCall)
+	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k900"}}), ErrUnknownCall)
 }

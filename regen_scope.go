@@ -147,11 +147,12 @@ func (c *Context) remapScopes(cm []int32) {
 }
 
 // forgetServer records that the results of the server calls message p
-// carries leave the prompt with it, for refetch detection.
-func (c *Context) forgetServer(p int32, rc rec, id MessageID) {
+// carries leave the prompt with it, for refetch detection: d evicts p,
+// recorded at d.recs[i].
+func (c *Context) forgetServer(p int32, d *Decision, i int) {
 	for k := range c.callsOf(p) {
 		if c.call(k).flags&cServer != 0 {
-			c.queueForgot(k, rc, id, false)
+			c.queueForgot(k, d, i)
 		}
 	}
 }
