@@ -25,10 +25,22 @@ func (h ContentHash) String() string { return hex.EncodeToString(h[:]) }
 // IsZero reports whether h is the zero ContentHash.
 func (h ContentHash) IsZero() bool { return h == ContentHash{} }
 
+// hashOf returns the ContentHash of content b. Empty content, which is
+// what a result carries when the Context holds its tokens but not its
+// bytes (as a wire body's view does), hashes to a constant.
 func hashOf(b []byte) ContentHash {
+	if len(b) == 0 {
+		return emptyHash
+	}
 	s := sha256.Sum256(b)
 	return ContentHash(s[:16])
 }
+
+// emptyHash is the ContentHash of empty content.
+var emptyHash = func() ContentHash {
+	s := sha256.Sum256(nil)
+	return ContentHash(s[:16])
+}()
 
 // RefetchAlert reports a result fetched again after pruning took the
 // result of a call with the same signature: the same tool, and arguments
