@@ -20,7 +20,11 @@ import "slices"
 // Apply is also where the Context reclaims the memory of messages gone:
 // once they outnumber the messages it holds, it compacts its records,
 // which takes time in proportion to what it holds (amortized, a constant
-// per message removed).
+// per message removed). The records a decision is the first to leave in
+// the majority wait for the next Apply, which compacts them after
+// carrying out its own decision: so a Context pruned once and dropped,
+// as a request body's view is, never pays for a compaction, and a
+// session's memory of messages gone is held until its next Apply.
 func (c *Context) Apply(d *Decision) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -76,14 +80,21 @@ func (c *Context) Apply(d *Decision) error {
 	// A decision that leaves more records dead than live is followed by
 	// a compaction, which rebuilds the indexes by id and of results from
 	// the messages held: its messages need not leave them one by one.
+	// When the records dead before it did not call for one, the
+	// compaction waits for the next Apply: its messages leave the
+	// indexes of results together, in a walk over each, and stay in the
+	// hash indexes, which read a message or call gone as no id (see
+	// heldID), until the compaction. A Context pruned once and dropped,
+	// such as the view of one request body, never compacts.
 	// One that evicts a large share of the messages takes them out of
 	// the indexes together, in a pass over each.
 	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
-	batch := !rebuild && len(d.evict)*batchShare >= c.live
+	waits := rebuild && !compacts(c.dead, c.live)
+	batch := waits || !rebuild && len(d.evict)*batchShare >= c.live
 	// The hash indexes find an id by its bytes, which a message or call
 	// removed may release: they leave one by one within remove, or in a
 	// pass that reads no id.
-	hashPass := batch && len(d.evict)*hashShare >= c.live
+	hashPass := !rebuild && batch && len(d.evict)*hashShare >= c.live
 	c.reserveLedger(d.evict, d.stubs)
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
@@ -126,6 +137,9 @@ func (c *Context) Apply(d *Decision) error {
 	c.epoch++
 	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
 	c.shape++
+	if waits {
+		return nil // the compaction waits for the next Apply
+	}
 	if rebuild {
 		c.compact()
 	}

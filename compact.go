@@ -23,8 +23,12 @@ func (c *Context) reclaim() {
 
 // compacts reports whether records of dead messages beside live ones
 // call for a compaction: once the dead outnumber the live, and are not
-// too few to be worth it.
-func compacts(dead, live int) bool { return dead > live && dead >= arenaChunk/4 }
+// too few to be worth it (compactMin).
+func compacts(dead, live int) bool { return dead > live && dead >= compactMin }
+
+// compactMin is the fewest dead records worth a compaction (a variable so
+// that tests can compact small Contexts).
+var compactMin = arenaChunk / 4
 
 // callLive reports whether call k is still named: its caller or its
 // result is held.

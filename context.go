@@ -224,8 +224,8 @@ func (c *Context) init() {
 	}
 	c.text.cur = -1
 	seed := maphash.MakeSeed()
-	c.byID = index{seed: seed, key: c.msgID}
-	c.byCall = index{seed: seed, key: c.callID}
+	c.byID = index{seed: seed, key: c.heldID}
+	c.byCall = index{seed: seed, key: c.heldCallID}
 	c.roles = []Role{""}
 	c.roleIdx = map[Role]uint8{"": 0}
 	c.toolIdx = make(map[string]int32)
@@ -246,6 +246,26 @@ func (c *Context) Config() Config {
 func (c *Context) msg(p int32) *mrec  { return c.msgs.at(p) }
 func (c *Context) call(k int32) *crec { return c.calls.at(k) }
 func (c *Context) unit(u int32) *urec { return c.units.at(u) }
+// heldID returns the id of message p, or nil once it is gone. The index
+// by id reads ids through it: after a decision whose compaction waits for
+// the next Apply, the index still holds the messages it removed (see
+// Context.Apply), and nil never matches an id.
+func (c *Context) heldID(p int32) []byte {
+	if c.msg(p).flags&mDead != 0 {
+		return nil
+	}
+	return c.msgID(p)
+}
+
+// heldCallID returns the id of call k, or nil once the message that made
+// it is gone: what heldID is to the index by id, for the index by call id.
+func (c *Context) heldCallID(k int32) []byte {
+	if r := c.call(k); r.caller == none || c.msg(r.caller).flags&mDead != 0 {
+		return nil
+	}
+	return c.callID(k)
+}
+
 func (c *Context) msgID(p int32) []byte {
 	x := c.msg(p)
 	return c.text.bytes(x.text)[:x.idLen]

@@ -90,9 +90,15 @@ func TestCompactionMakesOtherDecisionsStale(t *testing.T) {
 	for i := range 1500 {
 		evict = append(evict, MessageID(fmt.Sprint("a", i)))
 	}
-	d, err := c.Prune(Plan{Evict: evict})
+	// The first decision to leave more messages gone than held leaves
+	// the compaction to the next Apply.
+	d, err := c.Prune(Plan{Evict: evict[:1100]})
 	require.NoError(t, err)
 	before := c.compactions
+	require.NoError(t, c.Apply(d))
+	require.Equal(t, before, c.compactions, "2,200 messages gone, 1,801 held: the compaction waits")
+	d, err = c.Prune(Plan{Evict: evict[1100:]})
+	require.NoError(t, err)
 	require.NoError(t, c.Apply(d))
 	require.Greater(t, c.compactions, before, "3,000 messages gone, 1,001 held: compacted")
 	assert.ErrorIs(t, c.Apply(other), ErrStaleDecision)

@@ -359,6 +359,15 @@ func TestPropertyPruneHeavy(t *testing.T) {
 	rapidRun(t, pruneOps, 120)
 }
 
+// The same on Contexts that compact from the first record dead beyond
+// the live ones: decisions that leave the compaction to the next Apply,
+// the indexes holding messages gone until then, and the compactions.
+func TestPropertyPruneCompacting(t *testing.T) {
+	defer func(n int) { compactMin = n }(compactMin)
+	compactMin = 1
+	rapidRun(t, pruneOps, 120)
+}
+
 // Bad events fail with ErrInvalidInput (and the predicted sentinel) and
 // leave the Context exactly as it was.
 func TestPropertyBadEventsChangeNothing(t *testing.T) {
