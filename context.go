@@ -246,6 +246,7 @@ func (c *Context) Config() Config {
 func (c *Context) msg(p int32) *mrec  { return c.msgs.at(p) }
 func (c *Context) call(k int32) *crec { return c.calls.at(k) }
 func (c *Context) unit(u int32) *urec { return c.units.at(u) }
+
 // heldID returns the id of message p, or nil once it is gone. The index
 // by id reads ids through it: after a decision whose compaction waits for
 // the next Apply, the index still holds the messages it removed (see

@@ -239,5 +239,6 @@
 // of the Context. A Context keeps at most 128 bytes per message at a
 // million messages (about 119 on a realistic session mix) beyond the ids,
 // contents and arguments it was given, and reclaims the memory of the
-// messages that leave.
+// messages that leave, at the latest at the Apply after the one that
+// removed them (see [Context.Apply]).
 package pruneguard
