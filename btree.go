@@ -439,10 +439,17 @@ func (t *btree[T]) fillSeq(n int, xs iter.Seq[T]) {
 			i, j = i+1, 0
 		}
 	}
+	t.root = spare.build(level, lows)
+}
+
+// build returns the root of a tree over the nodes of one level, in order,
+// whose least elements are lows: it builds the levels above bottom-up, in
+// the spare internal nodes first.
+func (s *nodes[T]) build(level []*bnode[T], lows []T) *bnode[T] {
 	for len(level) > 1 {
 		up, upLows := level[:0:0], lows[:0:0]
 		for lo, hi := range spread(len(level)) {
-			m := spare.internal()
+			m := s.internal()
 			m.kids = append(m.kids, level[lo:hi]...)
 			m.items = append(m.items, lows[lo+1:hi]...)
 			m.recount()
@@ -451,7 +458,7 @@ func (t *btree[T]) fillSeq(n int, xs iter.Seq[T]) {
 		}
 		level, lows = up, upLows
 	}
-	t.root = level[0]
+	return level[0]
 }
 
 // nodes holds the nodes of a tree being replaced, for its successor.
@@ -529,17 +536,110 @@ func (t *btree[T]) each(f func(x T)) {
 	}
 }
 
-// deleteWhere removes the elements gone reports, in one walk that builds
-// the tree again: it takes time in proportion to the elements, not to
-// those removed.
+// deleteWhere removes the elements gone reports, in one walk over the
+// leaves that keeps each leaf's elements in place: a leaf left less than
+// half full merges with the next or takes from it, one left empty goes,
+// and the levels above are built again from the leaves, in the internal
+// nodes they had, so that the tree is shaped as fill shapes one. It takes time in proportion to the elements,
+// not to those removed, and allocates only lists of nodes.
 func (t *btree[T]) deleteWhere(gone func(x T) bool) {
-	keep := make([]T, 0, t.n)
-	t.each(func(x T) {
-		if !gone(x) {
-			keep = append(keep, x)
-		}
-	})
-	if len(keep) < t.n {
-		t.fill(keep)
+	if t.root == nil {
+		return
 	}
+	var leaves []*bnode[T]
+	var walk func(n *bnode[T])
+	walk = func(n *bnode[T]) {
+		if n.leaf() {
+			leaves = append(leaves, n)
+			return
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	walk(t.root)
+	removed := 0
+	for _, l := range leaves {
+		k := 0
+		for _, x := range l.items {
+			if !gone(x) {
+				l.items[k] = x
+				k++
+			}
+		}
+		removed += len(l.items) - k
+		clear(l.items[k:])
+		l.items = l.items[:k]
+	}
+	if removed == 0 {
+		return
+	}
+	t.n -= removed
+	// The internal nodes, for the levels built again.
+	var spare nodes[T]
+	var inner func(n *bnode[T])
+	inner = func(n *bnode[T]) {
+		if n.leaf() {
+			return
+		}
+		for _, k := range n.kids {
+			inner(k)
+		}
+		if cap(n.items) >= bMax && cap(n.kids) >= bMax+1 {
+			clear(n.items[:cap(n.items)])
+			clear(n.kids[:cap(n.kids)])
+			n.items, n.kids = n.items[:0], n.kids[:0]
+			spare.inner = append(spare.inner, n)
+		}
+	}
+	inner(t.root)
+	t.root = nil
+	if t.n == 0 {
+		return
+	}
+	// Every leaf but the last is at least half full: a leaf short of it
+	// merges with the next when both fit in one, or takes from it, which
+	// then keeps more than half.
+	w := 0
+	for _, l := range leaves {
+		if len(l.items) == 0 {
+			continue
+		}
+		if w > 0 {
+			prev := leaves[w-1]
+			if len(prev.items)+len(l.items) <= bMax {
+				prev.items = append(prev.items, l.items...)
+				prev.count = len(prev.items)
+				continue
+			}
+			if short := bMax/2 - len(prev.items); short > 0 {
+				prev.items = append(prev.items, l.items[:short]...)
+				prev.count = len(prev.items)
+				rest := copy(l.items, l.items[short:])
+				clear(l.items[rest:])
+				l.items = l.items[:rest]
+			}
+		}
+		l.count = len(l.items)
+		leaves[w] = l
+		w++
+	}
+	leaves = leaves[:w]
+	if last := leaves[w-1]; w > 1 && len(last.items) < bMax/2 {
+		// The last takes from the one before: the two did not fit in
+		// one, so each keeps more than half.
+		prev := leaves[w-2]
+		move := (len(prev.items)+len(last.items))/2 - len(last.items)
+		last.items = append(last.items, prev.items[len(prev.items)-move:]...)
+		copy(last.items[move:], last.items[:len(last.items)-move])
+		copy(last.items, prev.items[len(prev.items)-move:])
+		clear(prev.items[len(prev.items)-move:])
+		prev.items = prev.items[:len(prev.items)-move]
+		prev.count, last.count = len(prev.items), len(last.items)
+	}
+	lows := make([]T, w)
+	for i, l := range leaves {
+		lows[i] = l.items[0]
+	}
+	t.root = spare.build(leaves, lows)
 }

@@ -157,3 +157,83 @@ func TestBtreeAscendingFillsLeaves(t *testing.T) {
 		t.Fatalf("%d leaves for 100,000 elements, %d when full", leaves, full)
 	}
 }
+
+// deleteWhere leaves the elements the predicate keeps, in a tree of the
+// same shape rules, filled as fill fills one, whatever the tree it starts
+// from, and the tree goes on as any other.
+func TestBtreeDeleteWhere(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		tr := btree[int]{cmp: cmp.Compare[int]}
+		var model []int
+		n := rapid.IntRange(0, 3000).Draw(rt, "n")
+		if rapid.Bool().Draw(rt, "filled") {
+			for i := range n {
+				model = append(model, 2*i)
+			}
+			tr.fill(model)
+		} else {
+			for range n {
+				x := rapid.IntRange(0, 4*n).Draw(rt, "x")
+				tr.Insert(x)
+				if j, found := slices.BinarySearch(model, x); !found {
+					model = slices.Insert(model, j, x)
+				}
+			}
+		}
+		share := rapid.SampledFrom([]int{0, 1, 5, 30, 60, 90, 100}).Draw(rt, "share")
+		seed := rapid.Uint64().Draw(rt, "seed")
+		gone := func(x int) bool { return (uint64(x)*0x9e3779b97f4a7c15^seed)%100 < uint64(share) }
+		before := len(model)
+		tr.deleteWhere(gone)
+		model = slices.DeleteFunc(model, gone)
+		checkBtree(rt, &tr)
+		var got []int
+		tr.each(func(x int) { got = append(got, x) })
+		if !slices.Equal(got, model) || tr.Len() != len(model) {
+			rt.Fatalf("after deleteWhere: %d elements %v, model %d", tr.Len(), len(got), len(model))
+		}
+		var leaves []*bnode[int]
+		var walk func(n *bnode[int])
+		walk = func(n *bnode[int]) {
+			if n.leaf() {
+				leaves = append(leaves, n)
+				return
+			}
+			for _, k := range n.kids {
+				walk(k)
+			}
+		}
+		if tr.root != nil {
+			walk(tr.root)
+		}
+		for i, l := range leaves {
+			if len(leaves) > 1 && len(l.items) < bMax/2 {
+				rt.Fatalf("leaf %d of %d holds %d", i, len(leaves), len(l.items))
+			}
+		}
+		if len(model) < before {
+			checkFilled(rt, &tr)
+		}
+		// The tree goes on.
+		for range rapid.IntRange(0, 200).Draw(rt, "more") {
+			x := rapid.IntRange(0, 4*n+10).Draw(rt, "y")
+			j, found := slices.BinarySearch(model, x)
+			if rapid.Bool().Draw(rt, "insert") {
+				tr.Insert(x)
+				if !found {
+					model = slices.Insert(model, j, x)
+				}
+			} else if tr.Delete(x) != found {
+				rt.Fatalf("Delete(%d) = %v, model %v", x, !found, found)
+			} else if found {
+				model = slices.Delete(model, j, j+1)
+			}
+			checkBtree(rt, &tr)
+		}
+		for k := range model {
+			if e, ok := tr.Select(k); !ok || e != model[k] {
+				rt.Fatalf("Select(%d) = %d %v, model %d", k, e, ok, model[k])
+			}
+		}
+	})
+}
