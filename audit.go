@@ -24,8 +24,9 @@ type rec struct {
 	tokens int32 // the message's tokens when the decision was made
 	unit   int32 // index in unitTab
 	class  Class
-	// result says the message carries a result, so the record holds the
-	// hash of its content (see Decision.hashResults).
+	// result says the message carries a result with content, whose hash
+	// Decision.hashResults writes (the hash of empty content is written
+	// at once).
 	result bool
 	hash   ContentHash
 }

@@ -98,8 +98,8 @@ type SpillNote struct {
 }
 
 // record fills rc with the audit record of message p, whose record is
-// x, all but the hash of its content, and returns its tokens and, for a
-// result, the length of the content to hash.
+// x, all but the hash of a result's content unless it is empty, and
+// returns its tokens and, for a result, the length of its content.
 func (r *pruneRun) record(rc *rec, p int32, x *mrec) (tokens, hashLen int) {
 	c := r.c
 	tokens = int(x.tokens)
@@ -112,8 +112,12 @@ func (r *pruneRun) record(rc *rec, p int32, x *mrec) (tokens, hashLen int) {
 		carries = c.call(k).flags&cServer != 0
 	}
 	if carries {
-		rc.result = true
-		hashLen = len(c.content(p))
+		// Empty content, as in a wire body's view, hashes to a constant.
+		if hashLen = len(c.content(p)); hashLen == 0 {
+			rc.hash = emptyHash
+		} else {
+			rc.result = true
+		}
 	}
 	return tokens, hashLen
 }
@@ -132,6 +136,9 @@ func (d *Decision) hashResults(c *Context, bytes int) {
 				rc.hash = hashOf(c.content(d.at(i)))
 			}
 		}
+	}
+	if bytes == 0 {
+		return // no result holds content
 	}
 	parts := min(runtime.GOMAXPROCS(0), maxHashParts, bytes/parallelHashMin)
 	if parts <= 1 {
