@@ -154,3 +154,35 @@ func BenchmarkGuardedCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPruneBody measures what `pruneguard prune` reports as prune_ms
+// on a Chat body of 20,000 messages (chatSession): one guarded check that
+// brings a freshly bound body to half, or nine tenths, of its tokens, with
+// the options the comparison with other trimmers uses (`--unannotated
+// regenerable --text reconstructible`, the relaxed boundary, oldest
+// first). Binding the body is outside the timer.
+func BenchmarkPruneBody(b *testing.B) {
+	body := chatSession(20000)
+	opts := wire.Options{
+		Config:      pruneguard.Config{Boundary: pruneguard.BoundaryRelaxed, Regen: pruneguard.RegenDropUnsafe, TextClass: pruneguard.Reconstructible},
+		Unannotated: wire.UnannotatedRegenerable,
+	}
+	for _, pct := range []int{50, 90} {
+		b.Run(fmt.Sprintf("budget=%d%%", pct), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				g, err := wire.Bind(body, wire.OpenAIChat, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				budget := g.Tokens() * pct / 100
+				b.StartTimer()
+				res, _, err := g.Check(pruneguard.Guard{Budget: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32})
+				if err != nil || res.Outcome != pruneguard.Pruned || g.Tokens() > budget {
+					b.Fatalf("outcome %v, %d tokens over a budget of %d: %v", res.Outcome, g.Tokens(), budget, err)
+				}
+			}
+		})
+	}
+}
