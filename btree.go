@@ -536,6 +536,25 @@ func (t *btree[T]) each(f func(x T)) {
 	}
 }
 
+// leaves returns the leaves in order.
+func (t *btree[T]) leaves() []*bnode[T] {
+	var out []*bnode[T]
+	var walk func(n *bnode[T])
+	walk = func(n *bnode[T]) {
+		if n.leaf() {
+			out = append(out, n)
+			return
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	if t.root != nil {
+		walk(t.root)
+	}
+	return out
+}
+
 // deleteWhere removes the elements gone reports, in one walk over the
 // leaves that keeps each leaf's elements in place: a leaf left less than
 // half full merges with the next or takes from it, one left empty goes,
@@ -546,18 +565,7 @@ func (t *btree[T]) deleteWhere(gone func(x T) bool) {
 	if t.root == nil {
 		return
 	}
-	var leaves []*bnode[T]
-	var walk func(n *bnode[T])
-	walk = func(n *bnode[T]) {
-		if n.leaf() {
-			leaves = append(leaves, n)
-			return
-		}
-		for _, k := range n.kids {
-			walk(k)
-		}
-	}
-	walk(t.root)
+	leaves := t.leaves()
 	removed := 0
 	for _, l := range leaves {
 		k := 0

@@ -192,20 +192,7 @@ func TestBtreeDeleteWhere(t *testing.T) {
 		if !slices.Equal(got, model) || tr.Len() != len(model) {
 			rt.Fatalf("after deleteWhere: %d elements %v, model %d", tr.Len(), len(got), len(model))
 		}
-		var leaves []*bnode[int]
-		var walk func(n *bnode[int])
-		walk = func(n *bnode[int]) {
-			if n.leaf() {
-				leaves = append(leaves, n)
-				return
-			}
-			for _, k := range n.kids {
-				walk(k)
-			}
-		}
-		if tr.root != nil {
-			walk(tr.root)
-		}
+		leaves := tr.leaves()
 		for i, l := range leaves {
 			if len(leaves) > 1 && len(l.items) < bMax/2 {
 				rt.Fatalf("leaf %d of %d holds %d", i, len(leaves), len(l.items))
@@ -215,25 +202,39 @@ func TestBtreeDeleteWhere(t *testing.T) {
 			checkFilled(rt, &tr)
 		}
 		// The tree goes on.
-		for range rapid.IntRange(0, 200).Draw(rt, "more") {
-			x := rapid.IntRange(0, 4*n+10).Draw(rt, "y")
-			j, found := slices.BinarySearch(model, x)
-			if rapid.Bool().Draw(rt, "insert") {
-				tr.Insert(x)
-				if !found {
-					model = slices.Insert(model, j, x)
-				}
-			} else if tr.Delete(x) != found {
-				rt.Fatalf("Delete(%d) = %v, model %v", x, !found, found)
-			} else if found {
-				model = slices.Delete(model, j, j+1)
-			}
-			checkBtree(rt, &tr)
-		}
+		model = editAgainstModel(rt, &tr, model, rapid.IntRange(0, 200).Draw(rt, "ops"), 4*n+10, true)
 		for k := range model {
 			if e, ok := tr.Select(k); !ok || e != model[k] {
 				rt.Fatalf("Select(%d) = %d %v, model %d", k, e, ok, model[k])
 			}
 		}
 	})
+}
+
+// editAgainstModel inserts and deletes ops random elements of [-1, top]
+// in tr and in model, its elements in order, checking each Delete's
+// answer and, with each, the tree's shape after every edit; it returns
+// the model.
+func editAgainstModel(rt *rapid.T, tr *btree[int], model []int, ops, top int, each bool) []int {
+	for range ops {
+		x := rapid.IntRange(-1, top).Draw(rt, "y")
+		j, found := slices.BinarySearch(model, x)
+		if rapid.Bool().Draw(rt, "delete") {
+			if tr.Delete(x) != found {
+				rt.Fatalf("Delete(%d) != %v", x, found)
+			}
+			if found {
+				model = slices.Delete(model, j, j+1)
+			}
+		} else {
+			tr.Insert(x)
+			if !found {
+				model = slices.Insert(model, j, x)
+			}
+		}
+		if each {
+			checkBtree(rt, tr)
+		}
+	}
+	return model
 }

@@ -167,24 +167,7 @@ func TestBtreeFillMatchesASortedSlice(t *testing.T) {
 				rt.Fatalf("Select(%d) = %d, want %d", i, x, model[i])
 			}
 		}
-		for range rapid.IntRange(0, 300).Draw(rt, "ops") {
-			x := rapid.IntRange(-1, 3*n+3).Draw(rt, "y")
-			j, found := slices.BinarySearch(model, x)
-			if rapid.Bool().Draw(rt, "delete") {
-				if tr.Delete(x) != found {
-					rt.Fatalf("Delete(%d) != %v", x, found)
-				}
-				if found {
-					model = slices.Delete(model, j, j+1)
-				}
-			} else {
-				tr.Insert(x)
-				if !found {
-					model = slices.Insert(model, j, x)
-				}
-			}
-			checkBtree(rt, &tr)
-		}
+		model = editAgainstModel(rt, &tr, model, rapid.IntRange(0, 300).Draw(rt, "ops"), 3*n+3, true)
 		walked = walked[:0]
 		tr.each(func(x int) { walked = append(walked, x) })
 		if !slices.Equal(walked, model) || tr.Len() != len(model) {
@@ -508,23 +491,7 @@ func TestBtreeFillReusesTheNodesItReplaces(t *testing.T) {
 		if got, want := reused(newInner, oldInner), min(len(newInner), len(oldInner)); got != want {
 			rt.Fatalf("%d of %d old internal nodes reused for %d new ones, want %d", got, len(oldInner), len(newInner), want)
 		}
-		for range rapid.IntRange(0, 200).Draw(rt, "ops") {
-			x := rapid.IntRange(-1, 3*n+3).Draw(rt, "y")
-			j, found := slices.BinarySearch(model, x)
-			if rapid.Bool().Draw(rt, "delete") {
-				if tr.Delete(x) != found {
-					rt.Fatalf("Delete(%d) != %v", x, found)
-				}
-				if found {
-					model = slices.Delete(model, j, j+1)
-				}
-			} else {
-				tr.Insert(x)
-				if !found {
-					model = slices.Insert(model, j, x)
-				}
-			}
-		}
+		model = editAgainstModel(rt, &tr, model, rapid.IntRange(0, 200).Draw(rt, "ops"), 3*n+3, false)
 		checkBtree(rt, &tr)
 		walked = walked[:0]
 		tr.each(func(x int) { walked = append(walked, x) })

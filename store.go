@@ -433,45 +433,9 @@ func (t *index) renumber(m []int32, n int) int {
 }
 
 // renumberInPlace is renumber keeping the size, in the slots the index
-// has: removeSet's pass, which also renames each record kept. A record
-// kept moves back to its home or just past the one kept before it, no
-// further from home than it was, to a slot already passed and emptied
-// or its own; so it fits its distance byte, meets no record, and the
-// load only falls.
+// has: the pass of keepInPlace, renaming each record r to m[r].
 func (t *index) renumberInPlace(m []int32) {
-	size := len(t.slots)
-	start := 0
-	for t.slots[start] != 0 {
-		start++
-	}
-	t.n = 0
-	last := -1 // where the record kept last lies, not wrapped
-	for j := 1; j <= size; j++ {
-		u := start + j // the slot, not wrapped
-		i := u
-		if i >= size {
-			i -= size
-		}
-		s := t.slots[i]
-		if s == 0 {
-			continue
-		}
-		d := t.meta[i]
-		t.slots[i], t.meta[i] = 0, 0
-		r := m[s-1]
-		if r == none {
-			continue
-		}
-		t.n++
-		home := u - int(d>>8)
-		at := max(home, last+1)
-		last = at
-		k := at
-		if k >= size {
-			k -= size
-		}
-		t.slots[k], t.meta[k] = r+1, uint16(at-home)<<8|d&0xff
-	}
+	t.keepInPlace(func(r int32) int32 { return m[r] })
 }
 
 // recent remembers the keys of its last puts, up to a bound, with a
@@ -538,14 +502,27 @@ func (s recordSet) add(r int32)      { s[r/64] |= 1 << (r % 64) }
 func (s recordSet) has(r int32) bool { return s[r/64]&(1<<(r%64)) != 0 }
 
 // removeSet unmaps every record of gone the index holds, as remove would
-// one by one, in one pass over the slots that reads no id: from an empty
-// slot on, each record kept moves back to its home or just past the one
-// kept before it, which is where removing the others would have shifted
-// it. It takes time in proportion to the slots.
+// one by one, in one pass over the slots that reads no id (keepInPlace).
 func (t *index) removeSet(gone recordSet) {
 	if t.n == 0 {
 		return
 	}
+	t.keepInPlace(func(r int32) int32 {
+		if gone.has(r) {
+			return none
+		}
+		return r
+	})
+}
+
+// keepInPlace maps every record r of the index to f(r), dropping those f
+// maps to none, in one pass over the slots that reads no id: from an
+// empty slot on, each record kept moves back to its home or just past the
+// one kept before it, which is where removing the others one by one would
+// have shifted it. It moves no further from home than it was, to a slot
+// already passed and emptied or its own, so it fits its distance byte and
+// meets no record. It takes time in proportion to the slots.
+func (t *index) keepInPlace(f func(r int32) int32) {
 	size := len(t.slots)
 	start := 0
 	for t.slots[start] != 0 {
@@ -563,8 +540,9 @@ func (t *index) removeSet(gone recordSet) {
 			continue
 		}
 		m := t.meta[i]
-		if gone.has(s - 1) {
-			t.slots[i], t.meta[i] = 0, 0
+		t.slots[i], t.meta[i] = 0, 0
+		r := f(s - 1)
+		if r == none {
 			t.n--
 			continue
 		}
@@ -573,14 +551,10 @@ func (t *index) removeSet(gone recordSet) {
 		home := u - int(m>>8)
 		at := max(home, last+1)
 		last = at
-		if at == u {
-			continue
-		}
-		t.slots[i], t.meta[i] = 0, 0
 		k := at
 		if k >= size {
 			k -= size
 		}
-		t.slots[k], t.meta[k] = s, uint16(at-home)<<8|m&0xff
+		t.slots[k], t.meta[k] = r+1, uint16(at-home)<<8|m&0xff
 	}
 }
