@@ -25,20 +25,7 @@ func TestBtreeMatchesASortedSlice(t *testing.T) {
 				next++
 				x = span + next
 			}
-			j, found := slices.BinarySearch(model, x)
-			if rapid.IntRange(0, 2).Draw(rt, "op") == 0 {
-				if tr.Delete(x) != found {
-					rt.Fatalf("Delete(%d) = %v, model %v", x, !found, found)
-				}
-				if found {
-					model = slices.Delete(model, j, j+1)
-				}
-			} else {
-				tr.Insert(x)
-				if !found {
-					model = slices.Insert(model, j, x)
-				}
-			}
+			model = editOnce(rt, &tr, model, x, rapid.IntRange(0, 2).Draw(rt, "op") == 0)
 			if tr.Len() != len(model) {
 				rt.Fatalf("Len %d, model %d", tr.Len(), len(model))
 			}
@@ -218,22 +205,29 @@ func TestBtreeDeleteWhere(t *testing.T) {
 func editAgainstModel(rt *rapid.T, tr *btree[int], model []int, ops, top int, each bool) []int {
 	for range ops {
 		x := rapid.IntRange(-1, top).Draw(rt, "y")
-		j, found := slices.BinarySearch(model, x)
-		if rapid.Bool().Draw(rt, "delete") {
-			if tr.Delete(x) != found {
-				rt.Fatalf("Delete(%d) != %v", x, found)
-			}
-			if found {
-				model = slices.Delete(model, j, j+1)
-			}
-		} else {
-			tr.Insert(x)
-			if !found {
-				model = slices.Insert(model, j, x)
-			}
-		}
+		model = editOnce(rt, tr, model, x, rapid.Bool().Draw(rt, "delete"))
 		if each {
 			checkBtree(rt, tr)
+		}
+	}
+	return model
+}
+
+// editOnce deletes x from tr and model, checking Delete's answer against
+// the model, or inserts it in both; it returns the model.
+func editOnce(rt *rapid.T, tr *btree[int], model []int, x int, del bool) []int {
+	j, found := slices.BinarySearch(model, x)
+	if del {
+		if tr.Delete(x) != found {
+			rt.Fatalf("Delete(%d) = %v, model %v", x, !found, found)
+		}
+		if found {
+			model = slices.Delete(model, j, j+1)
+		}
+	} else {
+		tr.Insert(x)
+		if !found {
+			model = slices.Insert(model, j, x)
 		}
 	}
 	return model

@@ -96,14 +96,7 @@ func runLedgerScript(t *testing.T, seed uint64) ledgerRun {
 	for range 200 {
 		i := rng.IntN(next)
 		err := c.Append(Message{ID: MessageID(fmt.Sprint("late", i)), Answers: []CallID{CallID(fmt.Sprint("k", i))}})
-		switch {
-		case errors.Is(err, ErrPrunedCall):
-			run.late = append(run.late, "pruned")
-		case errors.Is(err, ErrUnknownCall):
-			run.late = append(run.late, "unknown")
-		default:
-			run.late = append(run.late, fmt.Sprint(err))
-		}
+		run.late = append(run.late, lateOutcome(err))
 	}
 	for j := range 100 {
 		i := rng.IntN(next)
@@ -363,14 +356,7 @@ func runSeveralDecisions(t *testing.T) severalRun {
 	run.gone, run.cleared = s.Gone, s.Cleared
 	for _, i := range []int{10, 20, 390, 5} {
 		err := c.Append(Message{ID: MessageID(fmt.Sprint("late", i)), Answers: []CallID{CallID(fmt.Sprint("lost", i))}})
-		switch {
-		case errors.Is(err, ErrAbandonedCall):
-			run.late = append(run.late, "abandoned")
-		case errors.Is(err, ErrUnknownCall):
-			run.late = append(run.late, "unknown")
-		default:
-			run.late = append(run.late, fmt.Sprint(err))
-		}
+		run.late = append(run.late, lateOutcome(err))
 	}
 	for i := range 40 {
 		id := fmt.Sprint("again", i)
@@ -543,4 +529,18 @@ func TestLedgerBoundCountsEveryCall(t *testing.T) {
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k4999"}}), ErrPrunedCall)
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k5049"}}), ErrPrunedCall)
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k900"}}), ErrUnknownCall)
+}
+
+// lateOutcome names what appending a late result gave: refused as
+// pruned, abandoned or unknown, or another outcome as printed.
+func lateOutcome(err error) string {
+	switch {
+	case errors.Is(err, ErrAbandonedCall):
+		return "abandoned"
+	case errors.Is(err, ErrPrunedCall):
+		return "pruned"
+	case errors.Is(err, ErrUnknownCall):
+		return "unknown"
+	}
+	return fmt.Sprint(err)
 }
