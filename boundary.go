@@ -143,7 +143,7 @@ func (r *pruneRun) boundaryGate() {
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.
 func (c *Context) heldBack(u int32) *Violation {
 	un := c.unit(u)
-	if un.open == 0 && un.pending == 0 && un.pinned == 0 {
+	if un.open == 0 && un.pending == 0 && un.pinned == 0 && un.tail < c.readEnd {
 		return nil
 	}
 	v := &Violation{Gate: GateBoundary, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
@@ -161,6 +161,8 @@ func (c *Context) heldBack(u int32) *Violation {
 		}
 	case un.pinned > 0:
 		v.Code = CodePinned
+	case un.tail >= c.readEnd:
+		v.Code = CodeUnread
 	default:
 		return nil
 	}
@@ -175,3 +177,8 @@ func (c *Context) unitSize(u int32) int {
 	}
 	return n
 }
+
+// modelRole reports whether a message of role r is the model's own: an
+// assistant message or a reasoning item. The model read everything
+// before it.
+func modelRole(r Role) bool { return r == RoleAssistant || r == RoleReasoning }

@@ -55,14 +55,18 @@ func (c *Context) compact() {
 	}
 	// The messages held, in transcript order.
 	pm := make([]int32, c.msgs.n)
-	var held int32
+	var held, readEnd int32
 	for p := int32(0); p < c.msgs.n; p++ {
 		pm[p] = none
 		if c.msg(p).flags&mDead == 0 {
 			pm[p] = held
 			held++
 		}
+		if p+1 == c.readEnd {
+			readEnd = held
+		}
 	}
+	c.readEnd = readEnd
 	// Calls, in the order they were made, while a message names them
 	// (see callLive), moved down in place. cm maps a call kept to its
 	// new place and, until the marks have moved, a call gone k to

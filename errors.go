@@ -151,6 +151,7 @@ const (
 	CodePending Code = "pending-call" // a call of the unit has no complete result
 	CodeSplit   Code = "split-unit"   // the plan names only part of a unit
 	CodePinned  Code = "pinned"       // the unit holds a pinned message
+	CodeUnread  Code = "unread"       // a message of the unit came after the model's last message
 )
 
 // Reasons of the evict-or-tombstone gate.

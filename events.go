@@ -82,6 +82,9 @@ func (c *Context) add(op string, m Message, open bool) error {
 	}
 	c.live++
 	c.byID.put(p)
+	if modelRole(m.Role) {
+		c.readEnd = p + 1
+	}
 
 	// Results first: bind the answered calls and find the units this
 	// message joins.

@@ -107,7 +107,7 @@ func (c *Context) mayHoard(p int32, stub bool, spare, bound int32) bool {
 	switch {
 	case x.flags&(mOpen|mPinned|mStubbed|mDead) != 0, un.pending > 0, un.open > 0, un.pinned > 0, c.refs(p) > 0:
 		return false
-	case un.head >= spare, bound != none && un.tail >= bound:
+	case un.head >= spare, bound != none && un.tail >= bound, un.tail >= c.readEnd:
 		return false
 	case stub && (x.ans == none || c.mem.stubRefused(p)):
 		return false

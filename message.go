@@ -152,5 +152,8 @@ type Unit struct {
 	Pending  []CallID    // calls still waiting for a complete result
 	Open     bool        // some message of the unit is still streaming
 	Pinned   bool
-	Tokens   int
+	// Unread says a message of the unit came after the model's last
+	// message: the model has not read it yet (see [Context.Unread]).
+	Unread bool
+	Tokens int
 }

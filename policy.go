@@ -39,13 +39,13 @@ func (f ViewFunc) Propose(v *View, need int) Plan { return f(v, need) }
 
 // prunable reports whether a policy may propose unit u: nothing in it is
 // pinned, streaming or waiting for a result.
-func prunable(u Unit) bool { return !u.Pinned && !u.Open && len(u.Pending) == 0 }
+func prunable(u Unit) bool { return !u.Pinned && !u.Open && !u.Unread && len(u.Pending) == 0 }
 
 // proposable is prunable for the unit at u, without describing it. Under
 // the read lock.
 func (c *Context) proposable(u int32) bool {
 	un := c.unit(u)
-	if un.pinned > 0 || un.open > 0 {
+	if un.pinned > 0 || un.open > 0 || un.tail >= c.readEnd {
 		return false
 	}
 	if un.pending > 0 {

@@ -209,7 +209,7 @@ func (c *Context) describe(u int32) Unit {
 		ps = append(ps, p)
 	}
 	ids := c.names(ps)
-	d := Unit{ID: UnitID(ids[0]), Open: un.open > 0, Pinned: un.pinned > 0, Messages: make([]MessageID, len(ps))}
+	d := Unit{ID: UnitID(ids[0]), Open: un.open > 0, Pinned: un.pinned > 0, Unread: un.tail >= c.readEnd, Messages: make([]MessageID, len(ps))}
 	for i, p := range ps {
 		d.Messages[i] = MessageID(ids[i])
 		d.Tokens += c.tokensOf(p)
