@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 )
@@ -110,6 +111,18 @@ type Guard struct {
 	// in Result.Spills) until a later decision is applied. Nil means
 	// nothing is spilled.
 	Spill Spiller
+	// Summarizer, when set, makes a check over its trigger compact before
+	// it evicts: it replaces the oldest run of whole units that may go
+	// (up to what the policy keeps, see [Keeper]) with one summary
+	// message the Summarizer writes from the run's [Brief], judged by the
+	// gates as [Summary] says. With Spill set, the run is spilled first,
+	// as one segment, so that everything it held can be read back and
+	// the summary carries the pointer; without, the run ends before the
+	// first message only a pointer could stand for. A summary the gates
+	// refuse, or a Summarizer's error, is reported (Result.Reason,
+	// Result.Refused) and the check goes on with evictions. Nil means no
+	// compaction.
+	Summarizer Summarizer
 	// Screen, when set, vets each decision before it is applied, for
 	// rules the gates do not know (a provider's request rules); what it
 	// refuses is taken out and the plan pruned again. Nil means no screen.
@@ -238,6 +251,13 @@ type Result struct {
 // is then Pruned, and Result.Decisions lists them for the runtime to
 // render (tombstones, pointers) as after any prune.
 func (g Guard) Check(c *Context) (Result, error) {
+	return g.CheckContext(context.Background(), c)
+}
+
+// CheckContext is [Guard.Check] with a context for the calls a check
+// makes outside the Context: the Summarizer's. The gates themselves do
+// no I/O.
+func (g Guard) CheckContext(ctx context.Context, c *Context) (Result, error) {
 	if c == nil {
 		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
 	}
@@ -258,7 +278,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 		}
 		return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens}, nil
 	}
-	return g.run(c, c.Config(), s.tokens, trigger)
+	return g.run(ctx, c, c.Config(), s.tokens, trigger)
 }
 
 // guardView is what a check reads of a Context, under one lock, to
@@ -283,6 +303,7 @@ func (c *Context) guardState() guardView {
 
 // guardRun is one Check past the quick return.
 type guardRun struct {
+	ctx     context.Context
 	g       Guard
 	c       *Context
 	cfg     Config
@@ -323,8 +344,8 @@ const (
 	fromHoard  = "hoard"  // the hoarding rule
 )
 
-func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) {
-	r := &guardRun{g: g, c: c, cfg: cfg, trigger: trigger, res: Result{Before: before}}
+func (g Guard) run(ctx context.Context, c *Context, cfg Config, before, trigger int) (Result, error) {
+	r := &guardRun{ctx: ctx, g: g, c: c, cfg: cfg, trigger: trigger, res: Result{Before: before}}
 	r.pol = g.Policy
 	if r.pol == nil {
 		r.pol = OldestFirst{}
@@ -371,6 +392,9 @@ func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) 
 		}
 		if err == nil && over {
 			r.target = max(0, min(g.Budget, before-g.MinClear))
+			if g.Summarizer != nil {
+				r.compact()
+			}
 			err = r.reduce()
 		}
 	}
