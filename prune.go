@@ -100,6 +100,7 @@ var pipeline = []stage{
 	{0, (*pruneRun).takeSchemas},
 	{GateSchema, (*pruneRun).schemaGate},
 	{GateSchema, (*pruneRun).toolGate},
+	{GateRegen, (*pruneRun).summarySize},
 }
 
 // prune is Prune, with a hint of where the messages p names are; with
@@ -134,9 +135,6 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 			}
 			return nil, r.deferred
 		}
-	}
-	if r.sum != nil {
-		r.summaryGrows(r.evictTokens())
 	}
 	if len(r.violations) > 0 {
 		sortViolations(r.violations)

@@ -72,7 +72,7 @@ func (r *pruneRun) brief() *Brief {
 		b.Messages[i] = bm
 	}
 	for i := range b.Messages {
-		if bm := &b.Messages[i]; bm.Pointer.IsZero() && (bm.Withheld || r.mustSpill(run[i])) {
+		if bm := &b.Messages[i]; bm.Pointer.IsZero() && (bm.Withheld || bm.Required && r.mustSpill(run[i])) {
 			b.Spill = append(b.Spill, bm.ID)
 		}
 	}
@@ -108,7 +108,7 @@ func (r *pruneRun) briefMessage(p int32) BriefMessage {
 	if !bm.Stubbed {
 		bm.Content = slices.Clone(c.textOf(p))
 	}
-	fs, _ := c.factsOf(p)
+	fs, _ := r.sum.factsOf(c, p)
 	for _, f := range fs {
 		bm.Facts = append(bm.Facts, f.public(bm.ID))
 	}
@@ -119,10 +119,7 @@ func (r *pruneRun) briefMessage(p int32) BriefMessage {
 // behind its pointer: a message marked with Facts whose text is too long
 // to carry and holds no fact to carry.
 func (r *pruneRun) mustSpill(p int32) bool {
-	if r.c.sealed || r.classOf(p) == Reconstructible {
-		return false
-	}
-	_, spill := r.c.factsOf(p)
+	_, spill := r.sum.factsOf(r.c, p)
 	return spill
 }
 

@@ -187,10 +187,13 @@ func facts1(f Facts) Code {
 	return CodeIrreducible
 }
 
-// summaryGrows refuses a summary that is not smaller than its run.
-func (r *pruneRun) summaryGrows(run int) {
+// summarySize refuses a summary that is not smaller than its run.
+func (r *pruneRun) summarySize() {
+	if r.sum == nil {
+		return
+	}
 	c := r.c
-	if n := c.summaryTokens(r.sum.s); n >= run && len(r.evict) > 0 {
+	if n := c.summaryTokens(r.sum.s); n >= r.evictTokens() && len(r.evict) > 0 {
 		p := slices.Min(r.evict)
 		r.object(&Violation{Gate: GateRegen, Code: CodeSummaryGrows, Units: []UnitID{c.unitID(c.msg(p).unit)},
 			Messages: []MessageID{r.sum.s.ID}, pos: uint64(p)})
