@@ -25,19 +25,25 @@ type sumRun struct {
 	s       *Summary
 	carrier *facts.Carrier
 	carried map[Pointer]bool     // pointers the summary carries: listed and named in the text
-	found   map[int32][]heldFact // the facts of the messages of the run, as found
+	found   map[int32]foundFacts // the facts of the messages of the run, as found
+}
+
+// foundFacts is what factsOf found in a message.
+type foundFacts struct {
+	fs    []heldFact
+	spill bool
 }
 
 // factsOf returns the facts of message p of the run, finding them once.
 func (sr *sumRun) factsOf(c *Context, p int32) ([]heldFact, bool) {
-	if fs, ok := sr.found[p]; ok {
-		return fs, false
+	if f, ok := sr.found[p]; ok {
+		return f.fs, f.spill
 	}
 	fs, spill := c.factsOf(p)
 	if sr.found == nil {
-		sr.found = make(map[int32][]heldFact)
+		sr.found = make(map[int32]foundFacts)
 	}
-	sr.found[p] = fs
+	sr.found[p] = foundFacts{fs, spill}
 	return fs, spill
 }
 

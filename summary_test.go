@@ -309,3 +309,25 @@ func TestGuardCompactsAndKeepsEveryFact(t *testing.T) {
 		assert.Contains(t, all.String(), "ORD-"+strconv.Itoa(1000+i))
 	}
 }
+
+// A message marked with a fact but holding none the finder knows is
+// carried whole when short; a long one only a pointer can stand for.
+func TestSummaryMarkedTextWithoutFacts(t *testing.T) {
+	c := debugSession(t, Config{})
+	require.NoError(t, c.Append(Message{ID: "u3", Role: RoleUser, Tokens: 10, Facts: UserConstraint, Content: []byte("keep the tone formal")}))
+	require.NoError(t, c.Append(Message{ID: "u4", Role: RoleUser, Tokens: 300, Facts: UserConstraint, Content: []byte(strings.Repeat("be kind and be brief ", 40))}))
+	require.NoError(t, c.Append(Message{ID: "a7", Role: RoleAssistant, Tokens: 5, Content: []byte("sure")}))
+	b, err := c.Brief(Plan{Summary: &Summary{Replace: span(c, "u3", "u4")}})
+	require.NoError(t, err)
+	assert.Equal(t, []Fact{{Message: "u3", Kind: "text", Text: "keep the tone formal"}}, b.Facts)
+	assert.Equal(t, []MessageID{"u4"}, b.Spill)
+	_, err = c.Prune(Plan{Summary: &Summary{Replace: []MessageID{"u3"}, ID: "s", Text: "the user wants a formal tone"}})
+	var pe *PruneError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, CodeMissingFact, pe.Violations[0].Code)
+	_, err = c.Prune(Plan{Summary: &Summary{Replace: []MessageID{"u3"}, ID: "s", Text: "said: keep the tone formal"}})
+	require.NoError(t, err, "the whole text carried")
+	_, err = c.Prune(Plan{Summary: &Summary{Replace: []MessageID{"u4"}, ID: "s", Text: "kindness"}})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, CodeUserConstraint, pe.Violations[0].Code)
+}
