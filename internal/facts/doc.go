@@ -24,11 +24,13 @@
 //     of phrases (not the cause, not found, does not exist, no such,
 //     no ... found, 0 results, did not find, ruled out, ...). The fact is
 //     the sentence (split at a line end or at '.', '!' or '?' before
-//     white space).
+//     white space), without its closing '.', '!' or '?'.
 //   - [KindError]: a line that reports an error: it holds error, failed,
 //     failure, exception, denied, not found, traceback, fatal, panic,
 //     refused, timed out, no such file, cannot, unable to, invalid,
-//     killed or out of memory (case aside). The fact is the line. A
+//     killed or out of memory (case aside). The fact is the line, without
+//     a closing '.', '!' or '?'; when the line is also a negative result,
+//     it is that. A
 //     string a JSON object gives under an error key (error, err,
 //     exception, stderr, traceback) gives its first line as one too.
 //   - [KindID]: an identifier: a UUID; a hex string of 7 to 64 digits

@@ -26,7 +26,6 @@ type scanner struct {
 	c     collector
 	key   string // the JSON key of the string being read as text
 	lower []byte // a buffer for the lower-case text
-	hits  []hit  // a buffer for the phrases' places
 }
 
 // off returns the offset of position i of a text that starts at base in
