@@ -65,8 +65,13 @@ func trimAtom(a string) (int, int) {
 		}
 		break
 	}
-	for to > from && strings.IndexByte(".:!?*", a[to-1]) >= 0 {
-		to--
+	for to > from {
+		switch a[to-1] {
+		case '.', ':', '!', '?', '*':
+			to--
+			continue
+		}
+		break
 	}
 	return from, to
 }

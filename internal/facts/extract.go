@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -68,12 +69,14 @@ func looksJSON(t string) bool {
 // appendLower appends t in ASCII lower case to b (other bytes as they
 // are, so that offsets agree).
 func appendLower(b []byte, t string) []byte {
+	n := len(b)
+	b = slices.Grow(b, len(t))[:n+len(t)]
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		b = append(b, c)
+		b[n+i] = c
 	}
 	return b
 }
