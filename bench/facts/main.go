@@ -10,9 +10,10 @@
 // the past's tokens, and each used fact is counted as kept (the body
 // sent carries it), recallable (a spilled segment whose key the body
 // shows carries it) or lost. The table gives, per mode and budget, the
-// facts used, the share kept, recallable and lost, and how many outputs
-// were within the budget and valid (breaking no provider rule the past
-// kept).
+// facts used; the share kept, recallable and lost; the share usable,
+// kept or recallable in an output both within the budget and valid; and
+// how many outputs were within the budget and valid (breaking no
+// provider rule the past kept).
 //
 // Usage:
 //

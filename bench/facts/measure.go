@@ -135,6 +135,7 @@ type row struct {
 	budget                       float64
 	runs, within, valid, errs    int
 	used, kept, recallable, lost int
+	usable                       int // kept or recallable in an output valid and within budget
 }
 
 // summarize sums results by mode and budget, in the modes' order.
@@ -162,6 +163,9 @@ func summarize(rs []result, c config) []row {
 				if r.valid {
 					w.valid++
 				}
+				if r.valid && r.within {
+					w.usable += r.kept + r.recallable
+				}
 			}
 			rows = append(rows, w)
 		}
@@ -172,12 +176,12 @@ func summarize(rs []result, c config) []row {
 // printTable writes rows as a Markdown table.
 func printTable(w io.Writer, title string, rows []row) {
 	fmt.Fprintf(w, "\n%s\n\n", title)
-	fmt.Fprintln(w, "| mode | budget | runs | facts used | kept | recallable | lost | within budget | valid | errors |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| mode | budget | runs | facts used | kept | recallable | lost | usable | within budget | valid | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %.0f%% | %d | %d | %s | %s | %s | %d/%d | %d/%d | %d |\n",
+		fmt.Fprintf(w, "| %s | %.0f%% | %d | %d | %s | %s | %s | %s | %d/%d | %d/%d | %d |\n",
 			r.mode, 100*r.budget, r.runs, r.used, pct(r.kept, r.used), pct(r.recallable, r.used), pct(r.lost, r.used),
-			r.within, r.runs-r.errs, r.valid, r.runs-r.errs, r.errs)
+			pct(r.usable, r.used), r.within, r.runs-r.errs, r.valid, r.runs-r.errs, r.errs)
 	}
 }
 
