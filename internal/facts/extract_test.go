@@ -41,12 +41,13 @@ func TestExtractKinds(t *testing.T) {
 		{KindNumber, "it ended with exit code 1 twice", []string{"exit code 1"}},
 		{KindNumber, "Total: $1,234.50, refund 12.50 USD, fee €30", []string{"$1,234.50", "12.50 USD", "€30"}},
 		{KindNumber, "postgres listens on port 5432", []string{"5432"}},
-		{KindNumber, "upgrade go to 1.24.3 (was v1.22), host 10.0.0.12", []string{"1.24.3", "v1.22", "10.0.0.12"}},
+		{KindNumber, "upgrade go to 1.24.3 (was v1.22, next 1.25.0-rc1), host 10.0.0.12", []string{"1.24.3", "v1.22", "1.25.0-rc1", "10.0.0.12"}},
+		{KindNumber, "charged USD 12.50 and 7,500 points; pid 42 ended with rc 3", []string{"USD 12.50", "7,500", "pid 42", "rc 3"}},
 		{KindNumber, "RSS 512MB, took 30s, CPU 85%, ratio 0.75", []string{"512MB", "30s", "85%", "0.75"}},
-		{KindTime, "at 2024-05-15T15:00:00Z, then 2024-05-16 at 09:30; due 05/27/2024", []string{"2024-05-15T15:00:00Z", "2024-05-16", "09:30", "05/27/2024"}},
+		{KindTime, "at 2024-05-15T15:00:00Z, then 2024-05-16 at 09:30; due 05/27/2024 by 3:00pm", []string{"2024-05-15T15:00:00Z", "2024-05-16", "09:30", "05/27/2024", "3:00pm"}},
 		{KindPath, "checked /etc/limits and ./run.sh, then edited src/app/main.go:42 and setup.py", []string{"/etc/limits", "./run.sh", "src/app/main.go:42", "setup.py"}},
 		{KindPath, `opened C:\Users\me\notes.txt and ~/.bashrc`, []string{`C:\Users\me\notes.txt`, "~/.bashrc"}},
-		{KindURL, "see https://example.com/a?b=1. Then call db.internal:5432.", []string{"https://example.com/a?b=1", "db.internal:5432"}},
+		{KindURL, "see https://example.com/a?b=1. Then call db.internal:5432 or 10.0.0.1:8080.", []string{"https://example.com/a?b=1", "db.internal:5432", "10.0.0.1:8080"}},
 		{KindEmail, "mail sofia.kim1937@example.com today", []string{"sofia.kim1937@example.com"}},
 		{KindQuoted, "the user said \"never touch prod\" and ran `make test`", []string{"never touch prod", "make test"}},
 		{KindKV, "run with mode=strict --env=prod", []string{"mode=strict", "--env=prod"}},
@@ -56,6 +57,7 @@ func TestExtractKinds(t *testing.T) {
 		{KindError, "permission denied while opening the socket", []string{"permission denied while opening the socket"}},
 		{KindNegative, "Checked /etc/limits: ulimit is unlimited, so the OOM is not from the shell. Next.", []string{"Checked /etc/limits: ulimit is unlimited, so the OOM is not from the shell"}},
 		{KindNegative, "No reservations found for this user.", []string{"No reservations found for this user"}},
+		{KindNegative, "Searched twice. None of the three mirrors had it, nothing was found", []string{"None of the three mirrors had it, nothing was found"}},
 		{KindNegative, "grep: 0 results", []string{"grep: 0 results"}},
 		{KindNegative, "The config file does not exist! Retrying.", []string{"The config file does not exist"}},
 		{KindNegative, "The cache was not the cause; the DNS was.", []string{"The cache was not the cause; the DNS was"}},
@@ -79,6 +81,7 @@ func TestExtractNotFacts(t *testing.T) {
 		"and/or", "e.g.", "i.e.", "UTF-8", "deadbeef", "added", "version 2",
 		"step 10 of 12", "the end.", "x86", "it is 1/2 done", "HTTP/1.1", "text/plain",
 		"a == b", "1,2,3", "Hello, world", "sha256", "done. Fine!", "-5",
+		"zoom in", "a skilled hand", "no, the cause was found a long while later by someone else",
 	} {
 		if got := Extract(in); len(got) != 0 {
 			t.Errorf("Extract(%q) = %v, want no facts", in, kinds(got))
@@ -105,6 +108,22 @@ func TestExtractJSON(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Extract(json) =\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestExtractKeyed checks the keys: a key=value word whose value is a
+// fact of its own gives that fact, keyed; a string under a JSON error key
+// gives its first line as an error.
+func TestExtractKeyed(t *testing.T) {
+	got := Extract("retry with id=ABC123 and mode=fast")
+	want := []Fact{{KindID, "ABC123", 14, "id"}, {KindKV, "mode=fast", 25, "mode"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	in := `{"stderr": "warning: low disk\nretrying"}`
+	got = Extract(in)
+	if want := (Fact{KindError, "warning: low disk", strings.Index(in, `"warning`), "stderr"}); !slices.Contains(got, want) {
+		t.Errorf("got %v, want %v among them", got, want)
 	}
 }
 
