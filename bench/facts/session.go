@@ -18,7 +18,7 @@ type session struct {
 	dialect wire.Dialect
 	body    []byte
 	msgs    []wire.Message
-	system  string // the system prompt's text: top-level fields and system messages
+	system  string // what every mode keeps: the top-level fields but the history (system prompt, tools, settings) and system messages
 }
 
 // newSession reads body as a session.
@@ -33,9 +33,14 @@ func newSession(name string, body []byte, d wire.Dialect) (*session, error) {
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	for _, k := range []string{"system", "instructions", "systemInstruction"} {
-		if raw, ok := top[k]; ok {
-			sys = append(sys, contentTexts(raw)...)
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k != "messages" && k != "input" && k != "contents" {
+			sys = append(sys, contentTexts(top[k])...)
 		}
 	}
 	for _, m := range s.msgs {

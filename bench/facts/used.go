@@ -27,8 +27,9 @@ func cutAt(msgs []wire.Message, frac float64) int {
 
 // usedFacts returns the facts of the past, s.msgs[:cut], that a later
 // assistant turn uses. The rule: a fact extracted from a past message
-// other than a system message (each string once), not carried by the
-// system prompt (which every mode keeps), whose first appearance after
+// other than a system message (each string once), not carried by what
+// every mode keeps (the system prompt, and the request's other fields
+// such as its tools), whose first appearance after
 // the cut is in an assistant message (its text or a call's arguments).
 // A fact that a later user message or tool result shows first is one the
 // model could read there, and is not counted.
