@@ -10,6 +10,9 @@ func classify(a string) (Kind, int, int) {
 		return 0, 0, 0
 	}
 	b := a[from:to]
+	if !mayBeFact(b) {
+		return 0, 0, 0
+	}
 	switch {
 	case strings.IndexByte(b, '@') > 0 && isEmail(b):
 		return KindEmail, from, to
@@ -31,6 +34,23 @@ func classify(a string) (Kind, int, int) {
 	return 0, 0, 0
 }
 
+// mayBeFact reports whether a holds a byte some fact needs: a digit, a
+// byte of / . : \ @ $ or a non-ASCII byte (a currency sign), or is as
+// long as a UUID. Most words of a text hold none and are done with here.
+func mayBeFact(a string) bool {
+	if len(a) == 36 {
+		return true
+	}
+	for i := 0; i < len(a); i++ {
+		switch c := a[i]; {
+		case isLetter(c) || c == '-' || c == '_':
+		case isDigit(c) || c >= 0x80 || c == '/' || c == '.' || c == ':' || c == '\\' || c == '@' || c == '$':
+			return true
+		}
+	}
+	return false
+}
+
 // trimAtom returns the bounds of a without the punctuation around it: a
 // leading '#', '*', '!', '?', ':' or lone '.', a trailing '.', ':', '!',
 // '?' or '*'.
@@ -45,8 +65,13 @@ func trimAtom(a string) (int, int) {
 		}
 		break
 	}
-	for to > from && strings.IndexByte(".:!?*", a[to-1]) >= 0 {
-		to--
+	for to > from {
+		switch a[to-1] {
+		case '.', ':', '!', '?', '*':
+			to--
+			continue
+		}
+		break
 	}
 	return from, to
 }
@@ -156,7 +181,11 @@ func isTime(a string) bool {
 // isClock reports whether a is h:mm or hh:mm, with seconds and a
 // fraction optional, and am, pm or Z after it optional.
 func isClock(a string) bool {
-	a = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(a), "am"), "pm"), "z")
+	if len(a) > 2 && (a[len(a)-1] == 'm' || a[len(a)-1] == 'M') && strings.IndexByte("apAP", a[len(a)-2]) >= 0 {
+		a = a[:len(a)-2]
+	} else if len(a) > 1 && a[len(a)-1] == 'Z' {
+		a = a[:len(a)-1]
+	}
 	n := digitsAt(a, 0)
 	if n < 1 || n > 2 || n+3 > len(a) || a[n] != ':' || digitsAt(a, n+1) != 2 {
 		return false

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -26,7 +27,6 @@ type scanner struct {
 	c     collector
 	key   string // the JSON key of the string being read as text
 	lower []byte // a buffer for the lower-case text
-	hits  []hit  // a buffer for the phrases' places
 }
 
 // off returns the offset of position i of a text that starts at base in
@@ -69,12 +69,14 @@ func looksJSON(t string) bool {
 // appendLower appends t in ASCII lower case to b (other bytes as they
 // are, so that offsets agree).
 func appendLower(b []byte, t string) []byte {
+	n := len(b)
+	b = slices.Grow(b, len(t))[:n+len(t)]
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		b = append(b, c)
+		b[n+i] = c
 	}
 	return b
 }

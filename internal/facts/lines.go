@@ -97,80 +97,115 @@ func afterNo(lower string, at int) bool {
 	return false
 }
 
-// hit is the next place of one phrase in the text, or -1.
-type hit struct {
-	p  *phrase
-	at int
-}
-
 // lines adds the error lines and negative sentences of t. lower is t in
-// ASCII lower case. The phrases are found with one search each over the
-// whole text and taken in the order of their places, so the cost is
-// linear in t and in the number of places (each costs at most a few
-// times MaxLen).
+// ASCII lower case. One pass of the phrases' automaton finds every place
+// of every phrase; each place costs at most a few times MaxLen more, and
+// places inside a fact already found cost nothing.
 func (s *scanner) lines(t, lower string, base int, exact bool) {
-	hits := s.hits[:0]
-	for i := range phrases {
-		hits = append(hits, hit{&phrases[i], nextPhrase(lower, &phrases[i], 0)})
-	}
-	s.hits = hits
 	var doneTo [numKinds]int // the end of the last fact of each kind
-	for !(s.c.full(KindError) && s.c.full(KindNegative)) {
-		k := -1
-		for i := range hits {
-			if hits[i].at >= 0 && (k < 0 || hits[i].at < hits[k].at) {
-				k = i
+	a := &matcher
+	st := int32(0)
+	for i := 0; i < len(lower); i++ {
+		st = a.next[int(st)*a.classes+int(a.class[lower[i]])]
+		for _, k := range a.out[st] {
+			p := &phrases[k]
+			at := i + 1 - len(p.text)
+			if at < doneTo[p.kind] || s.c.full(p.kind) || !p.fits(lower, at) {
+				continue
+			}
+			from, to := spanAround(t, at, len(p.text), p.kind == KindNegative)
+			if to <= from {
+				continue
+			}
+			s.c.add(p.kind, t[from:to], s.off(base, from, exact), s.key)
+			doneTo[p.kind] = to
+			if s.c.full(KindError) && s.c.full(KindNegative) {
+				return
 			}
 		}
-		if k < 0 {
-			return
-		}
-		h := &hits[k]
-		at, kind := h.at, h.p.kind
-		h.at = nextPhrase(lower, h.p, at+1)
-		if at < doneTo[kind] || s.c.full(kind) {
-			continue
-		}
-		from, to := spanAround(t, at, len(h.p.text), kind == KindNegative)
-		if to <= from {
-			continue
-		}
-		s.c.add(kind, t[from:to], s.off(base, from, exact), s.key)
-		doneTo[kind] = to
 	}
 }
 
-// nextPhrase returns the first place of p in lower at or after from that
-// passes p's boundaries and check, or -1.
-func nextPhrase(lower string, p *phrase, from int) int {
-	for from <= len(lower) {
-		i := strings.Index(lower[from:], p.text)
-		if i < 0 {
-			return -1
-		}
-		at := from + i
-		end := at + len(p.text)
-		ok := true
-		if p.word || p.start {
-			ok = at == 0 || !isWordByte(lower[at-1])
-		}
-		if ok && p.word {
-			ok = end == len(lower) || !isWordByte(lower[end])
-		}
-		if ok && p.check != nil {
-			ok = p.check(lower, at)
-		}
-		if ok {
-			return at
-		}
-		from = at + 1
+// fits reports whether the phrase found at lower[at:] passes its
+// boundaries and check.
+func (p *phrase) fits(lower string, at int) bool {
+	end := at + len(p.text)
+	if (p.word || p.start) && at > 0 && isWordByte(lower[at-1]) {
+		return false
 	}
-	return -1
+	if p.word && end < len(lower) && isWordByte(lower[end]) {
+		return false
+	}
+	return p.check == nil || p.check(lower, at)
+}
+
+// automaton finds every place of every phrase in one pass (Aho-Corasick
+// over the bytes the phrases use; every other byte is class 0).
+type automaton struct {
+	class   [256]uint8
+	classes int
+	next    []int32   // state*classes+class -> state
+	out     [][]int16 // the phrases ending at each state
+}
+
+var matcher = build(phrases)
+
+// build makes the automaton of ps.
+func build(ps []phrase) automaton {
+	var a automaton
+	a.classes = 1
+	for _, p := range ps {
+		for i := 0; i < len(p.text); i++ {
+			if c := p.text[i]; a.class[c] == 0 {
+				a.class[c] = uint8(a.classes)
+				a.classes++
+			}
+		}
+	}
+	// The trie, with -1 for no edge.
+	trie := [][]int32{make([]int32, a.classes)}
+	a.out = [][]int16{nil}
+	for k, p := range ps {
+		st := 0
+		for i := 0; i < len(p.text); i++ {
+			c := a.class[p.text[i]]
+			if trie[st][c] <= 0 {
+				trie = append(trie, make([]int32, a.classes))
+				a.out = append(a.out, nil)
+				trie[st][c] = int32(len(trie) - 1)
+			}
+			st = int(trie[st][c])
+		}
+		a.out[st] = append(a.out[st], int16(k))
+	}
+	// Breadth first: each state's failure link, and its missing edges
+	// taken from its failure state's.
+	fail := make([]int32, len(trie))
+	a.next = make([]int32, len(trie)*a.classes)
+	queue := []int32{0}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		for c := 0; c < a.classes; c++ {
+			child := trie[st][c]
+			if child > 0 {
+				if st > 0 {
+					fail[child] = a.next[int(fail[st])*a.classes+c]
+				}
+				a.out[child] = append(a.out[child], a.out[fail[child]]...)
+				a.next[int(st)*a.classes+c] = child
+				queue = append(queue, child)
+			} else if st > 0 {
+				a.next[int(st)*a.classes+c] = a.next[int(fail[st])*a.classes+c]
+			}
+		}
+	}
+	return a
 }
 
 // spanAround returns the line (or, with sentence, the sentence) of t
-// holding t[at:at+n], without its surrounding white space (and a
-// sentence without its closing '.', '!' or '?'), cut to a window of whole
+// holding t[at:at+n], without its surrounding white space and closing
+// '.', '!' or '?', cut to a window of whole
 // words of at most MaxLen bytes around the phrase when it is longer. It
 // looks at most 2*MaxLen bytes either side.
 func spanAround(t string, at, n int, sentence bool) (int, int) {
@@ -185,7 +220,7 @@ func spanAround(t string, at, n int, sentence bool) (int, int) {
 		to++
 	}
 	from, to = trimSpace(t, from, to)
-	for sentence && to > at+n && (t[to-1] == '.' || t[to-1] == '!' || t[to-1] == '?') {
+	for to > at+n && (t[to-1] == '.' || t[to-1] == '!' || t[to-1] == '?') {
 		to--
 	}
 	if to-from <= MaxLen {

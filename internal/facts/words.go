@@ -30,13 +30,24 @@ func (s *scanner) words(t string, base int, exact bool) {
 // word adds the facts of one word.
 func (s *scanner) word(t string, w word, prev [2]word, base int, exact bool) {
 	ws := t[w.from:w.to]
-	if k := strings.Index(ws, "://"); k > 0 {
-		if from, to, ok := urlAt(ws, k); ok {
+	scheme, eq := -1, false
+	for i := 0; i < len(ws); i++ {
+		switch ws[i] {
+		case ':':
+			if scheme < 0 && i > 0 && i+2 < len(ws) && ws[i+1] == '/' && ws[i+2] == '/' {
+				scheme = i
+			}
+		case '=':
+			eq = true
+		}
+	}
+	if scheme > 0 {
+		if from, to, ok := urlAt(ws, scheme); ok {
 			s.c.add(KindURL, ws[from:to], s.off(base, w.from+from, exact), s.key)
 			return
 		}
 	}
-	if s.setting(t, w, base, exact) {
+	if eq && s.setting(t, w, base, exact) {
 		return
 	}
 	for i := w.from; i < w.to; {

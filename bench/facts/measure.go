@@ -1,0 +1,193 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/pruneguard/pruneguard/internal/facts"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+// config is what one measurement covers.
+type config struct {
+	cuts    []float64 // where sessions are cut, as fractions of their messages
+	budgets []float64 // budgets, as fractions of the past's tokens
+	modes   []mode
+	tmp     string // a directory for spill stores
+}
+
+// result is one mode's run on one cut of one session at one budget.
+type result struct {
+	session string
+	cut     int
+	budget  float64
+	mode    string
+
+	used, kept, recallable, lost int
+	within, valid                bool
+	err                          error
+}
+
+// measureSession runs every mode at every cut and budget of s.
+func measureSession(s *session, c config) []result {
+	var out []result
+	for _, frac := range c.cuts {
+		cut := cutAt(s.msgs, frac)
+		if cut < 0 {
+			continue
+		}
+		used := usedFacts(s, cut)
+		if len(used) == 0 {
+			continue
+		}
+		past, pastTokens, pastV, err := pastOf(s, cut)
+		for _, bf := range c.budgets {
+			budget := int(bf * float64(pastTokens))
+			for _, m := range c.modes {
+				r := result{session: s.name, cut: cut, budget: bf, mode: m.name, used: len(used)}
+				if err == nil {
+					r.err = r.count(m, past, s.dialect, budget, pastV, used, c.tmp)
+				} else {
+					r.err = err
+				}
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// pastOf returns the body of s.msgs[:cut], its tokens and violations.
+func pastOf(s *session, cut int) ([]byte, int, []wire.Violation, error) {
+	b, err := wire.Read(s.body, s.dialect)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	later := make([]int, 0, len(s.msgs)-cut)
+	for i := cut; i < len(s.msgs); i++ {
+		later = append(later, i)
+	}
+	if err := b.Remove(later); err != nil {
+		return nil, 0, nil, err
+	}
+	past, err := b.Marshal()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return past, wire.Tokens(b, nil), b.Validate(), nil
+}
+
+// count runs mode m and counts each used fact as kept (the body carries
+// it), recallable (a segment whose key the body shows carries it) or
+// lost, and whether the body is within the budget and valid (it breaks
+// no provider rule the past kept).
+func (r *result) count(m mode, past []byte, d wire.Dialect, budget int, pastV []wire.Violation, used []usedFact, tmp string) error {
+	o, err := m.run(past, d, budget, tmp)
+	if err != nil {
+		return err
+	}
+	b, err := wire.Read(o.body, d)
+	if err != nil {
+		return fmt.Errorf("%s wrote an unreadable body: %w", m.name, err)
+	}
+	r.within = wire.Tokens(b, nil) <= budget
+	r.valid = len(wire.NewViolations(pastV, b.Validate())) == 0
+	body := visibleText(o.body)
+	inBody := facts.NewCarrier(body)
+	var shown []*facts.Carrier
+	keys := make([]string, 0, len(o.recall))
+	for k := range o.recall {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.Contains(body, k) {
+			shown = append(shown, facts.NewCarrier(visibleText([]byte(o.recall[k]))))
+		}
+	}
+	for _, f := range used {
+		switch {
+		case inBody.Carries(f.Fact):
+			r.kept++
+		case carriedBy(shown, f.Fact):
+			r.recallable++
+		default:
+			r.lost++
+		}
+	}
+	return nil
+}
+
+func carriedBy(cs []*facts.Carrier, f facts.Fact) bool {
+	for _, c := range cs {
+		if c.Carries(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// row is the sum of the runs of one mode at one budget.
+type row struct {
+	mode                         string
+	budget                       float64
+	runs, within, valid, errs    int
+	used, kept, recallable, lost int
+	usable                       int // kept or recallable in an output valid and within budget
+}
+
+// summarize sums results by mode and budget, in the modes' order.
+func summarize(rs []result, c config) []row {
+	var rows []row
+	for _, m := range c.modes {
+		for _, bf := range c.budgets {
+			w := row{mode: m.name, budget: bf}
+			for _, r := range rs {
+				if r.mode != m.name || r.budget != bf {
+					continue
+				}
+				w.runs++
+				if r.err != nil {
+					w.errs++
+					continue
+				}
+				w.used += r.used
+				w.kept += r.kept
+				w.recallable += r.recallable
+				w.lost += r.lost
+				if r.within {
+					w.within++
+				}
+				if r.valid {
+					w.valid++
+				}
+				if r.valid && r.within {
+					w.usable += r.kept + r.recallable
+				}
+			}
+			rows = append(rows, w)
+		}
+	}
+	return rows
+}
+
+// printTable writes rows as a Markdown table.
+func printTable(w io.Writer, title string, rows []row) {
+	fmt.Fprintf(w, "\n%s\n\n", title)
+	fmt.Fprintln(w, "| mode | budget | runs | facts used | kept | recallable | lost | usable | within budget | valid | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %.0f%% | %d | %d | %s | %s | %s | %s | %d/%d | %d/%d | %d |\n",
+			r.mode, 100*r.budget, r.runs, r.used, pct(r.kept, r.used), pct(r.recallable, r.used), pct(r.lost, r.used),
+			pct(r.usable, r.used), r.within, r.runs-r.errs, r.valid, r.runs-r.errs, r.errs)
+	}
+}
+
+func pct(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
+}
