@@ -117,7 +117,7 @@ func TestSummaryRefusesWhatItDrops(t *testing.T) {
 		{"a changed digit", func(s string) string { return strings.ReplaceAll(s, "INC-4711", "INC-4712") }, CodeMissingFact, "INC-4711"},
 		{"a negative result left out", func(s string) string {
 			return strings.ReplaceAll(s, "ulimit is unlimited, so the OOM is not from the shell", "limits checked")
-		}, CodeMissingFact, "Checked /etc/security/limits.conf: ulimit is unlimited, so the OOM is not from the shell."},
+		}, CodeMissingFact, "Checked /etc/security/limits.conf: ulimit is unlimited, so the OOM is not from the shell"},
 		{"the constraint left out", func(s string) string { return strings.ReplaceAll(s, "prod-db-2", "a database") }, CodeMissingFact, "prod-db-2"},
 		{"a prompt grown", func(s string) string { return s + strings.Repeat(" padding", 4000) }, CodeSummaryGrows, ""},
 	}
