@@ -31,65 +31,79 @@ type Digest struct {
 
 // Digest's bounds on what it quotes of a message.
 const (
-	digestLine = 160 // the start of a text, in bytes
-	digestArgs = 160 // a call's arguments, in bytes
+	digestLine = 120 // the start of a text, in bytes
+	digestArgs = 100 // a call's arguments, in bytes
 )
 
 // Summarize implements [Summarizer]. It fails only when ctx is done.
+//
+// The facts the Brief requires and the pointer lines are always written;
+// within MaxTokens, the other facts come next, then the lines of the
+// messages, oldest first, and a count of the lines left out.
 func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	var w strings.Builder
-	w.WriteString("[Summary of " + strconv.Itoa(len(b.Replace)) + " earlier messages, written to save context: " +
-		"not your words nor the user's. Quoted facts are verbatim.]\n")
-	for _, m := range b.Messages {
-		w.WriteString(digestMessage(m))
-	}
-	required := map[string]bool{}
-	if len(b.Facts) > 0 {
-		w.WriteString("Facts to keep:")
-		for _, f := range b.Facts {
-			if !required[f.Text] {
-				required[f.Text] = true
-				w.WriteString(" " + f.Text + ";")
-			}
-		}
-		w.WriteString("\n")
-	}
-	g.writeOthers(&w, b, required)
+	header := "[Summary of " + strconv.Itoa(len(b.Replace)) + " earlier messages, written to save context: " +
+		"not your words nor the user's. Facts are quoted verbatim.]\n"
+	written := map[string]bool{}
+	required := factLine("Facts to keep:", b.Facts, written, -1)
+	var pointers strings.Builder
 	for _, p := range b.Pointers {
-		w.WriteString(g.pointerText(p) + "\n")
+		pointers.WriteString(g.pointerText(p) + "\n")
 	}
-	return w.String(), nil
+	room := g.limit(b)*4 - len(header) - len(required) - pointers.Len()
+	var others []Fact
+	for _, m := range b.Messages {
+		others = append(others, m.Facts...)
+	}
+	other := factLine("Other facts:", others, written, room)
+	room -= len(other)
+	var lines strings.Builder
+	for i, m := range b.Messages {
+		line := digestMessage(m)
+		if len(line) > room {
+			lines.WriteString("- … and " + strconv.Itoa(len(b.Messages)-i) + " more messages\n")
+			break
+		}
+		lines.WriteString(line)
+		room -= len(line)
+	}
+	return header + lines.String() + required + other + pointers.String(), nil
 }
 
-// writeOthers adds the facts of the run that the Brief does not require,
-// most important first as the Brief lists them, while they fit.
-func (g Digest) writeOthers(w *strings.Builder, b *Brief, written map[string]bool) {
-	limit := g.MaxTokens
-	if limit <= 0 {
-		limit = max(64, b.Tokens/4)
+// limit returns the bound of what a summary of b holds beyond what it
+// must, in tokens.
+func (g Digest) limit(b *Brief) int {
+	if g.MaxTokens > 0 {
+		return g.MaxTokens
 	}
-	room := limit*4 - w.Len()
-	started := false
-	for _, m := range b.Messages {
-		for _, f := range m.Facts {
-			if written[f.Text] || len(f.Text)+2 > room {
-				continue
-			}
-			if !started {
-				w.WriteString("Other facts:")
-				started = true
-			}
-			written[f.Text] = true
-			w.WriteString(" " + f.Text + ";")
-			room -= len(f.Text) + 2
+	return max(64, b.Tokens/4)
+}
+
+// factLine writes the facts not yet written, after title, on one line,
+// while they fit in room bytes (all of them for a negative room), and
+// records them as written. It writes nothing when no fact is new.
+func factLine(title string, fs []Fact, written map[string]bool, room int) string {
+	var w strings.Builder
+	for _, f := range fs {
+		if written[f.Text] {
+			continue
 		}
+		if w.Len() == 0 {
+			w.WriteString(title)
+		}
+		if room >= 0 && w.Len()+len(f.Text)+3 > room {
+			break
+		}
+		written[f.Text] = true
+		w.WriteString(" " + f.Text + ";")
 	}
-	if started {
-		w.WriteString("\n")
+	if w.Len() <= len(title) {
+		return ""
 	}
+	w.WriteString("\n")
+	return w.String()
 }
 
 func (g Digest) pointerText(p Pointer) string {
