@@ -61,7 +61,7 @@ type Options struct {
 	// results whose call is not in the body. It does not reach tools the
 	// provider runs: their results are irreducible unless annotated.
 	Unannotated Unannotated
-	// Spiller, if set, lets [Guarded.Check] spill what only a spill lets
+	// Spiller, if set, lets [Guarded.CheckContext] spill what only a spill lets
 	// go: the guard it runs is given a store (the guard passed must have
 	// no Spill of its own) that writes each message as the body held it (its provider
 	// JSON, byte for byte, as the Content of the message stored), and
@@ -78,7 +78,7 @@ type Options struct {
 	// which the guard does not add to the body: the runtime declares
 	// [spill.RecallTool] among the request's tools and answers its calls
 	// with [spill.Spiller.HandleRecall].
-	Spiller Spiller
+	Spiller pruneguard.Spiller
 }
 
 // Unpaired is a call or a result the body's own adjacency rules leave

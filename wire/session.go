@@ -89,24 +89,23 @@ type SessionConfig struct {
 	// the session does not add to the body: the runtime declares
 	// [spill.RecallTool] among the request's tools and answers its calls
 	// with [spill.Spiller.HandleRecall].
-	Spiller Spiller
+	//
+	// A message appended with its Pointer set ([Session.AppendMessage])
+	// counts as spilled once the Spiller resolves the pointer, which it
+	// answers from memory: verify such a pointer first
+	// ([spill.Spiller.Verify]).
+	Spiller pruneguard.Spiller
 	// Logger, if set, receives one record per applied decision, per spill
 	// and failed spill, and per refusal, with the gate, the code, the ids
 	// and the token counts, never any content. Nil means no logging.
 	Logger *slog.Logger
 }
 
-// Spiller stores messages durably and resolves the pointers it hands
-// out, for a [Session] that spills content before it evicts it.
-// *spill.Spiller is one.
+// Spiller is the store a [Session] or a [Guarded] spills to: the core's
+// [pruneguard.Spiller].
 //
-// A nil Spiller (in [SessionConfig] or [Options]) spills nothing.
-type Spiller interface {
-	// SpillMessages stores the messages as one segment and returns the
-	// pointer they share.
-	SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error)
-	pruneguard.Resolver
-}
+// Deprecated: use [pruneguard.Spiller], the same interface.
+type Spiller = pruneguard.Spiller
 
 // validate refuses configurations that make no sense.
 func (cfg SessionConfig) validate() error {

@@ -102,8 +102,9 @@ func shows(body []byte, text string) bool {
 // input's messages it names, each as the body held it.
 func checkRecall(t *testing.T, g *wire.Guarded, in []json.RawMessage, res pruneguard.Result, sp *spill.Spiller) {
 	t.Helper()
+	ctx := t.Context()
 	for _, s := range res.Spills {
-		ms, err := sp.Recall(s.Pointer)
+		ms, err := sp.Recall(ctx, s.Pointer)
 		if err != nil {
 			t.Fatalf("recall %v: %v", s.Pointer, err)
 		}

@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -25,8 +26,8 @@ func ExampleTestStore_failure() {
 
 type forgetful struct{}
 
-func (forgetful) Put(string, []byte) error { return nil }
-func (forgetful) Get(key string) ([]byte, error) {
+func (forgetful) Put(context.Context, string, []byte) error { return nil }
+func (forgetful) Get(_ context.Context, key string) ([]byte, error) {
 	return nil, &spill.KeyError{Op: "get", Key: key, Err: spill.ErrNotFound}
 }
 

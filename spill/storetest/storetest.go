@@ -18,6 +18,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,7 +36,7 @@ const LargeSize = 5<<20 + 3
 
 type check struct {
 	name string
-	run  func(s spill.Store, k *keys) error
+	run  func(ctx context.Context, s spill.Store, k *keys) error
 }
 
 var checks = []check{
@@ -52,7 +53,8 @@ var checks = []check{
 	{"valid keys", validKeys},
 }
 
-// TestStore runs every check, each on a new store from newStore, and
+// TestStore runs every check, each on a new store from newStore, with
+// context.Background(), and
 // returns nil when the store passes all of them, or an error listing
 // every failure, one per line, each prefixed with its check's name.
 // An error from newStore stops the run and is returned.
@@ -63,7 +65,7 @@ func TestStore(newStore func() (spill.Store, error)) error {
 		if err != nil {
 			return errors.Join(append(errs, fmt.Errorf("storetest: new store: %w", err))...)
 		}
-		if err := c.run(s, newKeys()); err != nil {
+		if err := c.run(context.Background(), s, newKeys()); err != nil {
 			errs = append(errs, fmt.Errorf("storetest: %s: %w", c.name, err))
 		}
 	}
@@ -71,12 +73,12 @@ func TestStore(newStore func() (spill.Store, error)) error {
 }
 
 // Run runs every check as a subtest of t, each on a new store from
-// newStore.
+// newStore, with the subtest's context.
 func Run(t *testing.T, newStore func(t *testing.T) spill.Store) {
 	t.Helper()
 	for _, c := range checks {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			if err := c.run(newStore(t), newKeys()); err != nil {
+			if err := c.run(t.Context(), newStore(t), newKeys()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -107,8 +109,8 @@ func describe(b []byte) string {
 }
 
 // want checks that key holds exactly content.
-func want(s spill.Store, key string, content []byte) error {
-	got, err := s.Get(key)
+func want(ctx context.Context, s spill.Store, key string, content []byte) error {
+	got, err := s.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("Get(%q) after Put: %w", key, err)
 	}
@@ -119,11 +121,11 @@ func want(s spill.Store, key string, content []byte) error {
 }
 
 // put stores content and checks it comes back.
-func put(s spill.Store, key string, content []byte) error {
-	if err := s.Put(key, content); err != nil {
+func put(ctx context.Context, s spill.Store, key string, content []byte) error {
+	if err := s.Put(ctx, key, content); err != nil {
 		return fmt.Errorf("Put(%q, %s): %w", key, describe(content), err)
 	}
-	return want(s, key, content)
+	return want(ctx, s, key, content)
 }
 
 // keyed checks that err matches target and is a *spill.KeyError for key.
@@ -144,23 +146,23 @@ func keyed(op, key string, err, target error) error {
 	return nil
 }
 
-func roundTrip(s spill.Store, k *keys) error {
+func roundTrip(ctx context.Context, s spill.Store, k *keys) error {
 	return errors.Join(
-		put(s, k.key("a"), []byte("the exact stderr of a failed migration")),
-		put(s, k.key("b"), []byte(`{"nonce":"8f3a","exit":137}`)),
-		want(s, k.key("a"), []byte("the exact stderr of a failed migration")),
+		put(ctx, s, k.key("a"), []byte("the exact stderr of a failed migration")),
+		put(ctx, s, k.key("b"), []byte(`{"nonce":"8f3a","exit":137}`)),
+		want(ctx, s, k.key("a"), []byte("the exact stderr of a failed migration")),
 	)
 }
 
-func emptyContent(s spill.Store, k *keys) error {
+func emptyContent(ctx context.Context, s spill.Store, k *keys) error {
 	var errs []error
 	for name, content := range map[string][]byte{"nil": nil, "empty": {}} {
 		key := k.key(name)
-		if err := s.Put(key, content); err != nil {
+		if err := s.Put(ctx, key, content); err != nil {
 			errs = append(errs, fmt.Errorf("Put(%q, %s): %w", key, name, err))
 			continue
 		}
-		got, err := s.Get(key)
+		got, err := s.Get(ctx, key)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("Get(%q) of empty content: %w", key, err))
@@ -171,45 +173,45 @@ func emptyContent(s spill.Store, k *keys) error {
 	return errors.Join(errs...)
 }
 
-func largeContent(s spill.Store, k *keys) error {
+func largeContent(ctx context.Context, s spill.Store, k *keys) error {
 	b := make([]byte, LargeSize)
 	rand.Read(b)
-	return put(s, k.key("large"), b)
+	return put(ctx, s, k.key("large"), b)
 }
 
-func binaryContent(s spill.Store, k *keys) error {
+func binaryContent(ctx context.Context, s spill.Store, k *keys) error {
 	all := make([]byte, 0, 512)
 	for i := range 256 {
 		all = append(all, byte(i), byte(255-i))
 	}
 	return errors.Join(
-		put(s, k.key("bytes"), all),
-		put(s, k.key("invalid-utf8"), []byte("\xff\xfe\x00ok\xc3\x28\x00")),
-		put(s, k.key("nul"), []byte{0}),
-		put(s, k.key("crlf"), []byte("a\r\nb\r\n\n")),
+		put(ctx, s, k.key("bytes"), all),
+		put(ctx, s, k.key("invalid-utf8"), []byte("\xff\xfe\x00ok\xc3\x28\x00")),
+		put(ctx, s, k.key("nul"), []byte{0}),
+		put(ctx, s, k.key("crlf"), []byte("a\r\nb\r\n\n")),
 	)
 }
 
-func notFound(s spill.Store, k *keys) error {
+func notFound(ctx context.Context, s spill.Store, k *keys) error {
 	key := k.key("missing")
-	got, err := s.Get(key)
+	got, err := s.Get(ctx, key)
 	if err == nil {
 		return fmt.Errorf("Get(%q) of a key never put = %s, want an error", key, describe(got))
 	}
 	return keyed("Get", key, err, spill.ErrNotFound)
 }
 
-func keyReuse(s spill.Store, k *keys) error {
+func keyReuse(ctx context.Context, s spill.Store, k *keys) error {
 	key := k.key("once")
 	first := []byte("first content")
-	if err := put(s, key, first); err != nil {
+	if err := put(ctx, s, key, first); err != nil {
 		return err
 	}
 	return errors.Join(
-		keyed("second Put", key, s.Put(key, []byte("other content")), spill.ErrKeyExists),
-		keyed("Put of the same content", key, s.Put(key, first), spill.ErrKeyExists),
-		keyed("Put of empty content", key, s.Put(key, nil), spill.ErrKeyExists),
-		want(s, key, first),
+		keyed("second Put", key, s.Put(ctx, key, []byte("other content")), spill.ErrKeyExists),
+		keyed("Put of the same content", key, s.Put(ctx, key, first), spill.ErrKeyExists),
+		keyed("Put of empty content", key, s.Put(ctx, key, nil), spill.ErrKeyExists),
+		want(ctx, s, key, first),
 	)
 }
 
@@ -218,7 +220,7 @@ func content(g, i int) []byte {
 	return bytes.Repeat([]byte(fmt.Sprintf("g%d/i%d;", g, i)), 1+(g*7+i)%50)
 }
 
-func concurrent(s spill.Store, k *keys) error {
+func concurrent(ctx context.Context, s spill.Store, k *keys) error {
 	const goroutines, each = 16, 12
 	var (
 		mu   sync.Mutex
@@ -236,13 +238,13 @@ func concurrent(s spill.Store, k *keys) error {
 			defer wg.Done()
 			for i := range each {
 				key := k.key(fmt.Sprintf("c%d-%d", g, i))
-				if err := put(s, key, content(g, i)); err != nil {
+				if err := put(ctx, s, key, content(g, i)); err != nil {
 					fail(err)
 				}
 				// Read a neighbour's key, which may not be written yet.
 				h, j := (g+1)%goroutines, i
 				other := k.key(fmt.Sprintf("c%d-%d", h, j))
-				got, err := s.Get(other)
+				got, err := s.Get(ctx, other)
 				switch {
 				case errors.Is(err, spill.ErrNotFound):
 				case err != nil:
@@ -256,7 +258,7 @@ func concurrent(s spill.Store, k *keys) error {
 	wg.Wait()
 	for g := range goroutines {
 		for i := range each {
-			if err := want(s, k.key(fmt.Sprintf("c%d-%d", g, i)), content(g, i)); err != nil {
+			if err := want(ctx, s, k.key(fmt.Sprintf("c%d-%d", g, i)), content(g, i)); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -273,7 +275,7 @@ func joinSome(errs []error) error {
 	return errors.Join(errs...)
 }
 
-func racingPuts(s spill.Store, k *keys) error {
+func racingPuts(ctx context.Context, s spill.Store, k *keys) error {
 	const n = 8
 	var errs []error
 	for round := range 4 {
@@ -284,7 +286,7 @@ func racingPuts(s spill.Store, k *keys) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[g] = s.Put(key, content(g, round))
+				results[g] = s.Put(ctx, key, content(g, round))
 			}()
 		}
 		wg.Wait()
@@ -305,36 +307,36 @@ func racingPuts(s spill.Store, k *keys) error {
 			errs = append(errs, fmt.Errorf("Put(%q): no concurrent Put succeeded", key))
 			continue
 		}
-		if err := want(s, key, content(winner, round)); err != nil {
+		if err := want(ctx, s, key, content(winner, round)); err != nil {
 			errs = append(errs, fmt.Errorf("content of the Put that succeeded: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func copies(s spill.Store, k *keys) error {
+func copies(ctx context.Context, s spill.Store, k *keys) error {
 	var errs []error
 	orig := []byte("spilled once, never changed")
 	b := bytes.Clone(orig)
 	key := k.key("copy")
-	if err := s.Put(key, b); err != nil {
+	if err := s.Put(ctx, key, b); err != nil {
 		return fmt.Errorf("Put(%q): %w", key, err)
 	}
 	b[0] = 'X'
-	if err := want(s, key, orig); err != nil {
+	if err := want(ctx, s, key, orig); err != nil {
 		errs = append(errs, fmt.Errorf("after changing the slice given to Put: %w", err))
 	}
-	got, err := s.Get(key)
+	got, err := s.Get(ctx, key)
 	if err == nil && len(got) > 0 {
 		got[0] = 'Y'
-		if err := want(s, key, orig); err != nil {
+		if err := want(ctx, s, key, orig); err != nil {
 			errs = append(errs, fmt.Errorf("after changing the slice Get returned: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func badKeys(s spill.Store, k *keys) error {
+func badKeys(ctx context.Context, s spill.Store, k *keys) error {
 	bad := []string{
 		"", ".", "..", "a/b", "../x", "/abs", `a\b`, "a b", "a:b", "a.b",
 		"Upper", "ü", "a\x00b", "a\nb", "*", "%2e%2e",
@@ -343,19 +345,19 @@ func badKeys(s spill.Store, k *keys) error {
 	}
 	var errs []error
 	for _, key := range bad {
-		errs = append(errs, keyed("Put", key, s.Put(key, []byte("x")), spill.ErrBadKey))
-		_, err := s.Get(key)
+		errs = append(errs, keyed("Put", key, s.Put(ctx, key, []byte("x")), spill.ErrBadKey))
+		_, err := s.Get(ctx, key)
 		errs = append(errs, keyed("Get", key, err, spill.ErrBadKey))
 	}
 	return errors.Join(errs...)
 }
 
-func validKeys(s spill.Store, k *keys) error {
+func validKeys(ctx context.Context, s spill.Store, k *keys) error {
 	long := k.key("")
 	long += strings.Repeat("z", spill.MaxKeyLen-len(long))
 	return errors.Join(
-		put(s, long, []byte("longest key")),
-		put(s, k.key("-_0123456789abcdefghijklmnopqrstuvwxyz"), []byte("every character")),
-		put(s, k.key("_-"), []byte("punctuation")),
+		put(ctx, s, long, []byte("longest key")),
+		put(ctx, s, k.key("-_0123456789abcdefghijklmnopqrstuvwxyz"), []byte("every character")),
+		put(ctx, s, k.key("_-"), []byte("punctuation")),
 	)
 }
