@@ -9,7 +9,9 @@
 // Puts to one key exactly one wins; many goroutines put and get at once;
 // Put keeps no reference to its argument and Get returns a copy; keys
 // [spill.ValidKey] refuses are refused with [spill.ErrBadKey] and the
-// longest valid keys accepted. Every check uses keys no earlier run used,
+// longest valid keys accepted; a Put or Get whose context is done fails
+// with an error matching the context's, and the Put stores nothing. Every
+// check uses keys no earlier run used,
 // so it may run against a store that outlives it (a shared database).
 //
 // Durability across processes and machine failures cannot be checked
@@ -27,6 +29,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pruneguard/pruneguard/spill"
 )
@@ -51,10 +54,11 @@ var checks = []check{
 	{"copies", copies},
 	{"bad keys", badKeys},
 	{"valid keys", validKeys},
+	{"done context", doneContext},
 }
 
 // TestStore runs every check, each on a new store from newStore, with
-// context.Background(), and
+// context.Background() (but for the check of done contexts), and
 // returns nil when the store passes all of them, or an error listing
 // every failure, one per line, each prefixed with its check's name.
 // An error from newStore stops the run and is returned.
@@ -73,7 +77,8 @@ func TestStore(newStore func() (spill.Store, error)) error {
 }
 
 // Run runs every check as a subtest of t, each on a new store from
-// newStore, with the subtest's context.
+// newStore, with the subtest's context (but for the check of done
+// contexts).
 func Run(t *testing.T, newStore func(t *testing.T) spill.Store) {
 	t.Helper()
 	for _, c := range checks {
@@ -360,4 +365,36 @@ func validKeys(ctx context.Context, s spill.Store, k *keys) error {
 		put(ctx, s, k.key("-_0123456789abcdefghijklmnopqrstuvwxyz"), []byte("every character")),
 		put(ctx, s, k.key("_-"), []byte("punctuation")),
 	)
+}
+
+// doneContext checks that a Put or Get whose context was cancelled, or
+// whose deadline passed, before it started fails with the context's error
+// in a *spill.KeyError, and that such a Put stores nothing.
+func doneContext(ctx context.Context, s spill.Store, k *keys) error {
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
+	defer cancel()
+	var errs []error
+	for _, c := range []struct {
+		name, what string
+		ctx        context.Context
+		want       error
+	}{
+		{"cancelled", "a cancelled context", cancelled, context.Canceled},
+		{"expired", "an expired context", expired, context.DeadlineExceeded},
+	} {
+		key := k.key(c.name + "-put")
+		errs = append(errs, keyed("Put with "+c.what, key, s.Put(c.ctx, key, []byte("never stored")), c.want))
+		_, err := s.Get(ctx, key)
+		errs = append(errs, keyed("Get after a Put with "+c.what, key, err, spill.ErrNotFound))
+		key = k.key(c.name + "-get")
+		if err := put(ctx, s, key, []byte("stored with a live context")); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		_, err = s.Get(c.ctx, key)
+		errs = append(errs, keyed("Get with "+c.what, key, err, c.want))
+	}
+	return errors.Join(errs...)
 }
