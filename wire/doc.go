@@ -334,7 +334,10 @@
 // pointer's text tells the model to call the recall tool, which this
 // package never adds to a body: the runtime declares [spill.RecallTool]
 // among the request's tools and answers its calls with
-// [spill.Spiller.HandleRecall].
+// [spill.Spiller.HandleRecall]. The spills are a check's only I/O:
+// [Guarded.CheckContext], [Session.RequestContext],
+// [Session.CheckContext] and [Session.SyncContext] make them with the
+// context given, the methods without one with context.Background().
 //
 // # Rendering a Context
 //
