@@ -239,7 +239,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		skip = all
 	}
 	// Rules: all the edits left, then greedily one by one.
-	check := func(skip map[string]bool) ([]Violation, *toolState, map[string]int) {
+	check := func(skip map[string]bool) ([]RuleViolation, *toolState, map[string]int) {
 		top := g.topWith(g.schemaWith(d, skip))
 		ts := top.toolState()
 		delta, after := g.rules.toolDelta(view{s: g.seq}, g.tools, ts)
@@ -247,7 +247,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		now := toolArrays(top)
 		for _, a := range g.arrays {
 			if a.n > 0 && now[a.path] == 0 {
-				nv = append(nv, Violation{Rule: CodeEmptyTools, Message: a.path + ": a tools array is never left empty; some servers reject an empty one"})
+				nv = append(nv, RuleViolation{Rule: CodeEmptyTools, Message: a.path + ": a tools array is never left empty; some servers reject an empty one"})
 			}
 		}
 		return nv, ts, delta
@@ -661,7 +661,7 @@ func (g *Guarded) refusalsOf(err error) []Refusal {
 }
 
 // callerOf returns the body index of the message that made call c, from
-// the id [Body.Context] gives it: "i.k" for call k of message i.
+// the id [Body.Bind] gives it: "i.k" for call k of message i.
 func callerOf(c pruneguard.CallID) (int, bool) {
 	s, _, ok := strings.Cut(string(c), ".")
 	if !ok {

@@ -217,7 +217,7 @@ func TestGuardedSpillNeedsAPlace(t *testing.T) {
 func TestGuardedSpillerAndResolver(t *testing.T) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	b := read(t, wire.OpenAIChat, spillBodies(true)[wire.OpenAIChat])
-	if _, err := b.Context(wire.Options{Spiller: sp, Config: pruneguard.Config{Resolver: sp}}); err == nil {
+	if _, err := b.Bind(wire.Options{Spiller: sp, Config: pruneguard.Config{Resolver: sp}}); err == nil {
 		t.Fatal("Spiller and Config.Resolver both set: no error")
 	}
 }
