@@ -56,11 +56,14 @@
 // When the policy can make no more room, the guard goes on with the
 // furthest safe prune (whole units, oldest first, what the policy keeps
 // last), and with a Spill store it writes content that cannot be
-// obtained again to the store, records the pointer and lets it go:
+// obtained again to the store, records the pointer and lets it go. The
+// spills are a check's only I/O: [Guard.CheckContext] makes them with
+// its context, and with no lock of the Context held.
 //
 //	sp := &spill.Spiller{Store: &spill.Memory{}}
 //	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
 //	g := pruneguard.Guard{Budget: 32000, Trigger: 40000, MinClear: 8000, Spill: sp, Logger: slog.Default()}
+//	res, err := g.CheckContext(ctx, c)
 //
 // What the gates refuse is remembered in the Context ([Context.Refusals])
 // so that later checks neither walk nor retry it. With Hoard set the

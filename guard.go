@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 )
@@ -237,7 +238,20 @@ type Result struct {
 // hold. Either error may come after decisions were applied: the Outcome
 // is then Pruned, and Result.Decisions lists them for the runtime to
 // render (tombstones, pointers) as after any prune.
+//
+// Check spills, when g.Spill is set, with context.Background(): a spill
+// cannot be cancelled. Use [Guard.CheckContext] to bound it.
 func (g Guard) Check(c *Context) (Result, error) {
+	return g.CheckContext(context.Background(), c)
+}
+
+// CheckContext is [Guard.Check] with a context for the check's I/O: the
+// spills to g.Spill, the only I/O a check does, are made with ctx. Once
+// ctx is done a spill fails, is reported in Result.SpillErrors and its
+// unit stays, as for any failed spill; the gates' own work, which does no
+// I/O, goes on to its end, so the outcome and the Context stay
+// consistent. A Guard without Spill does not use ctx.
+func (g Guard) CheckContext(ctx context.Context, c *Context) (Result, error) {
 	if c == nil {
 		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
 	}
@@ -258,7 +272,7 @@ func (g Guard) Check(c *Context) (Result, error) {
 		}
 		return Result{Outcome: UnderBudget, Before: s.tokens, After: s.tokens}, nil
 	}
-	return g.run(c, c.Config(), s.tokens, trigger)
+	return g.run(ctx, c, c.Config(), s.tokens, trigger)
 }
 
 // guardView is what a check reads of a Context, under one lock, to
@@ -283,6 +297,7 @@ func (c *Context) guardState() guardView {
 
 // guardRun is one Check past the quick return.
 type guardRun struct {
+	ctx     context.Context // for the spills
 	g       Guard
 	c       *Context
 	cfg     Config
@@ -323,8 +338,8 @@ const (
 	fromHoard  = "hoard"  // the hoarding rule
 )
 
-func (g Guard) run(c *Context, cfg Config, before, trigger int) (Result, error) {
-	r := &guardRun{g: g, c: c, cfg: cfg, trigger: trigger, res: Result{Before: before}}
+func (g Guard) run(ctx context.Context, c *Context, cfg Config, before, trigger int) (Result, error) {
+	r := &guardRun{ctx: ctx, g: g, c: c, cfg: cfg, trigger: trigger, res: Result{Before: before}}
 	r.pol = g.Policy
 	if r.pol == nil {
 		r.pol = OldestFirst{}

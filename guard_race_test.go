@@ -18,6 +18,7 @@ import (
 // they interleave, nothing irreducible leaves without a pointer that
 // resolves, and every pointer reads back the content it stood for.
 func TestRaceGuardsSpillAndRemember(t *testing.T) {
+	ctx := t.Context()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	o := &keepOracle{}
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp, Oracle: o, HoardTokens: 300})
@@ -92,7 +93,7 @@ func TestRaceGuardsSpillAndRemember(t *testing.T) {
 			p, ok := pointed[r.Message]
 			require.True(t, ok, "%s (%v) left with no pointer", r.Message, r.Class)
 			require.True(t, sp.Resolvable(p))
-			back, err := sp.Recall(p)
+			back, err := sp.Recall(ctx, p)
 			require.NoError(t, err)
 			found := false
 			for _, m := range back {

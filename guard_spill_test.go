@@ -1,6 +1,7 @@
 package pruneguard_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -31,6 +32,7 @@ func postContext(t testing.TB, cfg pruneguard.Config, sizes ...int) *pruneguard.
 }
 
 func TestGuardSpillsThenEvicts(t *testing.T) {
+	ctx := t.Context()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
 	orig := map[pruneguard.MessageID]pruneguard.Message{}
@@ -67,7 +69,7 @@ func TestGuardSpillsThenEvicts(t *testing.T) {
 		assert.Len(t, d.Pointers, len(d.Evict)+len(d.Stub))
 	}
 	assert.Equal(t, rep.Messages, evicted)
-	back, err := sp.Recall(rep.Pointer)
+	back, err := sp.Recall(ctx, rep.Pointer)
 	require.NoError(t, err)
 	require.Len(t, back, len(rep.Messages))
 	for i, m := range back {
@@ -88,24 +90,32 @@ type failingStore struct{}
 
 var errDiskFull = errors.New("disk full")
 
-func (*failingStore) Put(string, []byte) error { return errDiskFull }
-func (*failingStore) Get(key string) ([]byte, error) {
+func (*failingStore) Put(context.Context, string, []byte) error { return errDiskFull }
+func (*failingStore) Get(_ context.Context, key string) ([]byte, error) {
 	return nil, &spill.KeyError{Op: "get", Key: key, Err: spill.ErrNotFound}
 }
 
 func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
 	for _, tc := range []struct {
 		name string
 		sp   *spill.Spiller
+		ctx  context.Context // nil: the test's
 		want error
 	}{
-		{"failing store", &spill.Spiller{Store: &failingStore{}}, errDiskFull},
-		{"zero spiller", &spill.Spiller{}, spill.ErrNoStore},
+		{"failing store", &spill.Spiller{Store: &failingStore{}}, nil, errDiskFull},
+		{"zero spiller", &spill.Spiller{}, nil, spill.ErrNoStore},
+		{"done context", &spill.Spiller{Store: &spill.Memory{}}, done, context.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			ctx := tc.ctx
+			if ctx == nil {
+				ctx = t.Context()
+			}
 			c := postContext(t, pruneguard.Config{Resolver: tc.sp}, 100, 200)
 			before := state(c)
-			res, err := pruneguard.Guard{Budget: 150, Spill: tc.sp}.Check(c)
+			res, err := pruneguard.Guard{Budget: 150, Spill: tc.sp}.CheckContext(ctx, c)
 			require.NoError(t, err)
 			assert.Equal(t, pruneguard.Deferred, res.Outcome)
 			require.Len(t, res.SpillErrors, 1, "one failed spill, reported once")
@@ -122,7 +132,7 @@ func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
 
 			// The failure is not remembered as a refusal: the next check
 			// tries the store again.
-			res, err = pruneguard.Guard{Budget: 150, Spill: tc.sp}.Check(c)
+			res, err = pruneguard.Guard{Budget: 150, Spill: tc.sp}.CheckContext(ctx, c)
 			require.NoError(t, err)
 			assert.Len(t, res.SpillErrors, 1)
 		})
@@ -237,6 +247,7 @@ func proseContext(t testing.TB, cfg pruneguard.Config, rounds int) *pruneguard.C
 // oldest text and evicting it behind a pointer that reads back the
 // words.
 func TestGuardSpillsIrreducibleText(t *testing.T) {
+	ctx := t.Context()
 	const budget = 450 // of 100 + 4*200 = 900
 	c := proseContext(t, pruneguard.Config{}, 4)
 	for _, id := range []pruneguard.MessageID{"u0", "a0"} {
@@ -269,7 +280,7 @@ func TestGuardSpillsIrreducibleText(t *testing.T) {
 	var spilled, evicted []pruneguard.MessageID
 	for _, s := range res.Spills {
 		spilled = append(spilled, s.Messages...)
-		back, err := sp.Recall(s.Pointer)
+		back, err := sp.Recall(ctx, s.Pointer)
 		require.NoError(t, err)
 		require.Len(t, back, len(s.Messages))
 		for i, m := range back {
@@ -305,6 +316,7 @@ func TestGuardSpillsIrreducibleText(t *testing.T) {
 // check, and every message that went carries the pointer of the decision
 // that took it.
 func TestGuardSpillOfARefusedStubIsTakenBack(t *testing.T) {
+	ctx := t.Context()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	// sys 100 (pinned), then a0 5, r0 100, a1 5, r1 200, a2 5, r2 300,
 	// a3 5, r3 400: 1120 in all.
@@ -344,7 +356,7 @@ func TestGuardSpillOfARefusedStubIsTakenBack(t *testing.T) {
 	for _, m := range c.Messages() {
 		assert.True(t, m.Pointer.IsZero(), "%s stayed in the prompt but carries the pointer %v", m.ID, m.Pointer)
 	}
-	back, err := sp.Recall(last.Pointer)
+	back, err := sp.Recall(ctx, last.Pointer)
 	require.NoError(t, err)
 	assert.Len(t, back, len(evicted))
 }

@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -255,19 +256,82 @@ func TestSaveRestoreBinaryStrings(t *testing.T) {
 }
 
 // With a Resolver, Restore asks it about each pointer once, up front.
-func TestRestoreAsksResolverOnce(t *testing.T) {
+// testVerifier is a Verifier that resolves what it verified, from
+// memory, and counts its calls.
+type testVerifier struct {
+	known    map[Pointer]bool
+	missing  map[Pointer]bool // what Verify finds missing
+	verified map[Pointer]int
+}
+
+func (v *testVerifier) Resolvable(p Pointer) bool { return v.known[p] }
+
+func (v *testVerifier) Verify(ctx context.Context, p Pointer) error {
+	v.verified[p]++
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if v.missing[p] {
+		return errors.New("missing")
+	}
+	v.known[p] = true
+	return nil
+}
+
+func newTestVerifier(missing ...Pointer) *testVerifier {
+	v := &testVerifier{known: map[Pointer]bool{}, missing: map[Pointer]bool{}, verified: map[Pointer]int{}}
+	for _, p := range missing {
+		v.missing[p] = true
+	}
+	return v
+}
+
+// Restore verifies each distinct pointer once, with a Verifier, and asks
+// a plain Resolver nothing: it answers from memory when a prune asks.
+func TestRestoreVerifiesPointersOnce(t *testing.T) {
 	c := NewContext(Config{})
-	p := Pointer{Store: "s", Key: "k"}
+	p, lost := Pointer{Store: "s", Key: "k"}, Pointer{Store: "s", Key: "gone"}
 	require.NoError(t, c.Append(Message{ID: "a", Content: []byte("x"), Pointer: p}))
 	require.NoError(t, c.Append(Message{ID: "b", Content: []byte("y"), Pointer: p}))
 	require.NoError(t, c.Append(Message{ID: "c", Content: []byte("z")}))
-	asked := map[Pointer]int{}
-	r, err := Restore(bytes.NewReader(saved(t, c)), Config{Resolver: ResolverFunc(func(q Pointer) bool { asked[q]++; return true })})
-	require.NoError(t, err)
-	require.Equal(t, map[Pointer]int{p: 1}, asked)
+	require.NoError(t, c.Append(Message{ID: "d", Content: []byte("w"), Pointer: lost}))
+	state := saved(t, c)
+
+	v := newTestVerifier(lost)
+	r, err := RestoreContext(t.Context(), bytes.NewReader(state), Config{Resolver: v})
+	require.NoError(t, err, "a pointer that does not verify is kept")
+	require.Equal(t, map[Pointer]int{p: 1, lost: 1}, v.verified)
 	d, err := r.Prune(Plan{Evict: []MessageID{"a"}})
 	require.NoError(t, err)
 	require.Equal(t, []SpillNote{{"a", p}}, d.Pointers)
+	_, err = r.Prune(Plan{Evict: []MessageID{"d"}})
+	require.ErrorIs(t, err, ErrRegen, "the pointer that did not verify counts for no prune")
+
+	_, err = Restore(bytes.NewReader(state), Config{Resolver: v})
+	require.NoError(t, err)
+	require.Equal(t, map[Pointer]int{p: 1, lost: 2}, v.verified, "what the Verifier resolves already is not verified again")
+
+	asked := 0
+	_, err = Restore(bytes.NewReader(state), Config{Resolver: ResolverFunc(func(Pointer) bool { asked++; return true })})
+	require.NoError(t, err)
+	require.Zero(t, asked, "a Resolver that cannot verify is not asked")
+}
+
+// A done context stops the verification: RestoreContext returns its
+// error and no Context.
+func TestRestoreContextDone(t *testing.T) {
+	c := NewContext(Config{})
+	require.NoError(t, c.Append(Message{ID: "a", Content: []byte("x"), Pointer: Pointer{Store: "s", Key: "k"}}))
+	state := saved(t, c)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	v := newTestVerifier()
+	r, err := RestoreContext(ctx, bytes.NewReader(state), Config{Resolver: v})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, r)
+	r, err = RestoreContext(ctx, bytes.NewReader(state), Config{})
+	require.NoError(t, err, "without a Verifier there is nothing to stop")
+	require.NotNil(t, r)
 }
 
 // A zero Context saves and restores.

@@ -144,6 +144,7 @@ func TestPointerTokensValidate(t *testing.T) {
 // would be no smaller, nor stub one whose stub would show a pointer no
 // smaller than it.
 func TestGuardDoesNotStubBelowPointer(t *testing.T) {
+	ctx := t.Context()
 	stubAll := pruneguard.PolicyFunc(func(es []pruneguard.Entry, need int) pruneguard.Plan {
 		var p pruneguard.Plan
 		for _, e := range es {
@@ -181,7 +182,7 @@ func TestGuardDoesNotStubBelowPointer(t *testing.T) {
 	// stubbed either.
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c = postContext(t, pruneguard.Config{Resolver: sp, PointerTokens: 50}, 50, 200)
-	_, err := sp.Spill(c, "r0")
+	_, err := sp.Spill(ctx, c, "r0")
 	require.NoError(t, err)
 	res, err = pruneguard.Guard{Budget: 210, Policy: stubAll, Spill: sp}.Check(c)
 	require.NoError(t, err)

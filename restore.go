@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -15,18 +16,31 @@ import (
 //
 // The Config is the saved one, but for its Oracle, Resolver and Counter,
 // which are functions and are taken from cfg; cfg's other fields are not
-// used. When cfg.Resolver is set, Restore asks it once about each
-// distinct pointer the state holds, so that a Resolver that checks a
-// pointer it does not know against its store (as spill.Spiller does)
-// does so here, and later prunes answer from its memory. A pointer that
-// does not resolve is kept, and counts for no prune, as always.
+// used. When cfg.Resolver is a [Verifier] (as spill.Spiller is), Restore
+// verifies each distinct pointer the state holds that it does not resolve
+// yet, so that later prunes, which ask the Resolver from memory, resolve
+// those that lead to their content. A pointer that does not resolve is kept, and counts for no
+// prune, as always.
 //
-// Restore reads r to its end and does no other I/O. State that Save did
-// not write, or that was truncated or altered since (its digest does
-// not match), fails with an
-// [*InputError] matching [ErrBadState] and [ErrInvalidInput]; an error
-// reading r is returned as it is. On error it returns no Context.
+// Restore reads r to its end; its other I/O is the Verifier's. State that
+// Save did not write, or that was truncated or altered since (its digest
+// does not match), fails with an [*InputError] matching [ErrBadState] and
+// [ErrInvalidInput]; an error reading r is returned as it is. On error it
+// returns no Context.
+//
+// Restore verifies with context.Background(); use [RestoreContext] to
+// bound the verification.
 func Restore(r io.Reader, cfg Config) (*Context, error) {
+	return RestoreContext(context.Background(), r, cfg)
+}
+
+// RestoreContext is [Restore] with a context for the verification of
+// pointers: each Verify is called with ctx, before the Context is
+// returned, so no lock of it is held. A pointer whose Verify fails does
+// not resolve (unless the Verifier knew it already). When ctx is done
+// before every pointer is verified, RestoreContext returns ctx's error
+// and no Context.
+func RestoreContext(ctx context.Context, r io.Reader, cfg Config) (*Context, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -49,16 +63,35 @@ func Restore(r io.Reader, cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Resolver != nil {
-		seen := make(map[Pointer]bool)
-		for _, m := range s.Messages {
-			if p := (Pointer{Store: string(m.Store), Key: string(m.Key)}); !p.IsZero() && !seen[p] {
-				seen[p] = true
-				cfg.Resolver.Resolvable(p)
-			}
+	if v, ok := cfg.Resolver.(Verifier); ok {
+		if err := s.verify(ctx, v); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// verify asks v to verify each distinct pointer of s's messages it does
+// not resolve yet; it fails only when ctx is done.
+func (s *savedState) verify(ctx context.Context, v Verifier) error {
+	seen := make(map[Pointer]bool)
+	for _, m := range s.Messages {
+		p := Pointer{Store: string(m.Store), Key: string(m.Key)}
+		if p.IsZero() || seen[p] || v.Resolvable(p) {
+			continue
+		}
+		seen[p] = true
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if v.Verify(ctx, p) != nil {
+			// The pointer stays unresolved, unless the context ended.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // build makes the Context s describes, checking every reference and

@@ -117,7 +117,7 @@ func TestContextUnits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := b.Context(Options{})
+			g, err := b.Bind(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestApplyDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestApplyDecision(t *testing.T) {
 func TestWireRefusal(t *testing.T) {
 	body := `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]},"messages":[{"role":"user","content":[{"text":"u"}]},{"role":"assistant","content":[{"text":"a"}]},{"role":"user","content":[{"text":"v"}]}]}`
 	b, _ := Read([]byte(body), Bedrock)
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func FuzzContext(f *testing.F) {
 		if err != nil {
 			return
 		}
-		g, err := b.Context(Options{Unannotated: Unannotated(k & 1)})
+		g, err := b.Bind(Options{Unannotated: Unannotated(k & 1)})
 		if err != nil {
 			t.Fatalf("Context: %v", err)
 		}
@@ -260,7 +260,7 @@ func TestNeverEmpty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
-		g, err := b.Context(Options{Unannotated: UnannotatedRegenerable})
+		g, err := b.Bind(Options{Unannotated: UnannotatedRegenerable})
 		if err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
@@ -285,7 +285,7 @@ func TestDeferredNamesPendingCalls(t *testing.T) {
 	body := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"go go go go go go go go go"},
 		{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`
 	b, _ := Read([]byte(body), OpenAIChat)
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,9 +312,9 @@ func TestDeferredNamesPendingCalls(t *testing.T) {
 // NewViolations ignores message indexes in both wordings, "messages.3"
 // and "messages[3]", since removals shift them.
 func TestNewViolationsIgnoresIndexes(t *testing.T) {
-	before := []Violation{{Rule: RuleChatDuplicateToolResponse, Index: 8,
+	before := []RuleViolation{{Rule: RuleChatDuplicateToolResponse, Index: 8,
 		Message: "Invalid parameter: Duplicate value for 'tool_call_id' of 'a', in messages[7] and messages[8]."}}
-	after := []Violation{{Rule: RuleChatDuplicateToolResponse, Index: 3,
+	after := []RuleViolation{{Rule: RuleChatDuplicateToolResponse, Index: 3,
 		Message: "Invalid parameter: Duplicate value for 'tool_call_id' of 'a', in messages[2] and messages[3]."}}
 	if nv := NewViolations(before, after); len(nv) != 0 {
 		t.Errorf("new violations %v", nv)
@@ -338,7 +338,7 @@ func TestCheckReportsEveryRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestSchemaNotSmaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, check := range []bool{false, true} {
-		g, err := b.Context(Options{})
+		g, err := b.Bind(Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -443,7 +443,7 @@ func TestScreenToolRules(t *testing.T) {
 			if v := b.Validate(); len(v) > 0 {
 				t.Fatalf("input violations %v", v)
 			}
-			g, err := b.Context(Options{})
+			g, err := b.Bind(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -483,7 +483,7 @@ func TestSchemaNotSmallerChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

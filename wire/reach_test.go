@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -134,7 +135,7 @@ func TestGuardedCheckRefusesSpill(t *testing.T) {
 
 type noSpill struct{}
 
-func (noSpill) SpillMessages([]pruneguard.Message) (pruneguard.Pointer, error) {
+func (noSpill) SpillMessages(context.Context, []pruneguard.Message) (pruneguard.Pointer, error) {
 	return pruneguard.Pointer{}, errors.New("no store")
 }
 func (noSpill) Resolvable(pruneguard.Pointer) bool { return false }

@@ -25,7 +25,7 @@ func retryBody(tb testing.TB, n int) (*Guarded, pruneguard.Plan) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

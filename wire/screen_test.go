@@ -24,7 +24,7 @@ func read(t *testing.T, d wire.Dialect, body string) *wire.Body {
 func guarded(t *testing.T, d wire.Dialect, body string, opts wire.Options) (*wire.Body, *wire.Guarded) {
 	t.Helper()
 	b := read(t, d, body)
-	g, err := b.Context(opts)
+	g, err := b.Bind(opts)
 	if err != nil {
 		t.Fatalf("Context: %v", err)
 	}

@@ -297,6 +297,7 @@ func TestSessionScreenValidates(t *testing.T) {
 // without a Spiller they stay; with one they are spilled, then evicted,
 // and the system prompt carries the pointer the model can follow.
 func TestSessionSpills(t *testing.T) {
+	ctx := t.Context()
 	run := func(sp wire.Spiller) ([]byte, wire.Report) {
 		s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 150}, Spiller: sp})
 		must(t, err)
@@ -344,7 +345,7 @@ func TestSessionSpills(t *testing.T) {
 	if strings.Count(sys, "content moved to spill:") != len(ptrs) {
 		t.Fatalf("want %d pointer lines in the system prompt: %s", len(ptrs), sys)
 	}
-	ms, err := sp.Recall(p)
+	ms, err := sp.Recall(ctx, p)
 	must(t, err)
 	if len(ms) == 0 || !strings.Contains(string(ms[len(ms)-1].Content), `"role":"tool"`) {
 		t.Errorf("recalled %v", ms)

@@ -7,7 +7,7 @@ import (
 // A history read one message at a time, as the provider reads it: which
 // call each result answers, which calls can no longer be answered, which
 // messages go in one unit, which user messages are real, and what class
-// the wire knows better than the Context. [Body.Context] runs it over a
+// the wire knows better than the Context. [Body.Bind] runs it over a
 // body it holds whole, [Session] over messages as they come; both get the
 // same pairing, units, pins and classes from it.
 

@@ -169,7 +169,7 @@ type jsonViolation struct {
 	Message string `json:"message"`
 }
 
-func toJSONViolations(vs []wire.Violation) []jsonViolation {
+func toJSONViolations(vs []wire.RuleViolation) []jsonViolation {
 	out := make([]jsonViolation, len(vs))
 	for i, v := range vs {
 		out[i] = jsonViolation{v.Rule, v.Index, v.Message}
@@ -233,7 +233,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // writeViolations writes one line per violation, where it is (the
 // history's key and the message's index), its rule and the provider's
 // words, then a line that counts them and names the dialect.
-func writeViolations(w io.Writer, b *wire.Body, vs []wire.Violation) {
+func writeViolations(w io.Writer, b *wire.Body, vs []wire.RuleViolation) {
 	key := map[wire.Dialect]string{wire.OpenAIResponses: "input", wire.Gemini: "contents"}[b.Dialect]
 	if key == "" {
 		key = "messages"

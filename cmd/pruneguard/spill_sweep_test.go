@@ -194,13 +194,14 @@ func messagesOf(t *testing.T, body []byte, d wire.Dialect) []json.RawMessage {
 // messages at its indexes.
 func checkSpilled(t *testing.T, name string, body []byte, d wire.Dialect, in []json.RawMessage, rep Report, sp *spill.Spiller) {
 	t.Helper()
+	ctx := t.Context()
 	g, err := wire.Bind(body, d, wire.Options{Config: pruneguard.Config{Regen: pruneguard.RegenDropUnsafe}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stored := map[int]bool{}
 	for _, s := range rep.Spilled {
-		ms, err := sp.Recall(pruneguard.Pointer{Store: spill.DefaultName, Key: s.Key})
+		ms, err := sp.Recall(ctx, pruneguard.Pointer{Store: spill.DefaultName, Key: s.Key})
 		if err != nil {
 			t.Errorf("%s: recall %s: %v", name, s.Key, err)
 			continue
