@@ -200,9 +200,9 @@ func (c *Context) unindex(gone []int32, ids bool) {
 		c.byCall.removeSet(calls)
 	}
 	dead := func(p int32) bool { return msgs.has(p) }
-	c.results.deleteWhere(dead)
-	c.whole.deleteWhere(dead)
-	c.bySize.deleteWhere(func(k sizeKey) bool { return msgs.has(k.pos) })
+	c.results.DeleteWhere(dead)
+	c.whole.DeleteWhere(dead)
+	c.bySize.DeleteWhere(func(k sizeKey) bool { return msgs.has(k.pos) })
 }
 
 // remove takes message p out of the transcript and its unit, with ids

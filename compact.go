@@ -271,12 +271,12 @@ func (c *Context) compactText() {
 // of them not stubbed; each index is built in the nodes of the one it
 // replaces.
 func (c *Context) refile(pm []int32, nres, nwhole int) {
-	c.results.fillSeq(nres, c.resultsHeld(0))
-	c.whole.fillSeq(nwhole, c.resultsHeld(mStubbed))
+	c.results.FillSeq(nres, c.resultsHeld(0))
+	c.whole.FillSeq(nwhole, c.resultsHeld(mStubbed))
 
 	filed := make([]uint64, (c.msgs.n+63)/64)
 	sized := make([]sizeKey, 0, nwhole)
-	c.bySize.each(func(k sizeKey) {
+	c.bySize.Each(func(k sizeKey) {
 		q := pm[k.pos]
 		if q == none || filed[q/64]&(1<<(q%64)) != 0 {
 			return
@@ -296,7 +296,7 @@ func (c *Context) refile(pm []int32, nres, nwhole int) {
 		slices.SortFunc(rest, bySizeOrder)
 		sized = mergeSorted(sized, rest, bySizeOrder)
 	}
-	c.bySize.fill(sized)
+	c.bySize.Fill(sized)
 }
 
 // resultsHeld yields the results in transcript order, less those with

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/pruneguard/pruneguard/internal/btree"
 )
 
 // Context is the live transcript of one agent session, grouped into units,
@@ -89,8 +91,8 @@ type Context struct {
 
 	// The tool results by position, those not stubbed, and those not
 	// stubbed by size, largest first: the orders a View walks.
-	results, whole btree[int32]
-	bySize         btree[sizeKey]
+	results, whole btree.Tree[int32]
+	bySize         btree.Tree[sizeKey]
 
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
@@ -231,9 +233,9 @@ func (c *Context) init() {
 	c.toolIdx = make(map[string]int32)
 	c.steps = make(map[StepID]*step)
 	c.uhead, c.utail = none, none
-	c.results.cmp = cmp.Compare[int32]
-	c.whole.cmp = cmp.Compare[int32]
-	c.bySize.cmp = bySizeOrder
+	c.results = btree.New(cmp.Compare[int32])
+	c.whole = btree.New(cmp.Compare[int32])
+	c.bySize = btree.New(bySizeOrder)
 }
 
 // Config returns the configuration the Context was made with.

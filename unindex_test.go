@@ -1,7 +1,6 @@
 package pruneguard
 
 import (
-	"cmp"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -61,48 +60,6 @@ func TestIndexRemoveSetMatchesRemove(t *testing.T) {
 		checkIndex(rt, &set)
 		if r, ok := set.find("new"); !ok || r != int32(len(keys)-1) {
 			rt.Fatalf("find(new) = %d %v", r, ok)
-		}
-	})
-}
-
-// A btree that deletes the elements a predicate names in one walk holds
-// the others, in order, shaped as fill shapes them, and goes on as a
-// btree.
-func TestBtreeDeleteWhereMatchesASortedSlice(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		n := rapid.SampledFrom([]int{0, 1, bMax, bMax + 1, bMax * bMax, 5000}).Draw(rt, "n")
-		tr := btree[int]{cmp: cmp.Compare[int]}
-		var model []int
-		for i := range n {
-			tr.Insert(i * 2)
-			model = append(model, i*2)
-		}
-		mod := rapid.IntRange(1, 5).Draw(rt, "mod")
-		gone := func(x int) bool { return x%mod == 0 }
-		tr.deleteWhere(gone)
-		model = slices.DeleteFunc(model, gone)
-		checkBtree(rt, &tr)
-		if len(model) < n {
-			checkFilled(rt, &tr)
-		}
-		var walked []int
-		tr.each(func(x int) { walked = append(walked, x) })
-		if !slices.Equal(walked, model) || tr.Len() != len(model) {
-			rt.Fatalf("walks %v, want %v", walked, model)
-		}
-		tr.Insert(1)
-		model = append([]int{1}, model...)
-		if len(model) > 1 && !tr.Delete(model[len(model)/2]) {
-			rt.Fatalf("%d not found", model[len(model)/2])
-		}
-		if len(model) > 1 {
-			model = slices.Delete(model, len(model)/2, len(model)/2+1)
-		}
-		checkBtree(rt, &tr)
-		walked = walked[:0]
-		tr.each(func(x int) { walked = append(walked, x) })
-		if !slices.Equal(walked, model) {
-			rt.Fatalf("after edits: walks %v, want %v", walked, model)
 		}
 	})
 }
