@@ -1,6 +1,10 @@
 package pruneguard
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/arena"
+)
 
 // Apply carries out a decision of [Context.Prune] atomically: it removes
 // the evicted messages, stubs the results, records withdrawn, compressed
@@ -160,7 +164,7 @@ func (c *Context) stub(p int32) {
 		// goes on writing after the stub.
 		c.side(p).buf = slices.Clone(text)
 	} else {
-		x.text = c.text.truncate(x.text, x.idLen)
+		x.text = c.text.Truncate(x.text, x.idLen)
 	}
 	delta := n - c.tokensOf(p)
 	c.setTokens(p, n)
@@ -185,24 +189,24 @@ var batchShare, hashShare = 16, 6
 // with ids, it takes them and the calls they emitted out of the indexes
 // by id and by call id too, in a pass over each.
 func (c *Context) unindex(gone []int32, ids bool) {
-	msgs := newRecordSet(c.msgs.n)
+	msgs := arena.NewSet(c.msgs.Len())
 	for _, p := range gone {
-		msgs.add(p)
+		msgs.Add(p)
 	}
 	if ids {
-		calls := newRecordSet(c.calls.n)
+		calls := arena.NewSet(c.calls.Len())
 		for _, p := range gone {
 			for k := range c.callsOf(p) {
-				calls.add(k)
+				calls.Add(k)
 			}
 		}
-		c.byID.removeSet(msgs)
-		c.byCall.removeSet(calls)
+		c.byID.RemoveSet(msgs)
+		c.byCall.RemoveSet(calls)
 	}
-	dead := func(p int32) bool { return msgs.has(p) }
+	dead := func(p int32) bool { return msgs.Has(p) }
 	c.results.DeleteWhere(dead)
 	c.whole.DeleteWhere(dead)
-	c.bySize.DeleteWhere(func(k sizeKey) bool { return msgs.has(k.pos) })
+	c.bySize.DeleteWhere(func(k sizeKey) bool { return msgs.Has(k.pos) })
 }
 
 // remove takes message p out of the transcript and its unit, with ids
@@ -213,7 +217,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 	c.unrequire(p)
 	x := c.msg(p)
 	if ids {
-		c.byID.remove(p)
+		c.byID.Remove(p)
 	}
 	if results {
 		if x.ans != none {
@@ -244,7 +248,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 		if ids {
 			// Only if the id is still k's: a later call may reuse it. A
 			// compaction drops the calls of messages gone itself.
-			c.byCall.remove(k)
+			c.byCall.Remove(k)
 		}
 		c.queueGone(k, r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
@@ -253,7 +257,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 			c.recheck(r.tool)
 		}
 		if r.result == none || c.msg(r.result).flags&mDead != 0 {
-			c.text.release(r.text)
+			c.text.Release(r.text)
 		}
 	}
 	for k := range c.answersOf(p) {
@@ -262,7 +266,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 			r.result = none
 		}
 		if r.caller == none || c.msg(r.caller).flags&mDead != 0 {
-			c.text.release(r.text)
+			c.text.Release(r.text)
 		}
 	}
 
@@ -289,7 +293,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 		c.resortUnit(u)
 	}
 
-	c.text.release(x.text)
+	c.text.Release(x.text)
 	c.freeSideOf(p)
 	x = c.msg(p)
 	x.flags |= mDead

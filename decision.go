@@ -261,7 +261,7 @@ func (d *Decision) finish(r *pruneRun) {
 	// p, as its own i-th: its string can be handed out again.
 	plan := r.p.Evict
 	named := func(i int, x *mrec) bool {
-		return i < len(plan) && len(plan[i]) == int(x.idLen) && string(plan[i]) == string(c.text.bytes(x.text)[:x.idLen])
+		return i < len(plan) && len(plan[i]) == int(x.idLen) && string(plan[i]) == string(c.text.Bytes(x.text)[:x.idLen])
 	}
 	t := r.pass()
 	nUnits, size := 0, 0
@@ -298,7 +298,7 @@ func (d *Decision) finish(r *pruneRun) {
 		for i, p := range ps {
 			x := c.msg(p)
 			if !own || !named(i, x) {
-				b.Write(c.text.bytes(x.text)[:x.idLen])
+				b.Write(c.text.Bytes(x.text)[:x.idLen])
 			}
 			if un := c.unit(x.unit); un.mark != t {
 				un.mark, un.aux = t, int32(len(heads))

@@ -89,7 +89,7 @@ func (r *pruneRun) stampViolations(vs []*Violation) {
 
 // current reports whether the unit s names is as it was seen.
 func (c *Context) current(s seenAt) bool {
-	return s.ok && s.comp == c.compactions && s.unit < c.units.n && c.unit(s.unit).head != none &&
+	return s.ok && s.comp == c.compactions && s.unit < c.units.Len() && c.unit(s.unit).head != none &&
 		c.unit(s.unit).version == s.ver && s.judge == c.judge()
 }
 

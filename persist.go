@@ -69,19 +69,19 @@ func (c *Context) state() *savedState {
 	if c.roleIdx == nil {
 		return s // a zero Context that saw no event
 	}
-	pm := make([]int32, c.msgs.n)
+	pm := make([]int32, c.msgs.Len())
 	n := int32(0)
-	for p := int32(0); p < c.msgs.n; p++ {
+	for p := int32(0); p < c.msgs.Len(); p++ {
 		pm[p] = none
 		if c.msg(p).flags&mDead == 0 {
 			pm[p] = n
 			n++
 		}
 	}
-	cm := make([]int32, c.calls.n)
-	rank := make([]int32, c.calls.n+1)
+	cm := make([]int32, c.calls.Len())
+	rank := make([]int32, c.calls.Len()+1)
 	n = 0
-	for k := int32(0); k < c.calls.n; k++ {
+	for k := int32(0); k < c.calls.Len(); k++ {
 		cm[k] = none
 		rank[k] = n
 		if c.callLive(k) {
@@ -89,8 +89,8 @@ func (c *Context) state() *savedState {
 			n++
 		}
 	}
-	rank[c.calls.n] = n
-	um := make([]int32, c.units.n)
+	rank[c.calls.Len()] = n
+	um := make([]int32, c.units.Len())
 	for u := c.firstUnit(); u != none; u = c.unit(u).next {
 		um[u] = int32(len(s.Units))
 		s.Units = append(s.Units, savedUnit{Version: c.unit(u).version})
@@ -119,7 +119,7 @@ func (c *Context) state() *savedState {
 		if m.Open {
 			m.Body = slices.Clone(c.sideOf(p).buf)
 		} else {
-			m.Body = slices.Clone(c.text.bytes(x.text)[x.idLen:])
+			m.Body = slices.Clone(c.text.Bytes(x.text)[x.idLen:])
 		}
 		if sd := c.sideOf(p); sd != nil {
 			m.Counted, m.IsError = sd.counted, sd.isError
@@ -135,12 +135,12 @@ func (c *Context) state() *savedState {
 		}
 		s.Messages = append(s.Messages, m)
 	}
-	for k := int32(0); k < c.calls.n; k++ {
+	for k := int32(0); k < c.calls.Len(); k++ {
 		if cm[k] == none {
 			continue
 		}
 		r := c.call(k)
-		named, _ := c.byCall.find(string(c.callID(k)))
+		named, _ := c.byCall.Find(string(c.callID(k)))
 		s.Calls = append(s.Calls, savedCall{
 			ID: str(c.callID(k)), Tool: r.tool, Args: slices.Clone(c.args(k)), Ver: r.ver,
 			Done: r.flags&cDone != 0, Ghost: r.flags&cGhost != 0, Server: r.flags&cServer != 0,
@@ -189,10 +189,10 @@ func (c *Context) state() *savedState {
 		s.Steps = append(s.Steps, st)
 	}
 	s.Sealed = c.sealed
-	for k, v := range recentInOrder(&c.gone) {
+	for k, v := range c.gone.All() {
 		s.Gone = append(s.Gone, savedGone{Call: str(k), Abandoned: v})
 	}
-	for k, v := range recentInOrder(&c.cleared) {
+	for k, v := range c.cleared.All() {
 		s.Cleared = append(s.Cleared, savedPruned{Sig: b64(k), Class: v.class, Hash: v.hash, Message: str(v.msg), Stubbed: v.stubbed})
 	}
 	for _, a := range c.alerts {
@@ -219,27 +219,6 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 		for k := range m {
 			if !yield(k) {
 				return
-			}
-		}
-	}
-}
-
-// recentInOrder walks the keys r remembers, oldest first, with their
-// values.
-func recentInOrder[V any](r *recent[V]) func(func(string, V) bool) {
-	return func(yield func(string, V) bool) {
-		n := len(r.ring)
-		start := 0
-		if n == recentBound {
-			start = r.next
-		}
-		for i := range n {
-			slot := (start + i) % max(n, 1)
-			k := r.ring[slot]
-			if e, ok := r.m[k]; ok && e.slot == slot {
-				if !yield(k, e.v) {
-					return
-				}
 			}
 		}
 	}

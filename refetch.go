@@ -131,18 +131,18 @@ const maxSigBuf = 4096
 // result of that signature is still in the prompt, and is forgotten.
 func (c *Context) refetched(p int32) {
 	c.settleCleared()
-	if len(c.cleared.m) == 0 {
+	if c.cleared.Len() == 0 {
 		return
 	}
 	var now ContentHash
 	hashed := false
 	check := func(k int32) {
 		key := c.sigOf(k)
-		was, ok := c.cleared.get(key)
+		was, ok := c.cleared.Get(key)
 		if !ok {
 			return
 		}
-		c.cleared.forget(key)
+		c.cleared.Forget(key)
 		if c.held(k, key, p) {
 			return
 		}

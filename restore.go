@@ -177,15 +177,15 @@ func (s *savedState) build(fns Config) (*Context, error) {
 				return nil, badState("messages", id)
 			}
 		}
-		q := c.msgs.push()
+		q := c.msgs.Push()
 		x := c.msg(q)
 		*x = mrec{idLen: uint32(len(id)), unit: m.Unit, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
 		if m.Open {
-			x.text = c.text.add([]byte(id))
+			x.text = c.text.Add([]byte(id))
 			x.flags |= mOpen
 			c.side(q).buf = slices.Clone(m.Body)
 		} else {
-			x.text = c.text.add([]byte(id), m.Body)
+			x.text = c.text.Add([]byte(id), m.Body)
 		}
 		if m.Empty {
 			x.flags |= mEmpty
@@ -222,7 +222,7 @@ func (s *savedState) build(fns Config) (*Context, error) {
 			}
 		}
 		c.live++
-		c.byID.put(q)
+		c.byID.Put(q)
 	}
 
 	// Units: members in transcript order, each unit listed by its first.
@@ -267,10 +267,10 @@ func (s *savedState) build(fns Config) (*Context, error) {
 			caller[k] != none && result[k] != none && c.msg(caller[k]).unit != c.msg(result[k]).unit:
 			return nil, badState("calls", id)
 		}
-		k2 := c.calls.push()
+		k2 := c.calls.Push()
 		r := c.call(k2)
 		*r = crec{
-			text: c.text.add([]byte(id), sc.Args), idLen: uint32(len(id)), tool: sc.Tool,
+			text: c.text.Add([]byte(id), sc.Args), idLen: uint32(len(id)), tool: sc.Tool,
 			caller: caller[k], result: result[k], sib: none, nextAns: none, nextTool: none, ver: sc.Ver,
 		}
 		if sc.Args == nil {
@@ -318,7 +318,7 @@ func (s *savedState) build(fns Config) (*Context, error) {
 	for k := int32(0); k < nk; k++ {
 		if r := c.call(k); r.caller != none && !s.Calls[k].Superseded {
 			if q, ok := latest[string(c.callID(k))]; ok && q == k {
-				c.byCall.put(k)
+				c.byCall.Put(k)
 			}
 		}
 	}
@@ -426,14 +426,14 @@ func (s *savedState) build(fns Config) (*Context, error) {
 
 	// What the Context remembers.
 	for _, g := range s.Gone {
-		c.gone.put(string(g.Call), g.Abandoned)
+		c.gone.Put(string(g.Call), g.Abandoned)
 	}
 	for _, pr := range s.Cleared {
 		sig, err := base64.StdEncoding.DecodeString(pr.Sig)
 		if err != nil {
 			return nil, badState("cleared", "")
 		}
-		c.cleared.put(string(sig), prunedResult{class: pr.Class, hash: pr.Hash, msg: MessageID(pr.Message), stubbed: pr.Stubbed})
+		c.cleared.Put(string(sig), prunedResult{class: pr.Class, hash: pr.Hash, msg: MessageID(pr.Message), stubbed: pr.Stubbed})
 	}
 	if len(s.Alerts) > alertBound {
 		return nil, badState("alerts", "")

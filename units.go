@@ -17,7 +17,7 @@ func (c *Context) members(u int32) func(func(int32) bool) {
 
 // newUnit makes an empty unit at the end of the units.
 func (c *Context) newUnit() int32 {
-	u := c.units.push()
+	u := c.units.Push()
 	*c.unit(u) = urec{head: none, tail: none, prev: c.utail, next: none}
 	if c.utail != none {
 		c.unit(c.utail).next = u

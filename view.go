@@ -224,7 +224,7 @@ func (v *View) Units() iter.Seq[Unit] {
 func (v *View) Newest() iter.Seq[Entry] {
 	return walk(v, none, func(prev int32) (int32, Entry) {
 		c := v.c
-		p := c.msgs.n - 1
+		p := c.msgs.Len() - 1
 		if prev != none {
 			p = prev - 1
 		}
