@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/jsoncanon"
 )
 
 // Refetch signals: every result a decision evicts or stubs is remembered
@@ -104,7 +106,7 @@ func (c *Context) TakeAlerts() []RefetchAlert {
 func sigKey(buf []byte, tool string, args []byte) (string, []byte) {
 	buf = append(buf[:0], tool...)
 	n := len(buf)
-	buf, ok := canonical(append(buf, 0), args)
+	buf, ok := jsoncanon.Append(append(buf, 0), args)
 	if !ok {
 		buf = append(append(buf[:n], 1), args...)
 	}
