@@ -194,14 +194,6 @@ func (c *Context) Units() []Unit {
 	return out
 }
 
-// firstUnit returns the oldest unit, or none.
-func (c *Context) firstUnit() int32 {
-	if c.units.Len() == 0 {
-		return none
-	}
-	return c.uhead
-}
-
 func (c *Context) describe(u int32) Unit {
 	un := c.unit(u)
 	var ps []int32
