@@ -31,6 +31,10 @@ import (
 // [Context.TakeAlerts] takes them, and the 64 latest ghost-tool episodes
 // ([Context.Ghosts]).
 //
+// A Context also remembers the refusals the guards that check it met, so
+// that later checks pass over them ([Context.Refusals]): the memory is the
+// Context's, shared by every [Guard] on it, and is not saved with it.
+//
 // A zero Context is ready to use with a zero [Config]; [NewContext] sets
 // another. A Context is safe for concurrent use by multiple goroutines:
 // results and chunks may arrive while a budget check runs. It must not be
@@ -122,7 +126,8 @@ type Context struct {
 	// Logger (LogReexpansion).
 	reexp []reexpansion
 
-	// mem is what the guards remember of the refusals they met.
+	// mem is the Context's memory of the refusals its guards met
+	// (guard_memory.go).
 	mem refusalMemory
 	// The marks of the latest mutating calls (regen_scope.go): of any
 	// scope, of the empty scope, and per scope.
