@@ -27,7 +27,7 @@ func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 			continue
 		}
 		results = append(results, p)
-		if _, refused := c.mem.stubs[p]; x.flags&mStubbed == 0 && !refused {
+		if x.flags&mStubbed == 0 && !c.mem.stubRefused(p) {
 			whole = append(whole, p)
 			sized = append(sized, c.sizeKey(p))
 		}

@@ -18,11 +18,12 @@ import (
 // last two.
 func TestCompactIndexesMatchARebuild(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		c := NewContext(Config{TextClass: Reconstructible})
+		c := NewContext(Config{TextClass: Reconstructible, Regen: RegenDropUnsafe})
 		if err := c.RegisterTool(Tool{Name: "x", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}); err != nil {
 			rt.Fatal(err)
 		}
 		rounds := rapid.SampledFrom([]int{3, 40, 400}).Draw(rt, "rounds")
+		var irreducible Plan // results the gates refuse to stub
 		for i := range rounds {
 			n := strconv.Itoa(i)
 			a := Message{ID: MessageID("a" + n), Role: RoleAssistant, Tokens: 5}
@@ -32,7 +33,12 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 			}
 			ms = append(ms, a)
 			for _, k := range a.Calls {
-				ms = append(ms, Message{ID: MessageID("r" + string(k.ID)), Role: RoleTool, Tokens: rapid.IntRange(0, 9).Draw(rt, "rt"), Answers: []CallID{k.ID}})
+				r := Message{ID: MessageID("r" + string(k.ID)), Role: RoleTool, Tokens: rapid.IntRange(0, 9).Draw(rt, "rt"), Answers: []CallID{k.ID}}
+				if rapid.IntRange(0, 8).Draw(rt, "irreducible") == 0 {
+					r.Class = Irreducible
+					irreducible.Stub = append(irreducible.Stub, r.ID)
+				}
+				ms = append(ms, r)
 			}
 			for _, m := range ms {
 				if err := c.Append(m); err != nil {
@@ -40,27 +46,31 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 				}
 			}
 		}
+		// Some results refused a stub, as a guard remembers them.
+		d, err := c.Prune(irreducible)
+		if err != nil || len(d.Refused) != len(irreducible.Stub) {
+			rt.Fatalf("stubs refused: %v, %v", d, err)
+		}
+		if added := c.remember(nil, d.Refused); added != len(irreducible.Stub) {
+			rt.Fatalf("%d stub refusals remembered of %d", added, len(irreducible.Stub))
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		// Some results stubbed, some refused a stub, some counted again.
+		// Some results stubbed, some counted again.
 		for p := int32(0); p < c.msgs.Len(); p++ {
 			if c.msg(p).ans == none {
 				continue
 			}
+			refused := c.mem.stubRefused(p)
 			switch rapid.IntRange(0, 8).Draw(rt, "result") {
 			case 0:
-				c.stub(p)
-			case 1:
-				if c.mem.stubs == nil {
-					c.mem.stubs = map[int32][]*Violation{}
+				if !refused {
+					c.stub(p)
 				}
-				c.mem.stubs[p] = nil
-				c.whole.Delete(p)
-				c.bySize.Delete(c.sizeKey(p))
 			case 2:
 				c.bySize.Delete(c.sizeKey(p))
 				c.setTokens(p, c.tokensOf(p)+1)
-				if _, refused := c.mem.stubs[p]; !refused && c.msg(p).flags&mStubbed == 0 {
+				if !refused && c.msg(p).flags&mStubbed == 0 {
 					c.bySize.Insert(c.sizeKey(p))
 				}
 			case 3:
@@ -135,7 +145,7 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 		for p := int32(0); p < c.msgs.Len(); p++ {
 			if x := c.msg(p); x.ans != none {
 				results = append(results, p)
-				if _, refused := c.mem.stubs[p]; x.flags&mStubbed == 0 && !refused {
+				if x.flags&mStubbed == 0 && !c.mem.stubRefused(p) {
 					whole = append(whole, p)
 					sized = append(sized, c.sizeKey(p))
 				}
