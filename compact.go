@@ -46,18 +46,52 @@ func (c *Context) callLive(k int32) bool {
 // neither an id hashed nor a key sorted; units move down in place too
 // when the list of units is in the order of their records, as it is
 // unless a merge or a unit that lost its first message reordered it.
-// Each step takes time in
-// proportion to the records, live and dead, or to an index of them.
+// Each step takes time in proportion to the records, live and dead, or
+// to an index of them.
 func (c *Context) compact() {
-	remap := func(m []int32, i int32) int32 {
-		if i == none {
-			return none
+	pm, held := c.messagePlaces()
+	cm, orphans := c.compactCalls(pm)
+	// Messages, moved down in place.
+	for p := int32(0); p < c.msgs.Len(); p++ {
+		if q := pm[p]; q != none && q != p {
+			*c.msg(q) = *c.msg(p)
 		}
-		return m[i]
 	}
-	// The messages held, in transcript order.
-	pm := make([]int32, c.msgs.Len())
-	var held int32
+	c.msgs.Truncate(held)
+	um := c.compactUnits(pm)
+	nres, nwhole := c.relink(pm, cm, um)
+	c.dead = 0
+	c.compactions++
+	c.renumberRefs(pm, cm)
+
+	// The indexes, renumbered rather than built again where they can be:
+	// the renumbering keeps the transcript order.
+	if c.byID.Renumber(pm, c.live) != c.live {
+		c.byID.Reset(c.live) // not every message was filed: file them
+		for p := int32(0); p < c.msgs.Len(); p++ {
+			c.byID.Put(p)
+		}
+	}
+	for _, k := range orphans {
+		cm[k] = none // cm serves no other index from here on
+	}
+	c.byCall.Renumber(cm, int(c.calls.Len()))
+	c.refile(pm, nres, nwhole)
+	c.mem.compacted(c, pm, um)
+}
+
+// remapped returns m[i], or none for none.
+func remapped(m []int32, i int32) int32 {
+	if i == none {
+		return none
+	}
+	return m[i]
+}
+
+// messagePlaces returns where each message held goes in a compaction,
+// in transcript order (none for those gone), and how many are held.
+func (c *Context) messagePlaces() (pm []int32, held int32) {
+	pm = make([]int32, c.msgs.Len())
 	for p := int32(0); p < c.msgs.Len(); p++ {
 		pm[p] = none
 		if c.msg(p).flags&mDead == 0 {
@@ -65,15 +99,19 @@ func (c *Context) compact() {
 			held++
 		}
 	}
-	// Calls, in the order they were made, while a message names them
-	// (see callLive), moved down in place. cm maps a call kept to its
-	// new place and, until the marks have moved, a call gone k to
-	// -2-rank, where rank is the number of calls kept before it; its
-	// last entry stands for the end, after every call.
-	cm := make([]int32, c.calls.Len()+1)
-	// The calls kept whose caller is gone: out of the index by call id,
-	// as remove takes them out when it unindexes.
-	var orphans []int32
+	return pm, held
+}
+
+// compactCalls moves the calls down in place, in the order they were
+// made, keeping those a message still names (see callLive) by pm, the
+// new places of the messages. It returns where each call went (none for
+// those gone), and the calls kept whose caller is gone: they leave the
+// index by call id, as remove takes them out when it unindexes.
+func (c *Context) compactCalls(pm []int32) (cm, orphans []int32) {
+	// Until the marks have moved, cm maps a call gone k to -2-rank, where
+	// rank is the number of calls kept before it; its last entry stands
+	// for the end, after every call.
+	cm = make([]int32, c.calls.Len()+1)
 	var kept int32
 	for k := int32(0); k < c.calls.Len(); k++ {
 		cm[k] = -2 - kept
@@ -99,17 +137,15 @@ func (c *Context) compact() {
 		}
 	}
 	c.calls.Truncate(kept)
-	// Messages, moved down in place.
-	for p := int32(0); p < c.msgs.Len(); p++ {
-		if q := pm[p]; q != none && q != p {
-			*c.msg(q) = *c.msg(p)
-		}
-	}
-	c.msgs.Truncate(held)
-	// Units, in the order of the list: moved down in place when the list
-	// runs in the order of their records, each to a place no later than
-	// its own and past those of the units before it; copied into a new
-	// arena otherwise.
+	return cm, orphans
+}
+
+// compactUnits renumbers the units in the order of the list, their
+// members by pm, and returns where each went (none for those gone).
+// They move down in place when the list runs in the order of their
+// records, each to a place no later than its own and past those of the
+// units before it; they are copied into a new arena otherwise.
+func (c *Context) compactUnits(pm []int32) []int32 {
 	um := make([]int32, c.units.Len())
 	for i := range um {
 		um[i] = none
@@ -158,14 +194,19 @@ func (c *Context) compact() {
 		n := c.units.At(i)
 		n.head, n.tail = pm[n.head], pm[n.tail]
 	}
-	// Links between messages, calls and units, and the results to file.
-	var nres, nwhole int
+	return um
+}
+
+// relink renumbers the links between messages, calls, units and tools
+// after a compaction, and returns how many results the messages held
+// include, and how many of them are not stubbed.
+func (c *Context) relink(pm, cm, um []int32) (nres, nwhole int) {
 	for p := int32(0); p < c.msgs.Len(); p++ {
 		x := c.msgs.At(p)
 		x.unit = um[x.unit]
-		x.nextM = remap(pm, x.nextM)
-		x.call = remap(cm, x.call)
-		x.ans = remap(cm, x.ans)
+		x.nextM = remapped(pm, x.nextM)
+		x.call = remapped(cm, x.call)
+		x.ans = remapped(cm, x.ans)
 		if x.ans != none {
 			nres++
 			if x.flags&mStubbed == 0 {
@@ -187,10 +228,10 @@ func (c *Context) compact() {
 	}
 	for k := int32(0); k < c.calls.Len(); k++ {
 		r := c.calls.At(k)
-		r.caller = remap(pm, r.caller)
-		r.result = remap(pm, r.result)
-		r.sib = remap(cm, r.sib)
-		r.nextAns = remap(cm, r.nextAns)
+		r.caller = remapped(pm, r.caller)
+		r.result = remapped(pm, r.result)
+		r.sib = remapped(cm, r.sib)
+		r.nextAns = remapped(cm, r.nextAns)
 		r.nextTool = none
 		if r.caller == none {
 			continue // named by its result only: out of its tool's calls
@@ -203,9 +244,13 @@ func (c *Context) compact() {
 		}
 		t.tail = k
 	}
-	c.dead = 0
-	c.compactions++
+	return nres, nwhole
+}
 
+// renumberRefs renumbers what refers to messages and calls beside the
+// records: the messages streaming, the calls pending, the steps'
+// references and the large messages; merges are forgotten.
+func (c *Context) renumberRefs(pm, cm []int32) {
 	for i, p := range c.open {
 		c.open[i] = pm[p]
 	}
@@ -229,21 +274,6 @@ func (c *Context) compact() {
 		c.large = large
 	}
 	c.into = nil
-
-	// The indexes, renumbered rather than built again where they can be:
-	// the renumbering keeps the transcript order.
-	if c.byID.Renumber(pm, c.live) != c.live {
-		c.byID.Reset(c.live) // not every message was filed: file them
-		for p := int32(0); p < c.msgs.Len(); p++ {
-			c.byID.Put(p)
-		}
-	}
-	for _, k := range orphans {
-		cm[k] = none // cm serves no other index from here on
-	}
-	c.byCall.Renumber(cm, int(c.calls.Len()))
-	c.refile(pm, nres, nwhole)
-	c.mem.compacted(c, pm, um)
 }
 
 // compactText copies the live bytes into fresh chunks and drops the old.
