@@ -36,6 +36,29 @@ func (c *Context) Apply(d *Decision) error {
 	if d == nil || d.c != c || d.applied {
 		return inputErr("apply", "", ErrForeignDecision)
 	}
+	if err := c.staleness(d); err != nil {
+		return err
+	}
+	rebuild, waits := c.prunes(d)
+	c.applySchemas(d)
+	c.applyTools(d)
+	d.applied = true
+	c.epoch++
+	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
+	c.shape++
+	if waits {
+		return nil // the compaction waits for the next Apply
+	}
+	if rebuild {
+		c.compact()
+	}
+	c.reclaim()
+	return nil
+}
+
+// staleness returns the [*StaleError] that refuses decision d, or nil when
+// nothing since Prune invalidated it.
+func (c *Context) staleness(d *Decision) error {
 	if d.strict && (c.nPending > 0 || len(c.open) > 0) && !d.Empty() {
 		return &StaleError{Reason: "the context is no longer at a commit boundary"}
 	}
@@ -43,13 +66,28 @@ func (c *Context) Apply(d *Decision) error {
 	if d.compactions != c.compactions {
 		return &StaleError{Reason: changedContext}
 	}
-	var changed []UnitID
-	stale := false
+	if changed, stale := c.changedUnits(d); stale {
+		return &StaleError{Units: changed, Reason: "units changed since the decision"}
+	}
+	if d.epoch != c.epoch {
+		return &StaleError{Reason: changedContext}
+	}
+	if d.argsChanged() {
+		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
+	}
+	if d.soundGen != c.unsoundGen {
+		return &StaleError{Reason: "arguments or messages came to stand behind a missing schema since the decision"}
+	}
+	return c.lostPointers(d)
+}
+
+// changedUnits reports whether a unit d names changed since Prune, with
+// the ids of those still held: a unit merged into another is named by
+// the one that holds its messages now.
+func (c *Context) changedUnits(d *Decision) (changed []UnitID, stale bool) {
 	for _, s := range d.stamps {
 		if u := c.unit(s.unit); u.head == none || u.version != s.ver {
 			stale = true
-			// A unit merged into another is named by the one that holds
-			// its messages now.
 			v := s.unit
 			for {
 				next, ok := c.into[v]
@@ -65,35 +103,26 @@ func (c *Context) Apply(d *Decision) error {
 			}
 		}
 	}
-	if stale {
-		return &StaleError{Units: changed, Reason: "units changed since the decision"}
-	}
-	if d.epoch != c.epoch {
-		return &StaleError{Reason: changedContext}
-	}
-	if d.argsChanged() {
-		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
-	}
-	if d.soundGen != c.unsoundGen {
-		return &StaleError{Reason: "arguments or messages came to stand behind a missing schema since the decision"}
-	}
-	if err := c.lostPointers(d); err != nil {
-		return err
-	}
+	return changed, stale
+}
 
-	// A decision that leaves more records dead than live is followed by
-	// a compaction, which rebuilds the indexes by id and of results from
-	// the messages held: its messages need not leave them one by one.
-	// When the records dead before it did not call for one, the
-	// compaction waits for the next Apply: its messages leave the
-	// indexes of results together, in a walk over each, and stay in the
-	// hash indexes, which read a message or call gone as no id (see
-	// heldID), until the compaction. A Context pruned once and dropped,
-	// such as the view of one request body, never compacts.
-	// One that evicts a large share of the messages takes them out of
-	// the indexes together, in a pass over each.
-	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
-	waits := rebuild && !compacts(c.dead, c.live)
+// prunes removes the messages d evicts and stubs the results it stubs,
+// queueing what they answered for the ledger. It reports whether a
+// compaction follows, and whether it waits for the next Apply.
+//
+// A decision that leaves more records dead than live is followed by a
+// compaction, which rebuilds the indexes by id and of results from the
+// messages held: its messages need not leave them one by one. When the
+// records dead before it did not call for one, the compaction waits for
+// the next Apply: its messages leave the indexes of results together, in
+// a walk over each, and stay in the hash indexes, which read a message or
+// call gone as no id (see heldID), until the compaction. A Context pruned
+// once and dropped, such as the view of one request body, never compacts.
+// One that evicts a large share of the messages takes them out of the
+// indexes together, in a pass over each.
+func (c *Context) prunes(d *Decision) (rebuild, waits bool) {
+	rebuild = compacts(c.dead+len(d.evict), c.live-len(d.evict))
+	waits = rebuild && !compacts(c.dead, c.live)
 	batch := waits || !rebuild && len(d.evict)*batchShare >= c.live
 	// The hash indexes find an id by its bytes, which a message or call
 	// removed may release: they leave one by one within remove, or in a
@@ -119,6 +148,12 @@ func (c *Context) Apply(d *Decision) error {
 		}
 		c.stub(p)
 	}
+	return rebuild, waits
+}
+
+// applySchemas records the schemas d withdraws, compresses or brings
+// back from a tombstone.
+func (c *Context) applySchemas(d *Decision) {
 	tomb := make(map[string]bool, len(d.Tombstones))
 	for _, t := range d.Tombstones {
 		tomb[t.Tool] = true
@@ -136,19 +171,6 @@ func (c *Context) Apply(d *Decision) error {
 	for _, name := range d.Retire {
 		c.toolRec(name).tombstoned = false
 	}
-	c.applyTools(d)
-	d.applied = true
-	c.epoch++
-	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
-	c.shape++
-	if waits {
-		return nil // the compaction waits for the next Apply
-	}
-	if rebuild {
-		c.compact()
-	}
-	c.reclaim()
-	return nil
 }
 
 // stub replaces the content of result p with the stub.
