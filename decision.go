@@ -258,7 +258,8 @@ func (d *Decision) finish(r *pruneRun) {
 	hoarded := r.hoarded()
 	ids := idCutter{c: c, plan: r.p.Evict}
 	nUnits, size := d.measureIDs(r, &ids, hoarded)
-	heads, nEvictUnits := d.writeIDs(r, &ids, hoarded, nUnits, size)
+	// Made here, so that the list of units stays on the stack when short.
+	heads, nEvictUnits := d.writeIDs(r, &ids, hoarded, make([]unitMet, 0, nUnits), size)
 
 	d.Evict = make([]MessageID, len(d.evict))
 	if len(d.stubs) > 0 {
@@ -351,16 +352,17 @@ func (d *Decision) measureIDs(r *pruneRun, ids *idCutter, hoarded []int32) (nUni
 
 // writeIDs writes the ids to cut, end to end in one string: the evicted
 // the plan does not name, the stubbed, the units' first messages the
-// decision does not take, and the hoarded. It lists the units in the
-// order of the messages, each once by the message it was met at (an
-// index in d.evict then d.stubs), stamps their versions, and returns them
-// with the number met among the evictions.
-func (d *Decision) writeIDs(r *pruneRun, ids *idCutter, hoarded []int32, nUnits, size int) (heads []unitMet, nEvictUnits int) {
+// decision does not take, and the hoarded. It appends to heads, which
+// has room for them, the units in the order of the messages, each once
+// by the message it was met at (an index in d.evict then d.stubs),
+// stamps their versions, and returns them with the number met among the
+// evictions.
+func (d *Decision) writeIDs(r *pruneRun, ids *idCutter, hoarded []int32, heads []unitMet, size int) ([]unitMet, int) {
 	c := r.c
 	var b strings.Builder
 	b.Grow(size)
-	heads = make([]unitMet, 0, nUnits)
-	d.stamps = make([]stamp, 0, nUnits)
+	d.stamps = make([]stamp, 0, cap(heads))
+	nEvictUnits := 0
 	t := r.pass()
 	base := 0
 	for k, ps := range [2][]int32{d.evict, d.stubs} {
