@@ -15,7 +15,7 @@ import (
 func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 	t.Helper()
 	results, whole, sized := []int32{}, []int32{}, []sizeKey{}
-	for p := int32(0); p < c.msgs.n; p++ {
+	for p := int32(0); p < c.msgs.Len(); p++ {
 		x := c.msg(p)
 		if x.flags&mDead != 0 {
 			continue
@@ -27,7 +27,7 @@ func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 			continue
 		}
 		results = append(results, p)
-		if _, refused := c.mem.stubs[p]; x.flags&mStubbed == 0 && !refused {
+		if x.flags&mStubbed == 0 && !c.mem.stubRefused(p) {
 			whole = append(whole, p)
 			sized = append(sized, c.sizeKey(p))
 		}

@@ -166,12 +166,3 @@ func (c *Context) heldBack(u int32) *Violation {
 	}
 	return v
 }
-
-// unitSize returns how many messages unit u holds.
-func (c *Context) unitSize(u int32) int {
-	n := 0
-	for range c.members(u) {
-		n++
-	}
-	return n
-}

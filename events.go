@@ -45,15 +45,15 @@ func (c *Context) add(op string, m Message, open bool) error {
 		// Content still streaming is not what a store could hold.
 		return inputErr(op, string(m.ID), ErrOpenMessage)
 	}
-	p := c.msgs.push()
+	p := c.msgs.Push()
 	x := c.msg(p)
 	*x = mrec{idLen: uint32(len(m.ID)), unit: none, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
 	if open {
-		x.text = c.text.add([]byte(m.ID))
+		x.text = c.text.Add([]byte(m.ID))
 		x.flags |= mOpen
 		c.side(p).buf = slices.Clone(m.Content)
 	} else {
-		x.text = c.text.add([]byte(m.ID), m.Content)
+		x.text = c.text.Add([]byte(m.ID), m.Content)
 	}
 	if m.Content != nil && len(m.Content) == 0 {
 		c.msg(p).flags |= mEmpty
@@ -81,14 +81,14 @@ func (c *Context) add(op string, m Message, open bool) error {
 		c.side(p).neededBy = slices.Clone(m.NeededBy)
 	}
 	c.live++
-	c.byID.put(p)
+	c.byID.Put(p)
 
 	// Results first: bind the answered calls and find the units this
 	// message joins.
 	var join []int32
 	last := none
 	for _, id := range m.Answers {
-		k, _ := c.byCall.find(string(id))
+		k, _ := c.byCall.Find(string(id))
 		r := c.call(k)
 		r.result = p
 		if last == none {
@@ -184,7 +184,7 @@ func (c *Context) checkNew(op string, m Message) error {
 		if answers != nil {
 			answers[id] = true
 		}
-		k, ok := c.byCall.find(string(id))
+		k, ok := c.byCall.Find(string(id))
 		if ok && c.call(k).flags&cDone == 0 {
 			if c.call(k).result != none {
 				return inputErr(op, string(id), ErrDuplicateResult)
@@ -214,7 +214,7 @@ func (c *Context) checkNew(op string, m Message) error {
 
 // busy reports whether a call with id waits for its result.
 func (c *Context) busy(id CallID) bool {
-	k, ok := c.byCall.find(string(id))
+	k, ok := c.byCall.Find(string(id))
 	return ok && c.call(k).flags&cDone == 0
 }
 
@@ -237,10 +237,10 @@ func (c *Context) addCalls(p int32, calls []Call) {
 
 func (c *Context) addCall(p int32, call Call) int32 {
 	t := c.tool(call.Tool)
-	k := c.calls.push()
+	k := c.calls.Push()
 	r := c.call(k)
 	*r = crec{
-		text: c.text.add([]byte(call.ID), call.Args), idLen: uint32(len(call.ID)),
+		text: c.text.Add([]byte(call.ID), call.Args), idLen: uint32(len(call.ID)),
 		tool: t, caller: p, result: none, sib: none, nextAns: none, nextTool: none,
 		ver: c.tools[t].ver, flags: cPending | cArgsMade,
 	}
@@ -252,10 +252,10 @@ func (c *Context) addCall(p int32, call Call) int32 {
 	if call.Args == nil {
 		r.flags |= cArgsNil
 	}
-	if old, ok := c.byCall.find(string(call.ID)); ok {
-		c.byCall.remove(old)
+	if old, ok := c.byCall.Find(string(call.ID)); ok {
+		c.byCall.Remove(old)
 	}
-	c.byCall.put(k)
+	c.byCall.Put(k)
 	tr := &c.tools[t]
 	if !call.Server {
 		c.unit(c.msg(p).unit).pending++
@@ -363,8 +363,8 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	x := c.msg(p)
 	x.flags &^= mOpen
 	old := x.text
-	x.text = c.text.add(c.msgID(p), c.side(p).buf)
-	c.text.release(old)
+	x.text = c.text.Add(c.msgID(p), c.side(p).buf)
+	c.text.Release(old)
 	s := c.side(p)
 	s.buf = nil
 	if s.pointer.IsZero() && s.neededBy == nil && s.refs == 0 && x.flags&mBig == 0 && x.role != roleSide && s.requires == nil && !s.isError {

@@ -493,7 +493,7 @@ func (r *guardRun) standing(p Plan, vs []*Violation) (units []UnitID, ok bool) {
 			return nil, false
 		}
 		for _, id := range v.Calls {
-			if k, found := c.byCall.find(string(id)); found {
+			if k, found := c.byCall.Find(string(id)); found {
 				if u := c.unitID(c.msg(c.call(k).caller).unit); !slices.Contains(units, u) {
 					units = append(units, u)
 				}

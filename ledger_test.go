@@ -210,7 +210,7 @@ func TestLedgerLetsTheOldTextGo(t *testing.T) {
 			evict = append(evict, MessageID("a"+id))
 		}
 	}
-	old := slices.Clone(c.text.chunks)
+	old := slices.Clone(c.text.Chunks())
 	// The records of the messages gone are compacted, and the text
 	// with them, by the Apply after the one that leaves them dead.
 	d, err := c.Prune(Plan{Evict: evict[:2000]})
@@ -335,7 +335,7 @@ func runSeveralDecisions(t *testing.T) severalRun {
 		require.NoError(t, c.Apply(d))
 	}
 	apply(Plan{Stub: ids("r", 0, 100, 2)})
-	old := slices.Clone(c.text.chunks)
+	old := slices.Clone(c.text.Chunks())
 	apply(Plan{Evict: ids("a", 0, 400, 1)})
 	apply(Plan{Stub: ids("r", 450, 500, 1)})
 

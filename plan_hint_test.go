@@ -19,7 +19,7 @@ func TestLocateTrustsOnlyTheMessageNamed(t *testing.T) {
 		return p
 	}
 	r1, a0, r0 := at("r1"), at("a0"), at("r0")
-	for _, hint := range [][]int32{nil, {r1}, {a0}, {-1}, {none}, {c.msgs.n}, {1 << 30}} {
+	for _, hint := range [][]int32{nil, {r1}, {a0}, {-1}, {none}, {c.msgs.Len()}, {1 << 30}} {
 		q, ok := c.locate("r1", hint, 0)
 		assert.True(t, ok, "hint %v", hint)
 		assert.Equal(t, r1, q, "hint %v", hint)

@@ -61,7 +61,7 @@ func (c *Context) Messages() []Message {
 // positions walks the messages the Context holds, in transcript order.
 func (c *Context) positions() func(func(int32) bool) {
 	return func(yield func(int32) bool) {
-		for p := int32(0); p < c.msgs.n; p++ {
+		for p := int32(0); p < c.msgs.Len(); p++ {
 			if c.msg(p).flags&mDead == 0 && !yield(p) {
 				return
 			}
@@ -192,14 +192,6 @@ func (c *Context) Units() []Unit {
 		out = append(out, c.describe(u))
 	}
 	return out
-}
-
-// firstUnit returns the oldest unit, or none.
-func (c *Context) firstUnit() int32 {
-	if c.units.n == 0 {
-		return none
-	}
-	return c.uhead
 }
 
 func (c *Context) describe(u int32) Unit {
