@@ -17,6 +17,11 @@ const (
 	BoundaryRelaxed
 )
 
+// In both modes a unit holding a message the model has not read yet (one
+// after the model's last message; see [Context.Unread]) is held back like
+// a unit in flight ([CodeUnread]), without deferring the rest: a result
+// goes only once a request has shown it to the model.
+
 // SplitMode says what to do with a plan that names part of a unit, or a
 // unit the boundary gate holds back.
 //
@@ -25,8 +30,8 @@ type SplitMode uint8
 
 const (
 	// SplitGrow, the default, prunes the whole unit of any message the plan
-	// names. Units that may not go (pinned; in flight, in relaxed mode) are
-	// left out and reported in [Decision.Refused].
+	// names. Units that may not go (pinned; unread; in flight, in relaxed
+	// mode) are left out and reported in [Decision.Refused].
 	SplitGrow SplitMode = iota
 	// SplitShrink leaves out every unit the plan does not name entirely,
 	// and reports it in [Decision.Refused].
@@ -143,7 +148,7 @@ func (r *pruneRun) boundaryGate() {
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.
 func (c *Context) heldBack(u int32) *Violation {
 	un := c.unit(u)
-	if un.open == 0 && un.pending == 0 && un.pinned == 0 && un.tail < c.readEnd {
+	if un.open == 0 && un.pending == 0 && un.pinned == 0 && !c.unread(u) {
 		return nil
 	}
 	v := &Violation{Gate: GateBoundary, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
@@ -161,7 +166,7 @@ func (c *Context) heldBack(u int32) *Violation {
 		}
 	case un.pinned > 0:
 		v.Code = CodePinned
-	case un.tail >= c.readEnd:
+	case c.unread(u):
 		v.Code = CodeUnread
 	default:
 		return nil
@@ -182,3 +187,10 @@ func (c *Context) unitSize(u int32) int {
 // assistant message or a reasoning item. The model read everything
 // before it.
 func modelRole(r Role) bool { return r == RoleAssistant || r == RoleReasoning }
+
+// unread reports whether unit u holds a message the model has not read
+// yet: one at or after Context.readEnd, the place after the model's last
+// message. Such a unit is as much in flight as one waiting for a result:
+// nothing of it may be evicted, stubbed, spilled or hoarded until the
+// model's next message follows it. It takes constant time.
+func (c *Context) unread(u int32) bool { return c.unit(u).tail >= c.readEnd }

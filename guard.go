@@ -96,7 +96,9 @@ type Guard struct {
 	// writes the unit's messages that have no resolvable pointer (or the
 	// result), all those of one round as one segment, records the pointer
 	// on each with [Context.Spill], and prunes again. Content a planned
-	// step names is never spilled. A spill that fails, or whose pointer
+	// step names is never spilled, nor a unit the boundary gate holds
+	// back: pinned, in flight, or holding a message the model has not
+	// read yet ([Context.Unread]). A spill that fails, or whose pointer
 	// the Context's Resolver does not resolve, is reported in
 	// Result.SpillErrors and its unit stays. The Context's Config.Resolver
 	// must be set (normally to the same store); Check refuses a Spill
@@ -218,7 +220,7 @@ type Result struct {
 // the policy is asked again, up to Rounds times. When the policy can make
 // no more room (it proposes nothing, or nothing it proposes may go), the
 // guard goes on with the furthest safe prune: whole units, oldest first,
-// that are neither pinned, in flight nor hidden by the policy (so the
+// that are neither pinned, in flight, unread nor hidden by the policy (so the
 // newest messages a [Keeper] policy keeps go last), spilling what only a
 // spill lets go when a Spill store is set. It stops once c is at the Budget
 // (or MinClear below where it started, if lower). A refusal for the state

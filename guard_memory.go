@@ -17,7 +17,7 @@ import (
 // registry nor the task plan changes (the judgement epoch: the Context's
 // epoch less the bumps of Apply, which change nothing a refusal rests
 // on). A spill, a merge of units and [Context.ForgetRefusals] drop
-// refusals at once. Refusals of units in flight, of a split plan, of a
+// refusals at once. Refusals of units in flight or unread, of a split plan, of a
 // schema and of a Screen are never remembered: they change with the plan
 // or come from outside the gates.
 //
