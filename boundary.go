@@ -184,9 +184,24 @@ func (c *Context) unitSize(u int32) int {
 }
 
 // modelRole reports whether a message of role r is the model's own: an
-// assistant message or a reasoning item. The model read everything
-// before it.
+// assistant message or a reasoning item.
 func modelRole(r Role) bool { return r == RoleAssistant || r == RoleReasoning }
+
+// isModels reports whether message p is the model's own: of a model role,
+// or emitting calls and answering none (only the model calls tools). The
+// model read everything before it.
+func (c *Context) isModels(p int32) bool {
+	x := c.msg(p)
+	return modelRole(c.role(p)) || x.call != none && x.ans == none
+}
+
+// readTo records that the model read everything before message p, if it
+// is the model's.
+func (c *Context) readTo(p int32) {
+	if p >= c.readEnd && c.isModels(p) {
+		c.readEnd = p + 1
+	}
+}
 
 // unread reports whether unit u holds a message the model has not read
 // yet: one at or after Context.readEnd, the place after the model's last

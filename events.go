@@ -8,9 +8,10 @@ import (
 // With Config.Counter set and m.Tokens 0, the Context counts m's content
 // and its calls' arguments.
 //
-// A message of role [RoleAssistant] or [RoleReasoning] is the model's
-// own: the model has read every message before it, and the messages
-// after it are unread until its next one ([Context.Unread]).
+// A message of role [RoleAssistant] or [RoleReasoning], or one that emits
+// calls and answers none, is the model's own: the model has read every
+// message before it, and the messages after it are unread until its next
+// one ([Context.Unread]).
 //
 // Calls in m become pending until a closed result names them, or until
 // [Context.Abandon] gives them up; a [Call.Server] call is answered in m
@@ -86,9 +87,6 @@ func (c *Context) add(op string, m Message, open bool) error {
 	}
 	c.live++
 	c.byID.put(p)
-	if modelRole(m.Role) {
-		c.readEnd = p + 1
-	}
 
 	// Results first: bind the answered calls and find the units this
 	// message joins.
@@ -120,6 +118,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	c.link(p, u)
 
 	c.addCalls(p, m.Calls)
+	c.readTo(p)
 	c.require(p, m.Requires)
 	if !open {
 		for k := range c.answersOf(p) {
@@ -360,6 +359,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 		}
 	}
 	c.addCalls(p, calls)
+	c.readTo(p) // calls make it the model's
 	if s := c.sideOf(p); s != nil && s.counted {
 		n := 0
 		for _, k := range calls {

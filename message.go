@@ -29,9 +29,10 @@ type StepID string
 // Role is the author of a message. The guard treats roles as opaque labels
 // except for [RoleUser], whose unmarked messages are ordinary conversation,
 // and the model's own roles, [RoleAssistant] and [RoleReasoning]: the
-// messages after the model's last message are unread, and the gates keep
-// them until its next one ([Context.Unread]). A Context whose messages
-// carry no such role has shown the model nothing, and prunes nothing.
+// messages after the model's last message (one of those roles, or one
+// that makes calls) are unread, and the gates keep them until its next
+// one ([Context.Unread]). A Context with no message of the model has
+// shown the model nothing, and prunes nothing.
 //
 // The zero Role, empty, is a label like any other.
 type Role string

@@ -20,8 +20,9 @@ import (
 // pruned last (for [ErrPrunedCall] and [ErrAbandonedCall]), the results
 // pruned last (for refetch alerts), the alerts not yet taken, the
 // ghost-tool episodes, the count of guard checks (for
-// [Result.Compaction]), and the pointers whose lines it counts (see
-// Config.PointerTokens).
+// [Result.Compaction]), the pointers whose lines it counts (see
+// Config.PointerTokens), and which messages the model has read
+// ([Context.Unread]).
 //
 // It does not save the refusals guards remembered ([Context.Refusals]):
 // a restored Context's guards meet them again. Decisions made before
@@ -71,12 +72,22 @@ func (c *Context) state() *savedState {
 	}
 	pm := make([]int32, c.msgs.n)
 	n := int32(0)
+	var readEnd, byRoles int32 // what the model read, and what the roles say it read
 	for p := int32(0); p < c.msgs.n; p++ {
 		pm[p] = none
 		if c.msg(p).flags&mDead == 0 {
 			pm[p] = n
 			n++
+			if c.isModels(p) {
+				byRoles = n
+			}
 		}
+		if p+1 == c.readEnd {
+			readEnd = n
+		}
+	}
+	if readEnd != byRoles {
+		s.ReadEnd = &readEnd
 	}
 	cm := make([]int32, c.calls.n)
 	rank := make([]int32, c.calls.n+1)

@@ -343,6 +343,14 @@ func (s *savedState) build(fns Config) (*Context, error) {
 			}
 			last = k
 		}
+		c.readTo(p)
+	}
+	// What the model has read: at least up to its last message.
+	if s.ReadEnd != nil {
+		if *s.ReadEnd < c.readEnd || *s.ReadEnd > nm {
+			return nil, badState("readEnd", "")
+		}
+		c.readEnd = *s.ReadEnd
 	}
 	// The pending calls and the streaming messages, in the saved order.
 	if len(s.Pending) != c.nPending {
