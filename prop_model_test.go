@@ -204,6 +204,8 @@ func (h *propHarness) add(m Message, open bool) error {
 			}
 		}
 		h.rec.Original[m.ID] = slices.Clone(m.Content)
+		h.rec.Seq[m.ID] = x.seq
+		h.modelWrote(x)
 		if m.Pointer != (Pointer{}) {
 			h.store(m.Pointer, m.ID, m.Content)
 		}
@@ -211,6 +213,16 @@ func (h *propHarness) add(m Message, open bool) error {
 			h.expectRefetches(x)
 		}
 	})
+}
+
+// modelWrote moves the read horizon past message x when it is the
+// model's: of role assistant or reasoning, or making calls and answering
+// none.
+func (h *propHarness) modelWrote(x *smsg) {
+	m := x.m
+	if (m.Role == RoleAssistant || m.Role == RoleReasoning || len(m.Calls) > 0 && len(m.Answers) == 0) && x.seq >= h.rec.ReadTo {
+		h.rec.ReadTo = x.seq + 1
+	}
 }
 
 // store records what a scratch pointer holds for a message.
@@ -280,6 +292,7 @@ func (h *propHarness) close(id MessageID, calls []Call) error {
 			x.m.Calls = append(x.m.Calls, k)
 			h.addCall(x, k)
 		}
+		h.modelWrote(x)
 		for _, k := range h.calls {
 			if k.result == x {
 				k.done = true
@@ -726,6 +739,7 @@ func (h *propHarness) consistent() error {
 		u.Tokens += x.m.Tokens
 		u.Open = u.Open || x.open
 		u.Pinned = u.Pinned || x.m.Pinned
+		u.Unread = u.Unread || h.rec.unread(x.m.ID)
 		for _, k := range x.calls {
 			if !k.done {
 				u.Pending = append(u.Pending, k.id)
