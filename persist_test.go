@@ -260,7 +260,7 @@ func TestRestoreAsksResolverOnce(t *testing.T) {
 	p := Pointer{Store: "s", Key: "k"}
 	require.NoError(t, c.Append(Message{ID: "a", Content: []byte("x"), Pointer: p}))
 	require.NoError(t, c.Append(Message{ID: "b", Content: []byte("y"), Pointer: p}))
-	require.NoError(t, c.Append(Message{ID: "c", Content: []byte("z")}))
+	require.NoError(t, c.Append(Message{ID: "c", Role: RoleAssistant, Content: []byte("z")}))
 	asked := map[Pointer]int{}
 	r, err := Restore(bytes.NewReader(saved(t, c)), Config{Resolver: ResolverFunc(func(q Pointer) bool { asked[q]++; return true })})
 	require.NoError(t, err)
