@@ -195,6 +195,39 @@ func (c *Context) isModels(p int32) bool {
 	return modelRole(c.role(p)) || x.call != none && x.ans == none
 }
 
+// unreadHeld describes the units held back only because they hold a
+// message the model has not read, less those in met, in the order of
+// their first unread message, each naming its unread messages. It costs
+// time in proportion to the messages since the model's last one.
+func (c *Context) unreadHeld(met map[UnitID]bool) []*Violation {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*Violation
+	var at map[int32]*Violation
+	for p := c.readEnd; p < c.msgs.n; p++ {
+		x := c.msg(p)
+		if x.flags&mDead != 0 {
+			continue
+		}
+		v, ok := at[x.unit]
+		if !ok {
+			if v = c.heldBack(x.unit); v == nil || v.Code != CodeUnread || met[v.Units[0]] {
+				v = nil
+			} else {
+				out = append(out, v)
+			}
+			if at == nil {
+				at = make(map[int32]*Violation)
+			}
+			at[x.unit] = v
+		}
+		if v != nil {
+			v.Messages = append(v.Messages, c.id(p))
+		}
+	}
+	return out
+}
+
 // readTo records that the model read everything before message p, if it
 // is the model's.
 func (c *Context) readTo(p int32) {

@@ -74,11 +74,13 @@ func ExampleGuard_Check() {
 	// start: under_budget, 700 -> 700 tokens
 	// f1 running: deferred, 1100 -> 1100 tokens
 	//   pending calls: [f1]
+	//   held back: unread [u2]
 	//   policy proposes [r1 a1]
 	//   policy proposes []
 	// f1 answered: deferred, 1800 -> 1800 tokens
 	//   held back: unread [a1]
 	//   held back: irreducible [u1]
+	//   held back: unread [u2]
 	//   policy proposes [r1 a1]
 	// model read r1: pruned, 1820 -> 1020 tokens
 	//   evicted: [a1 r1] units: [a1]

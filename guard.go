@@ -176,15 +176,17 @@ type Result struct {
 	Decisions []*Decision
 	// Refused lists every refusal met on the way, once each, in the order
 	// met: units held back by the boundary, irreducible content, schemas a
-	// mutation tool could not lose, what the Screen refused. It explains a
-	// Deferred outcome or a Pruned one still over budget. Refusals
-	// remembered from earlier checks are passed over, not met again; see
-	// [Context.Refusals].
+	// mutation tool could not lose, what the Screen refused; and, when the
+	// check ends over the budget, the units it left because they hold a
+	// message the model has not read yet ([CodeUnread]), which policies
+	// pass over. It explains a Deferred outcome or a Pruned one still over
+	// budget. Refusals remembered from earlier checks are passed over, not
+	// met again; see [Context.Refusals].
 	Refused []*Violation
 	// Reason is the last error met (a *DeferredError, *PruneError or
 	// *StaleError), if any. A check that ends over the budget having met
 	// nothing new gives the refusals remembered from earlier checks that
-	// still hold, as a *PruneError.
+	// still hold, and the units left unread, as a *PruneError.
 	Reason error
 
 	// Compaction names this check, unique among the checks of one
@@ -423,10 +425,22 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 	res := &r.res
 	res.After = r.c.Tokens()
 	applied := len(res.Decisions) > 0
-	if over && res.After > r.g.Budget && res.Reason == nil && err == nil {
-		// What stood in the way was met at earlier checks.
-		if rs := r.c.Refusals(); len(rs) > 0 {
-			res.Reason = &PruneError{Violations: rs}
+	if over && res.After > r.g.Budget {
+		// What the model has not read yet stays, and policies pass over
+		// it without meeting a refusal: say so.
+		met := map[UnitID]bool{}
+		for _, v := range res.Refused {
+			if v.Code == CodeUnread {
+				met[v.Units[0]] = true
+			}
+		}
+		unread := r.c.unreadHeld(met)
+		r.report(unread)
+		if res.Reason == nil && err == nil {
+			// What stood in the way was met at earlier checks, or is unread.
+			if rs := append(r.c.Refusals(), unread...); len(rs) > 0 {
+				res.Reason = &PruneError{Violations: rs}
+			}
 		}
 	}
 	switch {

@@ -91,6 +91,7 @@ type state struct {
 	Entries  []Entry
 	Ghosts   []GhostEvidence
 	Unsound  []string
+	Unread   []MessageID
 }
 
 func capture(c *Context) state {
@@ -104,6 +105,7 @@ func capture(c *Context) state {
 		Entries:  c.Snapshot(),
 		Ghosts:   c.Ghosts(),
 		Unsound:  c.Unsound(),
+		Unread:   c.Unread(),
 	}
 }
 
@@ -124,6 +126,8 @@ func diffState(a, b state) error {
 		return fmt.Errorf("tokens changed: %d -> %d", a.Tokens, b.Tokens)
 	case !reflect.DeepEqual(a.Entries, b.Entries):
 		return fmt.Errorf("snapshot changed:\n%v\n%v", a.Entries, b.Entries)
+	case !reflect.DeepEqual(a.Unread, b.Unread):
+		return fmt.Errorf("unread changed: %v -> %v", a.Unread, b.Unread)
 	}
 	return nil
 }

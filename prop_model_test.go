@@ -720,6 +720,15 @@ func (h *propHarness) consistent() error {
 	if !slices.Equal(s.Open, open) {
 		return modelErr("open messages: context %v, model %v", s.Open, open)
 	}
+	var unread []MessageID
+	for _, x := range want {
+		if h.rec.unread(x.m.ID) {
+			unread = append(unread, x.m.ID)
+		}
+	}
+	if !slices.Equal(s.Unread, unread) {
+		return modelErr("unread messages: context %v, model %v", s.Unread, unread)
+	}
 	if !slices.Equal(s.Pending, pending) {
 		return modelErr("pending calls: context %v, model %v", s.Pending, pending)
 	}
