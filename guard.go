@@ -233,6 +233,13 @@ type Result struct {
 // otherwise the check stops there. The outcome is Deferred only when no
 // safe prune of any kind freed anything.
 //
+// What the model has not read yet never leaves (see [Context.Unread]): a
+// message after the model's last message stays, with its unit, whatever
+// the budget; it is neither evicted, stubbed, spilled nor hoarded. A
+// check that cannot reach the budget without it stops short of it
+// (Deferred when nothing else could go), or fails with a [*CeilingError]
+// past the ceiling, and names it in Result.Refused.
+//
 // Beside the policy's own work, a check costs in proportion to what it
 // proposes, prunes and refuses, not to the length of the Context nor to
 // the refusals remembered from earlier checks. It fails with a
