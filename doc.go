@@ -25,7 +25,7 @@
 //	c.Open(pruneguard.Message{ID: "r2", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c2"}})
 //	c.Write("r2", chunk, 120) // results stream in, from any goroutine
 //	c.Close("r2")
-//	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 80}) // the model has read r1 and r2
+//	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 80}) // the model read r1, r2
 //
 // Messages are grouped into units without being told: a call and its
 // results are one unit, and every call of one assistant message, with all

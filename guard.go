@@ -222,9 +222,9 @@ type Result struct {
 // the policy is asked again, up to Rounds times. When the policy can make
 // no more room (it proposes nothing, or nothing it proposes may go), the
 // guard goes on with the furthest safe prune: whole units, oldest first,
-// that are neither pinned, in flight, unread nor hidden by the policy (so the
-// newest messages a [Keeper] policy keeps go last), spilling what only a
-// spill lets go when a Spill store is set. It stops once c is at the Budget
+// that are neither pinned, in flight, unread nor hidden by the policy (so
+// the newest messages a [Keeper] policy keeps go last), spilling what only
+// a spill lets go when a Spill store is set. It stops once c is at the Budget
 // (or MinClear below where it started, if lower). A refusal for the state
 // of a tool, which holds up every plan (arguments of a mutating tool
 // behind a schema that left and may not be tombstoned, a message that

@@ -228,11 +228,11 @@ func (c *Context) describe(u int32) Unit {
 // Unread returns the ids of the messages the model has not read yet, in
 // transcript order: those that came after its last message (one of role
 // [RoleAssistant] or [RoleReasoning], or one that makes calls; streaming
-// or closed), or every message while it has written none. Until a message of the model
-// follows them, the gates hold back their units as they hold back units
-// in flight ([CodeUnread]): nothing of them is evicted, stubbed, spilled
-// by a [Guard] or hoarded. It costs time in proportion to the messages
-// since the model's last one.
+// or closed), or every message while it has written none. Until a
+// message of the model follows them, the gates hold back their units as
+// they hold back units in flight ([CodeUnread]): nothing of them is
+// evicted, stubbed, spilled by a [Guard] or hoarded. It costs time in
+// proportion to the messages since the model's last one.
 func (c *Context) Unread() []MessageID {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
