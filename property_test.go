@@ -430,19 +430,20 @@ func TestGatesOffAreCaught(t *testing.T) {
 	// every message for read, which lets the newest results go before
 	// the model has seen them.
 	weakened := []struct {
-		name string
-		ops  opSet
-		kind invKind
-		set  func(h *propHarness)
+		name  string
+		ops   opSet
+		kind  invKind
+		seeds int
+		set   func(h *propHarness)
 	}{
-		{"apply without the pointer recheck", spillOps, kindRegen, func(h *propHarness) { h.noRecheck = true }},
-		{"spill while streaming", spillOps, kindRegen, func(h *propHarness) {
+		{"apply without the pointer recheck", spillOps, kindRegen, seeds, func(h *propHarness) { h.noRecheck = true }},
+		{"spill while streaming", spillOps, kindRegen, seeds, func(h *propHarness) {
 			h.looseSpill = true
 			for i := range 4 {
 				h.live[Pointer{Store: "scratch", Key: fmt.Sprintf("p%d", i)}] = true
 			}
 		}},
-		{"unread rule off", defaultOps, kindUnread, func(h *propHarness) {
+		{"unread rule off", pruneOps, kindUnread, 100, func(h *propHarness) {
 			h.allRead = true
 			h.invariantsOnly = true // the reference model keeps the rule
 		}},
@@ -450,7 +451,7 @@ func TestGatesOffAreCaught(t *testing.T) {
 	for _, w := range weakened {
 		t.Run(w.name, func(t *testing.T) {
 			caught := 0
-			for seed := range uint64(seeds) {
+			for seed := range uint64(w.seeds) {
 				src := randSource{rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))}
 				h := newPropHarness(src, w.ops, 0)
 				w.set(h)
@@ -458,7 +459,7 @@ func TestGatesOffAreCaught(t *testing.T) {
 					caught++
 				}
 			}
-			t.Logf("%d of %d runs caught it", caught, seeds)
+			t.Logf("%d of %d runs caught it", caught, w.seeds)
 			assert.Positive(t, caught, "the invariants do not notice: %s", w.name)
 		})
 	}
