@@ -1,7 +1,11 @@
 package pruneguard
 
 // BoundaryMode chooses how the commit-boundary gate reads "no in-flight
-// operation references the prune set".
+// operation references the prune set". In both modes a unit holding a
+// message the model has not read yet (one after the model's last message;
+// see [Context.Unread]) is held back like a unit in flight
+// ([CodeUnread]), without deferring the rest: a result goes only once a
+// request has shown it to the model.
 //
 // The zero BoundaryMode is BoundaryStrict.
 type BoundaryMode uint8
@@ -16,11 +20,6 @@ const (
 	// in-flight operation references a closed unit.
 	BoundaryRelaxed
 )
-
-// In both modes a unit holding a message the model has not read yet (one
-// after the model's last message; see [Context.Unread]) is held back like
-// a unit in flight ([CodeUnread]), without deferring the rest: a result
-// goes only once a request has shown it to the model.
 
 // SplitMode says what to do with a plan that names part of a unit, or a
 // unit the boundary gate holds back.

@@ -437,7 +437,7 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 		// it without meeting a refusal: say so.
 		met := map[UnitID]bool{}
 		for _, v := range res.Refused {
-			if v.Code == CodeUnread {
+			if v.Gate == GateBoundary && v.Code == CodeUnread && len(v.Units) > 0 {
 				met[v.Units[0]] = true
 			}
 		}

@@ -72,21 +72,21 @@ func (c *Context) state() *savedState {
 	}
 	pm := make([]int32, c.msgs.n)
 	n := int32(0)
-	var readEnd, byRoles int32 // what the model read, and what the roles say it read
+	var readEnd, byMsgs int32 // what the model read, and what its messages say it read
 	for p := int32(0); p < c.msgs.n; p++ {
 		pm[p] = none
 		if c.msg(p).flags&mDead == 0 {
 			pm[p] = n
 			n++
 			if c.isModels(p) {
-				byRoles = n
+				byMsgs = n
 			}
 		}
 		if p+1 == c.readEnd {
 			readEnd = n
 		}
 	}
-	if readEnd != byRoles {
+	if readEnd != byMsgs {
 		s.ReadEnd = &readEnd
 	}
 	cm := make([]int32, c.calls.n)
