@@ -74,7 +74,7 @@ func TestApplyRebuildsTheIndexesOfALargeDecision(t *testing.T) {
 			for i := range 1000 {
 				id := fmt.Sprint(i)
 				mustAppend(t, c,
-					Message{ID: MessageID("a" + id), Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
+					Message{ID: MessageID("a" + id), Role: RoleAssistant, Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
 					Message{ID: MessageID("r" + id), Tokens: 10 + i%7, Answers: []CallID{CallID("k" + id)}, Content: []byte("result " + id)},
 				)
 			}

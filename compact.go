@@ -92,13 +92,18 @@ func remapped(m []int32, i int32) int32 {
 // in transcript order (none for those gone), and how many are held.
 func (c *Context) messagePlaces() (pm []int32, held int32) {
 	pm = make([]int32, c.msgs.Len())
+	readEnd := int32(0)
 	for p := int32(0); p < c.msgs.Len(); p++ {
 		pm[p] = none
 		if c.msg(p).flags&mDead == 0 {
 			pm[p] = held
 			held++
 		}
+		if p+1 == c.readEnd {
+			readEnd = held
+		}
 	}
+	c.readEnd = readEnd // what the model read: the messages held before it
 	return pm, held
 }
 

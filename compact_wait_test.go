@@ -20,7 +20,7 @@ func waitingContext(t *testing.T, n, evicted int) *Context {
 	for i := range n {
 		id := fmt.Sprint(i)
 		mustAppend(t, c,
-			Message{ID: MessageID("a" + id), Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
+			Message{ID: MessageID("a" + id), Role: RoleAssistant, Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
 			Message{ID: MessageID("r" + id), Tokens: 10, Answers: []CallID{CallID("k" + id)}, Content: []byte("result " + id)},
 		)
 	}

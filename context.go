@@ -68,6 +68,11 @@ type Context struct {
 	roles        []Role
 	roleIdx      map[Role]uint8
 
+	// readEnd is the position after the model's last message (an
+	// assistant or reasoning message): the messages from there on have
+	// not been shown to the model yet (see Context.Unread).
+	readEnd int32
+
 	gone     lru.Map[bool] // ids of the calls pruned last: abandoned?
 	nPending int           // calls waiting for a closed result
 	pend     []int32       // those calls

@@ -154,6 +154,11 @@ const (
 	CodePending Code = "pending-call" // a call of the unit has no complete result
 	CodeSplit   Code = "split-unit"   // the plan names only part of a unit
 	CodePinned  Code = "pinned"       // the unit holds a pinned message
+	// CodeUnread: a message of the unit came after the model's last
+	// message ([Context.Unread]). No request has shown it to the model
+	// yet: the unit is as much in flight as one waiting for a result,
+	// and stays until the model's next message follows it.
+	CodeUnread Code = "unread"
 )
 
 // Reasons of the evict-or-tombstone gate.

@@ -8,6 +8,11 @@ import (
 // With Config.Counter set and m.Tokens 0, the Context counts m's content
 // and its calls' arguments.
 //
+// A message of role [RoleAssistant] or [RoleReasoning], or one that emits
+// calls and answers none, is the model's own: the model has read every
+// message before it, and the messages after it are unread until its next
+// one ([Context.Unread]).
+//
 // Calls in m become pending until a closed result names them, or until
 // [Context.Abandon] gives them up; a [Call.Server] call is answered in m
 // itself and never pending. Answers in m bind m to the unit of each
@@ -113,6 +118,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	c.link(p, u)
 
 	c.addCalls(p, m.Calls)
+	c.readTo(p)
 	c.require(p, m.Requires)
 	if !open {
 		for k := range c.answersOf(p) {
@@ -353,6 +359,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 		}
 	}
 	c.addCalls(p, calls)
+	c.readTo(p) // calls make it the model's
 	if s := c.sideOf(p); s != nil && s.counted {
 		n := 0
 		for _, k := range calls {
@@ -441,7 +448,10 @@ func (c *Context) Pin(id MessageID) error {
 // [Context.Refusals]). A message still streaming cannot be spilled: its
 // content is not final, so Spill fails with [ErrOpenMessage] until
 // [Context.Close] (and [Context.Open] refuses a message that carries a
-// pointer).
+// pointer). A message the model has not read yet may be spilled: a pointer
+// removes nothing, and the boundary gate keeps the message's unit until
+// the model has read it ([Context.Unread]); a [Guard] spills only what
+// may go.
 func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -17,9 +17,9 @@ import (
 // registry nor the task plan changes (the judgement epoch: the Context's
 // epoch less the bumps of Apply, which change nothing a refusal rests
 // on). A spill, a merge of units and [Context.ForgetRefusals] drop
-// refusals at once. Refusals of units in flight, of a split plan, of a
-// schema and of a Screen are never remembered: they change with the plan
-// or come from outside the gates.
+// refusals at once. Refusals of units in flight or unread, of a split
+// plan, of a schema and of a Screen are never remembered: they change
+// with the plan or come from outside the gates.
 //
 // Units refused are passed over by [View.Units] in runs: the first unit of
 // a run keeps a hint to the run's last unit, so that a walk crosses a run

@@ -39,7 +39,7 @@ func TestRaceGuardsSpillAndRemember(t *testing.T) {
 			text = fmt.Sprint("keep ", i)
 		}
 		k := pruneguard.CallID(fmt.Sprint("k", i))
-		if err := c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Tokens: 5, Calls: []pruneguard.Call{{ID: k, Tool: "read"}}}); err != nil {
+		if err := c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Role: pruneguard.RoleAssistant, Tokens: 5, Calls: []pruneguard.Call{{ID: k, Tool: "read"}}}); err != nil {
 			t.Error(err)
 		}
 		if err := c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("r", i)), Tokens: 50 + i%400, Content: []byte(text), Answers: []pruneguard.CallID{k}}); err != nil {

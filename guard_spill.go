@@ -107,13 +107,17 @@ func (r *guardRun) spill(cands []spillCand) bool {
 	for _, k := range cands {
 		if k.stub != "" {
 			r.spillTried[string(k.stub)] = true
-			add(k.unit, k.stub)
+			if u, ok := c.UnitOf(k.stub); ok && prunable(u) {
+				add(k.unit, k.stub)
+			}
 			continue
 		}
 		r.spillTried[string(k.unit)] = true
 		u, ok := c.UnitOf(MessageID(k.unit))
 		if !ok || u.ID != k.unit || !prunable(u) {
-			continue // no longer closed, or merged: the next prune says
+			// No longer closed, or unread (a result joined it), or
+			// merged: the next prune says.
+			continue
 		}
 		for _, id := range u.Messages {
 			add(k.unit, id)

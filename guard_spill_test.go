@@ -35,12 +35,15 @@ func TestGuardSpillsThenEvicts(t *testing.T) {
 	ctx := t.Context()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	modelRead(t, c, "seen")
 	orig := map[pruneguard.MessageID]pruneguard.Message{}
 	for _, m := range c.Messages() {
 		orig[m.ID] = m
 	}
 	// Without a store the guard cannot make room.
-	res, err := pruneguard.Guard{Budget: 510}.Check(postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400))
+	nostore := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	modelRead(t, nostore, "seen")
+	res, err := pruneguard.Guard{Budget: 510}.Check(nostore)
 	require.NoError(t, err)
 	assert.Equal(t, pruneguard.Deferred, res.Outcome)
 	assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
@@ -114,6 +117,7 @@ func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
 				ctx = t.Context()
 			}
 			c := postContext(t, pruneguard.Config{Resolver: tc.sp}, 100, 200)
+			modelRead(t, c, "seen")
 			before := state(c)
 			res, err := pruneguard.Guard{Budget: 150, Spill: tc.sp}.CheckContext(ctx, c)
 			require.NoError(t, err)
@@ -187,6 +191,7 @@ func TestGuardSpillsAResultBeforeItIsStubbed(t *testing.T) {
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rp", Role: pruneguard.RoleTool, Tokens: 500, Content: []byte("id=7"), Answers: []pruneguard.CallID{"p"}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rq", Role: pruneguard.RoleTool, Tokens: 400, Answers: []pruneguard.CallID{"q"}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rs", Role: pruneguard.RoleTool, Tokens: 300, Answers: []pruneguard.CallID{"s"}}))
+	modelRead(t, c, "seen")
 	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
 
 	res, err := pruneguard.Guard{Budget: 100, Spill: sp, Policy: pruneguard.LargestResultsFirst{Stub: true}}.Check(c)
@@ -218,6 +223,7 @@ func TestGuardSpillsAResultBeforeItIsStubbed(t *testing.T) {
 func TestGuardZeroSpillerIsAnErrorNotAPanic(t *testing.T) {
 	var sp spill.Spiller
 	c := postContext(t, pruneguard.Config{Resolver: &sp}, 100)
+	modelRead(t, c, "seen")
 	before := state(c)
 	res, err := pruneguard.Guard{Budget: 50, Spill: &sp}.Check(c)
 	require.NoError(t, err)
@@ -375,6 +381,7 @@ func TestGuardSpillOfARefusedUnitIsTakenBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := &spill.Spiller{Store: &spill.Memory{}}
 			c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+			modelRead(t, c, "seen")
 			screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
 				for _, id := range d.Evict {
 					if id == "a0" {
@@ -411,6 +418,7 @@ func TestGuardSpillOfARefusedUnitIsTakenBack(t *testing.T) {
 func TestGuardSpillOfAnAppliedStubStands(t *testing.T) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	modelRead(t, c, "seen")
 	screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
 		for _, id := range d.Evict {
 			if id == "a3" {

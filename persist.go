@@ -20,8 +20,9 @@ import (
 // pruned last (for [ErrPrunedCall] and [ErrAbandonedCall]), the results
 // pruned last (for refetch alerts), the alerts not yet taken, the
 // ghost-tool episodes, the count of guard checks (for
-// [Result.Compaction]), and the pointers whose lines it counts (see
-// Config.PointerTokens).
+// [Result.Compaction]), the pointers whose lines it counts (see
+// Config.PointerTokens), and which messages the model has read
+// ([Context.Unread]).
 //
 // It does not save the refusals guards remembered ([Context.Refusals]):
 // a restored Context's guards meet them again. Decisions made before
@@ -70,6 +71,23 @@ func (c *Context) state() *savedState {
 		return s // a zero Context that saw no event
 	}
 	rn := c.saveRenumbering()
+	var readEnd, byMsgs int32 // what the model read, and what its messages say it read
+	for p := int32(0); p < c.msgs.Len(); p++ {
+		q := rn.pm[p]
+		switch {
+		case q == none:
+		case c.isModels(p):
+			byMsgs = q + 1
+			fallthrough
+		case p < c.readEnd:
+			if p < c.readEnd {
+				readEnd = q + 1
+			}
+		}
+	}
+	if readEnd != byMsgs {
+		s.ReadEnd = &readEnd
+	}
 	for u := c.firstUnit(); u != none; u = c.unit(u).next {
 		s.Units = append(s.Units, savedUnit{Version: c.unit(u).version})
 	}

@@ -61,6 +61,8 @@ func TestGuardEditedPlanActsAsNamed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			run := func(hinted bool) string {
 				c := toolLoop(t, Config{}, []string{"x"}, 100, 200, 300, 400, 500)
+				// The model has read the last result.
+				mustAppend(t, c, Message{ID: "a5", Role: RoleAssistant, Tokens: 5, Content: []byte("done")})
 				pol := ViewFunc(func(v *View, need int) Plan {
 					p := OldestFirst{}.Propose(v, need)
 					if !hinted {

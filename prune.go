@@ -11,7 +11,8 @@ import "slices"
 //  1. Commit boundary. In the strict mode (the default) a pending call or
 //     a streaming message anywhere defers the prune ([*DeferredError]). A
 //     unit named in part is grown, shrunk or refused as p.Split says; a
-//     unit with a pinned message, and in the relaxed mode a unit in
+//     unit with a pinned message, a unit holding a message the model has
+//     not read yet ([Context.Unread]), and in the relaxed mode a unit in
 //     flight, is never pruned. The result is a union of whole units.
 //  2. Regenerability. Every evicted or stubbed message must be
 //     reconstructible, or spilled behind a resolvable pointer, or outside

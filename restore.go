@@ -470,6 +470,14 @@ func (b *restorer) callLinks() error {
 			}
 			last = k
 		}
+		c.readTo(p)
+	}
+	// What the model has read: at least up to its last message.
+	if s := b.s; s.ReadEnd != nil {
+		if *s.ReadEnd < c.readEnd || *s.ReadEnd > b.nm {
+			return badState("readEnd", "")
+		}
+		c.readEnd = *s.ReadEnd
 	}
 	return nil
 }

@@ -75,6 +75,8 @@ func TestApplyUnindexesTogetherAsOneByOne(t *testing.T) {
 				}
 				mustAppend(t, c, ms...)
 			}
+			// The model has read every round.
+			mustAppend(t, c, Message{ID: "read", Role: RoleAssistant, Tokens: 1})
 			d, err := c.Prune(plan)
 			require.NoError(t, err)
 			require.NoError(t, c.Apply(d))

@@ -46,6 +46,8 @@ func nonceContext(t *testing.T, r pruneguard.Resolver) *pruneguard.Context {
 	require.NoError(t, c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k1", Tool: "pay", Args: json.RawMessage(`{"amount": 5}`)}}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 50, Content: []byte(`{"nonce":"8f3a"}`),
 		Answers: []pruneguard.CallID{"k1"}, Facts: pruneguard.OneTimeSecret}))
+	// The model has read the receipt and answered.
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 5, Content: []byte("paid"), Pinned: true}))
 	return c
 }
 
@@ -273,6 +275,7 @@ func TestPointerTakenBackWhenRecordingFails(t *testing.T) {
 	c2 := pruneguard.NewContext(pruneguard.Config{})
 	require.NoError(t, c2.Append(pruneguard.Message{ID: "x", Content: []byte("x")}))
 	require.NoError(t, c2.Append(pruneguard.Message{ID: "y", Content: []byte("y"), Class: pruneguard.Reconstructible}))
+	require.NoError(t, c2.Append(pruneguard.Message{ID: "z", Role: pruneguard.RoleAssistant, Pinned: true})) // the model read x and y
 	s.Store = putHook{Store: &spill.Memory{}, hook: func() {
 		d, err := c2.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"y"}})
 		require.NoError(t, err)
@@ -338,6 +341,7 @@ func TestRestartResolvesEarlierPointers(t *testing.T) {
 	require.NoError(t, restored.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "pay"}}, Pointer: p}))
 	require.NoError(t, restored.Append(pruneguard.Message{ID: "r1", Content: []byte(`{"nonce":"8f3a"}`), Answers: []pruneguard.CallID{"k1"},
 		Facts: pruneguard.OneTimeSecret, Pointer: p}))
+	require.NoError(t, restored.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Pinned: true}))
 	d, err := restored.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
 	require.NoError(t, err)
 	assert.Equal(t, []pruneguard.MessageID{"a1", "r1"}, d.Evict)
@@ -453,6 +457,7 @@ func ExampleSpiller() {
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: s})
 	c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "pay"}}})
 	c.Append(pruneguard.Message{ID: "r1", Content: []byte("nonce=8f3a"), Answers: []pruneguard.CallID{"k1"}, Facts: pruneguard.OneTimeSecret})
+	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Content: []byte("paid")}) // the model read the nonce
 
 	_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
 	fmt.Println("before spilling:", errors.Is(err, pruneguard.ErrRegen))

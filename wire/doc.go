@@ -241,6 +241,13 @@
 // the classes come from one reader that takes the history a message at a
 // time, the one a [Session] feeds as messages arrive.
 //
+// The model's messages (assistant and model turns, call items, reasoning
+// items, the Responses items the provider ran in the model's turn) are
+// given a role of the model's, so that the Context knows what the model
+// has read: the results and turns after its last message are unread and
+// never pruned (pruneguard.Context.Unread), which keeps the trailing
+// results of every body as they are.
+//
 // Calls of the trailing batch still waiting for their results are
 // pending: under the strict boundary they defer every prune. A call
 // without a result anywhere else (its block or turn ended, or in

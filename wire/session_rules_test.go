@@ -240,6 +240,7 @@ func TestRenderResults(t *testing.T) {
 		{ID: "n", Role: "narrator", Content: []byte("meanwhile")},
 		{ID: "a2", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "z", Tool: "f"}}},
 		{ID: "r2", Role: pruneguard.RoleTool, Content: []byte(strings.Repeat("big ", 100)), Answers: []pruneguard.CallID{"z"}, Tokens: 100},
+		{ID: "a3", Role: pruneguard.RoleAssistant, Content: []byte("read it")},
 		{ID: "u2", Role: pruneguard.RoleUser, Content: []byte("and?")},
 	} {
 		must(t, c.Append(m))
