@@ -43,7 +43,7 @@ func (c *Context) Abandon(ids ...CallID) error {
 		} else {
 			seen[id] = true
 		}
-		k, ok := c.byCall.find(string(id))
+		k, ok := c.byCall.Find(string(id))
 		var err error
 		switch {
 		case !ok:

@@ -39,8 +39,16 @@ func TestAbandonClosesTheUnit(t *testing.T) {
 	u, _ := c.UnitOf("a1")
 	assert.Empty(t, u.Pending)
 	assert.False(t, c.Snapshot()[0].Pending)
+	// The unit closed and is judged like any other: the model has not
+	// read r1 yet, so it stays until the model answers.
 	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
-	require.NoError(t, err, "the unit closed and is judged like any other")
+	require.NoError(t, err)
+	assert.Empty(t, d.Evict)
+	require.Len(t, d.Refused, 1)
+	assert.Equal(t, pruneguard.CodeUnread, d.Refused[0].Code)
+	mustDo(t, c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 10, Content: []byte("going on without the second file")}))
+	d, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
+	require.NoError(t, err)
 	assert.Equal(t, []pruneguard.MessageID{"a1", "r1"}, d.Evict)
 	require.NoError(t, c.Apply(d))
 
@@ -55,7 +63,7 @@ func TestAbandonClosesTheUnit(t *testing.T) {
 func TestAbandonedUnitsAreStillJudged(t *testing.T) {
 	c := pruneguard.NewContext(pruneguard.Config{})
 	mustDo(t, c.RegisterTool(pruneguard.Tool{Name: "pay"}))
-	mustDo(t, c.Append(pruneguard.Message{ID: "a", Calls: []pruneguard.Call{{ID: "k", Tool: "pay"}}}))
+	mustDo(t, c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k", Tool: "pay"}}}))
 	require.NoError(t, c.Abandon("k"))
 	_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a"}})
 	assert.Equal(t, []string{"a/irreducible"}, codes(t, err), "a payment call stays, answered or not")
@@ -85,8 +93,8 @@ func TestAbandonRefusesWhatCannotBeAbandoned(t *testing.T) {
 	c := orphaned(t)
 	mustDo(t, c.RegisterTool(pruneguard.Tool{Name: "web", Annotations: openRead}))
 	mustDo(t,
-		c.Append(pruneguard.Message{ID: "as", Calls: []pruneguard.Call{{ID: "srv", Tool: "web", Server: true}}}),
-		c.Append(pruneguard.Message{ID: "a3", Calls: []pruneguard.Call{{ID: "c3", Tool: "read_file"}, {ID: "c4", Tool: "read_file"}}}),
+		c.Append(pruneguard.Message{ID: "as", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "srv", Tool: "web", Server: true}}}),
+		c.Append(pruneguard.Message{ID: "a3", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "c3", Tool: "read_file"}, {ID: "c4", Tool: "read_file"}}}),
 		c.Open(pruneguard.Message{ID: "r3", Answers: []pruneguard.CallID{"c3"}}),
 	)
 	for _, tt := range []struct {
@@ -121,7 +129,7 @@ func TestAbandonRefusesWhatCannotBeAbandoned(t *testing.T) {
 
 	// A pruned call cannot be abandoned; an abandoned one, pruned, is
 	// still known as abandoned.
-	mustDo(t, c.Close("r3"))
+	mustDo(t, c.Close("r3"), c.Append(pruneguard.Message{ID: "a5", Role: pruneguard.RoleAssistant, Content: []byte("read")}))
 	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a1", "a3"}, Split: pruneguard.SplitGrow})
 	require.NoError(t, err)
 	mustDo(t, c.Apply(d))
@@ -186,10 +194,11 @@ func TestAbandonReleasesAHeldUnit(t *testing.T) {
 	c := pruneguard.NewContext(pruneguard.Config{Boundary: pruneguard.BoundaryRelaxed})
 	mustDo(t, c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: pure}))
 	mustDo(t,
-		c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "c1", Tool: "read_file"}, {ID: "c2", Tool: "read_file"}}}),
+		c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "c1", Tool: "read_file"}, {ID: "c2", Tool: "read_file"}}}),
 		c.Append(pruneguard.Message{ID: "r1", Tokens: 100, Answers: []pruneguard.CallID{"c1"}}),
-		c.Append(pruneguard.Message{ID: "a2", Calls: []pruneguard.Call{{ID: "c3", Tool: "read_file"}}}),
+		c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "c3", Tool: "read_file"}}}),
 		c.Append(pruneguard.Message{ID: "r3", Tokens: 100, Answers: []pruneguard.CallID{"c3"}}),
+		c.Append(pruneguard.Message{ID: "a4", Role: pruneguard.RoleAssistant, Content: []byte("read")}),
 	)
 	d, err := c.Prune(pruneguard.Plan{Stub: []pruneguard.MessageID{"r1", "r3"}})
 	require.NoError(t, err)

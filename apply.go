@@ -1,6 +1,10 @@
 package pruneguard
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/arena"
+)
 
 // Apply carries out a decision of [Context.Prune] atomically: it removes
 // the evicted messages, stubs the results, records withdrawn, compressed
@@ -32,6 +36,29 @@ func (c *Context) Apply(d *Decision) error {
 	if d == nil || d.c != c || d.applied {
 		return inputErr("apply", "", ErrForeignDecision)
 	}
+	if err := c.staleness(d); err != nil {
+		return err
+	}
+	rebuild, waits := c.prunes(d)
+	c.applySchemas(d)
+	c.applyTools(d)
+	d.applied = true
+	c.epoch++
+	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
+	c.shape++
+	if waits {
+		return nil // the compaction waits for the next Apply
+	}
+	if rebuild {
+		c.compact()
+	}
+	c.reclaim()
+	return nil
+}
+
+// staleness returns the [*StaleError] that refuses decision d, or nil when
+// nothing since Prune invalidated it.
+func (c *Context) staleness(d *Decision) error {
 	if d.strict && (c.nPending > 0 || len(c.open) > 0) && !d.Empty() {
 		return &StaleError{Reason: "the context is no longer at a commit boundary"}
 	}
@@ -39,13 +66,28 @@ func (c *Context) Apply(d *Decision) error {
 	if d.compactions != c.compactions {
 		return &StaleError{Reason: changedContext}
 	}
-	var changed []UnitID
-	stale := false
+	if changed, stale := c.changedUnits(d); stale {
+		return &StaleError{Units: changed, Reason: "units changed since the decision"}
+	}
+	if d.epoch != c.epoch {
+		return &StaleError{Reason: changedContext}
+	}
+	if d.argsChanged() {
+		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
+	}
+	if d.soundGen != c.unsoundGen {
+		return &StaleError{Reason: "arguments or messages came to stand behind a missing schema since the decision"}
+	}
+	return c.lostPointers(d)
+}
+
+// changedUnits reports whether a unit d names changed since Prune, with
+// the ids of those still held: a unit merged into another is named by
+// the one that holds its messages now.
+func (c *Context) changedUnits(d *Decision) (changed []UnitID, stale bool) {
 	for _, s := range d.stamps {
 		if u := c.unit(s.unit); u.head == none || u.version != s.ver {
 			stale = true
-			// A unit merged into another is named by the one that holds
-			// its messages now.
 			v := s.unit
 			for {
 				next, ok := c.into[v]
@@ -61,35 +103,26 @@ func (c *Context) Apply(d *Decision) error {
 			}
 		}
 	}
-	if stale {
-		return &StaleError{Units: changed, Reason: "units changed since the decision"}
-	}
-	if d.epoch != c.epoch {
-		return &StaleError{Reason: changedContext}
-	}
-	if d.argsChanged() {
-		return &StaleError{Reason: "calls to a tool whose schema the decision withdraws arrived since the decision"}
-	}
-	if d.soundGen != c.unsoundGen {
-		return &StaleError{Reason: "arguments or messages came to stand behind a missing schema since the decision"}
-	}
-	if err := c.lostPointers(d); err != nil {
-		return err
-	}
+	return changed, stale
+}
 
-	// A decision that leaves more records dead than live is followed by
-	// a compaction, which rebuilds the indexes by id and of results from
-	// the messages held: its messages need not leave them one by one.
-	// When the records dead before it did not call for one, the
-	// compaction waits for the next Apply: its messages leave the
-	// indexes of results together, in a walk over each, and stay in the
-	// hash indexes, which read a message or call gone as no id (see
-	// heldID), until the compaction. A Context pruned once and dropped,
-	// such as the view of one request body, never compacts.
-	// One that evicts a large share of the messages takes them out of
-	// the indexes together, in a pass over each.
-	rebuild := compacts(c.dead+len(d.evict), c.live-len(d.evict))
-	waits := rebuild && !compacts(c.dead, c.live)
+// prunes removes the messages d evicts and stubs the results it stubs,
+// queueing what they answered for the ledger. It reports whether a
+// compaction follows, and whether it waits for the next Apply.
+//
+// A decision that leaves more records dead than live is followed by a
+// compaction, which rebuilds the indexes by id and of results from the
+// messages held: its messages need not leave them one by one. When the
+// records dead before it did not call for one, the compaction waits for
+// the next Apply: its messages leave the indexes of results together, in
+// a walk over each, and stay in the hash indexes, which read a message or
+// call gone as no id (see heldID), until the compaction. A Context pruned
+// once and dropped, such as the view of one request body, never compacts.
+// One that evicts a large share of the messages takes them out of the
+// indexes together, in a pass over each.
+func (c *Context) prunes(d *Decision) (rebuild, waits bool) {
+	rebuild = compacts(c.dead+len(d.evict), c.live-len(d.evict))
+	waits = rebuild && !compacts(c.dead, c.live)
 	batch := waits || !rebuild && len(d.evict)*batchShare >= c.live
 	// The hash indexes find an id by its bytes, which a message or call
 	// removed may release: they leave one by one within remove, or in a
@@ -124,6 +157,12 @@ func (c *Context) Apply(d *Decision) error {
 		}
 		c.stub(p)
 	}
+	return rebuild, waits
+}
+
+// applySchemas records the schemas d withdraws, compresses or brings
+// back from a tombstone.
+func (c *Context) applySchemas(d *Decision) {
 	tomb := make(map[string]bool, len(d.Tombstones))
 	for _, t := range d.Tombstones {
 		tomb[t.Tool] = true
@@ -141,19 +180,6 @@ func (c *Context) Apply(d *Decision) error {
 	for _, name := range d.Retire {
 		c.toolRec(name).tombstoned = false
 	}
-	c.applyTools(d)
-	d.applied = true
-	c.epoch++
-	c.mem.applies++ // an Apply changes nothing a remembered refusal rests on
-	c.shape++
-	if waits {
-		return nil // the compaction waits for the next Apply
-	}
-	if rebuild {
-		c.compact()
-	}
-	c.reclaim()
-	return nil
 }
 
 // stub replaces the content of result p with the stub.
@@ -169,7 +195,7 @@ func (c *Context) stub(p int32) {
 		// goes on writing after the stub.
 		c.side(p).buf = slices.Clone(text)
 	} else {
-		x.text = c.text.truncate(x.text, x.idLen)
+		x.text = c.text.Truncate(x.text, x.idLen)
 	}
 	delta := n - c.tokensOf(p)
 	c.setTokens(p, n)
@@ -194,24 +220,24 @@ var batchShare, hashShare = 16, 6
 // with ids, it takes them and the calls they emitted out of the indexes
 // by id and by call id too, in a pass over each.
 func (c *Context) unindex(gone []int32, ids bool) {
-	msgs := newRecordSet(c.msgs.n)
+	msgs := arena.NewSet(c.msgs.Len())
 	for _, p := range gone {
-		msgs.add(p)
+		msgs.Add(p)
 	}
 	if ids {
-		calls := newRecordSet(c.calls.n)
+		calls := arena.NewSet(c.calls.Len())
 		for _, p := range gone {
 			for k := range c.callsOf(p) {
-				calls.add(k)
+				calls.Add(k)
 			}
 		}
-		c.byID.removeSet(msgs)
-		c.byCall.removeSet(calls)
+		c.byID.RemoveSet(msgs)
+		c.byCall.RemoveSet(calls)
 	}
-	dead := func(p int32) bool { return msgs.has(p) }
-	c.results.deleteWhere(dead)
-	c.whole.deleteWhere(dead)
-	c.bySize.deleteWhere(func(k sizeKey) bool { return msgs.has(k.pos) })
+	dead := func(p int32) bool { return msgs.Has(p) }
+	c.results.DeleteWhere(dead)
+	c.whole.DeleteWhere(dead)
+	c.bySize.DeleteWhere(func(k sizeKey) bool { return msgs.Has(k.pos) })
 }
 
 // remove takes message p out of the transcript and its unit, with ids
@@ -222,7 +248,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 	c.unrequire(p)
 	x := c.msg(p)
 	if ids {
-		c.byID.remove(p)
+		c.byID.Remove(p)
 	}
 	if results {
 		if x.ans != none {
@@ -253,7 +279,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 		if ids {
 			// Only if the id is still k's: a later call may reuse it. A
 			// compaction drops the calls of messages gone itself.
-			c.byCall.remove(k)
+			c.byCall.Remove(k)
 		}
 		c.queueGone(k, r.flags&cAbandon != 0)
 		if r.flags&cArgsMade != 0 {
@@ -262,7 +288,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 			c.recheck(r.tool)
 		}
 		if r.result == none || c.msg(r.result).flags&mDead != 0 {
-			c.text.release(r.text)
+			c.text.Release(r.text)
 		}
 	}
 	for k := range c.answersOf(p) {
@@ -271,7 +297,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 			r.result = none
 		}
 		if r.caller == none || c.msg(r.caller).flags&mDead != 0 {
-			c.text.release(r.text)
+			c.text.Release(r.text)
 		}
 	}
 
@@ -298,7 +324,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 		c.resortUnit(u)
 	}
 
-	c.text.release(x.text)
+	c.text.Release(x.text)
 	c.freeSideOf(p)
 	x = c.msg(p)
 	x.flags |= mDead

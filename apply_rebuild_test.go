@@ -15,7 +15,7 @@ import (
 func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 	t.Helper()
 	results, whole, sized := []int32{}, []int32{}, []sizeKey{}
-	for p := int32(0); p < c.msgs.n; p++ {
+	for p := int32(0); p < c.msgs.Len(); p++ {
 		x := c.msg(p)
 		if x.flags&mDead != 0 {
 			continue
@@ -27,7 +27,7 @@ func indexesMatch(t *testing.T, c *Context, gone []MessageID) {
 			continue
 		}
 		results = append(results, p)
-		if _, refused := c.mem.stubs[p]; x.flags&mStubbed == 0 && !refused {
+		if x.flags&mStubbed == 0 && !c.mem.stubRefused(p) {
 			whole = append(whole, p)
 			sized = append(sized, c.sizeKey(p))
 		}
@@ -74,7 +74,7 @@ func TestApplyRebuildsTheIndexesOfALargeDecision(t *testing.T) {
 			for i := range 1000 {
 				id := fmt.Sprint(i)
 				mustAppend(t, c,
-					Message{ID: MessageID("a" + id), Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
+					Message{ID: MessageID("a" + id), Role: RoleAssistant, Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
 					Message{ID: MessageID("r" + id), Tokens: 10 + i%7, Answers: []CallID{CallID("k" + id)}, Content: []byte("result " + id)},
 				)
 			}

@@ -1,7 +1,11 @@
 package pruneguard
 
 // BoundaryMode chooses how the commit-boundary gate reads "no in-flight
-// operation references the prune set".
+// operation references the prune set". In both modes a unit holding a
+// message the model has not read yet (one after the model's last message;
+// see [Context.Unread]) is held back like a unit in flight
+// ([CodeUnread]), without deferring the rest: a result goes only once a
+// request has shown it to the model.
 //
 // The zero BoundaryMode is BoundaryStrict.
 type BoundaryMode uint8
@@ -25,8 +29,8 @@ type SplitMode uint8
 
 const (
 	// SplitGrow, the default, prunes the whole unit of any message the plan
-	// names. Units that may not go (pinned; in flight, in relaxed mode) are
-	// left out and reported in [Decision.Refused].
+	// names. Units that may not go (pinned; unread; in flight, in relaxed
+	// mode) are left out and reported in [Decision.Refused].
 	SplitGrow SplitMode = iota
 	// SplitShrink leaves out every unit the plan does not name entirely,
 	// and reports it in [Decision.Refused].
@@ -143,7 +147,7 @@ func (r *pruneRun) boundaryGate() {
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.
 func (c *Context) heldBack(u int32) *Violation {
 	un := c.unit(u)
-	if un.open == 0 && un.pending == 0 && un.pinned == 0 && un.tail < c.readEnd {
+	if un.open == 0 && un.pending == 0 && un.pinned == 0 && !c.unread(u) {
 		return nil
 	}
 	v := &Violation{Gate: GateBoundary, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
@@ -161,7 +165,7 @@ func (c *Context) heldBack(u int32) *Violation {
 		}
 	case un.pinned > 0:
 		v.Code = CodePinned
-	case un.tail >= c.readEnd:
+	case c.unread(u):
 		v.Code = CodeUnread
 	default:
 		return nil
@@ -169,16 +173,62 @@ func (c *Context) heldBack(u int32) *Violation {
 	return v
 }
 
-// unitSize returns how many messages unit u holds.
-func (c *Context) unitSize(u int32) int {
-	n := 0
-	for range c.members(u) {
-		n++
-	}
-	return n
+// modelRole reports whether a message of role r is the model's own: an
+// assistant message or a reasoning item.
+func modelRole(r Role) bool { return r == RoleAssistant || r == RoleReasoning }
+
+// isModels reports whether message p is the model's own: of a model role,
+// or emitting calls and answering none (only the model calls tools). The
+// model read everything before it.
+func (c *Context) isModels(p int32) bool {
+	x := c.msg(p)
+	return modelRole(c.role(p)) || x.call != none && x.ans == none
 }
 
-// modelRole reports whether a message of role r is the model's own: an
-// assistant message or a reasoning item. The model read everything
-// before it.
-func modelRole(r Role) bool { return r == RoleAssistant || r == RoleReasoning }
+// unreadHeld describes the units held back only because they hold a
+// message the model has not read, less those in met, in the order of
+// their first unread message, each naming its unread messages. It costs
+// time in proportion to the messages since the model's last one.
+func (c *Context) unreadHeld(met map[UnitID]bool) []*Violation {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*Violation
+	var at map[int32]*Violation
+	for p := c.readEnd; p < c.msgs.Len(); p++ {
+		x := c.msg(p)
+		if x.flags&mDead != 0 {
+			continue
+		}
+		v, ok := at[x.unit]
+		if !ok {
+			if v = c.heldBack(x.unit); v == nil || v.Code != CodeUnread || met[v.Units[0]] {
+				v = nil
+			} else {
+				out = append(out, v)
+			}
+			if at == nil {
+				at = make(map[int32]*Violation)
+			}
+			at[x.unit] = v
+		}
+		if v != nil {
+			v.Messages = append(v.Messages, c.id(p))
+		}
+	}
+	return out
+}
+
+// readTo records that the model read everything before message p, if it
+// is the model's.
+func (c *Context) readTo(p int32) {
+	if p >= c.readEnd && c.isModels(p) {
+		c.readEnd = p + 1
+	}
+}
+
+// unread reports whether unit u holds a message the model has not read
+// yet: one at or after Context.readEnd, the place after the model's last
+// message. Such a unit is as much in flight as one waiting for a result:
+// nothing of it may be evicted, stubbed, spilled or hoarded until the
+// model's next message follows it. It takes constant time.
+func (c *Context) unread(u int32) bool { return c.unit(u).tail >= c.readEnd }

@@ -127,7 +127,8 @@ func TestRelaxedBoundaryHoldsOpenUnits(t *testing.T) {
 	c := NewContext(Config{Boundary: BoundaryRelaxed})
 	onlyGate(c, GateBoundary)
 	mustAppend(t, c, Message{ID: "u1", Tokens: 1})
-	require.NoError(t, c.Open(Message{ID: "s", Tokens: 1}))
+	// The model's answer streams: it has read u1.
+	require.NoError(t, c.Open(Message{ID: "s", Role: RoleAssistant, Tokens: 1}))
 	d, err := c.Prune(Plan{Evict: []MessageID{"u1", "s"}})
 	require.NoError(t, err)
 	assert.Equal(t, []MessageID{"u1"}, d.Evict)

@@ -3,6 +3,8 @@ package pruneguard
 import (
 	"iter"
 	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/arena"
 )
 
 // reclaim compacts the records once the messages gone outnumber those
@@ -15,7 +17,7 @@ func (c *Context) reclaim() {
 	if compacts(c.dead, c.live) {
 		c.compact()
 	}
-	if c.text.garbage() {
+	if c.text.Garbage() {
 		c.ledger.rehome()
 		c.compactText()
 	}
@@ -28,7 +30,7 @@ func compacts(dead, live int) bool { return dead > live && dead >= compactMin }
 
 // compactMin is the fewest dead records worth a compaction (a variable so
 // that tests can compact small Contexts).
-var compactMin = arenaChunk / 4
+var compactMin = arena.Chunk / 4
 
 // callLive reports whether call k is still named: its caller or its
 // result is held.
@@ -44,19 +46,54 @@ func (c *Context) callLive(k int32) bool {
 // neither an id hashed nor a key sorted; units move down in place too
 // when the list of units is in the order of their records, as it is
 // unless a merge or a unit that lost its first message reordered it.
-// Each step takes time in
-// proportion to the records, live and dead, or to an index of them.
+// Each step takes time in proportion to the records, live and dead, or
+// to an index of them.
 func (c *Context) compact() {
-	remap := func(m []int32, i int32) int32 {
-		if i == none {
-			return none
+	pm, held := c.messagePlaces()
+	cm, orphans := c.compactCalls(pm)
+	// Messages, moved down in place.
+	for p := int32(0); p < c.msgs.Len(); p++ {
+		if q := pm[p]; q != none && q != p {
+			*c.msg(q) = *c.msg(p)
 		}
-		return m[i]
 	}
-	// The messages held, in transcript order.
-	pm := make([]int32, c.msgs.n)
-	var held, readEnd int32
-	for p := int32(0); p < c.msgs.n; p++ {
+	c.msgs.Truncate(held)
+	um := c.compactUnits(pm)
+	nres, nwhole := c.relink(pm, cm, um)
+	c.dead = 0
+	c.compactions++
+	c.renumberRefs(pm, cm)
+
+	// The indexes, renumbered rather than built again where they can be:
+	// the renumbering keeps the transcript order.
+	if c.byID.Renumber(pm, c.live) != c.live {
+		c.byID.Reset(c.live) // not every message was filed: file them
+		for p := int32(0); p < c.msgs.Len(); p++ {
+			c.byID.Put(p)
+		}
+	}
+	for _, k := range orphans {
+		cm[k] = none // cm serves no other index from here on
+	}
+	c.byCall.Renumber(cm, int(c.calls.Len()))
+	c.refile(pm, nres, nwhole)
+	c.mem.compacted(c, pm, um)
+}
+
+// remapped returns m[i], or none for none.
+func remapped(m []int32, i int32) int32 {
+	if i == none {
+		return none
+	}
+	return m[i]
+}
+
+// messagePlaces returns where each message held goes in a compaction,
+// in transcript order (none for those gone), and how many are held.
+func (c *Context) messagePlaces() (pm []int32, held int32) {
+	pm = make([]int32, c.msgs.Len())
+	readEnd := int32(0)
+	for p := int32(0); p < c.msgs.Len(); p++ {
 		pm[p] = none
 		if c.msg(p).flags&mDead == 0 {
 			pm[p] = held
@@ -66,18 +103,22 @@ func (c *Context) compact() {
 			readEnd = held
 		}
 	}
-	c.readEnd = readEnd
-	// Calls, in the order they were made, while a message names them
-	// (see callLive), moved down in place. cm maps a call kept to its
-	// new place and, until the marks have moved, a call gone k to
-	// -2-rank, where rank is the number of calls kept before it; its
-	// last entry stands for the end, after every call.
-	cm := make([]int32, c.calls.n+1)
-	// The calls kept whose caller is gone: out of the index by call id,
-	// as remove takes them out when it unindexes.
-	var orphans []int32
+	c.readEnd = readEnd // what the model read: the messages held before it
+	return pm, held
+}
+
+// compactCalls moves the calls down in place, in the order they were
+// made, keeping those a message still names (see callLive) by pm, the
+// new places of the messages. It returns where each call went (none for
+// those gone), and the calls kept whose caller is gone: they leave the
+// index by call id, as remove takes them out when it unindexes.
+func (c *Context) compactCalls(pm []int32) (cm, orphans []int32) {
+	// Until the marks have moved, cm maps a call gone k to -2-rank, where
+	// rank is the number of calls kept before it; its last entry stands
+	// for the end, after every call.
+	cm = make([]int32, c.calls.Len()+1)
 	var kept int32
-	for k := int32(0); k < c.calls.n; k++ {
+	for k := int32(0); k < c.calls.Len(); k++ {
 		cm[k] = -2 - kept
 		r := c.call(k)
 		callerGone := r.caller != none && pm[r.caller] == none
@@ -92,27 +133,25 @@ func (c *Context) compact() {
 			kept++
 		}
 	}
-	cm[c.calls.n] = -2 - kept
+	cm[c.calls.Len()] = -2 - kept
 	c.remapScopes(cm)
-	cm = cm[:c.calls.n]
+	cm = cm[:c.calls.Len()]
 	for k, v := range cm {
 		if v < 0 {
 			cm[k] = none
 		}
 	}
-	c.calls.truncate(kept)
-	// Messages, moved down in place.
-	for p := int32(0); p < c.msgs.n; p++ {
-		if q := pm[p]; q != none && q != p {
-			*c.msg(q) = *c.msg(p)
-		}
-	}
-	c.msgs.truncate(held)
-	// Units, in the order of the list: moved down in place when the list
-	// runs in the order of their records, each to a place no later than
-	// its own and past those of the units before it; copied into a new
-	// arena otherwise.
-	um := make([]int32, c.units.n)
+	c.calls.Truncate(kept)
+	return cm, orphans
+}
+
+// compactUnits renumbers the units in the order of the list, their
+// members by pm, and returns where each went (none for those gone).
+// They move down in place when the list runs in the order of their
+// records, each to a place no later than its own and past those of the
+// units before it; they are copied into a new arena otherwise.
+func (c *Context) compactUnits(pm []int32) []int32 {
+	um := make([]int32, c.units.Len())
 	for i := range um {
 		um[i] = none
 	}
@@ -125,49 +164,54 @@ func (c *Context) compact() {
 	}
 	units := &c.units
 	if !ordered {
-		units = new(arena[urec])
-		units.reserve(count)
+		units = new(arena.Arena[urec])
+		units.Reserve(count)
 	}
 	prev := none
 	for u, v := c.firstUnit(), int32(0); u != none; v++ {
 		next := c.unit(u).next
 		if ordered {
 			if v != u {
-				*units.at(v) = *c.unit(u)
+				*units.At(v) = *c.unit(u)
 			}
 		} else {
-			*units.at(units.push()) = *c.unit(u)
+			*units.At(units.Push()) = *c.unit(u)
 		}
 		um[u] = v
-		n := units.at(v)
+		n := units.At(v)
 		n.prev, n.next = prev, none
 		if prev != none {
-			units.at(prev).next = v
+			units.At(prev).next = v
 		}
 		prev = v
 		u = next
 	}
 	if ordered {
-		c.units.truncate(int32(count))
+		c.units.Truncate(int32(count))
 	} else {
 		c.units = *units
 	}
 	c.uhead, c.utail = none, prev
-	if c.units.n > 0 {
+	if c.units.Len() > 0 {
 		c.uhead = 0
 	}
-	for i := int32(0); i < c.units.n; i++ {
-		n := c.units.at(i)
+	for i := int32(0); i < c.units.Len(); i++ {
+		n := c.units.At(i)
 		n.head, n.tail = pm[n.head], pm[n.tail]
 	}
-	// Links between messages, calls and units, and the results to file.
-	var nres, nwhole int
-	for p := int32(0); p < c.msgs.n; p++ {
-		x := c.msgs.at(p)
+	return um
+}
+
+// relink renumbers the links between messages, calls, units and tools
+// after a compaction, and returns how many results the messages held
+// include, and how many of them are not stubbed.
+func (c *Context) relink(pm, cm, um []int32) (nres, nwhole int) {
+	for p := int32(0); p < c.msgs.Len(); p++ {
+		x := c.msgs.At(p)
 		x.unit = um[x.unit]
-		x.nextM = remap(pm, x.nextM)
-		x.call = remap(cm, x.call)
-		x.ans = remap(cm, x.ans)
+		x.nextM = remapped(pm, x.nextM)
+		x.call = remapped(cm, x.call)
+		x.ans = remapped(cm, x.ans)
 		if x.ans != none {
 			nres++
 			if x.flags&mStubbed == 0 {
@@ -187,12 +231,12 @@ func (c *Context) compact() {
 			}
 		}
 	}
-	for k := int32(0); k < c.calls.n; k++ {
-		r := c.calls.at(k)
-		r.caller = remap(pm, r.caller)
-		r.result = remap(pm, r.result)
-		r.sib = remap(cm, r.sib)
-		r.nextAns = remap(cm, r.nextAns)
+	for k := int32(0); k < c.calls.Len(); k++ {
+		r := c.calls.At(k)
+		r.caller = remapped(pm, r.caller)
+		r.result = remapped(pm, r.result)
+		r.sib = remapped(cm, r.sib)
+		r.nextAns = remapped(cm, r.nextAns)
 		r.nextTool = none
 		if r.caller == none {
 			continue // named by its result only: out of its tool's calls
@@ -201,13 +245,17 @@ func (c *Context) compact() {
 		if t.tail == none {
 			t.head = k
 		} else {
-			c.calls.at(t.tail).nextTool = k
+			c.calls.At(t.tail).nextTool = k
 		}
 		t.tail = k
 	}
-	c.dead = 0
-	c.compactions++
+	return nres, nwhole
+}
 
+// renumberRefs renumbers what refers to messages and calls beside the
+// records: the messages streaming, the calls pending, the steps'
+// references and the large messages; merges are forgotten.
+func (c *Context) renumberRefs(pm, cm []int32) {
 	for i, p := range c.open {
 		c.open[i] = pm[p]
 	}
@@ -231,36 +279,20 @@ func (c *Context) compact() {
 		c.large = large
 	}
 	c.into = nil
-
-	// The indexes, renumbered rather than built again where they can be:
-	// the renumbering keeps the transcript order.
-	if c.byID.renumber(pm, c.live) != c.live {
-		c.byID.reset(c.live) // not every message was filed: file them
-		for p := int32(0); p < c.msgs.n; p++ {
-			c.byID.put(p)
-		}
-	}
-	for _, k := range orphans {
-		cm[k] = none // cm serves no other index from here on
-	}
-	c.byCall.renumber(cm, int(c.calls.n))
-	c.refile(pm, nres, nwhole)
-	c.mem.compacted(c, pm, um)
 }
 
 // compactText copies the live bytes into fresh chunks and drops the old.
 func (c *Context) compactText() {
-	var s slab
-	s.cur = -1
-	for p := int32(0); p < c.msgs.n; p++ {
+	var s arena.Slab
+	for p := int32(0); p < c.msgs.Len(); p++ {
 		if x := c.msg(p); x.flags&mDead == 0 {
-			x.text = s.add(c.text.bytes(x.text))
+			x.text = s.Add(c.text.Bytes(x.text))
 		}
 	}
-	for k := int32(0); k < c.calls.n; k++ {
+	for k := int32(0); k < c.calls.Len(); k++ {
 		if c.callLive(k) {
 			r := c.call(k)
-			r.text = s.add(c.text.bytes(r.text))
+			r.text = s.Add(c.text.Bytes(r.text))
 		}
 	}
 	c.text = s
@@ -275,39 +307,39 @@ func (c *Context) compactText() {
 // of them not stubbed; each index is built in the nodes of the one it
 // replaces.
 func (c *Context) refile(pm []int32, nres, nwhole int) {
-	c.results.fillSeq(nres, c.resultsHeld(0))
-	c.whole.fillSeq(nwhole, c.resultsHeld(mStubbed))
+	c.results.FillSeq(nres, c.resultsHeld(0))
+	c.whole.FillSeq(nwhole, c.resultsHeld(mStubbed))
 
-	filed := make([]uint64, (c.msgs.n+63)/64)
+	filed := arena.NewSet(c.msgs.Len())
 	sized := make([]sizeKey, 0, nwhole)
-	c.bySize.each(func(k sizeKey) {
+	c.bySize.Each(func(k sizeKey) {
 		q := pm[k.pos]
-		if q == none || filed[q/64]&(1<<(q%64)) != 0 {
+		if q == none || filed.Has(q) {
 			return
 		}
 		if x := c.msg(q); x.ans != none && x.flags&mStubbed == 0 && x.tokens == k.tokens {
-			filed[q/64] |= 1 << (q % 64)
+			filed.Add(q)
 			sized = append(sized, sizeKey{k.tokens, q})
 		}
 	})
 	if len(sized) < nwhole {
 		var rest []sizeKey
 		for p := range c.resultsHeld(mStubbed) {
-			if filed[p/64]&(1<<(p%64)) == 0 {
+			if !filed.Has(p) {
 				rest = append(rest, c.sizeKey(p))
 			}
 		}
 		slices.SortFunc(rest, bySizeOrder)
 		sized = mergeSorted(sized, rest, bySizeOrder)
 	}
-	c.bySize.fill(sized)
+	c.bySize.Fill(sized)
 }
 
 // resultsHeld yields the results in transcript order, less those with
 // any of the flags skip, after a compaction: every message is held.
 func (c *Context) resultsHeld(skip uint8) iter.Seq[int32] {
 	return func(yield func(int32) bool) {
-		for p := int32(0); p < c.msgs.n; p++ {
+		for p := int32(0); p < c.msgs.Len(); p++ {
 			if x := c.msg(p); x.ans != none && x.flags&skip == 0 && !yield(p) {
 				return
 			}

@@ -33,7 +33,7 @@ func compactRounds(tb interface {
 		}
 		if i%7 == 0 {
 			c.mu.Lock()
-			c.stub(c.msgs.n - 1)
+			c.stub(c.msgs.Len() - 1)
 			c.mu.Unlock()
 		}
 	}

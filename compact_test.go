@@ -1,180 +1,15 @@
 package pruneguard
 
 import (
-	"cmp"
-	"hash/maphash"
 	"slices"
 	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/pruneguard/pruneguard/internal/btree"
+	"github.com/pruneguard/pruneguard/internal/hashindex"
 )
-
-// checkIndex checks the layout of an index against the hashes of its
-// ids: every record sits at its distance from its home with its hash
-// byte, and no record is nearer its home than the one before it in a
-// probe, which is what lets find stop early.
-func checkIndex(rt *rapid.T, t *index) {
-	n := 0
-	for i, s := range t.slots {
-		if s == 0 {
-			if t.meta[i] != 0 {
-				rt.Fatalf("empty slot %d with meta %x", i, t.meta[i])
-			}
-			continue
-		}
-		n++
-		h := maphash.Bytes(t.seed, t.key(s-1))
-		d := (i - t.home(h) + len(t.slots)) % len(t.slots)
-		if want := uint16(d)<<8 | uint16(h>>56); t.meta[i] != want {
-			rt.Fatalf("slot %d: meta %x, want %x", i, t.meta[i], want)
-		}
-		if prev := (i + len(t.slots) - 1) % len(t.slots); d > 0 && (t.slots[prev] == 0 || int(t.meta[prev]>>8) < d-1) {
-			rt.Fatalf("slot %d at distance %d after a slot at distance %d", i, d, t.meta[prev]>>8)
-		}
-	}
-	if n != t.n {
-		rt.Fatalf("%d records in the slots, n %d", n, t.n)
-	}
-}
-
-// Renumbered, an index holds what an index built again by put holds:
-// the ids kept, under their new records, and no other; from a size a
-// whole factor shrinks, it reads no id to get there.
-func TestIndexRenumberMatchesPut(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		var keys, renamed []string
-		reads := 0
-		ix := index{seed: maphash.MakeSeed(), key: func(i int32) []byte { return []byte(keys[i]) }}
-		count := rapid.SampledFrom([]int{0, 5, 100, 1000, 5000}).Draw(rt, "count")
-		count += rapid.IntRange(0, 50).Draw(rt, "more")
-		for i := range count {
-			keys = append(keys, "id-"+strconv.Itoa(i))
-			ix.put(int32(i))
-		}
-		for i := range count { // some leave one by one
-			if rapid.IntRange(0, 9).Draw(rt, "remove") == 0 {
-				ix.remove(int32(i))
-				keys[i] = ""
-			}
-		}
-		// The records left are renumbered in order, some dropped.
-		m := make([]int32, count)
-		want := map[string]int32{}
-		for i := range count {
-			m[i] = none
-			if keys[i] != "" && rapid.IntRange(0, 2).Draw(rt, "drop") > 0 {
-				m[i] = int32(len(renamed))
-				want[keys[i]] = m[i]
-				renamed = append(renamed, keys[i])
-			}
-		}
-		keys = renamed
-		ix.key = func(i int32) []byte { reads++; return []byte(keys[i]) }
-		fast := len(ix.slots) >= indexRound && len(ix.slots)/2 >= indexSize(len(want)*3/2) && len(ix.slots)/2 <= 2*indexSize(len(want)*3/2)
-		estimate := len(want)
-		if rapid.Bool().Draw(rt, "underestimate") {
-			estimate /= 3
-		}
-		// Sized within a factor of two of the estimate, it keeps its
-		// slots and works in them.
-		size := len(ix.slots)
-		inPlace := estimate > 0 && size > 0 && size < 2*indexSize(estimate*3/2)
-		var slots *int32
-		if size > 0 {
-			slots = &ix.slots[0]
-		}
-		if got := ix.renumber(m, estimate); got != len(want) {
-			rt.Fatalf("renumber kept %d, want %d", got, len(want))
-		}
-		if fast && estimate == len(want) && reads > 0 {
-			rt.Fatalf("renumber read %d ids shrinking %d slots by half", reads, len(ix.slots)*2)
-		}
-		if inPlace && (reads > 0 || len(ix.slots) != size || &ix.slots[0] != slots) {
-			rt.Fatalf("renumber keeping %d slots read %d ids, left %d slots, same %v", size, reads, len(ix.slots), &ix.slots[0] == slots)
-		}
-		checkIndex(rt, &ix)
-		for id, r := range want {
-			if got, ok := ix.find(id); !ok || got != r {
-				rt.Fatalf("find(%s) = %d %v, want %d", id, got, ok, r)
-			}
-		}
-		for i := range count + 10 {
-			id := "id-" + strconv.Itoa(i)
-			if _, ok := want[id]; !ok {
-				if r, ok := ix.find(id); ok {
-					rt.Fatalf("find(%s) = %d, dropped", id, r)
-				}
-			}
-		}
-		// It goes on as an index.
-		keys = append(keys, "new")
-		ix.put(int32(len(keys) - 1))
-		if r, ok := ix.find("new"); !ok || r != int32(len(keys)-1) {
-			rt.Fatalf("find(new) = %d %v after renumbering", r, ok)
-		}
-		checkIndex(rt, &ix)
-	})
-}
-
-// checkFilled checks what fill promises beyond the order: every leaf at
-// one depth, and every node but the root at least half full.
-func checkFilled(rt *rapid.T, t *btree[int]) {
-	depth := -1
-	var walk func(x *bnode[int], d int, root bool)
-	walk = func(x *bnode[int], d int, root bool) {
-		if !root && x.size() < bMax/2 {
-			rt.Fatalf("node of %d entries", x.size())
-		}
-		if x.leaf() {
-			if depth >= 0 && d != depth {
-				rt.Fatalf("leaves at depths %d and %d", depth, d)
-			}
-			depth = d
-			return
-		}
-		for _, k := range x.kids {
-			walk(k, d+1, false)
-		}
-	}
-	if t.root != nil {
-		walk(t.root, 0, true)
-	}
-}
-
-// A btree filled from a sorted slice holds that slice, in the shape its
-// invariants ask, and goes on as a btree built by insertions would.
-func TestBtreeFillMatchesASortedSlice(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		n := rapid.SampledFrom([]int{0, 1, bMax, bMax + 1, 2 * bMax, bMax * bMax, bMax*bMax + 1, 10000}).Draw(rt, "n")
-		n += rapid.IntRange(0, 3).Draw(rt, "extra")
-		model := make([]int, 0, n)
-		for i := range n {
-			model = append(model, 3*i+rapid.IntRange(0, 2).Draw(rt, "x"))
-		}
-		tr := btree[int]{cmp: cmp.Compare[int]}
-		tr.Insert(-5) // fill replaces what was there
-		tr.fill(slices.Clone(model))
-		checkBtree(rt, &tr)
-		checkFilled(rt, &tr)
-		var walked []int
-		tr.each(func(x int) { walked = append(walked, x) })
-		if !slices.Equal(walked, model) {
-			rt.Fatalf("filled with %d elements, walks %d", len(model), len(walked))
-		}
-		for i := range model {
-			if x, _ := tr.Select(i); x != model[i] {
-				rt.Fatalf("Select(%d) = %d, want %d", i, x, model[i])
-			}
-		}
-		model = editAgainstModel(rt, &tr, model, rapid.IntRange(0, 300).Draw(rt, "ops"), 3*n+3, true)
-		walked = walked[:0]
-		tr.each(func(x int) { walked = append(walked, x) })
-		if !slices.Equal(walked, model) || tr.Len() != len(model) {
-			rt.Fatalf("after edits: walks %v, model %v", walked, model)
-		}
-	})
-}
 
 // A compaction of a random Context leaves every index as building it
 // again from the messages held would, even one that lost track: by id, by call id (the latest call
@@ -183,11 +18,12 @@ func TestBtreeFillMatchesASortedSlice(t *testing.T) {
 // last two.
 func TestCompactIndexesMatchARebuild(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		c := NewContext(Config{TextClass: Reconstructible})
+		c := NewContext(Config{TextClass: Reconstructible, Regen: RegenDropUnsafe})
 		if err := c.RegisterTool(Tool{Name: "x", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}); err != nil {
 			rt.Fatal(err)
 		}
 		rounds := rapid.SampledFrom([]int{3, 40, 400}).Draw(rt, "rounds")
+		var irreducible Plan // results the gates refuse to stub
 		for i := range rounds {
 			n := strconv.Itoa(i)
 			a := Message{ID: MessageID("a" + n), Role: RoleAssistant, Tokens: 5}
@@ -197,7 +33,12 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 			}
 			ms = append(ms, a)
 			for _, k := range a.Calls {
-				ms = append(ms, Message{ID: MessageID("r" + string(k.ID)), Role: RoleTool, Tokens: rapid.IntRange(0, 9).Draw(rt, "rt"), Answers: []CallID{k.ID}})
+				r := Message{ID: MessageID("r" + string(k.ID)), Role: RoleTool, Tokens: rapid.IntRange(0, 9).Draw(rt, "rt"), Answers: []CallID{k.ID}}
+				if rapid.IntRange(0, 8).Draw(rt, "irreducible") == 0 {
+					r.Class = Irreducible
+					irreducible.Stub = append(irreducible.Stub, r.ID)
+				}
+				ms = append(ms, r)
 			}
 			for _, m := range ms {
 				if err := c.Append(m); err != nil {
@@ -205,27 +46,31 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 				}
 			}
 		}
+		// Some results refused a stub, as a guard remembers them.
+		d, err := c.Prune(irreducible)
+		if err != nil || len(d.Refused) != len(irreducible.Stub) {
+			rt.Fatalf("stubs refused: %v, %v", d, err)
+		}
+		if added := c.remember(nil, d.Refused); added != len(irreducible.Stub) {
+			rt.Fatalf("%d stub refusals remembered of %d", added, len(irreducible.Stub))
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		// Some results stubbed, some refused a stub, some counted again.
-		for p := int32(0); p < c.msgs.n; p++ {
+		// Some results stubbed, some counted again.
+		for p := int32(0); p < c.msgs.Len(); p++ {
 			if c.msg(p).ans == none {
 				continue
 			}
+			refused := c.mem.stubRefused(p)
 			switch rapid.IntRange(0, 8).Draw(rt, "result") {
 			case 0:
-				c.stub(p)
-			case 1:
-				if c.mem.stubs == nil {
-					c.mem.stubs = map[int32][]*Violation{}
+				if !refused {
+					c.stub(p)
 				}
-				c.mem.stubs[p] = nil
-				c.whole.Delete(p)
-				c.bySize.Delete(c.sizeKey(p))
 			case 2:
 				c.bySize.Delete(c.sizeKey(p))
 				c.setTokens(p, c.tokensOf(p)+1)
-				if _, refused := c.mem.stubs[p]; !refused && c.msg(p).flags&mStubbed == 0 {
+				if !refused && c.msg(p).flags&mStubbed == 0 {
 					c.bySize.Insert(c.sizeKey(p))
 				}
 			case 3:
@@ -253,13 +98,13 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 		// What a rebuild would file, by id.
 		byID, byCall := map[string]int32{}, map[string]int32{}
 		var live int32
-		for p := int32(0); p < c.msgs.n; p++ {
+		for p := int32(0); p < c.msgs.Len(); p++ {
 			if c.msg(p).flags&mDead == 0 {
 				byID[string(c.msgID(p))] = live
 				live++
 			}
 		}
-		cm := make([]int32, c.calls.n)
+		cm := make([]int32, c.calls.Len())
 		var kept int32
 		for k := range cm {
 			cm[k] = none
@@ -268,49 +113,51 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 				kept++
 			}
 		}
-		for _, s := range c.byCall.slots {
+		for k := range c.byCall.All() {
 			// A call whose caller left is out, as remove takes it out
 			// when it unindexes.
-			if s == 0 || cm[s-1] == none {
+			if cm[k] == none {
 				continue
 			}
-			if r := c.call(s - 1); r.caller == none || c.msg(r.caller).flags&mDead == 0 {
-				byCall[string(c.callID(s-1))] = cm[s-1]
+			if r := c.call(k); r.caller == none || c.msg(r.caller).flags&mDead == 0 {
+				byCall[string(c.callID(k))] = cm[k]
 			}
 		}
 		c.compact()
 		for name, want := range map[string]struct {
-			ix  *index
+			ix  *hashindex.Index
 			ids map[string]int32
 		}{"by id": {&c.byID, byID}, "by call": {&c.byCall, byCall}} {
-			if want.ix.n != len(want.ids) {
-				rt.Fatalf("%s: %d ids, a rebuild files %d", name, want.ix.n, len(want.ids))
+			if want.ix.Len() != len(want.ids) {
+				rt.Fatalf("%s: %d ids, a rebuild files %d", name, want.ix.Len(), len(want.ids))
 			}
-			checkIndex(rt, want.ix)
+			if err := want.ix.Check(); err != nil {
+				rt.Fatalf("%s: %v", name, err)
+			}
 			for id, r := range want.ids {
-				if got, ok := want.ix.find(id); !ok || got != r {
+				if got, ok := want.ix.Find(id); !ok || got != r {
 					rt.Fatalf("%s: find(%s) = %d %v, a rebuild gives %d", name, id, got, ok, r)
 				}
 			}
 		}
 		var results, whole []int32
 		var sized []sizeKey
-		for p := int32(0); p < c.msgs.n; p++ {
+		for p := int32(0); p < c.msgs.Len(); p++ {
 			if x := c.msg(p); x.ans != none {
 				results = append(results, p)
-				if _, refused := c.mem.stubs[p]; x.flags&mStubbed == 0 && !refused {
+				if x.flags&mStubbed == 0 && !c.mem.stubRefused(p) {
 					whole = append(whole, p)
 					sized = append(sized, c.sizeKey(p))
 				}
 			}
 		}
 		slices.SortFunc(sized, bySizeOrder)
-		walk := func(tr *btree[int32]) (out []int32) {
-			tr.each(func(p int32) { out = append(out, p) })
+		walk := func(tr *btree.Tree[int32]) (out []int32) {
+			tr.Each(func(p int32) { out = append(out, p) })
 			return out
 		}
 		var bySize []sizeKey
-		c.bySize.each(func(k sizeKey) { bySize = append(bySize, k) })
+		c.bySize.Each(func(k sizeKey) { bySize = append(bySize, k) })
 		if !slices.Equal(walk(&c.results), results) || c.results.Len() != len(results) {
 			rt.Fatalf("results %v, a rebuild files %v", walk(&c.results), results)
 		}
@@ -390,7 +237,7 @@ func TestCompactUnindexesCallsAsRemoveDoes(t *testing.T) {
 		// now. Twice, so that calls named only by their results meet a
 		// second compaction.
 		for range 2 {
-			for p := int32(0); p < old.msgs.n; p++ {
+			for p := int32(0); p < old.msgs.Len(); p++ {
 				if old.msg(p).flags&mDead == 0 && rapid.IntRange(0, 2).Draw(rt, "leave") == 0 {
 					old.remove(p, true, true)
 					now.remove(p, false, false)
@@ -398,105 +245,21 @@ func TestCompactUnindexesCallsAsRemoveDoes(t *testing.T) {
 			}
 			old.compact()
 			now.compact()
-			checkIndex(rt, &now.byCall)
-			want := map[string]int32{}
-			for _, s := range old.byCall.slots {
-				if s != 0 {
-					want[string(old.callID(s-1))] = s - 1
-				}
+			if err := now.byCall.Check(); err != nil {
+				rt.Fatal(err)
 			}
-			if now.byCall.n != len(want) {
-				rt.Fatalf("%d call ids filed, removing one by one files %d", now.byCall.n, len(want))
+			want := map[string]int32{}
+			for k := range old.byCall.All() {
+				want[string(old.callID(k))] = k
+			}
+			if now.byCall.Len() != len(want) {
+				rt.Fatalf("%d call ids filed, removing one by one files %d", now.byCall.Len(), len(want))
 			}
 			for id, k := range want {
-				if got, ok := now.byCall.find(id); !ok || got != k {
+				if got, ok := now.byCall.Find(id); !ok || got != k {
 					rt.Fatalf("find(%s) = %d %v, removing one by one gives %d", id, got, ok, k)
 				}
 			}
-		}
-	})
-}
-
-// treeNodes returns the leaves and the internal nodes of a tree.
-func treeNodes[T any](t *btree[T]) (leaves, inner map[*bnode[T]]bool) {
-	leaves, inner = map[*bnode[T]]bool{}, map[*bnode[T]]bool{}
-	var walk func(x *bnode[T])
-	walk = func(x *bnode[T]) {
-		if x.leaf() {
-			leaves[x] = true
-			return
-		}
-		inner[x] = true
-		for _, k := range x.kids {
-			walk(k)
-		}
-	}
-	if t.root != nil {
-		walk(t.root)
-	}
-	return leaves, inner
-}
-
-// A fill over a tree of any size, built by insertions or by a fill,
-// holds what it was given in the shape fill promises, builds in the
-// nodes of the tree it replaces as far as they go, and goes on as a
-// btree.
-func TestBtreeFillReusesTheNodesItReplaces(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		sizes := []int{0, 1, bMax, bMax + 1, 5 * bMax, bMax * bMax, bMax*bMax + 1, 6000}
-		old := rapid.SampledFrom(sizes).Draw(rt, "old") + rapid.IntRange(0, 3).Draw(rt, "oldExtra")
-		n := rapid.SampledFrom(sizes).Draw(rt, "n") + rapid.IntRange(0, 3).Draw(rt, "extra")
-		tr := btree[int]{cmp: cmp.Compare[int]}
-		if rapid.Bool().Draw(rt, "inserted") {
-			for i := range old {
-				tr.Insert(old - i) // descending: half-full leaves
-			}
-		} else {
-			xs := make([]int, old)
-			for i := range xs {
-				xs[i] = 2 * i
-			}
-			tr.fill(xs)
-		}
-		oldLeaves, oldInner := treeNodes(&tr)
-		model := make([]int, 0, n)
-		for i := range n {
-			model = append(model, 3*i+rapid.IntRange(0, 2).Draw(rt, "x"))
-		}
-		if rapid.Bool().Draw(rt, "seq") {
-			tr.fillSeq(n, slices.Values(model))
-		} else {
-			tr.fill(slices.Clone(model))
-		}
-		checkBtree(rt, &tr)
-		checkFilled(rt, &tr)
-		var walked []int
-		tr.each(func(x int) { walked = append(walked, x) })
-		if !slices.Equal(walked, model) || tr.Len() != n {
-			rt.Fatalf("filled with %d elements, walks %d, Len %d", n, len(walked), tr.Len())
-		}
-		newLeaves, newInner := treeNodes(&tr)
-		reused := func(now, before map[*bnode[int]]bool) int {
-			k := 0
-			for x := range now {
-				if before[x] {
-					k++
-				}
-			}
-			return k
-		}
-		if got, want := reused(newLeaves, oldLeaves), min(len(newLeaves), len(oldLeaves)); got != want {
-			rt.Fatalf("%d of %d old leaves reused for %d new ones, want %d", got, len(oldLeaves), len(newLeaves), want)
-		}
-		if got, want := reused(newInner, oldInner), min(len(newInner), len(oldInner)); got != want {
-			rt.Fatalf("%d of %d old internal nodes reused for %d new ones, want %d", got, len(oldInner), len(newInner), want)
-		}
-		model = editAgainstModel(rt, &tr, model, rapid.IntRange(0, 200).Draw(rt, "ops"), 3*n+3, false)
-		checkBtree(rt, &tr)
-		walked = walked[:0]
-		tr.each(func(x int) { walked = append(walked, x) })
-		if !slices.Equal(walked, model) || tr.Len() != len(model) {
-			rt.Fatalf("after edits: walks %d, model %d", len(walked), len(model))
 		}
 	})
 }
@@ -522,8 +285,8 @@ func checkUnits(rt *rapid.T, c *Context) {
 		prev = u
 		v++
 	}
-	if v != c.units.n || c.utail != prev {
-		rt.Fatalf("%d units listed ending at %d, arena of %d ending at %d", v, prev, c.units.n, c.utail)
+	if v != c.units.Len() || c.utail != prev {
+		rt.Fatalf("%d units listed ending at %d, arena of %d ending at %d", v, prev, c.units.Len(), c.utail)
 	}
 }
 
@@ -589,8 +352,8 @@ func TestCompactKeepsTheUnitsInEitherOrder(t *testing.T) {
 		before := capture(c)
 		c.mu.Lock()
 		var first *urec
-		if c.units.n > 0 {
-			first = c.units.at(0)
+		if c.units.Len() > 0 {
+			first = c.units.At(0)
 		}
 		ordered := unitsOrdered(c)
 		listed := 0
@@ -599,8 +362,8 @@ func TestCompactKeepsTheUnitsInEitherOrder(t *testing.T) {
 		}
 		c.compact()
 		checkUnits(rt, c)
-		if listed > 0 && (c.units.at(0) == first) != ordered {
-			rt.Fatalf("units in order %v, arena kept %v", ordered, c.units.at(0) == first)
+		if listed > 0 && (c.units.At(0) == first) != ordered {
+			rt.Fatalf("units in order %v, arena kept %v", ordered, c.units.At(0) == first)
 		}
 		c.mu.Unlock()
 		if err := diffState(before, capture(c)); err != nil {

@@ -20,7 +20,7 @@ func waitingContext(t *testing.T, n, evicted int) *Context {
 	for i := range n {
 		id := fmt.Sprint(i)
 		mustAppend(t, c,
-			Message{ID: MessageID("a" + id), Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
+			Message{ID: MessageID("a" + id), Role: RoleAssistant, Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"i":` + id + `}`)}}},
 			Message{ID: MessageID("r" + id), Tokens: 10, Answers: []CallID{CallID("k" + id)}, Content: []byte("result " + id)},
 		)
 	}
@@ -42,7 +42,7 @@ func waitingContext(t *testing.T, n, evicted int) *Context {
 // grow past the records gone; the next Apply compacts them.
 func TestCompactionWaitsForTheNextApply(t *testing.T) {
 	c := waitingContext(t, 1000, 700)
-	assert.Greater(t, c.byID.n, c.live, "the index by id still holds the messages gone")
+	assert.Greater(t, c.byID.Len(), c.live, "the index by id still holds the messages gone")
 	var gone []MessageID
 	for i := range 700 {
 		gone = append(gone, MessageID(fmt.Sprint("a", i)), MessageID(fmt.Sprint("r", i)))
@@ -69,15 +69,15 @@ func TestCompactionWaitsForTheNextApply(t *testing.T) {
 	assert.Equal(t, []CallID{"k1"}, m.Answers)
 
 	// Appending enough to resize the indexes leaves the records gone out.
-	size := len(c.byID.slots)
-	for i := 1000; len(c.byID.slots) == size; i++ {
+	size := c.byID.Slots()
+	for i := 1000; c.byID.Slots() == size; i++ {
 		id := fmt.Sprint(i)
 		mustAppend(t, c,
 			Message{ID: MessageID("a" + id), Tokens: 1, Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
 			Message{ID: MessageID("r" + id), Tokens: 10, Answers: []CallID{CallID("k" + id)}},
 		)
 	}
-	assert.Equal(t, c.live, c.byID.n, "a resize leaves the messages gone out")
+	assert.Equal(t, c.live, c.byID.Len(), "a resize leaves the messages gone out")
 	gone = slices.DeleteFunc(gone, func(id MessageID) bool { return id == "a1" || id == "r1" }) // held again
 	indexesMatch(t, c, gone)
 	assert.Zero(t, c.compactions, "appending does not compact")
@@ -88,7 +88,7 @@ func TestCompactionWaitsForTheNextApply(t *testing.T) {
 	require.NoError(t, c.Apply(d))
 	assert.Equal(t, 1, c.compactions)
 	assert.Zero(t, c.dead)
-	assert.Equal(t, c.live, c.byID.n)
+	assert.Equal(t, c.live, c.byID.Len())
 	indexesMatch(t, c, append(gone, "a700", "r700"))
 	assert.ErrorIs(t, c.Append(Message{ID: "late2", Answers: []CallID{"k4"}}), ErrPrunedCall)
 	assert.ErrorIs(t, c.Append(Message{ID: "late3", Answers: []CallID{"k700"}}), ErrPrunedCall)

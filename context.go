@@ -6,6 +6,11 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/pruneguard/pruneguard/internal/arena"
+	"github.com/pruneguard/pruneguard/internal/btree"
+	"github.com/pruneguard/pruneguard/internal/hashindex"
+	"github.com/pruneguard/pruneguard/internal/lru"
 )
 
 // Context is the live transcript of one agent session, grouped into units,
@@ -26,6 +31,10 @@ import (
 // [Context.TakeAlerts] takes them, and the 64 latest ghost-tool episodes
 // ([Context.Ghosts]).
 //
+// A Context also remembers the refusals the guards that check it met, so
+// that later checks pass over them ([Context.Refusals]): the memory is the
+// Context's, shared by every [Guard] on it, and is not saved with it.
+//
 // A zero Context is ready to use with a zero [Config]; [NewContext] sets
 // another. A Context is safe for concurrent use by multiple goroutines:
 // results and chunks may arrive while a budget check runs. It must not be
@@ -43,17 +52,17 @@ type Context struct {
 	// The transcript in order: messages by position, the calls they
 	// emit, the units they form (linked oldest first from uhead), and the
 	// bytes of ids, contents and arguments.
-	msgs         arena[mrec]
-	calls        arena[crec]
-	units        arena[urec]
-	text         slab
+	msgs         arena.Arena[mrec]
+	calls        arena.Arena[crec]
+	units        arena.Arena[urec]
+	text         arena.Slab
 	uhead, utail int32
-	live         int   // messages held
-	dead         int   // message records of messages gone, until compaction
-	tokens       int   // tokens held
-	compactions  int   // compactions so far: older decisions are stale
-	byID         index // message id -> position
-	byCall       index // call id -> the latest call with it
+	live         int             // messages held
+	dead         int             // message records of messages gone, until compaction
+	tokens       int             // tokens held
+	compactions  int             // compactions so far: older decisions are stale
+	byID         hashindex.Index // message id -> position
+	byCall       hashindex.Index // call id -> the latest call with it
 	sides        []side
 	freeSide     int32
 	roles        []Role
@@ -64,10 +73,10 @@ type Context struct {
 	// not been shown to the model yet (see Context.Unread).
 	readEnd int32
 
-	gone     recent[bool] // ids of the calls pruned last: abandoned?
-	nPending int          // calls waiting for a closed result
-	pend     []int32      // those calls
-	open     []int32      // messages still streaming
+	gone     lru.Map[bool] // ids of the calls pruned last: abandoned?
+	nPending int           // calls waiting for a closed result
+	pend     []int32       // those calls
+	open     []int32       // messages still streaming
 
 	tools   []toolRec
 	toolIdx map[string]int32
@@ -79,7 +88,7 @@ type Context struct {
 
 	// cleared maps the signatures of the calls whose results were pruned
 	// or stubbed last (see sigKey) to what the results were.
-	cleared recent[prunedResult]
+	cleared lru.Map[prunedResult]
 	sigBuf  []byte // scratch for signatures, under mu
 	ledger  ledger // what Apply pruned, not yet in gone and cleared
 
@@ -94,8 +103,8 @@ type Context struct {
 
 	// The tool results by position, those not stubbed, and those not
 	// stubbed by size, largest first: the orders a View walks.
-	results, whole btree[int32]
-	bySize         btree[sizeKey]
+	results, whole btree.Tree[int32]
+	bySize         btree.Tree[sizeKey]
 
 	// pipeline is what Prune runs; nil means the full one. Only tests
 	// set it, to run the gates alone or without one of them.
@@ -122,7 +131,8 @@ type Context struct {
 	// Logger (LogReexpansion).
 	reexp []reexpansion
 
-	// mem is what the guards remember of the refusals they met.
+	// mem is the Context's memory of the refusals its guards met
+	// (guard_memory.go).
 	mem refusalMemory
 	// The marks of the latest mutating calls (regen_scope.go): of any
 	// scope, of the empty scope, and per scope.
@@ -131,11 +141,18 @@ type Context struct {
 	scopeIdx       map[string]int32
 }
 
+// none marks a missing record in an int32 link.
+const none = hashindex.None
+
+// recentBound is how many pruned calls a Context remembers, by id for
+// results that arrive too late and by signature for refetches.
+const recentBound = 4096
+
 // mrec is the record of one message: 48 bytes.
 type mrec struct {
-	text   sref   // the id, then the content (in a side record while open)
-	idLen  uint32 // the length of the id
-	tokens int32  // or, with mBig, in the side record
+	text   arena.Ref // the id, then the content (in a side record while open)
+	idLen  uint32    // the length of the id
+	tokens int32     // or, with mBig, in the side record
 	unit   int32
 	nextM  int32  // the next member of the unit, in transcript order
 	call   int32  // the first call the message emits, or none
@@ -181,8 +198,8 @@ type side struct {
 
 // crec is the record of one call: 48 bytes.
 type crec struct {
-	text     sref   // the id, then the arguments
-	idLen    uint32 // the length of the id
+	text     arena.Ref // the id, then the arguments
+	idLen    uint32    // the length of the id
 	tool     int32
 	caller   int32 // the message that emits the call
 	result   int32 // the message that answers it (open or closed), or none
@@ -229,18 +246,19 @@ func (c *Context) init() {
 	if c.roleIdx != nil {
 		return
 	}
-	c.text.cur = -1
 	seed := maphash.MakeSeed()
-	c.byID = index{seed: seed, key: c.heldID}
-	c.byCall = index{seed: seed, key: c.heldCallID}
+	c.byID = hashindex.New(seed, c.heldID)
+	c.byCall = hashindex.New(seed, c.heldCallID)
+	c.gone = lru.New[bool](recentBound)
+	c.cleared = lru.New[prunedResult](recentBound)
 	c.roles = []Role{""}
 	c.roleIdx = map[Role]uint8{"": 0}
 	c.toolIdx = make(map[string]int32)
 	c.steps = make(map[StepID]*step)
 	c.uhead, c.utail = none, none
-	c.results.cmp = cmp.Compare[int32]
-	c.whole.cmp = cmp.Compare[int32]
-	c.bySize.cmp = bySizeOrder
+	c.results = btree.New(cmp.Compare[int32])
+	c.whole = btree.New(cmp.Compare[int32])
+	c.bySize = btree.New(bySizeOrder)
 }
 
 // Config returns the configuration the Context was made with.
@@ -250,11 +268,11 @@ func (c *Context) Config() Config {
 	return c.cfg
 }
 
-func (c *Context) msg(p int32) *mrec  { return c.msgs.at(p) }
-func (c *Context) call(k int32) *crec { return c.calls.at(k) }
-func (c *Context) unit(u int32) *urec { return c.units.at(u) }
+func (c *Context) msg(p int32) *mrec  { return c.msgs.At(p) }
+func (c *Context) call(k int32) *crec { return c.calls.At(k) }
+func (c *Context) unit(u int32) *urec { return c.units.At(u) }
 
-// heldID returns the id of message p, or nil once it is gone. The index
+// heldID returns the id of message p, or nil once it is gone. The hashindex.Index
 // by id reads ids through it: after a decision whose compaction waits for
 // the next Apply, the index still holds the messages it removed (see
 // Context.Apply), and nil never matches an id.
@@ -276,11 +294,11 @@ func (c *Context) heldCallID(k int32) []byte {
 
 func (c *Context) msgID(p int32) []byte {
 	x := c.msg(p)
-	return c.text.bytes(x.text)[:x.idLen]
+	return c.text.Bytes(x.text)[:x.idLen]
 }
 func (c *Context) callID(k int32) []byte {
 	r := c.call(k)
-	return c.text.bytes(r.text)[:r.idLen]
+	return c.text.Bytes(r.text)[:r.idLen]
 }
 
 // id returns the id of message p.
@@ -297,7 +315,7 @@ func (c *Context) content(p int32) []byte {
 	if x.flags&mOpen != 0 {
 		return c.sideOf(p).buf
 	}
-	b := c.text.bytes(x.text)[x.idLen:]
+	b := c.text.Bytes(x.text)[x.idLen:]
 	if len(b) == 0 && x.flags&mStubbed != 0 {
 		b, _ = c.cfg.stub()
 	}
@@ -310,7 +328,7 @@ func (c *Context) args(k int32) []byte {
 	if r.flags&cArgsNil != 0 {
 		return nil
 	}
-	b := c.text.bytes(r.text)[r.idLen:]
+	b := c.text.Bytes(r.text)[r.idLen:]
 	if b == nil {
 		b = []byte{}
 	}
@@ -432,7 +450,7 @@ func (c *Context) carriesResult(p int32) bool {
 }
 
 // find returns the position of the message with id.
-func (c *Context) find(id MessageID) (int32, bool) { return c.byID.find(string(id)) }
+func (c *Context) find(id MessageID) (int32, bool) { return c.byID.Find(string(id)) }
 
 // lookup returns the message with id, or the InputError of op naming it.
 func (c *Context) lookup(op string, id MessageID) (int32, error) {

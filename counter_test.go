@@ -82,8 +82,9 @@ func TestSchemasAndTombstonesCount(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = c.Tokens() }), "constant time, no allocation")
 
 	appendAll(t, c,
-		pg.Message{ID: "a1", Tokens: 5, Class: pg.Reconstructible, Calls: []pg.Call{call("k1", "update_incident", `{"severity":"SEV-2"}`)}},
+		pg.Message{ID: "a1", Role: pg.RoleAssistant, Tokens: 5, Class: pg.Reconstructible, Calls: []pg.Call{call("k1", "update_incident", `{"severity":"SEV-2"}`)}},
 		pg.Message{ID: "r1", Tokens: 5, Answers: []pg.CallID{"k1"}, Class: pg.Reconstructible},
+		pg.Message{ID: "a2", Role: pg.RoleAssistant}, // the model read r1; nothing to count
 	)
 	before := c.Tokens()
 	assert.Equal(t, full+10, before)

@@ -263,19 +263,86 @@ func (d *Decision) finish(r *pruneRun) {
 	slices.Sort(d.evict)
 	slices.Sort(d.stubs)
 	hoarded := r.hoarded()
+	ids := idCutter{c: c, plan: r.p.Evict}
+	nUnits, size := d.measureIDs(r, &ids, hoarded)
+	// Made here, so that the list of units stays on the stack when short.
+	heads, nEvictUnits := d.writeIDs(r, &ids, hoarded, make([]unitMet, 0, nUnits), size)
 
-	// named reports whether the plan names the i-th message evicted, at
-	// p, as its own i-th: its string can be handed out again.
-	plan := r.p.Evict
-	named := func(i int, x *mrec) bool {
-		return i < len(plan) && len(plan[i]) == int(x.idLen) && string(plan[i]) == string(c.text.bytes(x.text)[:x.idLen])
+	d.Evict = make([]MessageID, len(d.evict))
+	if len(d.stubs) > 0 {
+		d.Stub = make([]MessageID, len(d.stubs))
 	}
+	d.recs = make([]rec, len(d.evict)+len(d.stubs))
+	hashBytes := d.cutEvictions(r, &ids)
+	hashBytes += d.cutStubs(r, &ids)
+	d.hashResults(c, hashBytes)
+	d.unitTab = make([]UnitID, len(heads))
+	for i, h := range heads {
+		if h.head == d.at(int(h.at)) {
+			d.unitTab[i] = UnitID(d.id(int(h.at)))
+		} else {
+			d.unitTab[i] = UnitID(ids.next(c.msg(h.head)))
+		}
+	}
+	if r.whole {
+		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]
+	}
+	if len(hoarded) > 0 {
+		d.Hoarded = make([]MessageID, len(hoarded))
+		for i, p := range hoarded {
+			d.Hoarded[i] = MessageID(ids.next(c.msg(p)))
+		}
+	}
+	for _, e := range r.edits {
+		if e.compressed != nil {
+			d.Compress = append(d.Compress, CompressedSchema{Tool: e.tool, Schema: e.compressed})
+		} else {
+			d.DropSchemas = append(d.DropSchemas, e.tool)
+		}
+		if e.tomb != nil {
+			d.Tombstones = append(d.Tombstones, *e.tomb)
+		}
+	}
+	d.stampArgs(c)
+	d.finishTools(r)
+	d.relied = r.reliedOn()
+	if r.sum != nil {
+		d.finishSummary(r)
+	}
+}
+
+// idCutter hands out the ids of a decision's messages: the plan's own
+// strings where it names a message at the same place in its list, the
+// others cut in turn from one string written end to end.
+type idCutter struct {
+	c    *Context
+	plan []MessageID // the plan's evictions
+	all  string      // the ids written
+	at   int         // the length of those cut
+}
+
+// named reports whether the plan names the i-th message evicted, x, as
+// its own i-th: its string can be handed out again.
+func (w *idCutter) named(i int, x *mrec) bool {
+	return i < len(w.plan) && len(w.plan[i]) == int(x.idLen) && string(w.plan[i]) == string(w.c.text.Bytes(x.text)[:x.idLen])
+}
+
+// next cuts the id of x, the next one written.
+func (w *idCutter) next(x *mrec) string {
+	l := int(x.idLen)
+	w.at += l
+	return w.all[w.at-l : w.at]
+}
+
+// measureIDs counts the units the decision takes and the bytes of the ids
+// to write, so that every slice is allocated once at its size.
+func (d *Decision) measureIDs(r *pruneRun, ids *idCutter, hoarded []int32) (nUnits, size int) {
+	c := r.c
 	t := r.pass()
-	nUnits, size := 0, 0
 	for k, ps := range [2][]int32{d.evict, d.stubs} {
 		for i, p := range ps {
 			x := c.msg(p)
-			if k == 1 || !named(i, x) {
+			if k == 1 || !ids.named(i, x) {
 				size += int(x.idLen)
 			}
 			if un := c.unit(x.unit); un.mark != t {
@@ -290,22 +357,29 @@ func (d *Decision) finish(r *pruneRun) {
 	for _, p := range hoarded {
 		size += int(c.msg(p).idLen)
 	}
+	return nUnits, size
+}
 
-	// The ids to write, end to end in one string: the evicted the plan
-	// does not name, the stubbed, the units' first messages the decision
-	// does not take, and the hoarded. A unit is listed by the message it
-	// was met at, as an index in d.evict then d.stubs.
+// writeIDs writes the ids to cut, end to end in one string: the evicted
+// the plan does not name, the stubbed, the units' first messages the
+// decision does not take, and the hoarded. It appends to heads, which
+// has room for them, the units in the order of the messages, each once
+// by the message it was met at (an index in d.evict then d.stubs),
+// stamps their versions, and returns them with the number met among the
+// evictions.
+func (d *Decision) writeIDs(r *pruneRun, ids *idCutter, hoarded []int32, heads []unitMet, size int) ([]unitMet, int) {
+	c := r.c
 	var b strings.Builder
 	b.Grow(size)
-	heads := make([]unitMet, 0, nUnits)
-	d.stamps = make([]stamp, 0, nUnits)
-	t = r.pass()
+	d.stamps = make([]stamp, 0, cap(heads))
+	nEvictUnits := 0
+	t := r.pass()
 	base := 0
-	unitsOf := func(ps []int32, own bool) {
+	for k, ps := range [2][]int32{d.evict, d.stubs} {
 		for i, p := range ps {
 			x := c.msg(p)
-			if !own || !named(i, x) {
-				b.Write(c.text.bytes(x.text)[:x.idLen])
+			if k == 1 || !ids.named(i, x) {
+				b.Write(c.text.Bytes(x.text)[:x.idLen])
 			}
 			if un := c.unit(x.unit); un.mark != t {
 				un.mark, un.aux = t, int32(len(heads))
@@ -314,10 +388,10 @@ func (d *Decision) finish(r *pruneRun) {
 			}
 		}
 		base += len(ps)
+		if k == 0 {
+			nEvictUnits = len(heads)
+		}
 	}
-	unitsOf(d.evict, true)
-	nEvictUnits := len(heads)
-	unitsOf(d.stubs, false)
 	for _, h := range heads {
 		if h.head != d.at(int(h.at)) {
 			b.Write(c.msgID(h.head))
@@ -326,27 +400,23 @@ func (d *Decision) finish(r *pruneRun) {
 	for _, p := range hoarded {
 		b.Write(c.msgID(p))
 	}
-	all, at := b.String(), 0
-	next := func(x *mrec) string {
-		l := int(x.idLen)
-		at += l
-		return all[at-l : at]
-	}
+	ids.all = b.String()
+	return heads, nEvictUnits
+}
 
-	d.Evict = make([]MessageID, len(d.evict))
-	if len(d.stubs) > 0 {
-		d.Stub = make([]MessageID, len(d.stubs))
-	}
-	d.recs = make([]rec, len(d.evict)+len(d.stubs))
-	hashBytes := 0
+// cutEvictions hands out the ids of the evictions and makes their audit
+// records, counting the tokens freed less the pointer lines the
+// evictions add, each once. It returns the bytes of content to hash.
+func (d *Decision) cutEvictions(r *pruneRun, ids *idCutter) (hashBytes int) {
+	c := r.c
 	var lined map[Pointer]struct{} // the pointer lines the evictions add
 	for i, p := range d.evict {
 		x := c.msg(p)
 		var id MessageID
-		if named(i, x) {
-			id = plan[i]
+		if ids.named(i, x) {
+			id = ids.plan[i]
 		} else {
-			id = MessageID(next(x))
+			id = MessageID(ids.next(x))
 		}
 		d.Evict[i] = id
 		tokens, n := r.record(&d.recs[i], p, x)
@@ -370,9 +440,16 @@ func (d *Decision) finish(r *pruneRun) {
 			}
 		}
 	}
+	return hashBytes
+}
+
+// cutStubs hands out the ids of the stubs and makes their audit records,
+// counting the tokens freed. It returns the bytes of content to hash.
+func (d *Decision) cutStubs(r *pruneRun, ids *idCutter) (hashBytes int) {
+	c := r.c
 	for i, p := range d.stubs {
 		x := c.msg(p)
-		id := MessageID(next(x))
+		id := MessageID(ids.next(x))
 		d.Stub[i] = id
 		n, h := r.record(&d.recs[len(d.evict)+i], p, x)
 		hashBytes += h
@@ -385,38 +462,5 @@ func (d *Decision) finish(r *pruneRun) {
 			}
 		}
 	}
-	d.hashResults(c, hashBytes)
-	d.unitTab = make([]UnitID, len(heads))
-	for i, h := range heads {
-		if h.head == d.at(int(h.at)) {
-			d.unitTab[i] = UnitID(d.id(int(h.at)))
-		} else {
-			d.unitTab[i] = UnitID(next(c.msg(h.head)))
-		}
-	}
-	if r.whole {
-		d.Units = d.unitTab[:nEvictUnits:nEvictUnits]
-	}
-	if len(hoarded) > 0 {
-		d.Hoarded = make([]MessageID, len(hoarded))
-		for i, p := range hoarded {
-			d.Hoarded[i] = MessageID(next(c.msg(p)))
-		}
-	}
-	for _, e := range r.edits {
-		if e.compressed != nil {
-			d.Compress = append(d.Compress, CompressedSchema{Tool: e.tool, Schema: e.compressed})
-		} else {
-			d.DropSchemas = append(d.DropSchemas, e.tool)
-		}
-		if e.tomb != nil {
-			d.Tombstones = append(d.Tombstones, *e.tomb)
-		}
-	}
-	d.stampArgs(c)
-	d.finishTools(r)
-	d.relied = r.reliedOn()
-	if r.sum != nil {
-		d.finishSummary(r)
-	}
+	return hashBytes
 }

@@ -20,8 +20,8 @@ func TestDecisionIDs(t *testing.T) {
 		c := NewContext(Config{TextClass: Reconstructible})
 		require.NoError(t, c.RegisterTool(Tool{Name: "read_file", Annotations: Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}}))
 		for i := range 6 {
-			require.NoError(t, c.Append(Message{ID: MessageID(fmt.Sprint("u", i)), Content: []byte("ask")}))
-			require.NoError(t, c.Append(Message{ID: MessageID(fmt.Sprint("a", i)),
+			require.NoError(t, c.Append(Message{ID: MessageID(fmt.Sprint("u", i)), Role: RoleUser, Content: []byte("ask")}))
+			require.NoError(t, c.Append(Message{ID: MessageID(fmt.Sprint("a", i)), Role: RoleAssistant,
 				Calls: []Call{{ID: CallID(fmt.Sprint("k", i)), Tool: "read_file", Args: []byte(`{}`)}, {ID: CallID(fmt.Sprint("j", i)), Tool: "read_file", Args: []byte(`{"x":1}`)}}}))
 			require.NoError(t, c.Append(Message{ID: MessageID(fmt.Sprint("r", i)), Answers: []CallID{CallID(fmt.Sprint("k", i))}, Content: []byte("result one")}))
 			require.NoError(t, c.Append(Message{ID: MessageID(fmt.Sprint("s", i)), Answers: []CallID{CallID(fmt.Sprint("j", i))}, Content: []byte("result two")}))

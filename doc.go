@@ -25,6 +25,7 @@
 //	c.Open(pruneguard.Message{ID: "r2", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c2"}})
 //	c.Write("r2", chunk, 120) // results stream in, from any goroutine
 //	c.Close("r2")
+//	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 80}) // the model read r1, r2
 //
 // Messages are grouped into units without being told: a call and its
 // results are one unit, and every call of one assistant message, with all
@@ -36,6 +37,10 @@
 //	if err == nil {
 //		err = c.Apply(d) // d.Evict is {"a1", "r1", "r2"}: the whole unit
 //	}
+//
+// Without the model's answer a2, the same plan evicts nothing: r1 and r2
+// would come after the model's last message, unread, and what the model
+// has not read never goes (see [Context.Unread]).
 //
 // [Context.Prune] changes nothing; [Context.Apply] carries a decision out
 // atomically, and refuses one that events since have made stale. The
@@ -56,11 +61,14 @@
 // When the policy can make no more room, the guard goes on with the
 // furthest safe prune (whole units, oldest first, what the policy keeps
 // last), and with a Spill store it writes content that cannot be
-// obtained again to the store, records the pointer and lets it go:
+// obtained again to the store, records the pointer and lets it go. The
+// spills are a check's only I/O: [Guard.CheckContext] makes them with
+// its context, and with no lock of the Context held.
 //
 //	sp := &spill.Spiller{Store: &spill.Memory{}}
 //	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
 //	g := pruneguard.Guard{Budget: 32000, Trigger: 40000, MinClear: 8000, Spill: sp, Logger: slog.Default()}
+//	res, err := g.CheckContext(ctx, c)
 //
 // What the gates refuse is remembered in the Context ([Context.Refusals])
 // so that later checks neither walk nor retry it. With Hoard set the
@@ -99,7 +107,13 @@
 // call is pending or a message is streaming ([BoundaryStrict], the
 // default), or, in [BoundaryRelaxed], no unit that is in flight is pruned.
 // A plan naming part of a unit grows to the whole unit, shrinks to leave
-// it out, or is refused, as [Plan.Split] says. Pinned messages stay.
+// it out, or is refused, as [Plan.Split] says. Pinned messages stay. In
+// both modes a unit holding a message the model has not read yet (one
+// after its last message, [Context.Unread]) is held back as a unit in
+// flight is ([CodeUnread]): a result goes only once a request has shown
+// it to the model. A [Guard] that cannot reach its budget without it ends
+// Deferred, or with a [*CeilingError] past the ceiling; it never evicts,
+// stubs or spills it.
 // Deferral is a state of its own, reported as a [*DeferredError]; past the
 // hard ceiling ([Config.Ceiling], or a [Guard]'s) it becomes a
 // [*CeilingError].

@@ -8,8 +8,10 @@ import (
 	"strings"
 )
 
-// Errors of the three gates. A refused [Context.Prune] returns a
-// [*PruneError] whose violations each match one of these with [errors.Is].
+// Errors of the gates: the three every [Context.Prune] runs (commit
+// boundary, evict-or-tombstone, regenerability) and a [Guard]'s [Screen].
+// A refused [Context.Prune] returns a [*PruneError] whose violations each
+// match one of these with [errors.Is].
 //
 // The text of every error of this package is lower case and starts with
 // "pruneguard: ". Do not depend on the text; use the fields.
@@ -100,7 +102,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 // matched through Unwrap.
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
-// Gate names one of the three gates.
+// Gate names what refused part of a plan: one of the three gates
+// [Context.Prune] runs, or a [Guard]'s [Screen].
 //
 // The zero Gate names no gate.
 type Gate int
@@ -151,8 +154,12 @@ const (
 	CodePending Code = "pending-call" // a call of the unit has no complete result
 	CodeSplit   Code = "split-unit"   // the plan names only part of a unit
 	CodePinned  Code = "pinned"       // the unit holds a pinned message
-	CodeUnread  Code = "unread"       // a message of the unit came after the model's last message
-	CodeGap     Code = "summary-gap"  // a message that stays sits inside a summary's run
+	// CodeUnread: a message of the unit came after the model's last
+	// message ([Context.Unread]). No request has shown it to the model
+	// yet: the unit is as much in flight as one waiting for a result,
+	// and stays until the model's next message follows it.
+	CodeUnread Code = "unread"
+	CodeGap    Code = "summary-gap" // a message that stays sits inside a summary's run
 )
 
 // Reasons of the evict-or-tombstone gate.

@@ -8,6 +8,11 @@ import (
 // With Config.Counter set and m.Tokens 0, the Context counts m's content
 // and its calls' arguments.
 //
+// A message of role [RoleAssistant] or [RoleReasoning], or one that emits
+// calls and answers none, is the model's own: the model has read every
+// message before it, and the messages after it are unread until its next
+// one ([Context.Unread]).
+//
 // Calls in m become pending until a closed result names them, or until
 // [Context.Abandon] gives them up; a [Call.Server] call is answered in m
 // itself and never pending. Answers in m bind m to the unit of each
@@ -45,15 +50,15 @@ func (c *Context) add(op string, m Message, open bool) error {
 		// Content still streaming is not what a store could hold.
 		return inputErr(op, string(m.ID), ErrOpenMessage)
 	}
-	p := c.msgs.push()
+	p := c.msgs.Push()
 	x := c.msg(p)
 	*x = mrec{idLen: uint32(len(m.ID)), unit: none, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
 	if open {
-		x.text = c.text.add([]byte(m.ID))
+		x.text = c.text.Add([]byte(m.ID))
 		x.flags |= mOpen
 		c.side(p).buf = slices.Clone(m.Content)
 	} else {
-		x.text = c.text.add([]byte(m.ID), m.Content)
+		x.text = c.text.Add([]byte(m.ID), m.Content)
 	}
 	if m.Content != nil && len(m.Content) == 0 {
 		c.msg(p).flags |= mEmpty
@@ -81,17 +86,14 @@ func (c *Context) add(op string, m Message, open bool) error {
 		c.side(p).neededBy = slices.Clone(m.NeededBy)
 	}
 	c.live++
-	c.byID.put(p)
-	if modelRole(m.Role) {
-		c.readEnd = p + 1
-	}
+	c.byID.Put(p)
 
 	// Results first: bind the answered calls and find the units this
 	// message joins.
 	var join []int32
 	last := none
 	for _, id := range m.Answers {
-		k, _ := c.byCall.find(string(id))
+		k, _ := c.byCall.Find(string(id))
 		r := c.call(k)
 		r.result = p
 		if last == none {
@@ -116,6 +118,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	c.link(p, u)
 
 	c.addCalls(p, m.Calls)
+	c.readTo(p)
 	c.require(p, m.Requires)
 	if !open {
 		for k := range c.answersOf(p) {
@@ -187,7 +190,7 @@ func (c *Context) checkNew(op string, m Message) error {
 		if answers != nil {
 			answers[id] = true
 		}
-		k, ok := c.byCall.find(string(id))
+		k, ok := c.byCall.Find(string(id))
 		if ok && c.call(k).flags&cDone == 0 {
 			if c.call(k).result != none {
 				return inputErr(op, string(id), ErrDuplicateResult)
@@ -217,7 +220,7 @@ func (c *Context) checkNew(op string, m Message) error {
 
 // busy reports whether a call with id waits for its result.
 func (c *Context) busy(id CallID) bool {
-	k, ok := c.byCall.find(string(id))
+	k, ok := c.byCall.Find(string(id))
 	return ok && c.call(k).flags&cDone == 0
 }
 
@@ -240,10 +243,10 @@ func (c *Context) addCalls(p int32, calls []Call) {
 
 func (c *Context) addCall(p int32, call Call) int32 {
 	t := c.tool(call.Tool)
-	k := c.calls.push()
+	k := c.calls.Push()
 	r := c.call(k)
 	*r = crec{
-		text: c.text.add([]byte(call.ID), call.Args), idLen: uint32(len(call.ID)),
+		text: c.text.Add([]byte(call.ID), call.Args), idLen: uint32(len(call.ID)),
 		tool: t, caller: p, result: none, sib: none, nextAns: none, nextTool: none,
 		ver: c.tools[t].ver, flags: cPending | cArgsMade,
 	}
@@ -255,10 +258,10 @@ func (c *Context) addCall(p int32, call Call) int32 {
 	if call.Args == nil {
 		r.flags |= cArgsNil
 	}
-	if old, ok := c.byCall.find(string(call.ID)); ok {
-		c.byCall.remove(old)
+	if old, ok := c.byCall.Find(string(call.ID)); ok {
+		c.byCall.Remove(old)
 	}
-	c.byCall.put(k)
+	c.byCall.Put(k)
 	tr := &c.tools[t]
 	if !call.Server {
 		c.unit(c.msg(p).unit).pending++
@@ -356,6 +359,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 		}
 	}
 	c.addCalls(p, calls)
+	c.readTo(p) // calls make it the model's
 	if s := c.sideOf(p); s != nil && s.counted {
 		n := 0
 		for _, k := range calls {
@@ -366,8 +370,8 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 	x := c.msg(p)
 	x.flags &^= mOpen
 	old := x.text
-	x.text = c.text.add(c.msgID(p), c.side(p).buf)
-	c.text.release(old)
+	x.text = c.text.Add(c.msgID(p), c.side(p).buf)
+	c.text.Release(old)
 	s := c.side(p)
 	s.buf = nil
 	if s.pointer.IsZero() && s.neededBy == nil && s.refs == 0 && x.flags&mBig == 0 && x.role != roleSide && s.requires == nil && !s.isError {
@@ -444,7 +448,10 @@ func (c *Context) Pin(id MessageID) error {
 // [Context.Refusals]). A message still streaming cannot be spilled: its
 // content is not final, so Spill fails with [ErrOpenMessage] until
 // [Context.Close] (and [Context.Open] refuses a message that carries a
-// pointer).
+// pointer). A message the model has not read yet may be spilled: a pointer
+// removes nothing, and the boundary gate keeps the message's unit until
+// the model has read it ([Context.Unread]); a [Guard] spills only what
+// may go.
 func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,6 +1,7 @@
 package pruneguard_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -10,8 +11,10 @@ import (
 
 // A guard left on: a trigger above the budget and a minimum to clear keep
 // the provider's cache between prunes, and a spill store lets content
-// that cannot be obtained again leave the prompt behind a pointer.
-func ExampleGuard_Check_spill() {
+// that cannot be obtained again leave the prompt behind a pointer; the
+// check's context governs the spills' I/O.
+func ExampleGuard_CheckContext() {
+	ctx := context.Background() // a request's context, in a server
 	sp := &spill.Spiller{Store: &spill.Memory{}, Name: "scratch"}
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
 	c.RegisterTool(pruneguard.Tool{Name: "charge"}) // unannotated: its receipts are irreducible
@@ -28,7 +31,7 @@ func ExampleGuard_Check_spill() {
 	g := pruneguard.Guard{Budget: 3500, Trigger: 4000, MinClear: 1500, Spill: sp}
 	fmt.Println("tokens:", c.Tokens())
 
-	res, err := g.Check(c)
+	res, err := g.CheckContext(ctx, c)
 	fmt.Println(res.Outcome, res.Before, "->", res.After, err)
 	for _, s := range res.Spills {
 		fmt.Println("spilled", s.Messages, "as one segment")
@@ -36,7 +39,7 @@ func ExampleGuard_Check_spill() {
 	for _, d := range res.Decisions {
 		for _, n := range d.Pointers {
 			if n.Message == "r0" {
-				back, _ := sp.Recall(n.Pointer)
+				back, _ := sp.Recall(ctx, n.Pointer)
 				fmt.Printf("r0 reads back: %s\n", back[1].Content)
 			}
 		}

@@ -18,6 +18,7 @@ func ExampleRestore() {
 	c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 50, Pinned: true})
 	c.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 400, Content: []byte("the logs"), Pointer: spilled})
 	c.Append(pruneguard.Message{ID: "u2", Role: pruneguard.RoleUser, Tokens: 300, Content: []byte("keep this")})
+	c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 50, Content: []byte("read both")})
 
 	var state bytes.Buffer
 	if err := c.Save(&state); err != nil {
@@ -38,7 +39,7 @@ func ExampleRestore() {
 	_, err = pruneguard.Restore(bytes.NewReader([]byte(`{"format":"pruneguard.context"`)), pruneguard.Config{})
 	fmt.Println(err)
 	// Output:
-	// 3 messages, 750 tokens
+	// 4 messages, 800 tokens
 	// [u1] [{u1 {scratch seg-1}}] <nil>
 	// true
 	// pruneguard: restore.sha256: bad saved state

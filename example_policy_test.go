@@ -30,13 +30,16 @@ func ExampleGuard_Check() {
 		fmt.Println("  policy proposes", p.Evict)
 		return p
 	})
-	g := pruneguard.Guard{Budget: 1000, Ceiling: 5000, Policy: largestFirst}
+	g := pruneguard.Guard{Budget: 1050, Ceiling: 5000, Policy: largestFirst}
 	check := func(c *pruneguard.Context, when string) {
 		res, err := g.Check(c)
 		fmt.Printf("%s: %s, %d -> %d tokens\n", when, res.Outcome, res.Before, res.After)
 		var de *pruneguard.DeferredError
 		if errors.As(res.Reason, &de) {
 			fmt.Println("  pending calls:", de.Pending)
+		}
+		for _, v := range res.Refused {
+			fmt.Println("  held back:", v.Code, v.Units)
 		}
 		for _, d := range res.Decisions {
 			fmt.Println("  evicted:", d.Evict, "units:", d.Units)
@@ -58,14 +61,28 @@ func ExampleGuard_Check() {
 	c.Append(pruneguard.Message{ID: "u2", Role: pruneguard.RoleUser, Tokens: 300})
 	check(c, "f1 running")
 
+	// r1 lands, but the model has not read it yet: it stays until the
+	// request that shows it has been answered. The furthest safe prune
+	// finds nothing else: the user's turns are irreducible text, and u2
+	// is unread too.
 	c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 700, Answers: []pruneguard.CallID{"f1"}})
 	check(c, "f1 answered")
+
+	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 20, Content: []byte("fetched")})
+	check(c, "model read r1")
 	// Output:
 	// start: under_budget, 700 -> 700 tokens
 	// f1 running: deferred, 1100 -> 1100 tokens
 	//   pending calls: [f1]
+	//   held back: unread [u2]
 	//   policy proposes [r1 a1]
-	// f1 answered: pruned, 1800 -> 1000 tokens
+	//   policy proposes []
+	// f1 answered: deferred, 1800 -> 1800 tokens
+	//   held back: unread [a1]
+	//   held back: irreducible [u1]
+	//   held back: unread [u2]
+	//   policy proposes [r1 a1]
+	// model read r1: pruned, 1820 -> 1020 tokens
 	//   evicted: [a1 r1] units: [a1]
 }
 
@@ -94,7 +111,8 @@ func ExampleViewFunc() {
 		c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("r", i)), Role: pruneguard.RoleTool, Tokens: size,
 			Answers: []pruneguard.CallID{call}})
 	}
-	res, err := pruneguard.Guard{Budget: 500, Policy: pol}.Check(c)
+	c.Append(pruneguard.Message{ID: "a3", Role: pruneguard.RoleAssistant, Tokens: 40, Content: []byte("read all three")})
+	res, err := pruneguard.Guard{Budget: 540, Policy: pol}.Check(c)
 	if err != nil {
 		fmt.Println(err)
 	}
@@ -105,5 +123,5 @@ func ExampleViewFunc() {
 	// Output:
 	// stubbed [r0 r1 r2] evicted []
 	// stubbed [] evicted [a0 r0 a1 r1 a2 r2]
-	// pruned 8760 -> 500
+	// pruned 8800 -> 540
 }

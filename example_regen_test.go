@@ -40,8 +40,8 @@ func ExampleContext_Abandon() {
 	c := pruneguard.NewContext(pruneguard.Config{})
 	pure := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
 	c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: pure})
-	c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "read_file"}, {ID: "k2", Tool: "read_file"}}})
-	c.Append(pruneguard.Message{ID: "r1", Tokens: 4000, Answers: []pruneguard.CallID{"k1"}})
+	c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k1", Tool: "read_file"}, {ID: "k2", Tool: "read_file"}}})
+	c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 4000, Answers: []pruneguard.CallID{"k1"}})
 
 	_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
 	fmt.Println(err)
@@ -49,6 +49,8 @@ func ExampleContext_Abandon() {
 		fmt.Println(err)
 		return
 	}
+	// The runtime sends the request; the model reads r1 and answers.
+	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 20, Content: []byte("one file is enough")})
 	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r1"}})
 	if err != nil {
 		fmt.Println(err)

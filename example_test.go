@@ -8,8 +8,8 @@ import (
 )
 
 // A tour: feed a Context the events of one turn, ask to prune while a
-// call of a parallel batch is still pending, then again once the batch
-// has landed, and apply the decision.
+// call of a parallel batch is still pending, then once the batch has
+// landed, then again once the model has read it, and apply the decision.
 func Example() {
 	c := pruneguard.NewContext(pruneguard.Config{})
 	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
@@ -30,7 +30,13 @@ func Example() {
 	fmt.Println("while c2 runs:", errors.Is(err, pruneguard.ErrDeferred), err)
 
 	c.Append(pruneguard.Message{ID: "r2", Role: pruneguard.RoleTool, Tokens: 30, Answers: []pruneguard.CallID{"c2"}})
-	d, err := c.Prune(plan)
+	// The batch has landed, but the model has not read it: the next
+	// request shows it, and nothing of it goes before.
+	d, _ := c.Prune(plan)
+	fmt.Println("unread:", d.Evict, d.Refused[0].Code, d.Refused[0].Units)
+
+	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 80, Content: []byte("the TODO is in main.go")})
+	d, err = c.Prune(plan)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -47,10 +53,12 @@ func Example() {
 	fmt.Println("tokens:", c.Tokens())
 	// Output:
 	// while c2 runs: true pruneguard: prune deferred: pending calls c2
+	// unread: [] unread [a1]
 	// evict: [a1 r1 r2] units: [a1] freed: 4090
 	// kept: sys
 	// kept: u1
-	// tokens: 950
+	// kept: a2
+	// tokens: 1030
 }
 
 // A plan that names only part of a unit: Plan.Split says whether the guard
@@ -65,6 +73,7 @@ func ExampleContext_Prune() {
 	c.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 40, Class: pruneguard.Reconstructible})
 	c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 30, Calls: []pruneguard.Call{{ID: "s1", Tool: "search"}}})
 	c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 2000, Answers: []pruneguard.CallID{"s1"}})
+	c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 30, Content: []byte("found it")})
 
 	// The policy names u1 and the call a1, but not its result r1.
 	evict := []pruneguard.MessageID{"u1", "a1"}

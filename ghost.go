@@ -415,7 +415,7 @@ func (c *Context) ReportValidationError(id CallID, fields ...string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	k, ok := c.byCall.find(string(id))
+	k, ok := c.byCall.Find(string(id))
 	if !ok {
 		return inputErr("report validation error", string(id), ErrUnknownCall)
 	}

@@ -152,10 +152,11 @@ func TestGhostFirstLegNeedsTheSchemaMissingAndTheCopyInThePrompt(t *testing.T) {
 	c := pg.NewContext(pg.Config{})
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV1}))
 	appendAll(t, c,
-		pg.Message{ID: "a1", Class: pg.Reconstructible, Calls: []pg.Call{call("k1", "update_incident", `{"severity":"SEV-2","notify":true}`)}},
+		pg.Message{ID: "a1", Role: pg.RoleAssistant, Class: pg.Reconstructible, Calls: []pg.Call{call("k1", "update_incident", `{"severity":"SEV-2","notify":true}`)}},
 		pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Class: pg.Reconstructible},
-		pg.Message{ID: "a2", Class: pg.Reconstructible, Calls: []pg.Call{call("k2", "update_incident", `{"severity":"SEV-1"}`)}},
+		pg.Message{ID: "a2", Role: pg.RoleAssistant, Class: pg.Reconstructible, Calls: []pg.Call{call("k2", "update_incident", `{"severity":"SEV-1"}`)}},
 		pg.Message{ID: "r2", Answers: []pg.CallID{"k2"}, Class: pg.Reconstructible},
+		pg.Message{ID: "t2", Role: pg.RoleAssistant, Content: []byte("updated")},
 	)
 	assert.Empty(t, c.Ghosts())
 

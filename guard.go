@@ -97,7 +97,9 @@ type Guard struct {
 	// writes the unit's messages that have no resolvable pointer (or the
 	// result), all those of one round as one segment, records the pointer
 	// on each with [Context.Spill], and prunes again. Content a planned
-	// step names is never spilled. A spill that fails, or whose pointer
+	// step names is never spilled, nor a unit the boundary gate holds
+	// back: pinned, in flight, or holding a message the model has not
+	// read yet ([Context.Unread]). A spill that fails, or whose pointer
 	// the Context's Resolver does not resolve, is reported in
 	// Result.SpillErrors and its unit stays. The Context's Config.Resolver
 	// must be set (normally to the same store); Check refuses a Spill
@@ -187,15 +189,17 @@ type Result struct {
 	Decisions []*Decision
 	// Refused lists every refusal met on the way, once each, in the order
 	// met: units held back by the boundary, irreducible content, schemas a
-	// mutation tool could not lose, what the Screen refused. It explains a
-	// Deferred outcome or a Pruned one still over budget. Refusals
-	// remembered from earlier checks are passed over, not met again; see
-	// [Context.Refusals].
+	// mutation tool could not lose, what the Screen refused; and, when the
+	// check ends over the budget, the units it left because they hold a
+	// message the model has not read yet ([CodeUnread]), which policies
+	// pass over. It explains a Deferred outcome or a Pruned one still over
+	// budget. Refusals remembered from earlier checks are passed over, not
+	// met again; see [Context.Refusals].
 	Refused []*Violation
 	// Reason is the last error met (a *DeferredError, *PruneError or
 	// *StaleError), if any. A check that ends over the budget having met
 	// nothing new gives the refusals remembered from earlier checks that
-	// still hold, as a *PruneError.
+	// still hold, and the units left unread, as a *PruneError.
 	Reason error
 
 	// Compaction names this check, unique among the checks of one
@@ -231,9 +235,9 @@ type Result struct {
 // the policy is asked again, up to Rounds times. When the policy can make
 // no more room (it proposes nothing, or nothing it proposes may go), the
 // guard goes on with the furthest safe prune: whole units, oldest first,
-// that are neither pinned, in flight nor hidden by the policy (so the
-// newest messages a [Keeper] policy keeps go last), spilling what only a
-// spill lets go when a Spill store is set. It stops once c is at the Budget
+// that are neither pinned, in flight, unread nor hidden by the policy (so
+// the newest messages a [Keeper] policy keeps go last), spilling what only
+// a spill lets go when a Spill store is set. It stops once c is at the Budget
 // (or MinClear below where it started, if lower). A refusal for the state
 // of a tool, which holds up every plan (arguments of a mutating tool
 // behind a schema that left and may not be tombstoned, a message that
@@ -241,6 +245,13 @@ type Result struct {
 // behind it added to the plan, which repairs the tool when they may go;
 // otherwise the check stops there. The outcome is Deferred only when no
 // safe prune of any kind freed anything.
+//
+// What the model has not read yet never leaves (see [Context.Unread]): a
+// message after the model's last message stays, with its unit, whatever
+// the budget; it is neither evicted, stubbed, spilled nor hoarded. A
+// check that cannot reach the budget without it stops short of it
+// (Deferred when nothing else could go), or fails with a [*CeilingError]
+// past the ceiling, and names it in Result.Refused.
 //
 // Beside the policy's own work, a check costs in proportion to what it
 // proposes, prunes and refuses, not to the length of the Context nor to
@@ -250,13 +261,20 @@ type Result struct {
 // hold. Either error may come after decisions were applied: the Outcome
 // is then Pruned, and Result.Decisions lists them for the runtime to
 // render (tombstones, pointers) as after any prune.
+//
+// Check spills, when g.Spill is set, with context.Background(): a spill
+// cannot be cancelled. Use [Guard.CheckContext] to bound it.
 func (g Guard) Check(c *Context) (Result, error) {
 	return g.CheckContext(context.Background(), c)
 }
 
-// CheckContext is [Guard.Check] with a context for the calls a check
-// makes outside the Context: the Summarizer's. The gates themselves do
-// no I/O.
+// CheckContext is [Guard.Check] with a context for the check's I/O: the
+// spills to g.Spill and the calls of g.Summarizer, the only I/O a check
+// does, are made with ctx. Once ctx is done a spill fails, is reported
+// in Result.SpillErrors and its unit stays, as for any failed spill, and
+// a compaction is given up; the gates' own work, which does no I/O, goes
+// on to its end, so the outcome and the Context stay consistent. A Guard
+// with neither Spill nor Summarizer does not use ctx.
 func (g Guard) CheckContext(ctx context.Context, c *Context) (Result, error) {
 	if c == nil {
 		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
@@ -303,7 +321,7 @@ func (c *Context) guardState() guardView {
 
 // guardRun is one Check past the quick return.
 type guardRun struct {
-	ctx     context.Context
+	ctx     context.Context // for the spills and the Summarizer
 	g       Guard
 	c       *Context
 	cfg     Config
@@ -445,10 +463,22 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 	res := &r.res
 	res.After = r.c.Tokens()
 	applied := len(res.Decisions) > 0
-	if over && res.After > r.g.Budget && res.Reason == nil && err == nil {
-		// What stood in the way was met at earlier checks.
-		if rs := r.c.Refusals(); len(rs) > 0 {
-			res.Reason = &PruneError{Violations: rs}
+	if over && res.After > r.g.Budget {
+		// What the model has not read yet stays, and policies pass over
+		// it without meeting a refusal: say so.
+		met := map[UnitID]bool{}
+		for _, v := range res.Refused {
+			if v.Gate == GateBoundary && v.Code == CodeUnread && len(v.Units) > 0 {
+				met[v.Units[0]] = true
+			}
+		}
+		unread := r.c.unreadHeld(met)
+		r.report(unread)
+		if res.Reason == nil && err == nil {
+			// What stood in the way was met at earlier checks, or is unread.
+			if rs := append(r.c.Refusals(), unread...); len(rs) > 0 {
+				res.Reason = &PruneError{Violations: rs}
+			}
 		}
 	}
 	switch {

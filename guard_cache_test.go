@@ -42,6 +42,7 @@ func TestMinClearFreesAtLeastThatMuch(t *testing.T) {
 func TestMinClearBeyondWhatMayGo(t *testing.T) {
 	c := postContext(t, pruneguard.Config{}, 100, 100) // irreducible, 310 tokens
 	require.NoError(t, c.Append(pruneguard.Message{ID: "note", Role: pruneguard.RoleUser, Tokens: 50, Class: pruneguard.Reconstructible}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "seen", Role: pruneguard.RoleAssistant, Pinned: true})) // the model read the note
 	require.NoError(t, c.Append(pruneguard.Message{ID: "now", Role: pruneguard.RoleUser, Tokens: 1, Pinned: true}))
 	res, err := pruneguard.Guard{Budget: 350, MinClear: 1000}.Check(c)
 	require.NoError(t, err)

@@ -90,7 +90,7 @@ func (r *guardRun) summaryRun(want int) []MessageID {
 	c := r.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	bound := c.msgs.n
+	bound := c.msgs.Len()
 	if keeps {
 		if q, ok := c.find(keep); ok {
 			bound = q

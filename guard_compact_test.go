@@ -81,7 +81,7 @@ func TestGuardCompactsWithSpill(t *testing.T) {
 			continue
 		}
 		seen[k] = true
-		ms, err := sp.Recall(pruneguard.Pointer{Store: spill.DefaultName, Key: k})
+		ms, err := sp.Recall(t.Context(), pruneguard.Pointer{Store: spill.DefaultName, Key: k})
 		require.NoError(t, err)
 		for _, m := range ms {
 			reach += string(m.Content)

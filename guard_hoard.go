@@ -96,18 +96,18 @@ func (c *Context) spareHead(keep int) int32 {
 }
 
 // mayHoard reports whether the hoarding rule may act on tracked message
-// p: reconstructible, closed, not stubbed, in a unit neither pinned nor
-// in flight, named by no planned step, not remembered as refused, in a
-// unit whose first message comes before spare and that ends before bound
-// (none for no bound). With stub set, only a tool result not refused a
-// stub.
+// p: reconstructible, closed, not stubbed, in a unit neither pinned, in
+// flight nor unread, named by no planned step, not remembered as refused,
+// in a unit whose first message comes before spare and that ends before
+// bound (none for no bound). With stub set, only a tool result not
+// refused a stub.
 func (c *Context) mayHoard(p int32, stub bool, spare, bound int32) bool {
 	x := c.msg(p)
 	un := c.unit(x.unit)
 	switch {
 	case x.flags&(mOpen|mPinned|mStubbed|mDead) != 0, un.pending > 0, un.open > 0, un.pinned > 0, c.refs(p) > 0:
 		return false
-	case un.head >= spare, bound != none && un.tail >= bound, un.tail >= c.readEnd:
+	case un.head >= spare, bound != none && un.tail >= bound, c.unread(x.unit):
 		return false
 	case stub && (x.ans == none || c.mem.stubRefused(p)):
 		return false

@@ -25,12 +25,18 @@ func TestHoardStubActsUnderBudget(t *testing.T) {
 	assert.NotEmpty(t, res.Compaction)
 
 	// The next check finds nothing more to do, and the newest unit goes
-	// once it is no longer the newest.
+	// once it is no longer the newest and the model has read it: a user
+	// turn is not enough, the model's next message is.
 	res, err = g.Check(c)
 	require.NoError(t, err)
 	assert.Equal(t, pruneguard.UnderBudget, res.Outcome)
 	assert.Empty(t, res.Decisions)
 	require.NoError(t, c.Append(pruneguard.Message{ID: "u9", Role: pruneguard.RoleUser, Tokens: 5}))
+	res, err = g.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, pruneguard.UnderBudget, res.Outcome, "r3 is unread")
+	assert.Empty(t, res.Decisions)
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a9", Role: pruneguard.RoleAssistant, Tokens: 5}))
 	res, err = g.Check(c)
 	require.NoError(t, err)
 	_, stubbed = evictedBy(res)

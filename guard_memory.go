@@ -17,9 +17,9 @@ import (
 // registry nor the task plan changes (the judgement epoch: the Context's
 // epoch less the bumps of Apply, which change nothing a refusal rests
 // on). A spill, a merge of units and [Context.ForgetRefusals] drop
-// refusals at once. Refusals of units in flight, of a split plan, of a
-// schema and of a Screen are never remembered: they change with the plan
-// or come from outside the gates.
+// refusals at once. Refusals of units in flight or unread, of a split
+// plan, of a schema and of a Screen are never remembered: they change
+// with the plan or come from outside the gates.
 //
 // Units refused are passed over by [View.Units] in runs: the first unit of
 // a run keeps a hint to the run's last unit, so that a walk crosses a run
@@ -89,7 +89,7 @@ func (r *pruneRun) stampViolations(vs []*Violation) {
 
 // current reports whether the unit s names is as it was seen.
 func (c *Context) current(s seenAt) bool {
-	return s.ok && s.comp == c.compactions && s.unit < c.units.n && c.unit(s.unit).head != none &&
+	return s.ok && s.comp == c.compactions && s.unit < c.units.Len() && c.unit(s.unit).head != none &&
 		c.unit(s.unit).version == s.ver && s.judge == c.judge()
 }
 
@@ -320,10 +320,12 @@ func (c *Context) refusedUnit(id UnitID) bool {
 	return c.mem.refused(c, c.msg(p).unit) != nil
 }
 
-// Refusals lists the refusals a [Guard] met on this Context that still
-// hold, so that later checks pass over them: units the gates refused to
-// evict whole, and tool results they refused to stub, in the order of the
-// gates and the transcript. A refusal holds until its unit changes (a
+// Refusals lists the refusals the guards checking this Context met that
+// still hold, so that later checks pass over them: units the gates
+// refused to evict whole, and tool results they refused to stub, in the
+// order of the gates and the transcript. The memory is the Context's, not
+// a Guard's: every Guard on the Context reads and adds to it, and
+// [Context.ForgetRefusals] clears it. A refusal holds until its unit changes (a
 // chunk, a result, a pin, a coupling), a pointer is recorded on its
 // messages, or, for the regenerability gate's, the tool registry or the
 // task plan changes. It costs time in proportion to the refusals

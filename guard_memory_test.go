@@ -245,6 +245,7 @@ func TestGuardFiltersRememberedRefusalsAPolicyNames(t *testing.T) {
 	for i := 10; i < 14; i++ {
 		addRound(t, c, i, 100, "plain")
 	}
+	modelRead(t, c, "seen")
 	var named []pruneguard.MessageID
 	for _, i := range []int{0, 1, 2, 3, 4, 10, 11, 12, 13} {
 		named = append(named, pruneguard.MessageID(fmt.Sprint("a", i)), pruneguard.MessageID(fmt.Sprint("r", i)))

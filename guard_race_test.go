@@ -18,6 +18,7 @@ import (
 // they interleave, nothing irreducible leaves without a pointer that
 // resolves, and every pointer reads back the content it stood for.
 func TestRaceGuardsSpillAndRemember(t *testing.T) {
+	ctx := t.Context()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	o := &keepOracle{}
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp, Oracle: o, HoardTokens: 300})
@@ -38,7 +39,7 @@ func TestRaceGuardsSpillAndRemember(t *testing.T) {
 			text = fmt.Sprint("keep ", i)
 		}
 		k := pruneguard.CallID(fmt.Sprint("k", i))
-		if err := c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Tokens: 5, Calls: []pruneguard.Call{{ID: k, Tool: "read"}}}); err != nil {
+		if err := c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", i)), Role: pruneguard.RoleAssistant, Tokens: 5, Calls: []pruneguard.Call{{ID: k, Tool: "read"}}}); err != nil {
 			t.Error(err)
 		}
 		if err := c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("r", i)), Tokens: 50 + i%400, Content: []byte(text), Answers: []pruneguard.CallID{k}}); err != nil {
@@ -92,7 +93,7 @@ func TestRaceGuardsSpillAndRemember(t *testing.T) {
 			p, ok := pointed[r.Message]
 			require.True(t, ok, "%s (%v) left with no pointer", r.Message, r.Class)
 			require.True(t, sp.Resolvable(p))
-			back, err := sp.Recall(p)
+			back, err := sp.Recall(ctx, p)
 			require.NoError(t, err)
 			found := false
 			for _, m := range back {

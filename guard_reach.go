@@ -97,7 +97,7 @@ func (r *guardRun) kept() (MessageID, bool) {
 }
 
 // safePlan proposes whole units, oldest first, until need tokens would
-// be freed: units that are neither pinned nor in flight, and not hidden
+// be freed: units neither pinned, in flight nor unread, and not hidden
 // (refused in this check or an earlier one, or hidden by the policy).
 func (r *guardRun) safePlan(need int) Plan {
 	var p Plan

@@ -28,6 +28,14 @@ func evictedBy(res pruneguard.Result) (evicted, stubbed []pruneguard.MessageID) 
 	return evicted, stubbed
 }
 
+// modelRead appends the model's answer, id: the model has read every
+// message before it. It counts no token and is pinned, so that no plan
+// proposes it and the numbers of a test stay as they were.
+func modelRead(t testing.TB, c *pruneguard.Context, id pruneguard.MessageID) {
+	t.Helper()
+	require.NoError(t, c.Append(pruneguard.Message{ID: id, Role: pruneguard.RoleAssistant, Pinned: true}))
+}
+
 // batchOfThree is a parallel batch of three calls in one assistant turn:
 // an irreducible result (post) and two reconstructible ones (read). The
 // post writes elsewhere than the reads read, so it leaves them
@@ -44,6 +52,8 @@ func batchOfThree(t *testing.T, cfg pruneguard.Config) *pruneguard.Context {
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rp", Role: pruneguard.RoleTool, Tokens: 600, Answers: []pruneguard.CallID{"p"}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rq", Role: pruneguard.RoleTool, Tokens: 400, Answers: []pruneguard.CallID{"q"}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rs", Role: pruneguard.RoleTool, Tokens: 300, Answers: []pruneguard.CallID{"s"}}))
+	// The model has read the batch: its answer (kept, and counting nothing).
+	modelRead(t, c, "seen")
 	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
 	return c
 }
@@ -85,6 +95,7 @@ func TestReachEvictsUnitsWhenStubsAreNotSmaller(t *testing.T) {
 // the other units, oldest first.
 func TestReachTriesTheOtherUnits(t *testing.T) {
 	c := loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
+	modelRead(t, c, "seen")
 	require.NoError(t, c.Mark("r3", pruneguard.OneTimeSecret))
 	pol := pruneguard.PolicyFunc(func([]pruneguard.Entry, int) pruneguard.Plan {
 		return pruneguard.Plan{Evict: []pruneguard.MessageID{"r3"}}
@@ -112,9 +123,10 @@ func (k keeper) Kept(v *pruneguard.View) (pruneguard.MessageID, bool) {
 // prune leaves it while older units bring the Context to the budget, and
 // takes it, oldest first, only when nothing else does.
 func TestReachKeepsWhatThePolicyKeeps(t *testing.T) {
-	// sys 100 (pinned), task 10, then four units of 105: 530 in all. The
-	// last three messages are r2, a3, r3: units a2 and a3 are kept.
-	for _, pol := range []pruneguard.Policy{keeper{n: 3}, pruneguard.OldestFirst{Keep: 3}, pruneguard.KeepLastToolUses{Keep: 2}} {
+	// sys 100 (pinned), task 10, then four units of 105: 530 in all, and
+	// the model's answer, which read them all. The last four messages are
+	// r2, a3, r3 and the answer: units a2 and a3 are kept.
+	for _, pol := range []pruneguard.Policy{keeper{n: 4}, pruneguard.OldestFirst{Keep: 4}, pruneguard.KeepLastToolUses{Keep: 2}} {
 		for _, tc := range []struct {
 			budget int
 			want   []pruneguard.MessageID
@@ -124,6 +136,7 @@ func TestReachKeepsWhatThePolicyKeeps(t *testing.T) {
 			{1, []pruneguard.MessageID{"task", "a0", "r0", "a1", "r1", "a2", "r2", "a3", "r3"}},
 		} {
 			c := loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
+			modelRead(t, c, "seen")
 			res, err := pruneguard.Guard{Budget: tc.budget, Policy: pol}.Check(c)
 			require.NoError(t, err)
 			assert.Equal(t, pruneguard.Pruned, res.Outcome, "%T budget %d", pol, tc.budget)
@@ -146,6 +159,7 @@ func TestReachKeepsWhatThePolicyKeeps(t *testing.T) {
 	// A policy that hides what it keeps through its View is respected
 	// whatever the budget.
 	c := loopContext(t, pruneguard.Config{}, 100, 100, 100, 100)
+	modelRead(t, c, "seen")
 	hider := pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
 		v.Hide("a3")
 		return pruneguard.Plan{}
@@ -175,6 +189,7 @@ func TestReachSkipsPinnedAndInFlightUnits(t *testing.T) {
 // Deferred only when no safe prune of any kind frees anything.
 func TestDeferredOnlyWhenNothingIsSafe(t *testing.T) {
 	c := postContext(t, pruneguard.Config{}, 100, 200)
+	modelRead(t, c, "seen")
 	before := state(c)
 	res, err := pruneguard.Guard{Budget: 50}.Check(c)
 	require.NoError(t, err)
@@ -186,6 +201,7 @@ func TestDeferredOnlyWhenNothingIsSafe(t *testing.T) {
 
 	// One safe unit among them: the guard finds it and prunes.
 	require.NoError(t, c.Append(pruneguard.Message{ID: "note", Role: pruneguard.RoleUser, Tokens: 30, Class: pruneguard.Reconstructible}))
+	modelRead(t, c, "seen2")
 	require.NoError(t, c.Append(pruneguard.Message{ID: "last", Role: pruneguard.RoleUser, Tokens: 1, Pinned: true}))
 	res, err = pruneguard.Guard{Budget: 50}.Check(c)
 	require.NoError(t, err)
@@ -197,6 +213,7 @@ func TestDeferredOnlyWhenNothingIsSafe(t *testing.T) {
 // The furthest safe prune goes through the Screen too.
 func TestReachIsScreened(t *testing.T) {
 	c := loopContext(t, pruneguard.Config{}, 100, 100, 100)
+	modelRead(t, c, "seen")
 	screened := 0
 	screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
 		screened++
@@ -221,6 +238,7 @@ func TestReachIsScreened(t *testing.T) {
 
 	// A screen violation that names nothing refuses the whole decision.
 	c = loopContext(t, pruneguard.Config{}, 100)
+	modelRead(t, c, "seen")
 	no := pruneguard.ScreenFunc(func(*pruneguard.Decision) []*pruneguard.Violation {
 		return []*pruneguard.Violation{{Gate: pruneguard.GateScreen, Code: "no"}}
 	})
@@ -238,6 +256,7 @@ func TestReachEndsOverManyRefusals(t *testing.T) {
 		sizes[i] = 10
 	}
 	c := postContext(t, pruneguard.Config{}, sizes...)
+	modelRead(t, c, "seen")
 	res, err := pruneguard.Guard{Budget: 50, Rounds: 3}.Check(c)
 	require.NoError(t, err)
 	assert.Equal(t, pruneguard.Deferred, res.Outcome)
@@ -273,6 +292,7 @@ func TestCheckEndsWhenEveryPruneIsRefused(t *testing.T) {
 // one has.
 func TestScreenRefusalsAreRetriedAfterADecision(t *testing.T) {
 	c := loopContext(t, pruneguard.Config{}, 100, 100)
+	modelRead(t, c, "seen")
 	// a0's unit may not go while a1 is in the prompt.
 	screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
 		if _, a1 := c.Message("a1"); a1 && slices.Contains(d.Evict, "a0") {

@@ -194,9 +194,9 @@ func (r *guardRun) filter(p Plan, h planHint) (Plan, planHint) {
 // learn records the refusals vs of plan p: in the result and the log,
 // in the Context's memory (units refused eviction, results refused a
 // stub, by the boundary's pins and the regenerability gate), and for the
-// rest of the check (units in flight, split units, refused tools). With a
-// Spill store it returns, instead of remembering them, the units and
-// results refused only for content a spill would let go.
+// rest of the check (units in flight or unread, split units, refused
+// tools). With a Spill store it returns, instead of remembering them, the
+// units and results refused only for content a spill would let go.
 func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []*Violation) {
 	var stubs, evictUnits map[string]bool
 	if len(p.Stub) > 0 {
@@ -493,7 +493,7 @@ func (r *guardRun) standing(p Plan, vs []*Violation) (units []UnitID, ok bool) {
 			return nil, false
 		}
 		for _, id := range v.Calls {
-			if k, found := c.byCall.find(string(id)); found {
+			if k, found := c.byCall.Find(string(id)); found {
 				if u := c.unitID(c.msg(c.call(k).caller).unit); !slices.Contains(units, u) {
 					units = append(units, u)
 				}

@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,13 +12,19 @@ import (
 // one; its SpillMessages writes the messages as one segment, reads it
 // back and compares it before it returns the pointer.
 //
+// The guard calls SpillMessages from [Guard.CheckContext] with the
+// context it was given, and with no lock of the Context held; the
+// Resolver's Resolvable is called under the lock and answers from memory
+// (see [Resolver]).
+//
 // A nil Spiller in a Guard spills nothing.
 type Spiller interface {
 	Resolver
 	// SpillMessages stores ms together and returns the pointer they
 	// share, once the content is durable and verified to read back
-	// identical; otherwise an error, and no pointer.
-	SpillMessages(ms []Message) (Pointer, error)
+	// identical; otherwise an error, and no pointer. ctx governs the
+	// I/O: once it is done, SpillMessages fails.
+	SpillMessages(ctx context.Context, ms []Message) (Pointer, error)
 }
 
 // ErrSpill is matched (with errors.Is) by every [*SpillError].
@@ -100,13 +107,17 @@ func (r *guardRun) spill(cands []spillCand) bool {
 	for _, k := range cands {
 		if k.stub != "" {
 			r.spillTried[string(k.stub)] = true
-			add(k.unit, k.stub)
+			if u, ok := c.UnitOf(k.stub); ok && prunable(u) {
+				add(k.unit, k.stub)
+			}
 			continue
 		}
 		r.spillTried[string(k.unit)] = true
 		u, ok := c.UnitOf(MessageID(k.unit))
 		if !ok || u.ID != k.unit || !prunable(u) {
-			continue // no longer closed, or merged: the next prune says
+			// No longer closed, or unread (a result joined it), or
+			// merged: the next prune says.
+			continue
 		}
 		for _, id := range u.Messages {
 			add(k.unit, id)
@@ -115,7 +126,7 @@ func (r *guardRun) spill(cands []spillCand) bool {
 	if len(ms) == 0 {
 		return false
 	}
-	ptr, err := r.g.Spill.SpillMessages(ms)
+	ptr, err := r.g.Spill.SpillMessages(r.ctx, ms)
 	if err == nil && !r.resolvable(ptr) {
 		err = ErrUnresolvedSpill
 	}

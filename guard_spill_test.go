@@ -1,6 +1,7 @@
 package pruneguard_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -31,14 +32,18 @@ func postContext(t testing.TB, cfg pruneguard.Config, sizes ...int) *pruneguard.
 }
 
 func TestGuardSpillsThenEvicts(t *testing.T) {
+	ctx := t.Context()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	modelRead(t, c, "seen")
 	orig := map[pruneguard.MessageID]pruneguard.Message{}
 	for _, m := range c.Messages() {
 		orig[m.ID] = m
 	}
 	// Without a store the guard cannot make room.
-	res, err := pruneguard.Guard{Budget: 510}.Check(postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400))
+	nostore := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	modelRead(t, nostore, "seen")
+	res, err := pruneguard.Guard{Budget: 510}.Check(nostore)
 	require.NoError(t, err)
 	assert.Equal(t, pruneguard.Deferred, res.Outcome)
 	assert.ErrorIs(t, res.Reason, pruneguard.ErrRegen)
@@ -67,7 +72,7 @@ func TestGuardSpillsThenEvicts(t *testing.T) {
 		assert.Len(t, d.Pointers, len(d.Evict)+len(d.Stub))
 	}
 	assert.Equal(t, rep.Messages, evicted)
-	back, err := sp.Recall(rep.Pointer)
+	back, err := sp.Recall(ctx, rep.Pointer)
 	require.NoError(t, err)
 	require.Len(t, back, len(rep.Messages))
 	for i, m := range back {
@@ -88,24 +93,33 @@ type failingStore struct{}
 
 var errDiskFull = errors.New("disk full")
 
-func (*failingStore) Put(string, []byte) error { return errDiskFull }
-func (*failingStore) Get(key string) ([]byte, error) {
+func (*failingStore) Put(context.Context, string, []byte) error { return errDiskFull }
+func (*failingStore) Get(_ context.Context, key string) ([]byte, error) {
 	return nil, &spill.KeyError{Op: "get", Key: key, Err: spill.ErrNotFound}
 }
 
 func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
 	for _, tc := range []struct {
 		name string
 		sp   *spill.Spiller
+		ctx  context.Context // nil: the test's
 		want error
 	}{
-		{"failing store", &spill.Spiller{Store: &failingStore{}}, errDiskFull},
-		{"zero spiller", &spill.Spiller{}, spill.ErrNoStore},
+		{"failing store", &spill.Spiller{Store: &failingStore{}}, nil, errDiskFull},
+		{"zero spiller", &spill.Spiller{}, nil, spill.ErrNoStore},
+		{"done context", &spill.Spiller{Store: &spill.Memory{}}, done, context.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			ctx := tc.ctx
+			if ctx == nil {
+				ctx = t.Context()
+			}
 			c := postContext(t, pruneguard.Config{Resolver: tc.sp}, 100, 200)
+			modelRead(t, c, "seen")
 			before := state(c)
-			res, err := pruneguard.Guard{Budget: 150, Spill: tc.sp}.Check(c)
+			res, err := pruneguard.Guard{Budget: 150, Spill: tc.sp}.CheckContext(ctx, c)
 			require.NoError(t, err)
 			assert.Equal(t, pruneguard.Deferred, res.Outcome)
 			require.Len(t, res.SpillErrors, 1, "one failed spill, reported once")
@@ -122,7 +136,7 @@ func TestGuardSpillThatFailsLeavesTheUnit(t *testing.T) {
 
 			// The failure is not remembered as a refusal: the next check
 			// tries the store again.
-			res, err = pruneguard.Guard{Budget: 150, Spill: tc.sp}.Check(c)
+			res, err = pruneguard.Guard{Budget: 150, Spill: tc.sp}.CheckContext(ctx, c)
 			require.NoError(t, err)
 			assert.Len(t, res.SpillErrors, 1)
 		})
@@ -177,6 +191,7 @@ func TestGuardSpillsAResultBeforeItIsStubbed(t *testing.T) {
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rp", Role: pruneguard.RoleTool, Tokens: 500, Content: []byte("id=7"), Answers: []pruneguard.CallID{"p"}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rq", Role: pruneguard.RoleTool, Tokens: 400, Answers: []pruneguard.CallID{"q"}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "rs", Role: pruneguard.RoleTool, Tokens: 300, Answers: []pruneguard.CallID{"s"}}))
+	modelRead(t, c, "seen")
 	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Tokens: 10, Pinned: true}))
 
 	res, err := pruneguard.Guard{Budget: 100, Spill: sp, Policy: pruneguard.LargestResultsFirst{Stub: true}}.Check(c)
@@ -208,6 +223,7 @@ func TestGuardSpillsAResultBeforeItIsStubbed(t *testing.T) {
 func TestGuardZeroSpillerIsAnErrorNotAPanic(t *testing.T) {
 	var sp spill.Spiller
 	c := postContext(t, pruneguard.Config{Resolver: &sp}, 100)
+	modelRead(t, c, "seen")
 	before := state(c)
 	res, err := pruneguard.Guard{Budget: 50, Spill: &sp}.Check(c)
 	require.NoError(t, err)
@@ -237,6 +253,7 @@ func proseContext(t testing.TB, cfg pruneguard.Config, rounds int) *pruneguard.C
 // oldest text and evicting it behind a pointer that reads back the
 // words.
 func TestGuardSpillsIrreducibleText(t *testing.T) {
+	ctx := t.Context()
 	const budget = 450 // of 100 + 4*200 = 900
 	c := proseContext(t, pruneguard.Config{}, 4)
 	for _, id := range []pruneguard.MessageID{"u0", "a0"} {
@@ -269,7 +286,7 @@ func TestGuardSpillsIrreducibleText(t *testing.T) {
 	var spilled, evicted []pruneguard.MessageID
 	for _, s := range res.Spills {
 		spilled = append(spilled, s.Messages...)
-		back, err := sp.Recall(s.Pointer)
+		back, err := sp.Recall(ctx, s.Pointer)
 		require.NoError(t, err)
 		require.Len(t, back, len(s.Messages))
 		for i, m := range back {
@@ -305,6 +322,7 @@ func TestGuardSpillsIrreducibleText(t *testing.T) {
 // check, and every message that went carries the pointer of the decision
 // that took it.
 func TestGuardSpillOfARefusedStubIsTakenBack(t *testing.T) {
+	ctx := t.Context()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	// sys 100 (pinned), then a0 5, r0 100, a1 5, r1 200, a2 5, r2 300,
 	// a3 5, r3 400: 1120 in all.
@@ -344,7 +362,7 @@ func TestGuardSpillOfARefusedStubIsTakenBack(t *testing.T) {
 	for _, m := range c.Messages() {
 		assert.True(t, m.Pointer.IsZero(), "%s stayed in the prompt but carries the pointer %v", m.ID, m.Pointer)
 	}
-	back, err := sp.Recall(last.Pointer)
+	back, err := sp.Recall(ctx, last.Pointer)
 	require.NoError(t, err)
 	assert.Len(t, back, len(evicted))
 }
@@ -363,6 +381,7 @@ func TestGuardSpillOfARefusedUnitIsTakenBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := &spill.Spiller{Store: &spill.Memory{}}
 			c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+			modelRead(t, c, "seen")
 			screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
 				for _, id := range d.Evict {
 					if id == "a0" {
@@ -399,6 +418,7 @@ func TestGuardSpillOfARefusedUnitIsTakenBack(t *testing.T) {
 func TestGuardSpillOfAnAppliedStubStands(t *testing.T) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := postContext(t, pruneguard.Config{Resolver: sp}, 100, 200, 300, 400)
+	modelRead(t, c, "seen")
 	screen := pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
 		for _, id := range d.Evict {
 			if id == "a3" {

@@ -77,7 +77,7 @@ func TestGuardDefers(t *testing.T) {
 
 func TestGuardRelaxedPrunesAroundPending(t *testing.T) {
 	c := toolLoop(t, Config{Boundary: BoundaryRelaxed}, []string{"x"}, 100, 200)
-	mustAppend(t, c, Message{ID: "a9", Tokens: 5, Calls: []Call{{ID: "k9", Tool: "x"}}})
+	mustAppend(t, c, Message{ID: "a9", Role: RoleAssistant, Tokens: 5, Calls: []Call{{ID: "k9", Tool: "x"}}})
 	res, err := Guard{Budget: 150}.Check(c)
 	require.NoError(t, err)
 	assert.Equal(t, Pruned, res.Outcome)
@@ -90,6 +90,8 @@ func TestGuardCannotPruneSafely(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100)
 	require.NoError(t, c.Mark("r0", OneTimeSecret))
 	require.NoError(t, c.Pin("u0"))
+	// The model has read r0 and answered: only the secret holds it now.
+	mustAppend(t, c, Message{ID: "a1", Role: RoleAssistant, Tokens: 5, Content: []byte("noted")})
 	res, err := Guard{Budget: 10}.Check(c)
 	require.NoError(t, err)
 	assert.Equal(t, Deferred, res.Outcome, "cannot prune safely, still under the ceiling")
@@ -125,7 +127,7 @@ func TestGuardHidesRefusedToolsFromPolicy(t *testing.T) {
 	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Output: Reconstructible}))
 	mustAppend(t, c,
 		Message{ID: "u0", Role: RoleUser, Tokens: 500, Class: Reconstructible},
-		Message{ID: "a0", Tokens: 5, Calls: []Call{{ID: "k0", Tool: "upd"}}},
+		Message{ID: "a0", Role: RoleAssistant, Tokens: 5, Calls: []Call{{ID: "k0", Tool: "upd"}}},
 		Message{ID: "r0", Tokens: 5, Answers: []CallID{"k0"}},
 	)
 	rounds := 0

@@ -23,7 +23,7 @@ func TestHashResultsShared(t *testing.T) {
 		var p Plan
 		want := map[MessageID][]byte{}
 		for i := range 60 {
-			call := Message{ID: MessageID(fmt.Sprint("a", i)), Content: []byte("calling"),
+			call := Message{ID: MessageID(fmt.Sprint("a", i)), Role: RoleAssistant, Content: []byte("calling"),
 				Calls: []Call{{ID: CallID(fmt.Sprint("k", i)), Tool: "read_file", Args: []byte(fmt.Sprintf(`{"n":%d}`, i))}}}
 			// Sizes from empty to a few kB, unevenly, so that the parts
 			// are cut inside runs of results of different sizes.

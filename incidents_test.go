@@ -242,6 +242,8 @@ func TestIncidentOneTimeNoncePruned(t *testing.T) {
 		require.NoError(t, c.Append(Message{ID: "a1", Role: RoleAssistant, Tokens: 40, Calls: []Call{{ID: "pay1", Tool: "submit_payment"}}}))
 		require.NoError(t, c.Append(Message{ID: "r1", Role: RoleTool, Tokens: 80, Answers: []CallID{"pay1"}, Facts: OneTimeSecret,
 			Content: []byte(`{"status":"ok","nonce":"8f3a","credential":"tok_once"}`)}))
+		// The model has read the receipt and moved on.
+		require.NoError(t, c.Append(Message{ID: "a2", Role: RoleAssistant, Tokens: 20, Content: []byte("the payment went through")}))
 		// The runtime has already planned a retry that will need the nonce.
 		require.NoError(t, c.PlanStep("retry-if-timeout", "r1"))
 		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
@@ -305,6 +307,8 @@ func TestIncidentGhostCallAfterWithdrawal(t *testing.T) {
 		// again.
 		require.NoError(t, c.Append(Message{ID: "a9", Role: RoleAssistant, Tokens: 30, Class: Reconstructible, Calls: []Call{{ID: "t9", Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}}))
 		require.NoError(t, c.Append(Message{ID: "r9", Role: RoleTool, Tokens: 20, Answers: []CallID{"t9"}, IsError: true, Class: Reconstructible, Content: []byte("notify: required")}))
+		// The model reads the error and answers before the next check.
+		require.NoError(t, c.Append(Message{ID: "a10", Role: RoleAssistant, Tokens: 30, Content: []byte("the incident tool is not available")}))
 		return c
 	}
 	// The next budget check prunes an old search.
@@ -361,6 +365,8 @@ func TestIncidentIrreducibleResultFetchedAgain(t *testing.T) {
 		args := json.RawMessage(`{"cmd":"ulimit -a","cwd":"/srv"}`)
 		require.NoError(t, c.Append(Message{ID: "a1", Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: "c1", Tool: "run_shell", Args: args}}}))
 		require.NoError(t, c.Append(Message{ID: "r1", Role: RoleTool, Tokens: 200, Answers: []CallID{"c1"}, Content: []byte("max user processes unlimited")}))
+		// The model reads the limits and turns to the patch.
+		require.NoError(t, c.Append(Message{ID: "a2", Role: RoleAssistant, Tokens: 30, Content: []byte("not the shell limits; patching the pool size")}))
 		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
 		if err == nil {
 			require.Equal(t, Irreducible, d.Records()[1].Class)

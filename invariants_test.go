@@ -22,6 +22,7 @@ type invKind string
 
 const (
 	kindBoundary invKind = "boundary" // seed 000: commit boundary, whole units
+	kindUnread   invKind = "unread"   // seed 000: what the model has not read is in flight
 	kindSchema   invKind = "schema"   // seed 001: evict-or-tombstone
 	kindRegen    invKind = "regen"    // seed 002: regenerability
 	kindModel    invKind = "model"    // the Context disagrees with the reference model
@@ -90,6 +91,7 @@ type state struct {
 	Entries  []Entry
 	Ghosts   []GhostEvidence
 	Unsound  []string
+	Unread   []MessageID
 }
 
 func capture(c *Context) state {
@@ -103,6 +105,7 @@ func capture(c *Context) state {
 		Entries:  c.Snapshot(),
 		Ghosts:   c.Ghosts(),
 		Unsound:  c.Unsound(),
+		Unread:   c.Unread(),
 	}
 }
 
@@ -123,6 +126,8 @@ func diffState(a, b state) error {
 		return fmt.Errorf("tokens changed: %d -> %d", a.Tokens, b.Tokens)
 	case !reflect.DeepEqual(a.Entries, b.Entries):
 		return fmt.Errorf("snapshot changed:\n%v\n%v", a.Entries, b.Entries)
+	case !reflect.DeepEqual(a.Unread, b.Unread):
+		return fmt.Errorf("unread changed: %v -> %v", a.Unread, b.Unread)
 	}
 	return nil
 }
@@ -190,6 +195,17 @@ type invRecord struct {
 	// Requires maps a message to the tools whose schema it requires,
 	// while its content is its own (a stub drops the requirement).
 	Requires map[MessageID][]string
+	// Seq numbers the messages in the order the test sent them; ReadTo
+	// is the number after the model's last message (of role assistant
+	// or reasoning): the messages numbered from there on are unread.
+	Seq    map[MessageID]int
+	ReadTo int
+}
+
+// unread reports whether the model has not read message id yet.
+func (r *invRecord) unread(id MessageID) bool {
+	seq, ok := r.Seq[id]
+	return ok && seq >= r.ReadTo
 }
 
 // class computes the regenerability class of message m from what the test
@@ -415,6 +431,13 @@ func checkPrune(pre, post state, r *invRecord) error {
 		n, kept := postMsg[m.ID]
 		if kept && bytes.Equal(n.Content, m.Content) {
 			continue
+		}
+		if r.unread(m.ID) {
+			verb := "evicted"
+			if kept {
+				verb = "stubbed"
+			}
+			es.add(kindUnread, "message %s, which came after the model's last message, was %s", m.ID, verb)
 		}
 		if kept && len(m.Answers) == 0 {
 			es.add(kindBoundary, "message %s changed but is not a tool result", m.ID)

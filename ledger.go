@@ -198,13 +198,13 @@ func (c *Context) writeGone(trim bool) {
 		return
 	}
 	// The calls the ring let go would have been pushed out by those after.
-	c.gone.reserve(len(q))
+	c.gone.Reserve(len(q))
 	for j := range q {
 		i := l.goneAt + j
 		if i >= len(q) {
 			i -= len(q)
 		}
-		c.gone.put(string(q[i]), l.wasAbandoned(i))
+		c.gone.Put(string(q[i]), l.wasAbandoned(i))
 	}
 	l.gone = emptyQueue(q, trim)
 	l.goneAt, l.goneN = 0, 0
@@ -228,7 +228,7 @@ func (c *Context) writeCleared(trim bool) {
 	if len(q) == 0 {
 		return
 	}
-	c.cleared.reserve(len(q))
+	c.cleared.Reserve(len(q))
 	ds := l.decisions
 	for j := range q {
 		for len(ds) > 1 && ds[1].from <= j {
@@ -240,10 +240,10 @@ func (c *Context) writeCleared(trim bool) {
 			c.sigBuf = buf
 		}
 		v := e.forgotten(ds[0].d)
-		if old, ok := c.cleared.get(key); ok {
+		if old, ok := c.cleared.Get(key); ok {
 			v.class = max(v.class, old.class)
 		}
-		c.cleared.put(key, v)
+		c.cleared.Put(key, v)
 	}
 	l.forgot = emptyQueue(q, trim)
 	l.decisions = emptyQueue(l.decisions, trim)
@@ -274,5 +274,5 @@ func (c *Context) settleLedger() {
 // it had been abandoned.
 func (c *Context) goneGet(id CallID) (abandoned, ok bool) {
 	c.settleGone()
-	return c.gone.get(string(id))
+	return c.gone.Get(string(id))
 }

@@ -61,11 +61,13 @@ func runLedgerScript(t *testing.T, seed uint64) ledgerRun {
 		for range n {
 			id := fmt.Sprint(next)
 			mustAppend(t, c,
-				spilled(next, Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: toolOf(next), Args: []byte(argsOf(next))}}}),
+				spilled(next, Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: toolOf(next), Args: []byte(argsOf(next))}}}),
 				spilled(next, Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}, Content: []byte("out " + id)}),
 			)
 			next++
 		}
+		// The model has read the round's results before the check.
+		mustAppend(t, c, Message{ID: MessageID(fmt.Sprint("read", round)), Role: RoleAssistant, Content: []byte("read")})
 		var stub []MessageID
 		for i := first; i < next; i += 1 + rng.IntN(40) {
 			stub = append(stub, MessageID(fmt.Sprint("r", i)))
@@ -102,7 +104,7 @@ func runLedgerScript(t *testing.T, seed uint64) ledgerRun {
 		i := rng.IntN(next)
 		id := fmt.Sprint("again", j)
 		mustAppend(t, c,
-			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: toolOf(i), Args: []byte(argsOf(i + 30))}}},
+			Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: toolOf(i), Args: []byte(argsOf(i + 30))}}},
 			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}, Content: []byte("out " + fmt.Sprint(i))},
 		)
 	}
@@ -156,18 +158,21 @@ func TestOneDecisionPrunesMoreThanRemembered(t *testing.T) {
 	closedTools(t, c, "x")
 	n := recentBound + 10
 	evict := make([]MessageID, 0, n)
-	for i := range n {
+	for i := range n + 1 {
 		id := fmt.Sprint(i)
 		mustAppend(t, c,
-			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
+			Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
 			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}},
 		)
-		evict = append(evict, MessageID("a"+id))
+		if i < n {
+			evict = append(evict, MessageID("a"+id)) // the model read it before its next call
+		}
 	}
 	d, err := c.Prune(Plan{Evict: evict})
 	require.NoError(t, err)
+	require.Empty(t, d.Refused)
 	require.NoError(t, c.Apply(d))
-	assert.Equal(t, 0, c.Len())
+	assert.Equal(t, 2, c.Len(), "the last round, unread")
 	assert.NotEmpty(t, c.ledger.gone, "the decision's calls wait in the ledger")
 	assert.ErrorIs(t, c.Append(Message{ID: "late", Answers: []CallID{"k9"}}), ErrUnknownCall, "pruned before the last ones")
 	assert.Empty(t, c.ledger.gone, "the next message writes the ledger out")
@@ -203,14 +208,14 @@ func TestLedgerLetsTheOldTextGo(t *testing.T) {
 	for i := range 3000 {
 		id := fmt.Sprint(i)
 		mustAppend(t, c,
-			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"n":` + id + `}`)}}},
+			Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: "x", Args: []byte(`{"n":` + id + `}`)}}},
 			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}, Content: []byte(strings.Repeat("z", 200))},
 		)
 		if i < 2900 {
 			evict = append(evict, MessageID("a"+id))
 		}
 	}
-	old := slices.Clone(c.text.chunks)
+	old := slices.Clone(c.text.Chunks())
 	// The records of the messages gone are compacted, and the text
 	// with them, by the Apply after the one that leaves them dead.
 	d, err := c.Prune(Plan{Evict: evict[:2000]})
@@ -308,7 +313,7 @@ func runSeveralDecisions(t *testing.T) severalRun {
 	var abandoned []CallID
 	for i := range 600 {
 		id := fmt.Sprint(i)
-		a := Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: []string{"x", "y"}[i%2], Args: argsOf(i)}}}
+		a := Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: []string{"x", "y"}[i%2], Args: argsOf(i)}}}
 		if i%10 == 0 {
 			a.Calls = append(a.Calls, Call{ID: CallID("lost" + id), Tool: "x", Args: []byte(`{}`)})
 			abandoned = append(abandoned, CallID("lost"+id))
@@ -335,7 +340,7 @@ func runSeveralDecisions(t *testing.T) severalRun {
 		require.NoError(t, c.Apply(d))
 	}
 	apply(Plan{Stub: ids("r", 0, 100, 2)})
-	old := slices.Clone(c.text.chunks)
+	old := slices.Clone(c.text.Chunks())
 	apply(Plan{Evict: ids("a", 0, 400, 1)})
 	apply(Plan{Stub: ids("r", 450, 500, 1)})
 
@@ -361,7 +366,7 @@ func runSeveralDecisions(t *testing.T) severalRun {
 	for i := range 40 {
 		id := fmt.Sprint("again", i)
 		mustAppend(t, c,
-			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: []string{"x", "y"}[i%2], Args: argsOf(i)}}},
+			Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: []string{"x", "y"}[i%2], Args: argsOf(i)}}},
 			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}, Content: []byte("new " + id)},
 		)
 	}
@@ -445,12 +450,13 @@ func TestLedgerQueuesTheLastCalls(t *testing.T) {
 		n := recentBound + 1904
 		for i := range n {
 			id := fmt.Sprint(i)
-			a := Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}}
+			a := Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}}
 			if i%3 == 0 {
 				a.Calls = append(a.Calls, Call{ID: CallID("lost" + id), Tool: "x"})
 			}
 			mustAppend(t, c, a, Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}})
 		}
+		mustAppend(t, c, Message{ID: "read", Role: RoleAssistant, Content: []byte("read")})
 		var lost []CallID
 		for i := 0; i < n; i += 3 {
 			lost = append(lost, CallID(fmt.Sprint("lost", i)))
@@ -514,10 +520,11 @@ func TestLedgerBoundCountsEveryCall(t *testing.T) {
 	for i := range 5050 {
 		id := fmt.Sprint(i)
 		mustAppend(t, c,
-			Message{ID: MessageID("a" + id), Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
+			Message{ID: MessageID("a" + id), Role: RoleAssistant, Calls: []Call{{ID: CallID("k" + id), Tool: "x"}}},
 			Message{ID: MessageID("r" + id), Answers: []CallID{CallID("k" + id)}},
 		)
 	}
+	mustAppend(t, c, Message{ID: "read", Role: RoleAssistant, Content: []byte("read")})
 	evict(0, 4900)
 	assert.Len(t, c.ledger.gone, recentBound, "the queue keeps the calls c.gone would keep")
 	assert.Equal(t, 4900, c.ledger.goneN)

@@ -295,6 +295,7 @@ func TestLogValues(t *testing.T) {
 	assert.Equal(t, "m", attrs(pruneguard.SpillNote{Message: "m", Pointer: p})["message"])
 
 	c := loopContext(t, pruneguard.Config{}, 100, 200)
+	modelRead(t, c, "seen")
 	res, err := pruneguard.Guard{Budget: 200}.Check(c)
 	require.NoError(t, err)
 	ra := attrs(res)
@@ -312,6 +313,7 @@ func TestLogValues(t *testing.T) {
 func TestLogRefetchAlerts(t *testing.T) {
 	refetch := func() *pruneguard.Context {
 		c := loopContext(t, pruneguard.Config{}, 100)
+		modelRead(t, c, "seen")
 		d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r0"}})
 		require.NoError(t, err)
 		require.NoError(t, c.Apply(d))

@@ -27,7 +27,12 @@ type UnitID string
 type StepID string
 
 // Role is the author of a message. The guard treats roles as opaque labels
-// except for [RoleUser], whose unmarked messages are ordinary conversation.
+// except for [RoleUser], whose unmarked messages are ordinary conversation,
+// and the model's own roles, [RoleAssistant] and [RoleReasoning]: the
+// messages after the model's last message (one of those roles, or one
+// that makes calls) are unread, and the gates keep them until its next
+// one ([Context.Unread]). A Context with no message of the model has
+// shown the model nothing, and prunes nothing.
 //
 // The zero Role, empty, is a label like any other.
 type Role string
@@ -140,6 +145,9 @@ type Entry struct {
 	Open    bool // the message is still streaming
 	Pending bool // its unit has a call without a complete result
 	Stubbed bool // its content was replaced by a stub
+	// Unread says its unit holds a message the model has not read yet
+	// (see [Unit.Unread]): nothing of the unit may be pruned now.
+	Unread bool
 }
 
 // Unit describes one unit of a [Context]: the messages tied together by
@@ -153,7 +161,9 @@ type Unit struct {
 	Open     bool        // some message of the unit is still streaming
 	Pinned   bool
 	// Unread says a message of the unit came after the model's last
-	// message: the model has not read it yet (see [Context.Unread]).
+	// message (see [Context.Unread]): the model has not read it yet, and
+	// the unit stays, as one in flight does, until the model's next
+	// message.
 	Unread bool
 	Tokens int
 }

@@ -14,9 +14,9 @@ import (
 
 func TestStubDecisionGoesStale(t *testing.T) {
 	c := batchContext(t, Config{}, false)
-	d, err := c.Prune(Plan{Stub: []MessageID{"r3"}})
+	d, err := c.Prune(Plan{Stub: []MessageID{"r2"}})
 	require.NoError(t, err)
-	require.NoError(t, c.Mark("r3", TransientState))
+	require.NoError(t, c.Mark("r2", TransientState))
 	assert.ErrorIs(t, c.Apply(d), ErrStaleDecision, "the stubbed message's unit changed")
 }
 
@@ -85,6 +85,7 @@ func TestEvictingAReusedCallIDKeepsTheLaterCall(t *testing.T) {
 
 func TestLargestResultsFirstOrder(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 50, 70, 50, 70)
+	mustAppend(t, c, Message{ID: "a4", Role: RoleAssistant, Tokens: 5, Content: []byte("read them all")})
 	p := LargestResultsFirst{Stub: true}.Propose(c.View(), 1000)
 	assert.Equal(t, []MessageID{"r1", "r3", "r0", "r2"}, p.Stub, "ties keep transcript order")
 	// Exactly enough: stop there.
@@ -152,8 +153,9 @@ func TestSchemaGateCountsEveryEvictedCall(t *testing.T) {
 	c := NewContext(Config{NoTombstones: true})
 	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Output: Reconstructible}))
 	mustAppend(t, c,
-		Message{ID: "a1", Calls: []Call{{ID: "k1", Tool: "upd"}, {ID: "k2", Tool: "upd"}, {ID: "k3", Tool: "upd"}}},
+		Message{ID: "a1", Role: RoleAssistant, Calls: []Call{{ID: "k1", Tool: "upd"}, {ID: "k2", Tool: "upd"}, {ID: "k3", Tool: "upd"}}},
 		Message{ID: "r1", Answers: []CallID{"k1", "k2", "k3"}},
+		Message{ID: "a2", Role: RoleAssistant, Content: []byte("updated")},
 	)
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, DropSchemas: []string{"upd"}})
 	require.NoError(t, err, "all three calls leave with the schema")
@@ -179,7 +181,7 @@ func TestGuardTakesRefusedCompressionsOutOfThePlan(t *testing.T) {
 	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Schema: []byte(`{"type":"object","required":["a"]}`), Output: Reconstructible}))
 	mustAppend(t, c,
 		Message{ID: "u0", Role: RoleUser, Tokens: 500, Class: Reconstructible},
-		Message{ID: "a0", Tokens: 5, Calls: []Call{{ID: "k0", Tool: "upd"}}},
+		Message{ID: "a0", Role: RoleAssistant, Tokens: 5, Calls: []Call{{ID: "k0", Tool: "upd"}}},
 		Message{ID: "r0", Tokens: 5, Answers: []CallID{"k0"}},
 	)
 	rounds := 0
@@ -247,13 +249,14 @@ func TestResultListsEveryRefusal(t *testing.T) {
 		for i := 0; i < 5; i++ {
 			id := fmt.Sprint(i)
 			mustAppend(t, c,
-				Message{ID: MessageID("a" + id), Tokens: 10, Calls: []Call{{ID: CallID("k" + id), Tool: "web"}}},
+				Message{ID: MessageID("a" + id), Role: RoleAssistant, Tokens: 10, Calls: []Call{{ID: CallID("k" + id), Tool: "web"}}},
 				Message{ID: MessageID("r" + id), Tokens: 100, Answers: []CallID{CallID("k" + id)}},
 			)
 		}
 		mustAppend(t, c,
-			Message{ID: "a9", Tokens: 10, Calls: []Call{{ID: "k9", Tool: "x"}}},
+			Message{ID: "a9", Role: RoleAssistant, Tokens: 10, Calls: []Call{{ID: "k9", Tool: "x"}}},
 			Message{ID: "r9", Tokens: 100, Answers: []CallID{"k9"}},
+			Message{ID: "a10", Role: RoleAssistant, Tokens: 10, Content: []byte("read")},
 		)
 		res, err := Guard{Budget: c.Tokens() - 110}.Check(c)
 		require.NoError(t, err)

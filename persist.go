@@ -20,8 +20,9 @@ import (
 // pruned last (for [ErrPrunedCall] and [ErrAbandonedCall]), the results
 // pruned last (for refetch alerts), the alerts not yet taken, the
 // ghost-tool episodes, the count of guard checks (for
-// [Result.Compaction]), and the pointers whose lines it counts (see
-// Config.PointerTokens).
+// [Result.Compaction]), the pointers whose lines it counts (see
+// Config.PointerTokens), and which messages the model has read
+// ([Context.Unread]).
 //
 // It does not save the refusals guards remembered ([Context.Refusals]):
 // a restored Context's guards meet them again. Decisions made before
@@ -69,57 +70,124 @@ func (c *Context) state() *savedState {
 	if c.roleIdx == nil {
 		return s // a zero Context that saw no event
 	}
-	pm := make([]int32, c.msgs.n)
-	n := int32(0)
-	for p := int32(0); p < c.msgs.n; p++ {
-		pm[p] = none
-		if c.msg(p).flags&mDead == 0 {
-			pm[p] = n
-			n++
+	rn := c.saveRenumbering()
+	var readEnd, byMsgs int32 // what the model read, and what its messages say it read
+	for p := int32(0); p < c.msgs.Len(); p++ {
+		q := rn.pm[p]
+		switch {
+		case q == none:
+		case c.isModels(p):
+			byMsgs = q + 1
+			fallthrough
+		case p < c.readEnd:
+			if p < c.readEnd {
+				readEnd = q + 1
+			}
 		}
 	}
-	cm := make([]int32, c.calls.n)
-	rank := make([]int32, c.calls.n+1)
-	n = 0
-	for k := int32(0); k < c.calls.n; k++ {
-		cm[k] = none
-		rank[k] = n
-		if c.callLive(k) {
-			cm[k] = n
-			n++
-		}
+	if readEnd != byMsgs {
+		s.ReadEnd = &readEnd
 	}
-	rank[c.calls.n] = n
-	um := make([]int32, c.units.n)
 	for u := c.firstUnit(); u != none; u = c.unit(u).next {
-		um[u] = int32(len(s.Units))
 		s.Units = append(s.Units, savedUnit{Version: c.unit(u).version})
 	}
-	// mark moves a scope mark as remapScopes does.
-	mark := func(m int64) int64 {
-		switch {
-		case m == 0:
-			return 0
-		case m%2 == 1:
-			return 2*int64(rank[(m-1)/2]) + 1
-		}
-		if k := cm[m/2-1]; k != none {
-			return callMark(k)
-		}
-		return 2*int64(rank[m/2-1]) + 1
+	s.Messages = c.savedMessages(rn)
+	s.Calls = c.savedCalls(rn)
+	for _, k := range c.pend {
+		s.Pending = append(s.Pending, rn.cm[k])
 	}
+	for _, p := range c.open {
+		s.Open = append(s.Open, rn.pm[p])
+	}
+	s.Tools = c.savedTools(rn)
+	s.Unsound = slices.Clone(c.unsound)
+	for _, sc := range c.scopes {
+		s.Scopes = append(s.Scopes, savedScope{Name: str(sc.name), Mut: rn.mark(sc.mut)})
+	}
+	s.MutAny, s.MutAll = rn.mark(c.mutAny), rn.mark(c.mutAll)
+	for _, id := range slices.Sorted(mapKeys(c.steps)) {
+		st := savedStep{ID: str(id), Refs: []int32{}}
+		for _, p := range c.steps[id].refs {
+			if q := rn.pm[p]; q != none {
+				st.Refs = append(st.Refs, q)
+			}
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	s.Sealed = c.sealed
+	c.saveMemory(s)
+	return s
+}
 
+// saveRenumbering maps the places of the Context to those of its saved
+// state: messages and calls gone are left out, units go in list order.
+type saveRenumbering struct {
+	pm, cm, um []int32 // new places of messages, calls and units; none for those gone
+	// rank counts, for each call, the calls kept before it, and at its
+	// end all those kept.
+	rank []int32
+}
+
+// saveRenumbering returns the renumbering of the Context's places.
+func (c *Context) saveRenumbering() *saveRenumbering {
+	rn := &saveRenumbering{
+		pm: make([]int32, c.msgs.Len()), cm: make([]int32, c.calls.Len()),
+		rank: make([]int32, c.calls.Len()+1), um: make([]int32, c.units.Len()),
+	}
+	n := int32(0)
+	for p := int32(0); p < c.msgs.Len(); p++ {
+		rn.pm[p] = none
+		if c.msg(p).flags&mDead == 0 {
+			rn.pm[p] = n
+			n++
+		}
+	}
+	n = 0
+	for k := int32(0); k < c.calls.Len(); k++ {
+		rn.cm[k] = none
+		rn.rank[k] = n
+		if c.callLive(k) {
+			rn.cm[k] = n
+			n++
+		}
+	}
+	rn.rank[c.calls.Len()] = n
+	n = 0
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		rn.um[u] = n
+		n++
+	}
+	return rn
+}
+
+// mark moves a scope mark as remapScopes does.
+func (rn *saveRenumbering) mark(m int64) int64 {
+	switch {
+	case m == 0:
+		return 0
+	case m%2 == 1:
+		return 2*int64(rn.rank[(m-1)/2]) + 1
+	}
+	if k := rn.cm[m/2-1]; k != none {
+		return callMark(k)
+	}
+	return 2*int64(rn.rank[m/2-1]) + 1
+}
+
+// savedMessages returns the saved form of the messages held.
+func (c *Context) savedMessages(rn *saveRenumbering) []savedMsg {
+	var out []savedMsg
 	for p := range c.positions() {
 		x := c.msg(p)
 		m := savedMsg{
-			ID: str(c.id(p)), Role: str(c.role(p)), Tokens: c.tokensOf(p), Unit: um[x.unit],
+			ID: str(c.id(p)), Role: str(c.role(p)), Tokens: c.tokensOf(p), Unit: rn.um[x.unit],
 			Empty: x.flags&mEmpty != 0, Open: x.flags&mOpen != 0, Stubbed: x.flags&mStubbed != 0,
 			Pinned: x.flags&mPinned != 0, Class: x.class, Facts: x.facts,
 		}
 		if m.Open {
 			m.Body = slices.Clone(c.sideOf(p).buf)
 		} else {
-			m.Body = slices.Clone(c.text.bytes(x.text)[x.idLen:])
+			m.Body = slices.Clone(c.text.Bytes(x.text)[x.idLen:])
 		}
 		if sd := c.sideOf(p); sd != nil {
 			m.Counted, m.IsError = sd.counted, sd.isError
@@ -128,32 +196,38 @@ func (c *Context) state() *savedState {
 			m.Requires = slices.Clone(sd.requires)
 		}
 		for k := range c.callsOf(p) {
-			m.Calls = append(m.Calls, cm[k])
+			m.Calls = append(m.Calls, rn.cm[k])
 		}
 		for k := range c.answersOf(p) {
-			m.Answers = append(m.Answers, cm[k])
+			m.Answers = append(m.Answers, rn.cm[k])
 		}
-		s.Messages = append(s.Messages, m)
+		out = append(out, m)
 	}
-	for k := int32(0); k < c.calls.n; k++ {
-		if cm[k] == none {
+	return out
+}
+
+// savedCalls returns the saved form of the calls kept.
+func (c *Context) savedCalls(rn *saveRenumbering) []savedCall {
+	var out []savedCall
+	for k := int32(0); k < c.calls.Len(); k++ {
+		if rn.cm[k] == none {
 			continue
 		}
 		r := c.call(k)
-		named, _ := c.byCall.find(string(c.callID(k)))
-		s.Calls = append(s.Calls, savedCall{
+		named, _ := c.byCall.Find(string(c.callID(k)))
+		out = append(out, savedCall{
 			ID: str(c.callID(k)), Tool: r.tool, Args: slices.Clone(c.args(k)), Ver: r.ver,
 			Done: r.flags&cDone != 0, Ghost: r.flags&cGhost != 0, Server: r.flags&cServer != 0,
 			Abandoned:  r.flags&cAbandon != 0,
 			Superseded: r.caller != none && c.msg(r.caller).flags&mDead == 0 && named != k,
 		})
 	}
-	for _, k := range c.pend {
-		s.Pending = append(s.Pending, cm[k])
-	}
-	for _, p := range c.open {
-		s.Open = append(s.Open, pm[p])
-	}
+	return out
+}
+
+// savedTools returns the saved form of the tools.
+func (c *Context) savedTools(rn *saveRenumbering) []savedTool {
+	var out []savedTool
 	for i := range c.tools {
 		t := &c.tools[i]
 		st := savedTool{
@@ -165,34 +239,26 @@ func (c *Context) state() *savedState {
 			IrreducibleRefetches: t.irreducibleRefetches, GhostCopies: t.ghostCopies,
 			GhostRejections: t.ghostRejections, GhostDetours: t.ghostDetours, GhostTriads: t.ghostTriads,
 			MismatchedRefetches: t.mismatchedRefetches, SchemaTokens: t.schemaTok,
-			CompressedTokens: t.compTok, TombstoneTokens: t.tombTok, Last: mark(t.last), WindowAt: t.windowAt,
+			CompressedTokens: t.compTok, TombstoneTokens: t.tombTok, Last: rn.mark(t.last), WindowAt: t.windowAt,
 		}
 		for j, e := range t.window {
 			if e != 0 {
-				st.Window[j] = cm[e-1] + 1 // zero when the call is gone
+				st.Window[j] = rn.cm[e-1] + 1 // zero when the call is gone
 			}
 		}
-		s.Tools = append(s.Tools, st)
+		out = append(out, st)
 	}
-	s.Unsound = slices.Clone(c.unsound)
-	for _, sc := range c.scopes {
-		s.Scopes = append(s.Scopes, savedScope{Name: str(sc.name), Mut: mark(sc.mut)})
-	}
-	s.MutAny, s.MutAll = mark(c.mutAny), mark(c.mutAll)
-	for _, id := range slices.Sorted(mapKeys(c.steps)) {
-		st := savedStep{ID: str(id), Refs: []int32{}}
-		for _, p := range c.steps[id].refs {
-			if q := pm[p]; q != none {
-				st.Refs = append(st.Refs, q)
-			}
-		}
-		s.Steps = append(s.Steps, st)
-	}
-	s.Sealed = c.sealed
-	for k, v := range recentInOrder(&c.gone) {
+	return out
+}
+
+// saveMemory writes into s what the Context remembers: the calls and
+// results pruned last, the alerts, the ghost-tool episodes and the count
+// of checks.
+func (c *Context) saveMemory(s *savedState) {
+	for k, v := range c.gone.All() {
 		s.Gone = append(s.Gone, savedGone{Call: str(k), Abandoned: v})
 	}
-	for k, v := range recentInOrder(&c.cleared) {
+	for k, v := range c.cleared.All() {
 		s.Cleared = append(s.Cleared, savedPruned{Sig: b64(k), Class: v.class, Hash: v.hash, Message: str(v.msg), Stubbed: v.stubbed})
 	}
 	for _, a := range c.alerts {
@@ -210,7 +276,6 @@ func (c *Context) state() *savedState {
 		})
 	}
 	s.Checks = c.mem.checks.Load()
-	return s
 }
 
 // mapKeys walks the keys of m.
@@ -219,27 +284,6 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 		for k := range m {
 			if !yield(k) {
 				return
-			}
-		}
-	}
-}
-
-// recentInOrder walks the keys r remembers, oldest first, with their
-// values.
-func recentInOrder[V any](r *recent[V]) func(func(string, V) bool) {
-	return func(yield func(string, V) bool) {
-		n := len(r.ring)
-		start := 0
-		if n == recentBound {
-			start = r.next
-		}
-		for i := range n {
-			slot := (start + i) % max(n, 1)
-			k := r.ring[slot]
-			if e, ok := r.m[k]; ok && e.slot == slot {
-				if !yield(k, e.v) {
-					return
-				}
 			}
 		}
 	}

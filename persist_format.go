@@ -30,8 +30,10 @@ import (
 // refused. A reader refuses a state whose digest does not match, a
 // format or version it does not know, a field it does not know, and
 // trailing data. The fields of Config.PointerTokens
-// (pointerTokens, pointerLines) are written only when it is set, so a
-// Context without it saves what earlier releases read.
+// (pointerTokens, pointerLines) are written only when it is set, and
+// readEnd (how many messages the model has read) only when the
+// messages do not say it, so a Context without them saves what earlier
+// releases read.
 
 const (
 	stateFormat  = "pruneguard.context"
@@ -138,6 +140,12 @@ type savedState struct {
 	// Lines are the pointers whose lines the Context counts (see
 	// Config.PointerTokens), sorted; written only when there are some.
 	Lines []savedPointer `json:"pointerLines,omitempty"`
+	// ReadEnd is how many of the messages the model has read: those
+	// before the first unread one (see Context.Unread). It is written
+	// only when the messages do not say it, the model's last message
+	// having left; a state without it (as earlier releases wrote) has read
+	// the messages up to the model's last (see Context.Append).
+	ReadEnd *int32 `json:"readEnd,omitempty"`
 }
 
 type savedPointer struct {

@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -255,19 +256,83 @@ func TestSaveRestoreBinaryStrings(t *testing.T) {
 }
 
 // With a Resolver, Restore asks it about each pointer once, up front.
-func TestRestoreAsksResolverOnce(t *testing.T) {
+// testVerifier is a Verifier that resolves what it verified, from
+// memory, and counts its calls.
+type testVerifier struct {
+	known    map[Pointer]bool
+	missing  map[Pointer]bool // what Verify finds missing
+	verified map[Pointer]int
+}
+
+func (v *testVerifier) Resolvable(p Pointer) bool { return v.known[p] }
+
+func (v *testVerifier) Verify(ctx context.Context, p Pointer) error {
+	v.verified[p]++
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if v.missing[p] {
+		return errors.New("missing")
+	}
+	v.known[p] = true
+	return nil
+}
+
+func newTestVerifier(missing ...Pointer) *testVerifier {
+	v := &testVerifier{known: map[Pointer]bool{}, missing: map[Pointer]bool{}, verified: map[Pointer]int{}}
+	for _, p := range missing {
+		v.missing[p] = true
+	}
+	return v
+}
+
+// Restore verifies each distinct pointer once, with a Verifier, and asks
+// a plain Resolver nothing: it answers from memory when a prune asks.
+func TestRestoreVerifiesPointersOnce(t *testing.T) {
 	c := NewContext(Config{})
-	p := Pointer{Store: "s", Key: "k"}
+	p, lost := Pointer{Store: "s", Key: "k"}, Pointer{Store: "s", Key: "gone"}
 	require.NoError(t, c.Append(Message{ID: "a", Content: []byte("x"), Pointer: p}))
 	require.NoError(t, c.Append(Message{ID: "b", Content: []byte("y"), Pointer: p}))
 	require.NoError(t, c.Append(Message{ID: "c", Content: []byte("z")}))
-	asked := map[Pointer]int{}
-	r, err := Restore(bytes.NewReader(saved(t, c)), Config{Resolver: ResolverFunc(func(q Pointer) bool { asked[q]++; return true })})
-	require.NoError(t, err)
-	require.Equal(t, map[Pointer]int{p: 1}, asked)
+	require.NoError(t, c.Append(Message{ID: "d", Content: []byte("w"), Pointer: lost}))
+	require.NoError(t, c.Append(Message{ID: "e", Role: RoleAssistant, Content: []byte("v")}))
+	state := saved(t, c)
+
+	v := newTestVerifier(lost)
+	r, err := RestoreContext(t.Context(), bytes.NewReader(state), Config{Resolver: v})
+	require.NoError(t, err, "a pointer that does not verify is kept")
+	require.Equal(t, map[Pointer]int{p: 1, lost: 1}, v.verified)
 	d, err := r.Prune(Plan{Evict: []MessageID{"a"}})
 	require.NoError(t, err)
 	require.Equal(t, []SpillNote{{"a", p}}, d.Pointers)
+	_, err = r.Prune(Plan{Evict: []MessageID{"d"}})
+	require.ErrorIs(t, err, ErrRegen, "the pointer that did not verify counts for no prune")
+
+	_, err = Restore(bytes.NewReader(state), Config{Resolver: v})
+	require.NoError(t, err)
+	require.Equal(t, map[Pointer]int{p: 1, lost: 2}, v.verified, "what the Verifier resolves already is not verified again")
+
+	asked := 0
+	_, err = Restore(bytes.NewReader(state), Config{Resolver: ResolverFunc(func(Pointer) bool { asked++; return true })})
+	require.NoError(t, err)
+	require.Zero(t, asked, "a Resolver that cannot verify is not asked")
+}
+
+// A done context stops the verification: RestoreContext returns its
+// error and no Context.
+func TestRestoreContextDone(t *testing.T) {
+	c := NewContext(Config{})
+	require.NoError(t, c.Append(Message{ID: "a", Content: []byte("x"), Pointer: Pointer{Store: "s", Key: "k"}}))
+	state := saved(t, c)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	v := newTestVerifier()
+	r, err := RestoreContext(ctx, bytes.NewReader(state), Config{Resolver: v})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, r)
+	r, err = RestoreContext(ctx, bytes.NewReader(state), Config{})
+	require.NoError(t, err, "without a Verifier there is nothing to stop")
+	require.NotNil(t, r)
 }
 
 // A zero Context saves and restores.
@@ -331,4 +396,71 @@ func TestSaveConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		_, _ = r.Prune(Plan{})
 	}
+}
+
+// What the model has read survives Save and Restore: a state keeps it
+// when the messages no longer say it (the model's last message was
+// pruned), and a restored Context holds back what the original holds
+// back. A state without it, as earlier releases wrote, takes it from the
+// messages: up to the model's last one, which holds back more, never
+// less. A value the messages contradict is refused.
+func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
+	c := NewContext(Config{TextClass: Reconstructible})
+	mustAppend(t, c,
+		Message{ID: "u1", Role: RoleUser, Tokens: 10},
+		Message{ID: "a1", Role: RoleAssistant, Tokens: 10},
+		Message{ID: "u2", Role: RoleUser, Tokens: 10},
+	)
+	plain := saved(t, c)
+	require.NotContains(t, string(plain), `"readEnd"`, "the roles say it: the state is what earlier releases wrote")
+
+	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
+	require.NoError(t, err)
+	require.Equal(t, []MessageID{"a1"}, d.Evict)
+	require.NoError(t, c.Apply(d))
+	require.Equal(t, []MessageID{"u2"}, c.Unread())
+
+	state := saved(t, c)
+	require.Contains(t, string(state), `"readEnd":1`)
+	r, err := Restore(bytes.NewReader(state), Config{})
+	require.NoError(t, err)
+	require.Equal(t, c.Unread(), r.Unread())
+	require.Equal(t, c.Snapshot(), r.Snapshot())
+	require.Equal(t, state, saved(t, r))
+	for _, x := range []*Context{c, r} {
+		d, err := x.Prune(Plan{Evict: []MessageID{"u1", "u2"}})
+		require.NoError(t, err)
+		require.Equal(t, []MessageID{"u1"}, d.Evict)
+		require.Len(t, d.Refused, 1)
+		require.Equal(t, CodeUnread, d.Refused[0].Code)
+	}
+
+	// Compacted, the Context keeps the same messages read.
+	c.mu.Lock()
+	c.compact()
+	c.mu.Unlock()
+	require.Equal(t, []MessageID{"u2"}, c.Unread())
+	require.Equal(t, state, saved(t, c))
+
+	// Without the member, the messages say it: u1 came after no message
+	// of the model, so it is unread too.
+	old := Reseal(bytes.Replace(state, []byte(`,"readEnd":1`), nil, 1))
+	require.NotEqual(t, state, old)
+	o, err := Restore(bytes.NewReader(old), Config{})
+	require.NoError(t, err)
+	require.Equal(t, []MessageID{"u1", "u2"}, o.Unread())
+
+	// Out of range, or before the model's last message: not what Save
+	// writes.
+	for _, bad := range []string{`"readEnd":3`, `"readEnd":-1`, `"readEnd":"1"`} {
+		b := Reseal(bytes.Replace(state, []byte(`"readEnd":1`), []byte(bad), 1))
+		_, err := Restore(bytes.NewReader(b), Config{})
+		require.True(t, errors.Is(err, ErrBadState), "%s: %v", bad, err)
+	}
+	m := NewContext(Config{})
+	mustAppend(t, m, Message{ID: "u1", Role: RoleUser}, Message{ID: "a1", Role: RoleAssistant}, Message{ID: "u2", Role: RoleUser})
+	b := saved(t, m)
+	b = Reseal(bytes.Replace(b, []byte(`,"sha256"`), []byte(`,"readEnd":1,"sha256"`), 1))
+	_, err = Restore(bytes.NewReader(b), Config{})
+	require.True(t, errors.Is(err, ErrBadState), "the model read u1 before writing a1: %v", err)
 }

@@ -53,8 +53,8 @@ type planHint struct{ evict, stub []int32 }
 // messages: the hint saves hashing the id. Under the read lock.
 func (c *Context) locate(id MessageID, hint []int32, i int) (int32, bool) {
 	if i < len(hint) {
-		if q := hint[i]; q >= 0 && q < c.msgs.n {
-			if x := c.msg(q); x.flags&mDead == 0 && x.idLen == uint32(len(id)) && string(c.text.bytes(x.text)[:x.idLen]) == string(id) {
+		if q := hint[i]; q >= 0 && q < c.msgs.Len() {
+			if x := c.msg(q); x.flags&mDead == 0 && x.idLen == uint32(len(id)) && string(c.text.Bytes(x.text)[:x.idLen]) == string(id) {
 				return q, true
 			}
 		}

@@ -19,7 +19,7 @@ func TestLocateTrustsOnlyTheMessageNamed(t *testing.T) {
 		return p
 	}
 	r1, a0, r0 := at("r1"), at("a0"), at("r0")
-	for _, hint := range [][]int32{nil, {r1}, {a0}, {-1}, {none}, {c.msgs.n}, {1 << 30}} {
+	for _, hint := range [][]int32{nil, {r1}, {a0}, {-1}, {none}, {c.msgs.Len()}, {1 << 30}} {
 		q, ok := c.locate("r1", hint, 0)
 		assert.True(t, ok, "hint %v", hint)
 		assert.Equal(t, r1, q, "hint %v", hint)
@@ -61,6 +61,8 @@ func TestGuardEditedPlanActsAsNamed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			run := func(hinted bool) string {
 				c := toolLoop(t, Config{}, []string{"x"}, 100, 200, 300, 400, 500)
+				// The model has read the last result.
+				mustAppend(t, c, Message{ID: "a5", Role: RoleAssistant, Tokens: 5, Content: []byte("done")})
 				pol := ViewFunc(func(v *View, need int) Plan {
 					p := OldestFirst{}.Propose(v, need)
 					if !hinted {

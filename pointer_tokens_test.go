@@ -67,6 +67,7 @@ func TestPointerTokensSpillAfterStub(t *testing.T) {
 		Calls: []pruneguard.Call{{ID: "k", Tool: "read", Args: []byte(`{}`)}}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "r", Role: pruneguard.RoleTool, Tokens: 100,
 		Content: []byte("file"), Answers: []pruneguard.CallID{"k"}}))
+	modelRead(t, c, "seen")
 	d := applied(t, c, pruneguard.Plan{Stub: []pruneguard.MessageID{"r"}})
 	assert.Empty(t, d.Pointers)
 	assert.Equal(t, 94, d.Freed)
@@ -83,6 +84,7 @@ func TestPointerTokensSpillAfterStub(t *testing.T) {
 // the Apply that first evicts a message with it, and never again.
 func TestPointerTokensLines(t *testing.T) {
 	c := postContext(t, pruneguard.Config{Resolver: resolveAll, PointerTokens: 40}, 100, 200, 300, 400, 500)
+	modelRead(t, c, "seen")
 	for id, p := range map[pruneguard.MessageID]string{"a0": "p", "r0": "p", "a1": "p", "r1": "p", "a2": "q", "r2": "q", "a3": "p", "r3": "p"} {
 		require.NoError(t, c.Spill(id, ptr(p)))
 	}
@@ -116,6 +118,7 @@ func TestPointerTokensLines(t *testing.T) {
 // twice nor a Freed left wrong.
 func TestPointerTokensStaleDecision(t *testing.T) {
 	c := postContext(t, pruneguard.Config{Resolver: resolveAll, PointerTokens: 40}, 100, 200)
+	modelRead(t, c, "seen")
 	for _, id := range []pruneguard.MessageID{"a0", "r0", "a1", "r1"} {
 		require.NoError(t, c.Spill(id, ptr("p")))
 	}
@@ -144,6 +147,7 @@ func TestPointerTokensValidate(t *testing.T) {
 // would be no smaller, nor stub one whose stub would show a pointer no
 // smaller than it.
 func TestGuardDoesNotStubBelowPointer(t *testing.T) {
+	ctx := t.Context()
 	stubAll := pruneguard.PolicyFunc(func(es []pruneguard.Entry, need int) pruneguard.Plan {
 		var p pruneguard.Plan
 		for _, e := range es {
@@ -156,6 +160,7 @@ func TestGuardDoesNotStubBelowPointer(t *testing.T) {
 	run := func(pt int) (*pruneguard.Context, pruneguard.Result) {
 		sp := &spill.Spiller{Store: &spill.Memory{}}
 		c := postContext(t, pruneguard.Config{Resolver: sp, PointerTokens: pt}, 30, 200)
+		modelRead(t, c, "seen")
 		res, err := pruneguard.Guard{Budget: 200, Policy: stubAll, Spill: sp}.Check(c)
 		require.NoError(t, err)
 		return c, res
@@ -181,7 +186,8 @@ func TestGuardDoesNotStubBelowPointer(t *testing.T) {
 	// stubbed either.
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c = postContext(t, pruneguard.Config{Resolver: sp, PointerTokens: 50}, 50, 200)
-	_, err := sp.Spill(c, "r0")
+	modelRead(t, c, "seen")
+	_, err := sp.Spill(ctx, c, "r0")
 	require.NoError(t, err)
 	res, err = pruneguard.Guard{Budget: 210, Policy: stubAll, Spill: sp}.Check(c)
 	require.NoError(t, err)
@@ -200,6 +206,7 @@ func TestGuardSpillCountsLines(t *testing.T) {
 	for _, pt := range []int{0, 40} {
 		sp := &spill.Spiller{Store: &spill.Memory{}}
 		c := postContext(t, pruneguard.Config{Resolver: sp, PointerTokens: pt}, 100, 200, 300, 400)
+		modelRead(t, c, "seen")
 		res, err := pruneguard.Guard{Budget: 510, Spill: sp}.Check(c)
 		require.NoError(t, err)
 		assert.Equal(t, pruneguard.Pruned, res.Outcome)
@@ -228,6 +235,7 @@ func TestGuardSpillCountsLines(t *testing.T) {
 // the same tokens and adds no line for a pointer it already counts.
 func TestPointerTokensSaveRestore(t *testing.T) {
 	c := postContext(t, pruneguard.Config{Resolver: resolveAll, PointerTokens: 40}, 100, 200, 300)
+	modelRead(t, c, "seen")
 	for _, id := range []pruneguard.MessageID{"a0", "r0", "a1", "r1"} {
 		require.NoError(t, c.Spill(id, ptr("p")))
 	}

@@ -38,14 +38,14 @@ type ViewFunc func(v *View, need int) Plan
 func (f ViewFunc) Propose(v *View, need int) Plan { return f(v, need) }
 
 // prunable reports whether a policy may propose unit u: nothing in it is
-// pinned, streaming or waiting for a result.
+// pinned, streaming, waiting for a result or unread by the model.
 func prunable(u Unit) bool { return !u.Pinned && !u.Open && !u.Unread && len(u.Pending) == 0 }
 
 // proposable is prunable for the unit at u, without describing it. Under
 // the read lock.
 func (c *Context) proposable(u int32) bool {
 	un := c.unit(u)
-	if un.pinned > 0 || un.open > 0 || un.tail >= c.readEnd {
+	if un.pinned > 0 || un.open > 0 || c.unread(u) {
 		return false
 	}
 	if un.pending > 0 {
@@ -61,10 +61,10 @@ func (c *Context) proposable(u int32) bool {
 }
 
 // OldestFirst proposes whole units, oldest first, until enough tokens
-// would be freed. It skips units that are pinned or in flight, and keeps
-// the last Keep messages of the transcript, with the units they belong
-// to, out of its proposals. It walks the units from the oldest and stops
-// there.
+// would be freed. It skips units that are pinned, in flight or not yet
+// read by the model ([Unit.Unread]), and keeps the last Keep messages of
+// the transcript, with the units they belong to, out of its proposals.
+// It walks the units from the oldest and stops there.
 //
 // The zero OldestFirst keeps nothing back: it proposes from the oldest unit
 // on.

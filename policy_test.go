@@ -28,6 +28,13 @@ func toolLoop(t *testing.T, cfg Config, tools []string, sizes ...int) *Context {
 	return c
 }
 
+// modelReads appends the model's next message, which has no tokens: the
+// model has read every message before it.
+func modelReads(t *testing.T, c *Context, id MessageID) {
+	t.Helper()
+	mustAppend(t, c, Message{ID: id, Role: RoleAssistant, Content: []byte("read")})
+}
+
 func TestOldestFirst(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 200, 300)
 	p := OldestFirst{}.Propose(c.View(), 50)
@@ -44,6 +51,7 @@ func TestOldestFirst(t *testing.T) {
 
 func TestLargestResultsFirst(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 300, 200)
+	modelReads(t, c, "read")
 	p := LargestResultsFirst{}.Propose(c.View(), 250)
 	assert.Equal(t, []MessageID{"a1", "r1"}, p.Evict)
 	p = LargestResultsFirst{}.Propose(c.View(), 400)
@@ -75,18 +83,20 @@ func TestKeepLastToolUsesKeepsBatchWithAKeptResult(t *testing.T) {
 	c := NewContext(Config{})
 	closedTools(t, c, "x")
 	mustAppend(t, c,
-		Message{ID: "a0", Calls: []Call{{ID: "k0", Tool: "x"}}},
+		Message{ID: "a0", Role: RoleAssistant, Calls: []Call{{ID: "k0", Tool: "x"}}},
 		Message{ID: "r0", Answers: []CallID{"k0"}},
-		Message{ID: "a1", Calls: []Call{{ID: "k1", Tool: "x"}, {ID: "k2", Tool: "x"}}},
+		Message{ID: "a1", Role: RoleAssistant, Calls: []Call{{ID: "k1", Tool: "x"}, {ID: "k2", Tool: "x"}}},
 		Message{ID: "r1", Answers: []CallID{"k1"}},
 		Message{ID: "r2", Answers: []CallID{"k2"}},
 	)
+	modelReads(t, c, "read")
 	p := KeepLastToolUses{Keep: 1}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"a0", "r0"}, p.Evict, "r1 is older than the kept r2 but shares its unit")
 }
 
 func TestStubbingPoliciesSkipSmallResults(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 5, 8, 9, 300, 20, 30, 40)
+	modelReads(t, c, "read")
 	p := LargestResultsFirst{Stub: true}.Propose(c.View(), 1000)
 	assert.Equal(t, []MessageID{"r3", "r6", "r5", "r4", "r2"}, p.Stub, "results of 8 tokens or fewer are not stubbed")
 	p = LargestResultsFirst{Stub: true, MinTokens: 25}.Propose(c.View(), 1000)

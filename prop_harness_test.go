@@ -206,9 +206,10 @@ type propHarness struct {
 	spills, storeFails, abandons, lost, relied int
 
 	// Weakenings of the Context the harness can make, to show the checker
-	// notices them: Apply without asking the Resolver again, and pointers
-	// recorded on streaming messages.
-	noRecheck, looseSpill bool
+	// notices them: Apply without asking the Resolver again, pointers
+	// recorded on streaming messages, and a Context that takes every
+	// message for read.
+	noRecheck, looseSpill, allRead bool
 }
 
 func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
@@ -251,6 +252,7 @@ func newPropHarness(src choiceSource, ops opSet, off Gate) *propHarness {
 		CallerOf: map[callKey]MessageID{}, ResultOf: map[callKey]MessageID{}, CallTool: map[callKey]string{},
 		Unit: h.find, Requires: map[MessageID][]string{},
 		Abandoned: map[callKey]bool{}, Stored: h.storedContent, Original: map[MessageID][]byte{},
+		Seq: map[MessageID]int{},
 	}
 	h.pruned = map[string]prunedModel{}
 	h.lines = map[Pointer]bool{}

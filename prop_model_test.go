@@ -204,6 +204,8 @@ func (h *propHarness) add(m Message, open bool) error {
 			}
 		}
 		h.rec.Original[m.ID] = slices.Clone(m.Content)
+		h.rec.Seq[m.ID] = x.seq
+		h.modelWrote(x)
 		if m.Pointer != (Pointer{}) {
 			h.store(m.Pointer, m.ID, m.Content)
 		}
@@ -211,6 +213,16 @@ func (h *propHarness) add(m Message, open bool) error {
 			h.expectRefetches(x)
 		}
 	})
+}
+
+// modelWrote moves the read horizon past message x when it is the
+// model's: of role assistant or reasoning, or making calls and answering
+// none.
+func (h *propHarness) modelWrote(x *smsg) {
+	m := x.m
+	if (m.Role == RoleAssistant || m.Role == RoleReasoning || len(m.Calls) > 0 && len(m.Answers) == 0) && x.seq >= h.rec.ReadTo {
+		h.rec.ReadTo = x.seq + 1
+	}
 }
 
 // store records what a scratch pointer holds for a message.
@@ -280,6 +292,7 @@ func (h *propHarness) close(id MessageID, calls []Call) error {
 			x.m.Calls = append(x.m.Calls, k)
 			h.addCall(x, k)
 		}
+		h.modelWrote(x)
 		for _, k := range h.calls {
 			if k.result == x {
 				k.done = true
@@ -707,6 +720,15 @@ func (h *propHarness) consistent() error {
 	if !slices.Equal(s.Open, open) {
 		return modelErr("open messages: context %v, model %v", s.Open, open)
 	}
+	var unread []MessageID
+	for _, x := range want {
+		if h.rec.unread(x.m.ID) {
+			unread = append(unread, x.m.ID)
+		}
+	}
+	if !slices.Equal(s.Unread, unread) {
+		return modelErr("unread messages: context %v, model %v", s.Unread, unread)
+	}
 	if !slices.Equal(s.Pending, pending) {
 		return modelErr("pending calls: context %v, model %v", s.Pending, pending)
 	}
@@ -726,6 +748,7 @@ func (h *propHarness) consistent() error {
 		u.Tokens += x.m.Tokens
 		u.Open = u.Open || x.open
 		u.Pinned = u.Pinned || x.m.Pinned
+		u.Unread = u.Unread || h.rec.unread(x.m.ID)
 		for _, k := range x.calls {
 			if !k.done {
 				u.Pending = append(u.Pending, k.id)

@@ -23,6 +23,13 @@ import (
 func (h *propHarness) prune(p Plan) error {
 	h.prunes++
 	h.logf("prune %s", planString(p))
+	if h.allRead {
+		// A Context that takes every message for read.
+		h.c.mu.Lock()
+		h.c.readEnd = h.c.msgs.Len()
+		h.c.mu.Unlock()
+	}
+	readTo := h.rec.ReadTo // what the model had read when the decision was made
 	before := capture(h.c)
 	d, err := h.c.Prune(p)
 	if diff := diffState(before, capture(h.c)); diff != nil {
@@ -139,7 +146,9 @@ func (h *propHarness) prune(p Plan) error {
 		delete(h.rec.Requires, id)
 	}
 	post := capture(h.c)
-	if err := checkPrune(pre, post, h.rec); err != nil {
+	rec := *h.rec
+	rec.ReadTo = readTo
+	if err := checkPrune(pre, post, &rec); err != nil {
 		return err
 	}
 	if err := h.c.Apply(d); !errors.Is(err, ErrForeignDecision) {
@@ -216,6 +225,8 @@ func (h *propHarness) justified(p Plan, vs []*Violation) error {
 				})
 			case CodePinned:
 				why = slices.ContainsFunc(us, func(x *smsg) bool { return x.m.Pinned })
+			case CodeUnread:
+				why = slices.ContainsFunc(us, func(x *smsg) bool { return h.rec.unread(x.m.ID) })
 			case CodeSplit:
 				why = slices.ContainsFunc(us, func(x *smsg) bool { return !slices.Contains(p.Evict, x.m.ID) })
 			}
@@ -387,55 +398,68 @@ func seedRun(seed uint64, off Gate, steps int) (*propHarness, error) {
 func TestGatesOffAreCaught(t *testing.T) {
 	const seeds = 300
 	gates := []struct {
-		name string
-		gate Gate
-		kind invKind
+		name  string
+		gate  Gate
+		kinds []invKind
 	}{
-		{"boundary", GateBoundary, kindBoundary},
-		{"schema", GateSchema, kindSchema},
-		{"regen", GateRegen, kindRegen},
+		{"boundary", GateBoundary, []invKind{kindBoundary, kindUnread}},
+		{"schema", GateSchema, []invKind{kindSchema}},
+		{"regen", GateRegen, []invKind{kindRegen}},
 	}
 	for _, g := range gates {
 		t.Run(g.name+" off", func(t *testing.T) {
-			caught := 0
+			caught := make([]int, len(g.kinds))
 			for seed := range uint64(seeds) {
 				_, err := seedRun(seed, g.gate, 80)
-				if slices.Contains(kindsOf(err), g.kind) {
-					caught++
+				for i, k := range g.kinds {
+					if slices.Contains(kindsOf(err), k) {
+						caught[i]++
+					}
 				}
 			}
-			t.Logf("%d of %d runs caught the %s gate switched off", caught, seeds, g.name)
-			assert.Positive(t, caught, "the invariants do not notice the %s gate switched off", g.name)
+			for i, k := range g.kinds {
+				t.Logf("%d of %d runs caught the %s gate switched off (%s)", caught[i], seeds, g.name, k)
+				assert.Positive(t, caught[i], "the %s invariants do not notice the %s gate switched off", k, g.name)
+			}
 		})
 	}
 	// The pointer lifetime, weakened: Apply that does not ask the
 	// Resolver again, and a Context that takes pointers on streaming
 	// messages. Either lets content leave behind a pointer that does not
-	// hold it.
+	// hold it. And the unread rule switched off: a Context that takes
+	// every message for read, which lets the newest results go before
+	// the model has seen them.
 	weakened := []struct {
-		name string
-		set  func(h *propHarness)
+		name  string
+		ops   opSet
+		kind  invKind
+		seeds int
+		set   func(h *propHarness)
 	}{
-		{"apply without the pointer recheck", func(h *propHarness) { h.noRecheck = true }},
-		{"spill while streaming", func(h *propHarness) {
+		{"apply without the pointer recheck", spillOps, kindRegen, seeds, func(h *propHarness) { h.noRecheck = true }},
+		{"spill while streaming", spillOps, kindRegen, seeds, func(h *propHarness) {
 			h.looseSpill = true
 			for i := range 4 {
 				h.live[Pointer{Store: "scratch", Key: fmt.Sprintf("p%d", i)}] = true
 			}
 		}},
+		{"unread rule off", pruneOps, kindUnread, 100, func(h *propHarness) {
+			h.allRead = true
+			h.invariantsOnly = true // the reference model keeps the rule
+		}},
 	}
 	for _, w := range weakened {
 		t.Run(w.name, func(t *testing.T) {
 			caught := 0
-			for seed := range uint64(seeds) {
+			for seed := range uint64(w.seeds) {
 				src := randSource{rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))}
-				h := newPropHarness(src, spillOps, 0)
+				h := newPropHarness(src, w.ops, 0)
 				w.set(h)
-				if slices.Contains(kindsOf(h.run(120)), kindRegen) {
+				if slices.Contains(kindsOf(h.run(120)), w.kind) {
 					caught++
 				}
 			}
-			t.Logf("%d of %d runs caught it", caught, seeds)
+			t.Logf("%d of %d runs caught it", caught, w.seeds)
 			assert.Positive(t, caught, "the invariants do not notice: %s", w.name)
 		})
 	}

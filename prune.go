@@ -11,7 +11,8 @@ import "slices"
 //  1. Commit boundary. In the strict mode (the default) a pending call or
 //     a streaming message anywhere defers the prune ([*DeferredError]). A
 //     unit named in part is grown, shrunk or refused as p.Split says; a
-//     unit with a pinned message, and in the relaxed mode a unit in
+//     unit with a pinned message, a unit holding a message the model has
+//     not read yet ([Context.Unread]), and in the relaxed mode a unit in
 //     flight, is never pruned. The result is a union of whole units.
 //  2. Regenerability. Every evicted or stubbed message must be
 //     reconstructible, or spilled behind a resolvable pointer, or outside
@@ -206,7 +207,7 @@ const (
 func (c *Context) nextGen() uint32 {
 	c.pruneGen++
 	if c.pruneGen >= 1<<(32-markBits) {
-		for p := int32(0); p < c.msgs.n; p++ {
+		for p := int32(0); p < c.msgs.Len(); p++ {
 			c.msg(p).mark = 0
 		}
 		c.pruneGen = 1
@@ -221,7 +222,7 @@ func (r *pruneRun) pass() uint32 {
 	c := r.c
 	c.tick++
 	if c.tick == 0 {
-		for u := int32(0); u < c.units.n; u++ {
+		for u := int32(0); u < c.units.Len(); u++ {
 			c.unit(u).mark = 0
 		}
 		c.tick = 1

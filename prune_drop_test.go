@@ -25,10 +25,11 @@ func dropContext(t *testing.T, n int) (*pg.Context, pg.Plan) {
 			tool = "unsafe"
 		}
 		id := fmt.Sprint(i)
-		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("a" + id), Tokens: 1, Calls: []pg.Call{{ID: pg.CallID("k" + id), Tool: tool}}}))
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("a" + id), Role: pg.RoleAssistant, Tokens: 1, Calls: []pg.Call{{ID: pg.CallID("k" + id), Tool: tool}}}))
 		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("r" + id), Tokens: 10, Answers: []pg.CallID{pg.CallID("k" + id)}}))
 		plan.Evict = append(plan.Evict, pg.MessageID("a"+id))
 	}
+	modelRead(t, c, "seen")
 	return c, plan
 }
 
@@ -77,6 +78,7 @@ func TestDropUnsafeUnitsCostFollowsThePlan(t *testing.T) {
 // message, evictions first.
 func TestDecisionUnitsLeaveOutStubbedUnits(t *testing.T) {
 	c := loopContext(t, pg.Config{}, 50, 60, 70)
+	modelRead(t, c, "seen")
 	d, err := c.Prune(pg.Plan{Evict: []pg.MessageID{"a2", "r2", "a0", "r0"}, Stub: []pg.MessageID{"r1"}})
 	require.NoError(t, err)
 	assert.Equal(t, []pg.UnitID{"a0", "a2"}, d.Units)

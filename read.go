@@ -61,7 +61,7 @@ func (c *Context) Messages() []Message {
 // positions walks the messages the Context holds, in transcript order.
 func (c *Context) positions() func(func(int32) bool) {
 	return func(yield func(int32) bool) {
-		for p := int32(0); p < c.msgs.n; p++ {
+		for p := int32(0); p < c.msgs.Len(); p++ {
 			if c.msg(p).flags&mDead == 0 && !yield(p) {
 				return
 			}
@@ -147,6 +147,7 @@ func (c *Context) entry(p int32, id MessageID) Entry {
 		Open:    x.flags&mOpen != 0,
 		Pending: c.unit(x.unit).pending > 0,
 		Stubbed: x.flags&mStubbed != 0,
+		Unread:  c.unread(x.unit),
 	}
 	for k := range c.callsOf(p) {
 		e.Calls++
@@ -194,14 +195,6 @@ func (c *Context) Units() []Unit {
 	return out
 }
 
-// firstUnit returns the oldest unit, or none.
-func (c *Context) firstUnit() int32 {
-	if c.units.n == 0 {
-		return none
-	}
-	return c.uhead
-}
-
 func (c *Context) describe(u int32) Unit {
 	un := c.unit(u)
 	var ps []int32
@@ -209,7 +202,7 @@ func (c *Context) describe(u int32) Unit {
 		ps = append(ps, p)
 	}
 	ids := c.names(ps)
-	d := Unit{ID: UnitID(ids[0]), Open: un.open > 0, Pinned: un.pinned > 0, Unread: un.tail >= c.readEnd, Messages: make([]MessageID, len(ps))}
+	d := Unit{ID: UnitID(ids[0]), Open: un.open > 0, Pinned: un.pinned > 0, Unread: c.unread(u), Messages: make([]MessageID, len(ps))}
 	for i, p := range ps {
 		d.Messages[i] = MessageID(ids[i])
 		d.Tokens += c.tokensOf(p)
@@ -222,6 +215,26 @@ func (c *Context) describe(u int32) Unit {
 		}
 	}
 	return d
+}
+
+// Unread returns the ids of the messages the model has not read yet, in
+// transcript order: those that came after its last message (one of role
+// [RoleAssistant] or [RoleReasoning], or one that makes calls; streaming
+// or closed), or every message while it has written none. Until a
+// message of the model follows them, the gates hold back their units as
+// they hold back units in flight ([CodeUnread]): nothing of them is
+// evicted, stubbed, spilled by a [Guard] or hoarded. It costs time in
+// proportion to the messages since the model's last one.
+func (c *Context) Unread() []MessageID {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var ids []MessageID
+	for p := c.readEnd; p < c.msgs.Len(); p++ {
+		if c.msg(p).flags&mDead == 0 {
+			ids = append(ids, c.id(p))
+		}
+	}
+	return ids
 }
 
 // Pending returns the ids of calls still waiting for a complete result, in

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+
+	"github.com/pruneguard/pruneguard/internal/jsoncanon"
 )
 
 // Refetch signals: every result a decision evicts or stubs is remembered
@@ -104,7 +106,7 @@ func (c *Context) TakeAlerts() []RefetchAlert {
 func sigKey(buf []byte, tool string, args []byte) (string, []byte) {
 	buf = append(buf[:0], tool...)
 	n := len(buf)
-	buf, ok := canonical(append(buf, 0), args)
+	buf, ok := jsoncanon.Append(append(buf, 0), args)
 	if !ok {
 		buf = append(append(buf[:n], 1), args...)
 	}
@@ -131,18 +133,18 @@ const maxSigBuf = 4096
 // result of that signature is still in the prompt, and is forgotten.
 func (c *Context) refetched(p int32) {
 	c.settleCleared()
-	if len(c.cleared.m) == 0 {
+	if c.cleared.Len() == 0 {
 		return
 	}
 	var now ContentHash
 	hashed := false
 	check := func(k int32) {
 		key := c.sigOf(k)
-		was, ok := c.cleared.get(key)
+		was, ok := c.cleared.Get(key)
 		if !ok {
 			return
 		}
-		c.cleared.forget(key)
+		c.cleared.Forget(key)
 		if c.held(k, key, p) {
 			return
 		}

@@ -27,9 +27,10 @@ func readSession(t *testing.T, args, content string) *pg.Context {
 	c := pg.NewContext(pg.Config{})
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "read_file", Annotations: closedWorld}))
 	appendAll(t, c,
-		pg.Message{ID: "a1", Calls: []pg.Call{call("k1", "read_file", args)}},
+		pg.Message{ID: "a1", Role: pg.RoleAssistant, Calls: []pg.Call{call("k1", "read_file", args)}},
 		pg.Message{ID: "r1", Tokens: 100, Answers: []pg.CallID{"k1"}, Content: []byte(content)},
 	)
+	modelRead(t, c, "seen")
 	d := prune(t, c, pg.Plan{Evict: []pg.MessageID{"r1"}})
 	recs := d.Records()
 	require.Len(t, recs, 2)
@@ -108,10 +109,11 @@ func TestRefetchMismatchOfAnIrreducibleResult(t *testing.T) {
 	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "run_shell"}))
 	appendAll(t, c,
-		pg.Message{ID: "a1", Calls: []pg.Call{call("k1", "run_shell", `{"cmd":"ulimit -u"}`)}, Pointer: pg.Pointer{Store: "scratch", Key: "a1"}},
+		pg.Message{ID: "a1", Role: pg.RoleAssistant, Calls: []pg.Call{call("k1", "run_shell", `{"cmd":"ulimit -u"}`)}, Pointer: pg.Pointer{Store: "scratch", Key: "a1"}},
 		pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Content: []byte("unlimited"), Facts: pg.NegativeResult,
 			Pointer: pg.Pointer{Store: "scratch", Key: "r1"}},
 	)
+	modelRead(t, c, "seen")
 	// Spilled behind pointers that resolve, the call and its result may go.
 	d := prune(t, c, pg.Plan{Evict: []pg.MessageID{"a1"}})
 	assert.Equal(t, pg.Irreducible, d.Records()[1].Class)
@@ -143,6 +145,7 @@ func TestNoRefetchWhileAResultIsInThePrompt(t *testing.T) {
 			pg.Message{ID: "a2", Calls: []pg.Call{call("k2", "read_file", `{"path": "a"}`)}},
 			pg.Message{ID: "r2", Answers: []pg.CallID{"k2"}, Content: []byte("A")},
 		)
+		modelRead(t, c, "seen")
 		return c
 	}
 	c := setup()
@@ -191,6 +194,7 @@ func TestAlertsAreBounded(t *testing.T) {
 		appendAll(t, c,
 			pg.Message{ID: pg.MessageID(fmt.Sprintf("a%d", i)), Calls: []pg.Call{call(fmt.Sprintf("k%d", i), "read_file", fmt.Sprintf(`{"n":%d}`, i))}},
 			pg.Message{ID: pg.MessageID(fmt.Sprintf("r%d", i)), Answers: []pg.CallID{pg.CallID(fmt.Sprintf("k%d", i))}},
+			pg.Message{ID: pg.MessageID(fmt.Sprintf("t%d", i)), Role: pg.RoleAssistant}, // the model read r_i
 		)
 		prune(t, c, pg.Plan{Evict: []pg.MessageID{pg.MessageID(fmt.Sprintf("a%d", i))}})
 		appendAll(t, c,
@@ -223,6 +227,7 @@ func ExampleContext_TakeAlerts() {
 		Pointer: pg.Pointer{Store: "scratch", Key: "a1"}})
 	c.Append(pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Content: []byte("unlimited"),
 		Pointer: pg.Pointer{Store: "scratch", Key: "r1"}}) // spilled, as its call: they may leave
+	c.Append(pg.Message{ID: "a2", Role: pg.RoleAssistant, Content: []byte("no limit on processes")})
 	d, _ := c.Prune(pg.Plan{Evict: []pg.MessageID{"a1"}})
 	c.Apply(d)
 	for _, r := range d.Records() {
@@ -247,7 +252,7 @@ func TestServerCallRefetchAlert(t *testing.T) {
 	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "web_search", Annotations: pg.Annotations{ReadOnlyHint: pg.Bool(true)}}))
 	search := func(msg, id string, content string) pg.Message {
-		return pg.Message{ID: pg.MessageID(msg), Content: []byte(content), Pointer: pg.Pointer{Store: "s", Key: msg},
+		return pg.Message{ID: pg.MessageID(msg), Role: pg.RoleAssistant, Content: []byte(content), Pointer: pg.Pointer{Store: "s", Key: msg},
 			Calls: []pg.Call{{ID: pg.CallID(id), Tool: "web_search", Args: json.RawMessage(`{"query":"ulimit"}`), Server: true}}}
 	}
 	appendAll(t, c, search("a1", "s1", "first"), search("a2", "s2", "second"))

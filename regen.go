@@ -1,6 +1,9 @@
 package pruneguard
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // Class is the regenerability class of a message: whether its content can
 // be obtained again once it leaves the prompt.
@@ -90,16 +93,31 @@ type Pointer struct {
 func (p Pointer) IsZero() bool { return p == Pointer{} }
 
 // Resolver tells whether a pointer still leads to the spilled content. The
-// guard calls it during [Context.Prune] for each candidate that carries a
+// gates call it during [Context.Prune] for each candidate that carries a
 // pointer, and again in [Context.Apply] for each pointer the decision
 // relies on (a message whose eviction or stub only its pointer allowed),
-// so it should answer from memory (an index the runtime keeps), not by
-// doing I/O; it must not call back into the Context. A pointer counts
-// only when a Resolver is configured and answers true.
+// while they hold the Context's lock. So it answers from memory (an index
+// the runtime keeps) and does no I/O: a pointer it does not know answers
+// false, and is checked against the store beforehand, outside the lock
+// (see [Verifier]). It must not call back into the Context. A pointer
+// counts only when a Resolver is configured and answers true.
 //
 // A nil Resolver (the zero Config's) resolves nothing: no pointer counts.
 type Resolver interface {
 	Resolvable(p Pointer) bool
+}
+
+// Verifier is a [Resolver] that can check a pointer it does not know
+// against its store, so that Resolvable answers true for it from then
+// on. [RestoreContext] calls Verify, with its context and no lock held,
+// for each distinct pointer of the state it restores that Resolvable
+// does not resolve yet. The package
+// spill's Spiller is one.
+type Verifier interface {
+	Resolver
+	// Verify reads what p leads to and checks it: nil when p resolves,
+	// an error otherwise. ctx governs the I/O.
+	Verify(ctx context.Context, p Pointer) error
 }
 
 // ResolverFunc adapts a function to a [Resolver].

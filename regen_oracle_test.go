@@ -60,22 +60,24 @@ func TestOracleDecidesInPlaceOfTheDerivation(t *testing.T) {
 		// The text default.
 		mustDo(t, c.Append(m("text", pruneguard.Reconstructible, "a user turn")))
 		// Tool annotations.
-		mustDo(t, c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "fetch"}}, Class: pruneguard.Reconstructible}))
+		mustDo(t, c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k1", Tool: "fetch"}}, Class: pruneguard.Reconstructible}))
 		r1 := m("r1", pruneguard.Reconstructible, "fetched")
 		r1.Answers = []pruneguard.CallID{"k1"}
 		mustDo(t, c.Append(r1))
 		// Scope staleness: a read, then a mutating call.
-		mustDo(t, c.Append(pruneguard.Message{ID: "a2", Calls: []pruneguard.Call{{ID: "k2", Tool: "read_file"}}}))
+		mustDo(t, c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k2", Tool: "read_file"}}}))
 		r2 := m("r2", pruneguard.Reconstructible, "read")
 		r2.Answers = []pruneguard.CallID{"k2"}
 		mustDo(t, c.Append(r2))
-		mustDo(t, c.Append(pruneguard.Message{ID: "a3", Calls: []pruneguard.Call{{ID: "k3", Tool: "fetch"}}}))
+		mustDo(t, c.Append(pruneguard.Message{ID: "a3", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k3", Tool: "fetch"}}}))
 		mustDo(t, c.Append(pruneguard.Message{ID: "r3", Answers: []pruneguard.CallID{"k3"}}))
 		// Stricter than the derivation: a pure, fresh read kept.
-		mustDo(t, c.Append(pruneguard.Message{ID: "a4", Calls: []pruneguard.Call{{ID: "k4", Tool: "read_file"}}}))
+		mustDo(t, c.Append(pruneguard.Message{ID: "a4", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k4", Tool: "read_file"}}}))
 		r4 := m("r4", pruneguard.Irreducible, "read again")
 		r4.Answers = []pruneguard.CallID{"k4"}
 		mustDo(t, c.Append(r4))
+		// The model has read every result.
+		mustDo(t, c.Append(pruneguard.Message{ID: "a5", Role: pruneguard.RoleAssistant, Content: []byte("done")}))
 
 		for _, id := range []pruneguard.MessageID{"text", "r1", "r2"} {
 			assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, id), id)
@@ -97,6 +99,7 @@ func TestOracleNeverLiftsFacts(t *testing.T) {
 		mustDo(t, c.Append(neg))
 		later := m("later", pruneguard.Reconstructible, "a nonce")
 		mustDo(t, c.Append(later), c.Mark("later", pruneguard.OneTimeSecret))
+		modelRead(t, c, "seen")
 		assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "neg"))
 		assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "later"))
 		_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"neg", "later"}})
@@ -107,6 +110,7 @@ func TestOracleNeverLiftsFacts(t *testing.T) {
 func TestOracleNeverLiftsPlannedSteps(t *testing.T) {
 	both(t, pruneguard.Config{}, func(t *testing.T, c *pruneguard.Context, m func(string, pruneguard.Class, string) pruneguard.Message) {
 		mustDo(t, c.Append(m("x", pruneguard.Reconstructible, "input of a step")), c.PlanStep("verify", "x"))
+		modelRead(t, c, "seen")
 		_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"x"}})
 		assert.Equal(t, []string{"x/referenced"}, codes(t, err))
 		mustDo(t, c.CompleteStep("verify"))
@@ -125,6 +129,7 @@ func TestOracleNeverLiftsThePointerOfDurable(t *testing.T) {
 		ok := m("ok", pruneguard.Durable, "a live pointer")
 		ok.Pointer = pruneguard.Pointer{Store: "s", Key: "live"}
 		mustDo(t, c.Append(none), c.Append(dead), c.Append(ok))
+		modelRead(t, c, "seen")
 		assert.Equal(t, pruneguard.Durable, classOf(t, c, "none"))
 		_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"none", "dead", "ok"}})
 		assert.Equal(t, []string{"none/pointer-unresolvable", "dead/pointer-unresolvable"}, codes(t, err))
@@ -159,8 +164,13 @@ func TestOracleNeverLiftsTheBoundary(t *testing.T) {
 		_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"res"}})
 		assert.ErrorIs(t, err, pruneguard.ErrDeferred)
 		mustDo(t, c.Close("res"))
+		// Nor is what the model has not read yet released.
+		_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"res"}, Split: pruneguard.SplitStrict})
+		require.ErrorAs(t, err, &v)
+		assert.Equal(t, pruneguard.CodeUnread, v.Code)
 		// A unit goes whole, not as the class of one member says.
 		mustDo(t, c.Append(m("after", pruneguard.Reconstructible, "later text")), c.Couple("res", "after"))
+		modelRead(t, c, "seen")
 		_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"res"}, Split: pruneguard.SplitStrict})
 		require.ErrorAs(t, err, &v)
 		assert.Equal(t, pruneguard.CodeSplit, v.Code)

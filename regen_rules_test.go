@@ -68,10 +68,12 @@ func TestTextIsIrreducibleByDefault(t *testing.T) {
 	assert.ErrorIs(t, err, pruneguard.ErrRegen)
 	assert.Equal(t, []string{"user/irreducible", "prose/irreducible"}, codes(t, err))
 
-	// Tagged otherwise, it may go.
+	// Tagged otherwise, it may go (once the model has read it).
 	mustDo(t, c.Append(pruneguard.Message{ID: "tagged", Role: pruneguard.RoleUser, Content: []byte("ok"), Class: pruneguard.Reconstructible}))
-	_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"tagged"}})
-	assert.NoError(t, err)
+	modelRead(t, c, "seen")
+	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"tagged"}})
+	require.NoError(t, err)
+	assert.Equal(t, []pruneguard.MessageID{"tagged"}, d.Evict)
 
 	// The explicit option for runtimes that accept losing text.
 	c = pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})
@@ -79,7 +81,7 @@ func TestTextIsIrreducibleByDefault(t *testing.T) {
 		mustDo(t, c.Append(m))
 		assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, m.ID), m.ID)
 	}
-	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"user", "prose"}})
+	d, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"user", "prose"}})
 	require.NoError(t, err)
 	assert.Equal(t, []pruneguard.MessageID{"user", "prose"}, d.Evict)
 
@@ -91,12 +93,15 @@ func TestTextIsIrreducibleByDefault(t *testing.T) {
 		c.Append(pruneguard.Message{ID: "kept", Content: []byte("y")}),
 		c.Append(pruneguard.Message{ID: "needed", Content: []byte("z")}),
 	)
-	_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"spilled"}})
-	assert.NoError(t, err)
+	modelRead(t, c, "seen")
+	d, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"spilled"}})
+	require.NoError(t, err)
+	assert.Equal(t, []pruneguard.MessageID{"spilled"}, d.Evict)
 	mustDo(t, c.PlanStep("last", "needed"))
 	c.SealSteps(true)
-	_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"kept"}})
-	assert.NoError(t, err, "no remaining step needs it")
+	d, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"kept"}})
+	require.NoError(t, err, "no remaining step needs it")
+	assert.Equal(t, []pruneguard.MessageID{"kept"}, d.Evict)
 	_, err = c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"needed"}})
 	assert.ErrorIs(t, err, pruneguard.ErrRegen)
 }
@@ -117,6 +122,7 @@ func TestClassesBeyondIrreducible(t *testing.T) {
 	}
 	c = pruneguard.NewContext(pruneguard.Config{Oracle: pruneguard.OracleFunc(func(pruneguard.Message) pruneguard.Class { return 9 })})
 	mustDo(t, c.Append(pruneguard.Message{ID: "o", Content: []byte("x")}))
+	modelRead(t, c, "seen")
 	assert.Equal(t, pruneguard.Irreducible, classOf(t, c, "o"))
 	_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"o"}})
 	assert.Equal(t, []string{"o/irreducible"}, codes(t, err))
@@ -177,13 +183,15 @@ func TestOnlyReadOnlyClosedWorldToolsArePure(t *testing.T) {
 			tt.tool.Name = "t"
 			mustDo(t, c.RegisterTool(tt.tool))
 			mustDo(t,
-				c.Append(pruneguard.Message{ID: "a", Calls: []pruneguard.Call{{ID: "k", Tool: "t"}}}),
+				c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k", Tool: "t"}}}),
 				c.Append(pruneguard.Message{ID: "r", Answers: []pruneguard.CallID{"k"}}),
 			)
+			modelRead(t, c, "seen")
 			assert.Equal(t, tt.want, classOf(t, c, "r"))
-			_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r"}})
+			d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"r"}})
 			if tt.want == pruneguard.Reconstructible {
-				assert.NoError(t, err)
+				require.NoError(t, err)
+				assert.Equal(t, []pruneguard.MessageID{"a", "r"}, d.Evict)
 			} else {
 				assert.ErrorIs(t, err, pruneguard.ErrRegen)
 			}
@@ -335,6 +343,7 @@ func TestReadsGoStaleAfterAMutationOfTheirScope(t *testing.T) {
 			c.RegisterTool(pruneguard.Tool{Name: "write_file", Annotations: mutating}),
 		)
 		turn(t, c, "read", "read_file")
+		modelRead(t, c, "seen")
 		d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"read"}})
 		require.NoError(t, err)
 		assert.Equal(t, pruneguard.Reconstructible, d.Records()[1].Class)
@@ -453,7 +462,7 @@ func TestServerCallRefetch(t *testing.T) {
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: yes})
 	mustDo(t, c.RegisterTool(pruneguard.Tool{Name: "web_search", Annotations: openRead}))
 	search := pruneguard.Call{ID: "s1", Tool: "web_search", Args: json.RawMessage(`{"query":"ulimit"}`), Server: true}
-	mustDo(t, c.Append(pruneguard.Message{ID: "a", Calls: []pruneguard.Call{search}, Pointer: somewhere}))
+	mustDo(t, c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{search}, Pointer: somewhere}))
 	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a"}})
 	require.NoError(t, err)
 	mustDo(t, c.Apply(d))

@@ -118,12 +118,13 @@ func TestOracle(t *testing.T) {
 	c := NewContext(Config{Oracle: oracle})
 	require.NoError(t, c.RegisterTool(Tool{Name: "t"})) // unannotated: irreducible
 	mustAppend(t, c,
-		Message{ID: "a", Calls: []Call{{ID: "k1", Tool: "t"}, {ID: "k2", Tool: "t"}, {ID: "k3", Tool: "t"}, {ID: "k4", Tool: "t"}}},
+		Message{ID: "a", Role: RoleAssistant, Calls: []Call{{ID: "k1", Tool: "t"}, {ID: "k2", Tool: "t"}, {ID: "k3", Tool: "t"}, {ID: "k4", Tool: "t"}}},
 		Message{ID: "free", Content: []byte("free"), Answers: []CallID{"k1"}},
 		Message{ID: "fallback", Content: []byte("?"), Answers: []CallID{"k2"}},
 		Message{ID: "negative", Content: []byte("free"), Facts: NegativeResult, Answers: []CallID{"k3"}},
 		Message{ID: "explicit", Content: []byte("keep"), Class: Reconstructible, Answers: []CallID{"k4"}},
 	)
+	modelReads(t, c, "read")
 	_, err := c.Prune(Plan{Evict: []MessageID{"a"}})
 	var pe *PruneError
 	require.ErrorAs(t, err, &pe)
@@ -167,6 +168,7 @@ func TestPlannedStepsHoldMessages(t *testing.T) {
 func TestNeededByAtAppend(t *testing.T) {
 	c := NewContext(Config{})
 	mustAppend(t, c, Message{ID: "u", Role: RoleUser, Class: Reconstructible, NeededBy: []StepID{"answer"}})
+	modelReads(t, c, "read")
 	m, _ := c.Message("u")
 	assert.Equal(t, []StepID{"answer"}, m.NeededBy)
 	_, err := c.Prune(Plan{Evict: []MessageID{"u"}})
@@ -201,14 +203,15 @@ func TestRegenDropUnsafe(t *testing.T) {
 	closedTools(t, c, "x")
 	mustAppend(t, c,
 		Message{ID: "u1", Role: RoleUser, Tokens: 5, Class: Reconstructible},
-		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
+		Message{ID: "a1", Role: RoleAssistant, Calls: []Call{{ID: "c1", Tool: "x"}, {ID: "c2", Tool: "x"}}},
 		Message{ID: "r1", Tokens: 50, Answers: []CallID{"c1"}},
 		Message{ID: "r2", Tokens: 50, Facts: NegativeResult, Answers: []CallID{"c2"}},
-		Message{ID: "a2", Calls: []Call{{ID: "c3", Tool: "x"}}},
+		Message{ID: "a2", Role: RoleAssistant, Calls: []Call{{ID: "c3", Tool: "x"}}},
 		Message{ID: "r3", Tokens: 50, Facts: OneTimeSecret, Answers: []CallID{"c3"}},
-		Message{ID: "a4", Calls: []Call{{ID: "c4", Tool: "x"}}},
+		Message{ID: "a4", Role: RoleAssistant, Calls: []Call{{ID: "c4", Tool: "x"}}},
 		Message{ID: "r4", Tokens: 70, Answers: []CallID{"c4"}},
 	)
+	modelReads(t, c, "read")
 	d, err := c.Prune(Plan{Evict: []MessageID{"u1", "r1", "a2"}, Stub: []MessageID{"r4", "r3"}})
 	require.NoError(t, err)
 	assert.Equal(t, []MessageID{"u1"}, d.Evict, "the batch with the negative result stays whole")
@@ -231,10 +234,11 @@ func TestHoardedReport(t *testing.T) {
 		Message{ID: "small", Role: RoleUser, Tokens: 10},
 		Message{ID: "secret", Role: RoleUser, Tokens: 900, Facts: OneTimeSecret},
 		Message{ID: "pinned", Role: RoleSystem, Tokens: 900, Pinned: true},
-		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}},
+		Message{ID: "a1", Role: RoleAssistant, Calls: []Call{{ID: "c1", Tool: "x"}}},
 		Message{ID: "r1", Tokens: 300, Answers: []CallID{"c1"}},
 	)
-	require.NoError(t, c.Open(Message{ID: "s", Tokens: 0}))
+	// The model's answer streams: it has read r1.
+	require.NoError(t, c.Open(Message{ID: "s", Role: RoleAssistant, Tokens: 0}))
 	require.NoError(t, c.Write("s", []byte("..."), 400))
 	d, err := c.Prune(Plan{})
 	require.ErrorIs(t, err, ErrDeferred)
@@ -258,11 +262,13 @@ func TestEveryViolationAtOnce(t *testing.T) {
 	mustAppend(t, c,
 		Message{ID: "sys", Role: RoleSystem, Pinned: true},
 		Message{ID: "note", Role: RoleAssistant, Facts: NegativeResult},
-		Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "update"}}},
+		Message{ID: "a1", Role: RoleAssistant, Calls: []Call{{ID: "c1", Tool: "update"}}},
 		Message{ID: "r1", Answers: []CallID{"c1"}},
 		Message{ID: "key", Role: RoleUser, Facts: OneTimeSecret},
+		Message{ID: "a2", Role: RoleAssistant},
+		Message{ID: "late", Role: RoleUser, Class: Reconstructible}, // not read yet
 	)
-	p := Plan{Evict: []MessageID{"key", "sys", "note"}, DropSchemas: []string{"update"}, Split: SplitStrict}
+	p := Plan{Evict: []MessageID{"key", "sys", "note", "late"}, DropSchemas: []string{"update"}, Split: SplitStrict}
 	_, err := c.Prune(p)
 	var pe *PruneError
 	require.ErrorAs(t, err, &pe)
@@ -270,13 +276,13 @@ func TestEveryViolationAtOnce(t *testing.T) {
 	for _, v := range pe.Violations {
 		got = append(got, v.Gate.String()+"/"+string(v.Code))
 	}
-	assert.Equal(t, []string{"boundary/pinned", "schema/ghost-tool", "regen/negative-result", "regen/one-time-secret"}, got)
+	assert.Equal(t, []string{"boundary/pinned", "boundary/unread", "schema/ghost-tool", "regen/negative-result", "regen/one-time-secret"}, got)
 	for _, sentinel := range []error{ErrBoundary, ErrSchema, ErrRegen} {
 		assert.ErrorIs(t, err, sentinel)
 	}
 	_, again := c.Prune(p)
 	assert.Equal(t, err.Error(), again.Error(), "stable order")
-	assert.Regexp(t, `^pruneguard: prune refused \(4 violations\): boundary gate: pinned`, err.Error())
+	assert.Regexp(t, `^pruneguard: prune refused \(5 violations\): boundary gate: pinned`, err.Error())
 	assert.True(t, errors.Is(err, ErrSchema))
 }
 
@@ -326,9 +332,10 @@ func TestPruneClassifiesAgain(t *testing.T) {
 	c := NewContext(Config{})
 	closedTools(t, c, "x")
 	mustAppend(t, c,
-		Message{ID: "a0", Calls: []Call{{ID: "k0", Tool: "x"}}},
+		Message{ID: "a0", Role: RoleAssistant, Calls: []Call{{ID: "k0", Tool: "x"}}},
 		Message{ID: "r0", Answers: []CallID{"k0"}, Content: []byte("42 results")},
 	)
+	modelReads(t, c, "read")
 	d, err := c.Prune(Plan{Evict: []MessageID{"a0"}})
 	require.NoError(t, err)
 	require.Equal(t, []MessageID{"a0", "r0"}, d.Evict)

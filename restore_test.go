@@ -24,8 +24,9 @@ func TestRestoreReusedIDOfPrunedCall(t *testing.T) {
 		pg.Message{ID: "a2", Class: pg.Reconstructible, Calls: []pg.Call{call("k1", "grep", `{"q":"x"}`)}},
 		pg.Message{ID: "r2", Answers: []pg.CallID{"k1"}, Class: pg.Reconstructible},
 	)
+	modelRead(t, c, "seen")
 	prune(t, c, pg.Plan{Evict: []pg.MessageID{"a2"}})
-	require.Equal(t, 2, c.Len(), "a1 and r1 stay")
+	require.Equal(t, 3, c.Len(), "a1, r1 and the model's answer stay")
 
 	check := func(c *pg.Context, what string) {
 		t.Helper()

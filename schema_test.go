@@ -285,10 +285,11 @@ func TestRefetchesAreCounted(t *testing.T) {
 	// fetch reads an open world: irreducible results, but no mutation.
 	require.NoError(t, c.RegisterTool(Tool{Name: "fetch", Annotations: Annotations{ReadOnlyHint: Bool(true)}}))
 	mustAppend(t, c,
-		Message{ID: "a1", Calls: []Call{{ID: "k1", Tool: "read", Args: json.RawMessage(`{"path": "a"}`)}}},
+		Message{ID: "a1", Role: RoleAssistant, Calls: []Call{{ID: "k1", Tool: "read", Args: json.RawMessage(`{"path": "a"}`)}}},
 		Message{ID: "r1", Tokens: 10, Answers: []CallID{"k1"}},
-		Message{ID: "a2", Calls: []Call{{ID: "k2", Tool: "fetch", Args: json.RawMessage(`{"url":"u"}`)}}},
+		Message{ID: "a2", Role: RoleAssistant, Calls: []Call{{ID: "k2", Tool: "fetch", Args: json.RawMessage(`{"url":"u"}`)}}},
 		Message{ID: "r2", Tokens: 10, Answers: []CallID{"k2"}},
+		Message{ID: "a9", Role: RoleAssistant, Content: []byte("read both")},
 	)
 	withoutGates(c, GateRegen) // let the irreducible result go, to see the alarm
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, Stub: []MessageID{"r2"}})

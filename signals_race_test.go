@@ -36,10 +36,19 @@ func TestSignalsUnderConcurrency(t *testing.T) {
 						t.Error(err)
 						return
 					}
+					// The model reads the result before the check.
+					if err := c.Append(pg.Message{ID: "t" + m + pg.MessageID(id), Role: pg.RoleAssistant}); err != nil {
+						t.Error(err)
+						return
+					}
 					for j == 0 {
 						d, err := c.Prune(pg.Plan{Evict: []pg.MessageID{m + pg.MessageID(id)}})
 						if err != nil {
 							t.Error(err)
+							return
+						}
+						if len(d.Evict) == 0 {
+							t.Errorf("%s%s was not pruned: %v", m, id, d.Refused)
 							return
 						}
 						if c.Apply(d) == nil {

@@ -1,6 +1,7 @@
 package pruneguard_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -31,17 +32,17 @@ type flakyStore struct {
 
 var errWrite = errors.New("store: write failed")
 
-func (s *flakyStore) Put(key string, content []byte) error {
+func (s *flakyStore) Put(ctx context.Context, key string, content []byte) error {
 	if s.intn(3) == 0 {
 		s.mu.Lock()
 		s.failed = true
 		s.mu.Unlock()
 		if s.intn(2) == 0 {
-			_ = s.Store.Put(key, content)
+			_ = s.Store.Put(ctx, key, content)
 		}
 		return &spill.KeyError{Op: "put", Key: key, Err: errWrite}
 	}
-	return s.Store.Put(key, content)
+	return s.Store.Put(ctx, key, content)
 }
 
 type propSpiller struct {
@@ -49,12 +50,18 @@ type propSpiller struct {
 	st *flakyStore
 }
 
+// Spill and Recall give the harness, which has no context, the
+// Spiller's methods with context.Background().
 func (s *propSpiller) Spill(c *pruneguard.Context, ids ...pruneguard.MessageID) (pruneguard.Pointer, error) {
-	p, err := s.Spiller.Spill(c, ids...)
+	p, err := s.Spiller.Spill(context.Background(), c, ids...)
 	if errors.Is(err, spill.ErrOpenMessage) {
 		err = fmt.Errorf("%w: %w", pruneguard.ErrOpenMessage, err)
 	}
 	return p, err
+}
+
+func (s *propSpiller) Recall(p pruneguard.Pointer) ([]pruneguard.Message, error) {
+	return s.Spiller.Recall(context.Background(), p)
 }
 
 func (s *propSpiller) Failed() bool {

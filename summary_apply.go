@@ -46,7 +46,7 @@ func (c *Context) placeSummary(d *Decision, before int32) {
 		}
 	}
 	*x = mrec{idLen: uint32(len(s.ID)), unit: none, nextM: none, call: none, ans: none, class: Irreducible}
-	x.text = c.text.add([]byte(s.ID), []byte(s.Text))
+	x.text = c.text.Add([]byte(s.ID), []byte(s.Text))
 	if r := c.internRole(RoleSummary); r == roleSide {
 		c.side(p).role = RoleSummary
 		c.msg(p).role = roleSide
@@ -62,7 +62,7 @@ func (c *Context) placeSummary(d *Decision, before int32) {
 	}
 	c.live++
 	c.dead--
-	c.byID.put(p)
+	c.byID.Put(p)
 	u := c.newUnit()
 	c.unlinkUnit(u)
 	next := c.uhead

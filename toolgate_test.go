@@ -45,20 +45,23 @@ func withdrawnIncident(t *testing.T, cfg pg.Config) *pg.Context {
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "update_incident", Schema: incidentV1}))
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup", Annotations: closedWorld}))
 	appendAll(t, c, pg.Message{ID: "u1", Role: pg.RoleUser, Tokens: 10})
+	modelRead(t, c, "seen")
 	d := prune(t, c, pg.Plan{DropSchemas: []string{"update_incident"}})
 	require.Empty(t, d.Tombstones, "no arguments: the schema goes freely")
 	return c
 }
 
 // ghostCall appends a call to update_incident, made while its schema is
-// withdrawn, and its result. The runtime keeps the incident in its
-// tracker: the call and its result can be had again.
+// withdrawn, and its result, which the model then reads. The runtime
+// keeps the incident in its tracker: the call and its result can be had
+// again.
 func ghostCall(t *testing.T, c *pg.Context, n string) {
 	t.Helper()
 	appendAll(t, c,
 		pg.Message{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Tokens: 20, Class: pg.Reconstructible, Calls: []pg.Call{{ID: pg.CallID("k" + n), Tool: "update_incident", Args: json.RawMessage(`{"severity":"SEV-1"}`)}}},
 		pg.Message{ID: pg.MessageID("r" + n), Role: pg.RoleTool, Tokens: 5, Answers: []pg.CallID{pg.CallID("k" + n)}, Class: pg.Reconstructible},
 	)
+	modelRead(t, c, pg.MessageID("t"+n))
 }
 
 func TestGhostCallIsRepairedByTheNextDecision(t *testing.T) {
@@ -234,6 +237,7 @@ func TestArgumentEvictionCascadesToTheSchemaDecision(t *testing.T) {
 		pg.Message{ID: "a1", Calls: []pg.Call{{ID: "k1", Tool: "update_incident"}}, Pointer: pg.Pointer{Store: "s", Key: "a1"}},
 		pg.Message{ID: "r1", Answers: []pg.CallID{"k1"}, Pointer: pg.Pointer{Store: "s", Key: "r1"}},
 	)
+	modelRead(t, c2, "seen")
 	prune(t, c2, pg.Plan{DropSchemas: []string{"update_incident"}})
 	d = prune(t, c2, pg.Plan{Evict: []pg.MessageID{"r1"}})
 	assert.Equal(t, []string{"update_incident"}, d.Retire)
@@ -257,6 +261,7 @@ func TestRequiredSchemaStays(t *testing.T) {
 				Requires: []string{"update_incident", "update_incident"}},
 			pg.Message{ID: "u1", Tokens: 10},
 		)
+		modelRead(t, c, "seen")
 		return c
 	}
 	for _, cfg := range []pg.Config{{}, {NoTombstones: true}} {
@@ -307,6 +312,7 @@ func TestRequirementOfAWithdrawnSchemaRefusesEveryPrune(t *testing.T) {
 	d, err := c.Prune(pg.Plan{Evict: []pg.MessageID{"u1"}})
 	require.NoError(t, err)
 	appendAll(t, c, pg.Message{ID: "r9", Role: pg.RoleTool, Requires: []string{"update_incident"}}, pg.Message{ID: "u2", Tokens: 3})
+	modelRead(t, c, "seen2")
 	assert.ErrorIs(t, c.Apply(d), pg.ErrStaleDecision)
 	assert.Equal(t, []string{"update_incident"}, c.Unsound())
 	st, _ := c.Tool("update_incident")
@@ -439,8 +445,8 @@ func TestServerCallLeavingIsNoArgumentLeaving(t *testing.T) {
 	c := pg.NewContext(pg.Config{TextClass: pg.Reconstructible})
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "search", Schema: incidentV1, Annotations: closedWorld}))
 	appendAll(t, c,
-		pg.Message{ID: "a1", Content: []byte("searched"), Calls: []pg.Call{{ID: "s1", Tool: "search", Args: json.RawMessage(`{"q":"a"}`), Server: true}}},
-		pg.Message{ID: "a2", Calls: []pg.Call{call("k2", "search", `{"q":"b"}`)}},
+		pg.Message{ID: "a1", Role: pg.RoleAssistant, Content: []byte("searched"), Calls: []pg.Call{{ID: "s1", Tool: "search", Args: json.RawMessage(`{"q":"a"}`), Server: true}}},
+		pg.Message{ID: "a2", Role: pg.RoleAssistant, Calls: []pg.Call{call("k2", "search", `{"q":"b"}`)}},
 		pg.Message{ID: "r2", Answers: []pg.CallID{"k2"}},
 	)
 	st, _ := c.Tool("search")
@@ -497,5 +503,5 @@ func TestGuardMeetsAStandingRefusal(t *testing.T) {
 	assert.ErrorIs(t, res.Reason, pg.ErrSchema)
 	assert.Zero(t, screened, "no decision passed the gates")
 	assert.Empty(t, res.Decisions)
-	assert.Equal(t, 5, c.Len(), "nothing went: u1, u2, a1, r1 and u3 are held")
+	assert.Equal(t, 6, c.Len(), "nothing went: u1, u2, a1, r1, the model's answer and u3 are held")
 }

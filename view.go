@@ -1,6 +1,10 @@
 package pruneguard
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/pruneguard/pruneguard/internal/btree"
+)
 
 // A View is what a [Policy] sees of a [Context]: walks over its units and
 // its tool results in the orders policies want, each kept up to date as
@@ -220,7 +224,7 @@ func (v *View) Units() iter.Seq[Unit] {
 func (v *View) Newest() iter.Seq[Entry] {
 	return walk(v, none, func(prev int32) (int32, Entry) {
 		c := v.c
-		p := c.msgs.n - 1
+		p := c.msgs.Len() - 1
 		if prev != none {
 			p = prev - 1
 		}
@@ -234,13 +238,13 @@ func (v *View) Newest() iter.Seq[Entry] {
 }
 
 // The indexes a View walks.
-func results(c *Context) *btree[int32]  { return &c.results }
-func whole(c *Context) *btree[int32]    { return &c.whole }
-func bySize(c *Context) *btree[sizeKey] { return &c.bySize }
+func results(c *Context) *btree.Tree[int32]  { return &c.results }
+func whole(c *Context) *btree.Tree[int32]    { return &c.whole }
+func bySize(c *Context) *btree.Tree[sizeKey] { return &c.bySize }
 
 // descend yields the elements of an index from the greatest down, or
 // from just below start.
-func (v *View) descend(index func(*Context) *btree[int32], start int32) iter.Seq[Entry] {
+func (v *View) descend(index func(*Context) *btree.Tree[int32], start int32) iter.Seq[Entry] {
 	return walk(v, start, func(prev int32) (int32, Entry) {
 		c := v.c
 		t := index(c)
@@ -259,7 +263,7 @@ func (v *View) descend(index func(*Context) *btree[int32], start int32) iter.Seq
 
 // ascend yields the results of an index by size from the least key up:
 // after a step, from the key its message has now.
-func (v *View) ascend(index func(*Context) *btree[sizeKey]) iter.Seq[Entry] {
+func (v *View) ascend(index func(*Context) *btree.Tree[sizeKey]) iter.Seq[Entry] {
 	return walk(v, none, func(prev int32) (int32, Entry) {
 		c := v.c
 		t := index(c)

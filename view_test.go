@@ -161,13 +161,14 @@ func TestKeepLastToolUsesBothWays(t *testing.T) {
 
 func TestPolicyAdapters(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 10, 20)
+	modelReads(t, c, "read")
 	var got []Entry
 	p := PolicyFunc(func(es []Entry, need int) Plan {
 		got = es
 		return Plan{Evict: []MessageID{es[len(es)-1].ID}}
 	})
 	v := c.View()
-	v.Hide("a1")
+	v.Hide("a1", "read")
 	plan := p.Propose(v, 5)
 	require.Len(t, got, 4, "the snapshot leaves the hidden unit out")
 	assert.Equal(t, []MessageID{"r0"}, plan.Evict)

@@ -54,6 +54,7 @@ func crashMessages(seq uint64) []pruneguard.Message {
 // records each pointer it was handed in a journal, until it is killed or
 // has run for a while.
 func TestCrashChild(t *testing.T) {
+	ctx := t.Context()
 	dir := os.Getenv(crashDirEnv)
 	if dir == "" {
 		t.Skip("run by TestCrashSpill")
@@ -69,7 +70,7 @@ func TestCrashChild(t *testing.T) {
 		var b [8]byte
 		rand.Read(b[:])
 		seq := binary.LittleEndian.Uint64(b[:]) >> 1
-		p, err := s.SpillMessages(crashMessages(seq))
+		p, err := s.SpillMessages(ctx, crashMessages(seq))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,6 +88,7 @@ func TestCrashChild(t *testing.T) {
 // whatever the store holds is either a whole segment of what the child
 // wrote or refused by Get as corrupt.
 func TestCrashSpill(t *testing.T) {
+	ctx := t.Context()
 	if os.Getenv(crashDirEnv) != "" {
 		t.Skip("in the child")
 	}
@@ -137,8 +139,10 @@ func TestCrashSpill(t *testing.T) {
 		entries := readJournal(t, filepath.Join(dir, "journal"))
 		for _, e := range entries[journaled:] {
 			p := pruneguard.Pointer{Store: spill.DefaultName, Key: e.key}
-			require.True(t, fresh.Resolvable(p), "kill %d: pointer %s was handed out and must resolve", i, e.key)
-			got, err := fresh.Recall(p)
+			require.False(t, fresh.Resolvable(p), "kill %d: pointer %s resolves before it was verified", i, e.key)
+			require.NoError(t, fresh.Verify(ctx, p), "kill %d: pointer %s was handed out and must resolve", i, e.key)
+			require.True(t, fresh.Resolvable(p), "kill %d: pointer %s resolves once verified", i, e.key)
+			got, err := fresh.Recall(ctx, p)
 			require.NoError(t, err)
 			if !assert.ObjectsAreEqual(crashMessages(e.seq), got) {
 				t.Fatalf("kill %d: segment %s does not hold what was spilled", i, e.key)
@@ -165,7 +169,7 @@ func TestCrashSpill(t *testing.T) {
 			checked[key] = true
 			// Every segment on disk, journaled or not, is whole: the child
 			// only ever wrote whole ones.
-			ms, err := fresh.Recall(pruneguard.Pointer{Store: spill.DefaultName, Key: key})
+			ms, err := fresh.Recall(ctx, pruneguard.Pointer{Store: spill.DefaultName, Key: key})
 			require.NoError(t, err, "kill %d: segment %s is on disk but does not read back", i, key)
 			var seq uint64
 			_, err = fmt.Sscanf(string(ms[0].ID), "m-%d-0", &seq)

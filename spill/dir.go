@@ -1,6 +1,7 @@
 package spill
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -24,6 +25,10 @@ import (
 // The file system must support hard links, as the usual Unix ones and
 // NTFS do.
 //
+// The context is checked when Put and Get start and again before Put
+// links the file under the key's name; a file operation under way is not
+// interrupted.
+//
 // The zero Dir ("") names no directory: Put and Get fail with
 // [ErrNoStore]. A Dir is safe for concurrent use, by several processes
 // too.
@@ -37,12 +42,15 @@ func (d Dir) path(key string) string {
 }
 
 // Put writes content under key durably; see [Dir].
-func (d Dir) Put(key string, content []byte) error {
+func (d Dir) Put(ctx context.Context, key string, content []byte) error {
 	if d == "" {
 		return keyErr("put", key, ErrNoStore)
 	}
 	if !ValidKey(key) {
 		return keyErr("put", key, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return keyErr("put", key, err)
 	}
 	if err := d.mkdir(); err != nil {
 		return keyErr("put", key, err)
@@ -61,7 +69,7 @@ func (d Dir) Put(key string, content []byte) error {
 	}
 	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, serr, cerr, ctx.Err()); err != nil {
 		os.Remove(tmp.Name())
 		return keyErr("put", key, err)
 	}
@@ -82,12 +90,15 @@ func (d Dir) Put(key string, content []byte) error {
 
 // Get reads the file of key and returns its content once the header
 // checks out.
-func (d Dir) Get(key string) ([]byte, error) {
+func (d Dir) Get(ctx context.Context, key string) ([]byte, error) {
 	if d == "" {
 		return nil, keyErr("get", key, ErrNoStore)
 	}
 	if !ValidKey(key) {
 		return nil, keyErr("get", key, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, keyErr("get", key, err)
 	}
 	b, err := os.ReadFile(d.path(key))
 	if errors.Is(err, fs.ErrNotExist) {

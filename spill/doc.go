@@ -35,8 +35,18 @@
 //
 // Segments describe themselves (key, message count, SHA-256 of the
 // messages), so the store is the index: a new Spiller pointed at the same
-// store resolves pointers an earlier process or another host wrote, after
-// checking each such segment once. A crash during a spill leaves at worst
-// a segment no pointer names; a pointer never resolves to content that
-// was not wholly written and verified.
+// store resolves pointers an earlier process or another host wrote once
+// [Spiller.Verify] has checked each such segment, which
+// [pruneguard.RestoreContext] does for the pointers of a saved state. The
+// check is I/O, so it happens there, before any prune: the gates ask
+// [Spiller.Resolvable], which answers from memory. A crash during a spill
+// leaves at worst a segment no pointer names; a pointer never resolves to
+// content that was not wholly written and verified.
+//
+// # Contexts
+//
+// Every method that reads or writes a store takes a context.Context and
+// hands it to the [Store], whose Put and Get stop when it is done. A
+// [pruneguard.Guard] spills with the context given to
+// [pruneguard.Guard.CheckContext].
 package spill

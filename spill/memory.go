@@ -2,6 +2,7 @@ package spill
 
 import (
 	"bytes"
+	"context"
 	"sync"
 )
 
@@ -16,10 +17,14 @@ type Memory struct {
 }
 
 // Put stores a copy of content under key. A key that holds content, or
-// held content that was deleted, is refused with [ErrKeyExists].
-func (s *Memory) Put(key string, content []byte) error {
+// held content that was deleted, is refused with [ErrKeyExists]. A done
+// ctx fails it with ctx's error.
+func (s *Memory) Put(ctx context.Context, key string, content []byte) error {
 	if !ValidKey(key) {
 		return keyErr("put", key, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return keyErr("put", key, err)
 	}
 	b := make([]byte, len(content)) // never nil: nil marks a deleted key
 	copy(b, content)
@@ -35,10 +40,14 @@ func (s *Memory) Put(key string, content []byte) error {
 	return nil
 }
 
-// Get returns a copy of the content under key.
-func (s *Memory) Get(key string) ([]byte, error) {
+// Get returns a copy of the content under key. A done ctx fails it with
+// ctx's error.
+func (s *Memory) Get(ctx context.Context, key string) ([]byte, error) {
 	if !ValidKey(key) {
 		return nil, keyErr("get", key, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, keyErr("get", key, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

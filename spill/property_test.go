@@ -51,6 +51,7 @@ func genMessage(t *rapid.T) pruneguard.Message {
 // Whatever the messages hold, a spill recalls them field for field, in a
 // new Spiller too.
 func TestSpillRecallProperty(t *testing.T) {
+	ctx := t.Context()
 	dir := spill.Dir(t.TempDir())
 	rapid.Check(t, func(t *rapid.T) {
 		var ms []pruneguard.Message
@@ -58,15 +59,16 @@ func TestSpillRecallProperty(t *testing.T) {
 			ms = append(ms, genMessage(t))
 		}
 		s := &spill.Spiller{Store: dir}
-		p, err := s.SpillMessages(ms)
+		p, err := s.SpillMessages(ctx, ms)
 		require.NoError(t, err)
-		got, err := (&spill.Spiller{Store: dir}).Recall(p)
+		got, err := (&spill.Spiller{Store: dir}).Recall(ctx, p)
 		require.NoError(t, err)
 		require.Equal(t, ms, got)
 	})
 }
 
 func TestSpillRefusesNamesThatAreNotText(t *testing.T) {
+	ctx := t.Context()
 	s := &spill.Spiller{Store: &spill.Memory{}}
 	for _, m := range []pruneguard.Message{
 		{ID: "\xff"},
@@ -76,7 +78,7 @@ func TestSpillRefusesNamesThatAreNotText(t *testing.T) {
 		{ID: "m", Answers: []pruneguard.CallID{"\xff"}},
 		{ID: "m", NeededBy: []pruneguard.StepID{"\xff"}},
 	} {
-		_, err := s.SpillMessages([]pruneguard.Message{{ID: "ok"}, m})
+		_, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: "ok"}, m})
 		require.ErrorIs(t, err, spill.ErrNotText)
 		var me *spill.MessageError
 		require.ErrorAs(t, err, &me)

@@ -1,6 +1,7 @@
 package spill
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -45,8 +46,9 @@ func RecallTool() pruneguard.Tool {
 // "calls", "answers" and so on. An unknown or forgotten key fails with an
 // error matching [ErrNotFound], a damaged segment with [ErrCorrupt], and
 // arguments without a key with [ErrBadRecall]; the runtime should hand the
-// error's text to the model as the tool's error result.
-func (s *Spiller) HandleRecall(args json.RawMessage) (string, error) {
+// error's text to the model as the tool's error result. The store is read
+// with ctx.
+func (s *Spiller) HandleRecall(ctx context.Context, args json.RawMessage) (string, error) {
 	if !s.ready() {
 		return "", ErrNoStore
 	}
@@ -60,7 +62,7 @@ func (s *Spiller) HandleRecall(args json.RawMessage) (string, error) {
 		return "", fmt.Errorf("%w: no \"key\"", ErrBadRecall)
 	}
 	key := strings.TrimPrefix(strings.TrimSpace(*a.Key), s.name()+":")
-	_, body, err := s.read("recall", pruneguard.Pointer{Store: s.name(), Key: key})
+	_, body, err := s.read(ctx, "recall", pruneguard.Pointer{Store: s.name(), Key: key})
 	if err != nil {
 		return "", err
 	}

@@ -15,33 +15,36 @@ import (
 
 // Arguments that name no key are the model's mistake, whatever their shape.
 func TestHandleRecallNoKey(t *testing.T) {
+	ctx := t.Context()
 	s := &spill.Spiller{Store: &spill.Memory{}}
 	for _, bad := range []string{`null`, `{"key":null}`, `{"Key":null}`, `{"key":[]}`, `{"key":{}}`, `{"key":"x"`} {
-		_, err := s.HandleRecall(json.RawMessage(bad))
+		_, err := s.HandleRecall(ctx, json.RawMessage(bad))
 		assert.ErrorIs(t, err, spill.ErrBadRecall, bad)
 	}
 	for _, empty := range []string{`{"key":""}`, `{"key":"  "}`, `{"key":"spill:"}`} {
-		_, err := s.HandleRecall(json.RawMessage(empty))
+		_, err := s.HandleRecall(ctx, json.RawMessage(empty))
 		assert.Error(t, err, empty)
 		assert.NotErrorIs(t, err, spill.ErrCorrupt, empty)
 	}
 }
 
 func TestHandleRecallZeroSpiller(t *testing.T) {
+	ctx := t.Context()
 	var s spill.Spiller
-	_, err := s.HandleRecall(json.RawMessage(`{"key":"seg-1"}`))
+	_, err := s.HandleRecall(ctx, json.RawMessage(`{"key":"seg-1"}`))
 	assert.ErrorIs(t, err, spill.ErrNoStore)
 }
 
 // A segment whose file was deleted is not found; one whose bytes were
 // replaced is corrupt; neither answers content.
 func TestHandleRecallDirDamaged(t *testing.T) {
+	ctx := t.Context()
 	dir := t.TempDir()
 	s := &spill.Spiller{Store: spill.Dir(dir)}
-	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m1", Role: pruneguard.RoleUser, Content: []byte("ticket 4711")}})
+	p, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: "m1", Role: pruneguard.RoleUser, Content: []byte("ticket 4711")}})
 	require.NoError(t, err)
 	args, _ := json.Marshal(map[string]string{"key": p.Key})
-	out, err := s.HandleRecall(args)
+	out, err := s.HandleRecall(ctx, args)
 	require.NoError(t, err)
 	assert.Contains(t, out, "ticket 4711")
 
@@ -56,7 +59,7 @@ func TestHandleRecallDirDamaged(t *testing.T) {
 	bad[len(bad)/2] ^= 1
 	require.NoError(t, os.WriteFile(files[0], bad, 0o600))
 	for _, r := range []*spill.Spiller{s, {Store: spill.Dir(dir)}} {
-		_, err = r.HandleRecall(args)
+		_, err = r.HandleRecall(ctx, args)
 		assert.ErrorIs(t, err, spill.ErrCorrupt)
 	}
 
@@ -64,36 +67,38 @@ func TestHandleRecallDirDamaged(t *testing.T) {
 	// it finds the file gone.
 	require.NoError(t, os.Remove(files[0]))
 	for _, r := range []*spill.Spiller{{Store: spill.Dir(dir)}} {
-		_, err = r.HandleRecall(args)
+		_, err = r.HandleRecall(ctx, args)
 		assert.ErrorIs(t, err, spill.ErrNotFound)
-		_, err = r.Recall(p)
+		_, err = r.Recall(ctx, p)
 		assert.ErrorIs(t, err, spill.ErrNotFound)
 	}
 }
 
 // A forgotten key fails as an unknown one does.
 func TestHandleRecallForgotten(t *testing.T) {
+	ctx := t.Context()
 	s := &spill.Spiller{Store: &spill.Memory{}}
-	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m1", Content: []byte("x")}})
+	p, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: "m1", Content: []byte("x")}})
 	require.NoError(t, err)
 	s.Forget(p)
-	_, err = s.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	_, err = s.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
 	assert.ErrorIs(t, err, spill.ErrNotFound)
 	assert.False(t, s.Resolvable(p))
 }
 
 // A segment read back once and then deleted is not answered from memory.
 func TestHandleRecallDeletedAfterRead(t *testing.T) {
+	ctx := t.Context()
 	dir := t.TempDir()
 	s := &spill.Spiller{Store: spill.Dir(dir)}
-	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m1", Content: []byte("x")}})
+	p, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: "m1", Content: []byte("x")}})
 	require.NoError(t, err)
 	args := json.RawMessage(`{"key":"` + p.Key + `"}`)
-	_, err = s.HandleRecall(args)
+	_, err = s.HandleRecall(ctx, args)
 	require.NoError(t, err)
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	require.Len(t, files, 1)
 	require.NoError(t, os.Remove(files[0]))
-	_, err = s.HandleRecall(args)
+	_, err = s.HandleRecall(ctx, args)
 	assert.ErrorIs(t, err, spill.ErrNotFound)
 }

@@ -1,6 +1,7 @@
 package spill_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -35,14 +36,15 @@ func TestRecallTool(t *testing.T) {
 }
 
 func TestHandleRecall(t *testing.T) {
+	ctx := t.Context()
 	s := &spill.Spiller{Store: &spill.Memory{}, Name: "scratch"}
 	c := nonceContext(t, s)
-	p, err := s.Spill(c, "a1", "r1")
+	p, err := s.Spill(ctx, c, "a1", "r1")
 	require.NoError(t, err)
 
 	for _, arg := range []string{p.Key, "scratch:" + p.Key, " " + p.Key + "\n"} {
 		args, _ := json.Marshal(map[string]string{"key": arg})
-		out, err := s.HandleRecall(args)
+		out, err := s.HandleRecall(ctx, args)
 		require.NoError(t, err, arg)
 		var got []map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
@@ -54,12 +56,12 @@ func TestHandleRecall(t *testing.T) {
 	}
 
 	fresh := &spill.Spiller{Store: s.Store, Name: "scratch"}
-	out, err := fresh.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	out, err := fresh.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
 	require.NoError(t, err, "another process answers too")
 	assert.Contains(t, out, "8f3a")
 	assert.True(t, fresh.Resolvable(p))
 
-	_, err = s.HandleRecall(json.RawMessage(`{"key":"seg-nope"}`))
+	_, err = s.HandleRecall(ctx, json.RawMessage(`{"key":"seg-nope"}`))
 	assert.ErrorIs(t, err, spill.ErrNotFound)
 	var ke *spill.KeyError
 	require.ErrorAs(t, err, &ke)
@@ -67,20 +69,21 @@ func TestHandleRecall(t *testing.T) {
 	assert.Contains(t, err.Error(), "seg-nope")
 
 	for _, bad := range []string{`{}`, `[]`, `"k"`, `{"key":5}`, `nope`, ``} {
-		_, err := s.HandleRecall(json.RawMessage(bad))
+		_, err := s.HandleRecall(ctx, json.RawMessage(bad))
 		assert.ErrorIs(t, err, spill.ErrBadRecall, bad)
 	}
-	_, err = s.HandleRecall(json.RawMessage(`{"key":"../x"}`))
+	_, err = s.HandleRecall(ctx, json.RawMessage(`{"key":"../x"}`))
 	assert.ErrorIs(t, err, spill.ErrBadKey)
-	_, err = s.HandleRecall(json.RawMessage(`{"key":"../x"}`))
+	_, err = s.HandleRecall(ctx, json.RawMessage(`{"key":"../x"}`))
 	assert.ErrorIs(t, err, spill.ErrBadKey, "a bad key is not remembered as anything else")
 }
 
 func TestHandleRecallBinaryContent(t *testing.T) {
+	ctx := t.Context()
 	s := &spill.Spiller{Store: &spill.Memory{}}
-	p, err := s.SpillMessages([]pruneguard.Message{{ID: "m", Content: []byte{0xff, 0, 1}}})
+	p, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: "m", Content: []byte{0xff, 0, 1}}})
 	require.NoError(t, err)
-	out, err := s.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	out, err := s.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
 	require.NoError(t, err)
 	assert.Equal(t, `[{"id":"m","content_base64":"/wAB"}]`, out)
 }
@@ -97,14 +100,15 @@ func TestPointerText(t *testing.T) {
 // The model reads a placeholder instead of the spilled messages, calls
 // the recall tool with the key it names, and gets the messages back.
 func ExampleSpiller_HandleRecall() {
+	ctx := context.Background()
 	s := &spill.Spiller{Store: &spill.Memory{}, Name: "scratch"}
-	p, _ := s.SpillMessages([]pruneguard.Message{
+	p, _ := s.SpillMessages(ctx, []pruneguard.Message{
 		{ID: "r7", Role: pruneguard.RoleTool, Content: []byte("ulimit -n: unlimited (cgroup A)"), Facts: pruneguard.TransientState},
 	})
 	placeholder := spill.PointerText(p)
 	fmt.Println(strings.Contains(placeholder, `call recall with key "`+p.Key+`"`))
 
-	answer, err := s.HandleRecall(json.RawMessage(`{"key":"` + p.Key + `"}`))
+	answer, err := s.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
 	fmt.Println(answer, err)
 	// Output:
 	// true

@@ -2,6 +2,7 @@ package spill
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -30,15 +31,20 @@ const segmentPrefix = "seg-"
 // its messages), so a pointer never resolves to content that was not
 // wholly and verifiably written.
 //
-// The index of segments lives in the store itself: a Spiller answers
-// Resolvable from memory for every segment it wrote or has checked, and
-// checks a segment it does not know (one an earlier process or another
-// host wrote) by reading it from the store once, then remembers the
-// answer. Set Name to tell stores apart in pointers (default
-// [DefaultName]); Spillers that share a Store must share its Name to
-// resolve each other's pointers. A runtime resuming sessions another
-// process wrote may call [Spiller.Verify] on their pointers first, so that
-// Resolvable, which the gates call during a prune, answers from memory.
+// The index of segments lives in the store itself, and the Spiller keeps
+// in memory what it learnt of it: Resolvable answers from that memory
+// alone, true for every segment it wrote or has checked, and never reads
+// the store, since the gates call it while the Context is locked. A
+// segment it does not know (one an earlier process or another host
+// wrote) resolves once [Spiller.Verify] has read and checked it;
+// [pruneguard.RestoreContext] does so for the pointers of a saved state.
+// A runtime that hands a Context pointers in any other way (a message
+// appended with its Pointer set) verifies them first. Set Name to tell
+// stores apart in pointers (default [DefaultName]); Spillers that share a
+// Store must share its Name to resolve each other's pointers.
+//
+// Every method that reads or writes the store takes a context, which it
+// passes to the Store: it governs that I/O.
 //
 // The zero Spiller has no store: its methods change nothing and fail with
 // an error matching [ErrNoStore], and Resolvable answers false. A Spiller
@@ -67,9 +73,10 @@ func (s *Spiller) ready() bool { return s != nil && s.Store != nil }
 // message's content is not final (Spill checks this; SpillMessages cannot).
 // It fails with [ErrNotText] for an id, role or tool name that is not
 // UTF-8, with [ErrCorrupt] when what the store gives back differs from
-// what was written, and with the store's error otherwise; no pointer is
-// handed out then.
-func (s *Spiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error) {
+// what was written, and with the store's error otherwise (ctx's, when it
+// ends first); no pointer is handed out then. It implements
+// [pruneguard.Spiller].
+func (s *Spiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (pruneguard.Pointer, error) {
 	if !s.ready() {
 		return pruneguard.Pointer{}, ErrNoStore
 	}
@@ -82,7 +89,7 @@ func (s *Spiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, er
 	for range 3 {
 		key := segmentPrefix + uuid.NewString()
 		var p pruneguard.Pointer
-		p, err = s.write(key, ms)
+		p, err = s.write(ctx, key, ms)
 		if !errors.Is(err, ErrKeyExists) {
 			return p, err
 		}
@@ -90,15 +97,15 @@ func (s *Spiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, er
 	return pruneguard.Pointer{}, err
 }
 
-func (s *Spiller) write(key string, ms []pruneguard.Message) (pruneguard.Pointer, error) {
+func (s *Spiller) write(ctx context.Context, key string, ms []pruneguard.Message) (pruneguard.Pointer, error) {
 	b, err := encodeSegment(key, ms)
 	if err != nil {
 		return pruneguard.Pointer{}, err
 	}
-	if err := s.Store.Put(key, b); err != nil {
+	if err := s.Store.Put(ctx, key, b); err != nil {
 		return pruneguard.Pointer{}, wrapKey("spill", key, err)
 	}
-	back, err := s.Store.Get(key)
+	back, err := s.Store.Get(ctx, key)
 	if err != nil {
 		return pruneguard.Pointer{}, wrapKey("spill", key, err)
 	}
@@ -148,8 +155,8 @@ func (s *Spiller) known(key string) (err error, ok bool) {
 // not hold with [pruneguard.ErrUnknownMessage], both in a *MessageError,
 // before anything is stored. If content changes or a pointer cannot be
 // recorded, the pointers recorded so far are taken back and the segment
-// is forgotten.
-func (s *Spiller) Spill(c *pruneguard.Context, ids ...pruneguard.MessageID) (pruneguard.Pointer, error) {
+// is forgotten. The store is written with ctx, while c is not locked.
+func (s *Spiller) Spill(ctx context.Context, c *pruneguard.Context, ids ...pruneguard.MessageID) (pruneguard.Pointer, error) {
 	if !s.ready() {
 		return pruneguard.Pointer{}, ErrNoStore
 	}
@@ -170,7 +177,7 @@ func (s *Spiller) Spill(c *pruneguard.Context, ids ...pruneguard.MessageID) (pru
 		}
 		ms[i] = m
 	}
-	p, err := s.SpillMessages(ms)
+	p, err := s.SpillMessages(ctx, ms)
 	if err != nil {
 		return pruneguard.Pointer{}, err
 	}
@@ -234,33 +241,34 @@ func dedupe(ids []pruneguard.MessageID) []pruneguard.MessageID {
 }
 
 // Resolvable reports whether p leads to a segment this Spiller's store
-// holds, whole and verified, and that has not been forgotten. It answers
-// from memory for pointers the Spiller wrote or has already checked; the
-// first time it meets another pointer of its store it checks it with
-// [Spiller.Verify] (one Get) and remembers a definite answer. A failed
-// read that may be temporary answers false and is not remembered.
+// holds, whole and verified, and that has not been forgotten, as far as
+// the Spiller knows: it answers from memory, true for the pointers it
+// wrote or [Spiller.Verify] checked, false for any other, and never
+// reads the store. It implements [pruneguard.Resolver].
 func (s *Spiller) Resolvable(p pruneguard.Pointer) bool {
 	if !s.ready() || p.Store != s.name() {
 		return false
 	}
-	if err, known := s.known(p.Key); known {
-		return err == nil
-	}
-	return s.Verify(p) == nil
+	err, known := s.known(p.Key)
+	return known && err == nil
 }
 
 // Verify reads the segment p points to from the store and checks it (its
 // checksum, its key, its messages), even when the Spiller already resolves
 // it, and remembers the answer when it is definite: resolvable, or not
-// found or corrupt. A pointer known not to resolve (forgotten, missing,
-// corrupt) is not read again: Verify returns the error it had.
-func (s *Spiller) Verify(p pruneguard.Pointer) error {
-	_, _, err := s.read("resolve", p)
+// found or corrupt. A read that fails otherwise (ctx ended, the store
+// unreachable) is not remembered: the pointer stays as it was. A pointer
+// known not to resolve (forgotten, missing, corrupt) is not read again:
+// Verify returns the error it had. Verify the pointers a Context gets from
+// elsewhere before its prunes and guard checks ask about them (see
+// [Spiller]); it implements [pruneguard.Verifier].
+func (s *Spiller) Verify(ctx context.Context, p pruneguard.Pointer) error {
+	_, _, err := s.read(ctx, "resolve", p)
 	return err
 }
 
 // read gets and decodes the segment of p, and updates the index.
-func (s *Spiller) read(op string, p pruneguard.Pointer) ([]pruneguard.Message, []byte, error) {
+func (s *Spiller) read(ctx context.Context, op string, p pruneguard.Pointer) ([]pruneguard.Message, []byte, error) {
 	if !s.ready() {
 		return nil, nil, ErrNoStore
 	}
@@ -275,7 +283,7 @@ func (s *Spiller) read(op string, p pruneguard.Pointer) ([]pruneguard.Message, [
 		// Not remembered: any string could come here.
 		return nil, nil, keyErr(op, p.Key, ErrBadKey)
 	}
-	b, err := s.Store.Get(p.Key)
+	b, err := s.Store.Get(ctx, p.Key)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
 			s.remember(p.Key, err)
@@ -309,8 +317,9 @@ var errForgotten = fmt.Errorf("%w: pointer forgotten", ErrNotFound)
 // message comes back as it was spilled, except Pointer, which a segment
 // does not keep, and empty Content or Args, which come back nil. A pointer of another
 // store fails with [ErrForeignPointer]; a forgotten or missing one with
-// [ErrNotFound]; a damaged segment with [ErrCorrupt].
-func (s *Spiller) Recall(p pruneguard.Pointer) ([]pruneguard.Message, error) {
-	ms, _, err := s.read("recall", p)
+// [ErrNotFound]; a damaged segment with [ErrCorrupt]. A segment read whole
+// resolves from then on, as after [Spiller.Verify].
+func (s *Spiller) Recall(ctx context.Context, p pruneguard.Pointer) ([]pruneguard.Message, error) {
+	ms, _, err := s.read(ctx, "recall", p)
 	return ms, err
 }

@@ -1,5 +1,7 @@
 package spill
 
+import "context"
+
 // Store keeps spilled content under keys. Every implementation keeps this
 // contract, which package storetest checks:
 //
@@ -22,8 +24,13 @@ package spill
 //   - Put keeps no reference to the slice it is given, and Get returns a
 //     slice the caller may modify without changing what is stored.
 //   - Errors about a key are *KeyError values carrying the key.
+//   - The context governs the call: a Put or Get whose context is done
+//     before it starts fails with an error matching the context's error
+//     (errors.Is(err, ctx.Err())) and stores nothing; one whose context
+//     ends while it runs may fail with it, as any failed Put or Get. A
+//     Store sets no deadline of its own unless it documents one.
 //   - A Store is safe for concurrent use by multiple goroutines.
 type Store interface {
-	Put(key string, content []byte) error
-	Get(key string) ([]byte, error)
+	Put(ctx context.Context, key string, content []byte) error
+	Get(ctx context.Context, key string) ([]byte, error)
 }

@@ -2,6 +2,7 @@ package spill_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -29,14 +30,14 @@ func TestDirConformance(t *testing.T) {
 // lossy acknowledges every Put and stores nothing.
 type lossy struct{ spill.Memory }
 
-func (*lossy) Put(string, []byte) error { return nil }
+func (*lossy) Put(context.Context, string, []byte) error { return nil }
 
 // garbling returns other bytes than were put, once content is longer
 // than a few bytes.
 type garbling struct{ spill.Memory }
 
-func (g *garbling) Get(key string) ([]byte, error) {
-	b, err := g.Memory.Get(key)
+func (g *garbling) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := g.Memory.Get(ctx, key)
 	if len(b) > 4 {
 		b[len(b)/2] ^= 1
 	}
@@ -49,7 +50,7 @@ type overwriting struct {
 	m  map[string][]byte
 }
 
-func (o *overwriting) Put(key string, b []byte) error {
+func (o *overwriting) Put(_ context.Context, key string, b []byte) error {
 	if !spill.ValidKey(key) {
 		return &spill.KeyError{Op: "put", Key: key, Err: spill.ErrBadKey}
 	}
@@ -62,7 +63,7 @@ func (o *overwriting) Put(key string, b []byte) error {
 	return nil
 }
 
-func (o *overwriting) Get(key string) ([]byte, error) {
+func (o *overwriting) Get(_ context.Context, key string) ([]byte, error) {
 	if !spill.ValidKey(key) {
 		return nil, &spill.KeyError{Op: "get", Key: key, Err: spill.ErrBadKey}
 	}
@@ -78,8 +79,8 @@ func (o *overwriting) Get(key string) ([]byte, error) {
 // sharing returns the stored slice itself, and keeps the caller's.
 type sharing struct{ overwriting }
 
-func (s *sharing) Put(key string, b []byte) error {
-	if _, err := s.overwriting.Get(key); err == nil {
+func (s *sharing) Put(ctx context.Context, key string, b []byte) error {
+	if _, err := s.overwriting.Get(ctx, key); err == nil {
 		return &spill.KeyError{Op: "put", Key: key, Err: spill.ErrKeyExists}
 	}
 	s.mu.Lock()
@@ -91,7 +92,7 @@ func (s *sharing) Put(key string, b []byte) error {
 	return nil
 }
 
-func (s *sharing) Get(key string) ([]byte, error) {
+func (s *sharing) Get(_ context.Context, key string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.m[key]; ok {
@@ -143,14 +144,15 @@ func TestSuiteStopsOnNewStoreError(t *testing.T) {
 }
 
 func TestMemoryDeleteKeepsKeyUsed(t *testing.T) {
+	ctx := t.Context()
 	var m spill.Memory
-	require.NoError(t, m.Put("k", []byte("v")))
+	require.NoError(t, m.Put(ctx, "k", []byte("v")))
 	m.Delete("k")
-	_, err := m.Get("k")
+	_, err := m.Get(ctx, "k")
 	assert.ErrorIs(t, err, spill.ErrNotFound)
-	assert.ErrorIs(t, m.Put("k", []byte("w")), spill.ErrKeyExists, "a deleted key is never reused")
+	assert.ErrorIs(t, m.Put(ctx, "k", []byte("w")), spill.ErrKeyExists, "a deleted key is never reused")
 	m.Delete("never-put")
-	require.NoError(t, m.Put("never-put", nil), "deleting an unused key does not use it")
+	require.NoError(t, m.Put(ctx, "never-put", nil), "deleting an unused key does not use it")
 }
 
 func TestValidKey(t *testing.T) {

@@ -349,7 +349,7 @@ func TestSessionAbandonsOrphan(t *testing.T) {
 }
 
 // A session holding an orphan deep in its history prunes its unit as
-// Body.Context would: spilled under MCP's defaults, the body written
+// Body.Bind would: spilled under MCP's defaults, the body written
 // within the budget and breaking no rule the body given kept.
 func TestSessionPrunesOrphanUnit(t *testing.T) {
 	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Anthropic, wire.Gemini, wire.Bedrock} {

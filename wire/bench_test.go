@@ -60,7 +60,7 @@ func BenchmarkCheck(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				g, err := bd.Context(wire.Options{Unannotated: wire.UnannotatedRegenerable})
+				g, err := bd.Bind(wire.Options{Unannotated: wire.UnannotatedRegenerable})
 				if err != nil {
 					b.Fatal(err)
 				}

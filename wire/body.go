@@ -437,7 +437,7 @@ func (b *Body) Stub(index int, text string) error {
 }
 
 // sortViolations orders violations by index, then rule.
-func sortViolations(v []Violation) {
+func sortViolations(v []RuleViolation) {
 	sort.SliceStable(v, func(i, j int) bool {
 		if v[i].Index != v[j].Index {
 			return v[i].Index < v[j].Index

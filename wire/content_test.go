@@ -11,7 +11,7 @@ import (
 // An assistant message that makes calls gives the Context the text it
 // holds as Content, and nothing when it holds none, so that the Context
 // tells the model's words from a message of calls alone; other messages
-// give nothing. Body.Context and Session agree.
+// give nothing. Body.Bind and Session agree.
 func TestCallMessageContent(t *testing.T) {
 	msgs := []string{
 		`{"role":"user","content":"look"}`,
@@ -31,7 +31,7 @@ func TestCallMessageContent(t *testing.T) {
 	body += `]}`
 	b, err := wire.Read([]byte(body), wire.OpenAIChat)
 	must(t, err)
-	g, err := b.Context(wire.Options{})
+	g, err := b.Bind(wire.Options{})
 	must(t, err)
 	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 1 << 20}})
 	must(t, err)
@@ -43,7 +43,7 @@ func TestCallMessageContent(t *testing.T) {
 		gm, _ := g.Context().Message(wire.ID(i))
 		sm, _ := s.Context().Message(pruneguard.MessageID("m" + string(rune('0'+i))))
 		if string(gm.Content) != want[i] || string(sm.Content) != want[i] {
-			t.Errorf("message %d: Content %q (Body.Context) and %q (Session), want %q", i, gm.Content, sm.Content, want[i])
+			t.Errorf("message %d: Content %q (Body.Bind) and %q (Session), want %q", i, gm.Content, sm.Content, want[i])
 		}
 	}
 }

@@ -71,8 +71,8 @@
 // # What Validate checks
 //
 // [Validate] (and [Body.Validate]) lists the structural problems a
-// provider would reject with HTTP 400, each as a [Violation] with a stable
-// rule code, the message index and the provider's wording. A body that
+// provider would reject with HTTP 400, each as a [RuleViolation] with a
+// stable rule code, the message index and the provider's wording. A body that
 // ends on tool calls still waiting for their results is reported with the
 // separate "<dialect>/pending-calls" rule, because live agent histories
 // legitimately end that way. Wordings are the providers' own where one is
@@ -217,7 +217,7 @@
 //
 // # Guarding a body
 //
-// [Body.Context] builds a pruneguard.Context from a body (one core message
+// [Body.Bind] builds a pruneguard.Context from a body (one core message
 // per body message, id [ID](index), tokens from Config.Counter, counted
 // once), with calls and results paired by the rules above, units shaped
 // to each dialect's atomic structure, the tools array registered, and
@@ -240,6 +240,13 @@
 // fields a validation error names. The pairing, the units, the pins and
 // the classes come from one reader that takes the history a message at a
 // time, the one a [Session] feeds as messages arrive.
+//
+// The model's messages (assistant and model turns, call items, reasoning
+// items, the Responses items the provider ran in the model's turn) are
+// given a role of the model's, so that the Context knows what the model
+// has read: the results and turns after its last message are unread and
+// never pruned (pruneguard.Context.Unread), which keeps the trailing
+// results of every body as they are.
 //
 // Calls of the trailing batch still waiting for their results are
 // pending: under the strict boundary they defer every prune. A call
@@ -334,7 +341,10 @@
 // pointer's text tells the model to call the recall tool, which this
 // package never adds to a body: the runtime declares [spill.RecallTool]
 // among the request's tools and answers its calls with
-// [spill.Spiller.HandleRecall].
+// [spill.Spiller.HandleRecall]. The spills are a check's only I/O:
+// [Guarded.CheckContext], [Session.RequestContext],
+// [Session.CheckContext] and [Session.SyncContext] make them with the
+// context given, the methods without one with context.Background().
 //
 // # Rendering a Context
 //
@@ -421,7 +431,7 @@
 //
 // Reading and validating use only the standard library; the guarding
 // part imports the pruneguard core, which never imports this package.
-// Every reader, Validate and Body.Context are total: no input, however
+// Every reader, Validate and Body.Bind are total: no input, however
 // malformed, makes them panic (FuzzRead, FuzzUnwrap, FuzzContext and
 // FuzzPrune check it).
 package wire

@@ -34,7 +34,7 @@ func ExampleValidate() {
 // A guarded prune of a request body: the plan names the user turn that
 // carries two tool results, the guard takes the assistant turn with both
 // calls too, and the body written back is one the provider accepts.
-func ExampleBody_Context() {
+func ExampleBody_Bind() {
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,
 		"tools":[{"name":"read_file","input_schema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}],
 		"messages":[
@@ -52,7 +52,7 @@ func ExampleBody_Context() {
 		fmt.Println(err)
 		return
 	}
-	g, err := b.Context(wire.Options{})
+	g, err := b.Bind(wire.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -39,7 +39,7 @@ func (u Unannotated) String() string {
 	return "irreducible"
 }
 
-// Options configure [Body.Context].
+// Options configure [Body.Bind].
 //
 // The zero Options reads unannotated tools as irreducible, counts with
 // [pruneguard.ApproxCounter], uses no manifest and spills nothing.
@@ -61,7 +61,7 @@ type Options struct {
 	// results whose call is not in the body. It does not reach tools the
 	// provider runs: their results are irreducible unless annotated.
 	Unannotated Unannotated
-	// Spiller, if set, lets [Guarded.Check] spill what only a spill lets
+	// Spiller, if set, lets [Guarded.CheckContext] spill what only a spill lets
 	// go: the guard it runs is given a store (the guard passed must have
 	// no Spill of its own) that writes each message as the body held it (its provider
 	// JSON, byte for byte, as the Content of the message stored), and
@@ -78,7 +78,7 @@ type Options struct {
 	// which the guard does not add to the body: the runtime declares
 	// [spill.RecallTool] among the request's tools and answers its calls
 	// with [spill.Spiller.HandleRecall].
-	Spiller Spiller
+	Spiller pruneguard.Spiller
 }
 
 // Unpaired is a call or a result the body's own adjacency rules leave
@@ -141,7 +141,7 @@ type Refusal struct {
 // edits and the messages around it, not to the length of the body (see
 // the package documentation, "Guarding a body").
 //
-// The zero Guarded is not usable; make one with [Body.Context] or
+// The zero Guarded is not usable; make one with [Body.Bind] or
 // [Bind].
 type Guarded struct {
 	src      *Body
@@ -149,7 +149,7 @@ type Guarded struct {
 	count    pruneguard.Counter
 	tokens   []int32 // each message's tokens, counted once
 	unpaired []Unpaired
-	inputV   []Violation
+	inputV   []RuleViolation
 	stubText string
 
 	arrays []toolArray // the tools arrays of the body as read
@@ -299,9 +299,9 @@ func indexOfSlow(id pruneguard.MessageID, n int) (int, bool) {
 	return i, true
 }
 
-// Context builds a pruneguard.Context from the body, one message per body
+// Bind builds a pruneguard.Context from the body, one message per body
 // message (item, content turn) with the id [ID](index), and returns it
-// bound to the body. The body itself is not changed; [Guarded.Body]
+// bound to the body, as a [Guarded]. The body itself is not changed; [Guarded.Body]
 // returns the edited copy.
 //
 // Calls and results are paired by each dialect's adjacency rules, the
@@ -350,7 +350,7 @@ func indexOfSlow(id pruneguard.MessageID, n int) (int, bool) {
 // systemInstruction, a Bedrock body without system), opts.Config gets
 // NoTombstones. A Config.StubText that is blank (whitespace only) is an
 // error: providers reject blank results.
-func (b *Body) Context(opts Options) (*Guarded, error) {
+func (b *Body) Bind(opts Options) (*Guarded, error) {
 	if b == nil || b.top == nil {
 		return nil, errors.New("wire: context of a body that was not read")
 	}
@@ -401,20 +401,26 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 	return g, nil
 }
 
+// Context is [Body.Bind] under its former name.
+//
+// Deprecated: use [Body.Bind]. Context returns a [*Guarded], not the
+// *pruneguard.Context its name suggests ([Guarded.Context] is that).
+func (b *Body) Context(opts Options) (*Guarded, error) { return b.Bind(opts) }
+
 // Bind reads a request body of dialect d (Detect when d is empty) and
-// binds it to a pruneguard.Context, as [Read] followed by [Body.Context]
+// binds it to a pruneguard.Context, as [Read] followed by [Body.Bind]
 // does, without making the body's Messages: what the guard needs of each
 // message is read in one pass, and each message stays a slice of body,
 // written back by [Guarded.WriteTo] as it was read. It is the way in for
 // a large body read only to be pruned; body must not change while the
-// Guarded is in use. The errors are Read's and Body.Context's.
+// Guarded is in use. The errors are Read's and Body.Bind's.
 func Bind(body []byte, d Dialect, opts Options) (*Guarded, error) {
 	b, err := readBody(body, d)
 	if err != nil {
 		return nil, err
 	}
 	b.top.elems = nil // the facts hold the messages now
-	return b.Context(opts)
+	return b.Bind(opts)
 }
 
 // build feeds the body's messages to the Context: a first pass of the
@@ -699,7 +705,7 @@ func (g *Guarded) Index(id pruneguard.MessageID) (int, bool) {
 func (g *Guarded) Unpaired() []Unpaired { return slices.Clone(g.unpaired) }
 
 // InputViolations returns the violations of the body as read.
-func (g *Guarded) InputViolations() []Violation { return slices.Clone(g.inputV) }
+func (g *Guarded) InputViolations() []RuleViolation { return slices.Clone(g.inputV) }
 
 // StubText is the placeholder stubbed results carry.
 func (g *Guarded) StubText() string { return g.stubText }
@@ -902,12 +908,12 @@ func (g *Guarded) written(i int) int {
 // have: compared by rule and message, as multisets, with message and
 // content indexes in the wording ("messages.3", "messages[3]") ignored
 // since removals shift them.
-func NewViolations(before, after []Violation) []Violation {
+func NewViolations(before, after []RuleViolation) []RuleViolation {
 	count := map[string]int{}
 	for _, v := range before {
 		count[violationKey(v)]++
 	}
-	var out []Violation
+	var out []RuleViolation
 	for _, v := range after {
 		k := violationKey(v)
 		if count[k] > 0 {
@@ -921,6 +927,6 @@ func NewViolations(before, after []Violation) []Violation {
 
 var indexInWording = regexp.MustCompile(`(messages|content)([.\[])\d+`)
 
-func violationKey(v Violation) string {
+func violationKey(v RuleViolation) string {
 	return v.Rule + "\x00" + indexInWording.ReplaceAllString(v.Message, "$1${2}N")
 }

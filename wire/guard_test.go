@@ -117,7 +117,7 @@ func TestContextUnits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := b.Context(Options{})
+			g, err := b.Bind(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestApplyDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestApplyDecision(t *testing.T) {
 func TestWireRefusal(t *testing.T) {
 	body := `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]},"messages":[{"role":"user","content":[{"text":"u"}]},{"role":"assistant","content":[{"text":"a"}]},{"role":"user","content":[{"text":"v"}]}]}`
 	b, _ := Read([]byte(body), Bedrock)
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,8 +198,8 @@ func TestWireRefusal(t *testing.T) {
 	// the screen is exercised on a Context whose pins were not set.
 	g2 := *g
 	g2.ctx = pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})
-	for i := range b.Messages {
-		g2.ctx.Append(pruneguard.Message{ID: ID(i), Role: pruneguard.RoleUser, Tokens: 5})
+	for i, m := range b.Messages {
+		g2.ctx.Append(pruneguard.Message{ID: ID(i), Role: pruneguard.Role(m.Role), Tokens: 5})
 	}
 	d, refs, err := g2.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{ID(0)}})
 	if err != nil || len(d.Evict) != 0 || len(refs) != 1 || refs[0].Gate != "wire" || refs[0].Code != RuleBedrockFirstNotUser {
@@ -223,7 +223,7 @@ func FuzzContext(f *testing.F) {
 		if err != nil {
 			return
 		}
-		g, err := b.Context(Options{Unannotated: Unannotated(k & 1)})
+		g, err := b.Bind(Options{Unannotated: Unannotated(k & 1)})
 		if err != nil {
 			t.Fatalf("Context: %v", err)
 		}
@@ -246,35 +246,54 @@ func FuzzContext(f *testing.F) {
 }
 
 // The screen never empties a body: every provider rejects an empty
-// history, so the last unit stays and its eviction is refused.
+// history, so the last unit stays and its eviction is refused. A body
+// whose only message is the model's own (read by it) meets the screen; a
+// body whose only message is a result meets the core first: nothing the
+// model has not read yet goes.
 func TestNeverEmpty(t *testing.T) {
-	bodies := map[Dialect]string{
+	answers := map[Dialect]string{
+		Anthropic:       `{"model":"m","max_tokens":9,"messages":[{"role":"assistant","content":[{"type":"text","text":"an answer long enough to matter"}]}]}`,
+		OpenAIChat:      `{"messages":[{"role":"assistant","content":"an answer long enough to matter"}]}`,
+		OpenAIResponses: `{"input":[{"type":"message","role":"assistant","content":"an answer long enough to matter"}]}`,
+		Gemini:          `{"contents":[{"role":"model","parts":[{"text":"an answer long enough to matter"}]}]}`,
+		Bedrock:         `{"messages":[{"role":"assistant","content":[{"text":"an answer long enough to matter"}]}]}`,
+	}
+	results := map[Dialect]string{
 		Anthropic:       `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"some output here that is long enough"}]}]}`,
 		OpenAIChat:      `{"messages":[{"role":"tool","tool_call_id":"c1","content":"some output here that is long enough"}]}`,
 		OpenAIResponses: `{"input":[{"type":"function_call_output","call_id":"c1","output":"some output here that is long enough"}]}`,
 		Gemini:          `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"r":"some output here that is long enough"}}}]}]}`,
 		Bedrock:         `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]},"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"some output here that is long enough"}]}}]}]}`,
 	}
-	for d, body := range bodies {
-		b, err := Read([]byte(body), d)
-		if err != nil {
-			t.Fatalf("%s: %v", d, err)
-		}
-		g, err := b.Context(Options{Unannotated: UnannotatedRegenerable})
-		if err != nil {
-			t.Fatalf("%s: %v", d, err)
-		}
-		_, refs, _ := g.Check(pruneguard.Guard{Budget: 1})
-		out := g.Body()
-		if len(out.Messages) != 1 {
-			t.Errorf("%s: %d messages left", d, len(out.Messages))
-		}
-		rule := emptyHistory[d][0]
-		if !slices.ContainsFunc(refs, func(r Refusal) bool { return r.Gate == "wire" && r.Code == rule }) {
-			t.Errorf("%s: no %s refusal in %+v", d, rule, refs)
-		}
-		if nv := NewViolations(b.Validate(), out.Validate()); len(nv) > 0 {
-			t.Errorf("%s: worse: %v", d, nv)
+	opts := Options{Unannotated: UnannotatedRegenerable, Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}}
+	for _, tc := range []struct {
+		bodies     map[Dialect]string
+		gate, code func(d Dialect) string
+	}{
+		{answers, func(Dialect) string { return "wire" }, func(d Dialect) string { return emptyHistory[d][0] }},
+		{results, func(Dialect) string { return "boundary" }, func(Dialect) string { return string(pruneguard.CodeUnread) }},
+	} {
+		for d, body := range tc.bodies {
+			b, err := Read([]byte(body), d)
+			if err != nil {
+				t.Fatalf("%s: %v", d, err)
+			}
+			g, err := b.Bind(opts)
+			if err != nil {
+				t.Fatalf("%s: %v", d, err)
+			}
+			_, refs, _ := g.Check(pruneguard.Guard{Budget: 1})
+			out := g.Body()
+			if len(out.Messages) != 1 {
+				t.Errorf("%s: %d messages left", d, len(out.Messages))
+			}
+			gate, code := tc.gate(d), tc.code(d)
+			if !slices.ContainsFunc(refs, func(r Refusal) bool { return r.Gate == gate && r.Code == code }) {
+				t.Errorf("%s: no %s/%s refusal in %+v", d, gate, code, refs)
+			}
+			if nv := NewViolations(b.Validate(), out.Validate()); len(nv) > 0 {
+				t.Errorf("%s: worse: %v", d, nv)
+			}
 		}
 	}
 }
@@ -285,7 +304,7 @@ func TestDeferredNamesPendingCalls(t *testing.T) {
 	body := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"go go go go go go go go go"},
 		{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`
 	b, _ := Read([]byte(body), OpenAIChat)
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,9 +331,9 @@ func TestDeferredNamesPendingCalls(t *testing.T) {
 // NewViolations ignores message indexes in both wordings, "messages.3"
 // and "messages[3]", since removals shift them.
 func TestNewViolationsIgnoresIndexes(t *testing.T) {
-	before := []Violation{{Rule: RuleChatDuplicateToolResponse, Index: 8,
+	before := []RuleViolation{{Rule: RuleChatDuplicateToolResponse, Index: 8,
 		Message: "Invalid parameter: Duplicate value for 'tool_call_id' of 'a', in messages[7] and messages[8]."}}
-	after := []Violation{{Rule: RuleChatDuplicateToolResponse, Index: 3,
+	after := []RuleViolation{{Rule: RuleChatDuplicateToolResponse, Index: 3,
 		Message: "Invalid parameter: Duplicate value for 'tool_call_id' of 'a', in messages[2] and messages[3]."}}
 	if nv := NewViolations(before, after); len(nv) != 0 {
 		t.Errorf("new violations %v", nv)
@@ -338,7 +357,7 @@ func TestCheckReportsEveryRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +393,7 @@ func TestSchemaNotSmaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, check := range []bool{false, true} {
-		g, err := b.Context(Options{})
+		g, err := b.Bind(Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -443,7 +462,7 @@ func TestScreenToolRules(t *testing.T) {
 			if v := b.Validate(); len(v) > 0 {
 				t.Fatalf("input violations %v", v)
 			}
-			g, err := b.Context(Options{})
+			g, err := b.Bind(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -483,7 +502,7 @@ func TestSchemaNotSmallerChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

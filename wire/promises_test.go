@@ -34,7 +34,7 @@ const toolBody = `{"model":"m","max_tokens":9,"system":"be brief",
 // tool schemas; what it does not count is the Overhead.
 func TestCounterCountsEachPartOnce(t *testing.T) {
 	b := read(t, wire.Anthropic, toolBody)
-	g, err := b.Context(wire.Options{Config: pruneguard.Config{Counter: byteCounter{}}})
+	g, err := b.Bind(wire.Options{Config: pruneguard.Config{Counter: byteCounter{}}})
 	must(t, err)
 	msgs, schemas := 0, 0
 	for _, m := range b.Messages {
@@ -71,7 +71,7 @@ func TestGuardedCheckBudgetCoversTheBody(t *testing.T) {
 	}{{wire.Anthropic, bigAnthropic(20)}, {wire.OpenAIChat, chatSession(200)}} {
 		b := read(t, c.d, string(c.body))
 		// Text the test means to prune is taken as reconstructible.
-		g, err := b.Context(wire.Options{Unannotated: wire.UnannotatedRegenerable,
+		g, err := b.Bind(wire.Options{Unannotated: wire.UnannotatedRegenerable,
 			Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
 		must(t, err)
 		before := wire.Tokens(b, nil)
@@ -93,7 +93,7 @@ func TestGuardedCheckBudgetCoversTheBody(t *testing.T) {
 // and the ceiling given.
 func TestGuardedCheckCeiling(t *testing.T) {
 	b := read(t, wire.Anthropic, toolBody)
-	g, err := b.Context(wire.Options{}) // unannotated tools: irreducible results
+	g, err := b.Bind(wire.Options{}) // unannotated tools: irreducible results
 	must(t, err)
 	before := g.Tokens()
 	_, _, err = g.Check(pruneguard.Guard{Budget: before / 2, Ceiling: before - 1})
@@ -173,7 +173,7 @@ func TestSessionSetRequestRefusesHistory(t *testing.T) {
 	}
 }
 
-// A session shapes units and pins as Body.Context does: an assistant
+// A session shapes units and pins as Body.Bind does: an assistant
 // turn with the user turn after it is one unit, the first real user
 // message and system messages are pinned.
 func TestSessionUnitsAndPins(t *testing.T) {
@@ -203,7 +203,7 @@ func TestSessionUnitsAndPins(t *testing.T) {
 }
 
 // Results of a tool the provider runs are irreducible unless annotated,
-// in a session as in Body.Context, and a final turn whose server tool
+// in a session as in Body.Bind, and a final turn whose server tool
 // call waits for its result is never proposed.
 func TestSessionServerTools(t *testing.T) {
 	body := `{"system":"s","tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"news?"},

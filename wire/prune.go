@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -238,7 +239,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		skip = all
 	}
 	// Rules: all the edits left, then greedily one by one.
-	check := func(skip map[string]bool) ([]Violation, *toolState, map[string]int) {
+	check := func(skip map[string]bool) ([]RuleViolation, *toolState, map[string]int) {
 		top := g.topWith(g.schemaWith(d, skip))
 		ts := top.toolState()
 		delta, after := g.rules.toolDelta(view{s: g.seq}, g.tools, ts)
@@ -246,7 +247,7 @@ func (g *Guarded) screenSchemas(d *pruneguard.Decision, refused []Refusal) (map[
 		now := toolArrays(top)
 		for _, a := range g.arrays {
 			if a.n > 0 && now[a.path] == 0 {
-				nv = append(nv, Violation{Rule: CodeEmptyTools, Message: a.path + ": a tools array is never left empty; some servers reject an empty one"})
+				nv = append(nv, RuleViolation{Rule: CodeEmptyTools, Message: a.path + ": a tools array is never left empty; some servers reject an empty one"})
 			}
 		}
 		return nv, ts, delta
@@ -446,7 +447,16 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 // at most. Result.Before and Result.After are the body's tokens before
 // and after the check, and a *pruneguard.CeilingError gives the body's
 // tokens and the ceiling given.
+//
+// Check spills, with Options.Spiller set, with context.Background(): a
+// spill cannot be cancelled. Use [Guarded.CheckContext] to bound it.
 func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
+	return g.CheckContext(context.Background(), guard)
+}
+
+// CheckContext is [Guarded.Check] with a context for the check's I/O,
+// the spills to Options.Spiller, as in [pruneguard.Guard.CheckContext].
+func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
 	budget, ceiling := guard.Budget, guard.Ceiling
 	out := pruneguard.Result{Before: g.Tokens()}
 	if guard.Spill != nil {
@@ -466,7 +476,7 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 		}
 		var res pruneguard.Result
 		var rs []Refusal
-		res, rs, err = g.check(guard)
+		res, rs, err = g.check(ctx, guard)
 		out.Alerts = append(out.Alerts, res.Alerts...)
 		out.Spills = append(out.Spills, res.Spills...)
 		out.SpillErrors = append(out.SpillErrors, res.SpillErrors...)
@@ -504,7 +514,7 @@ func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 }
 
 // check is one guard check on the Context's tokens, behind the screen.
-func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
+func (g *Guarded) check(ctx context.Context, guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
 	sc := &guardedScreen{g: g, outer: guard.Screen}
 	guard.Screen = sc
 	if g.sp != nil {
@@ -513,7 +523,7 @@ func (g *Guarded) check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, e
 	g.journal = []undo{}
 	defer func() { g.journal = nil }()
 
-	res, err := guard.Check(g.ctx)
+	res, err := guard.CheckContext(ctx, g.ctx)
 	// The edit state followed the rounds as they were applied; the
 	// guard's list of applied decisions is the authority: the rounds
 	// carried out so far are checked against it, and the last one is
@@ -651,7 +661,7 @@ func (g *Guarded) refusalsOf(err error) []Refusal {
 }
 
 // callerOf returns the body index of the message that made call c, from
-// the id [Body.Context] gives it: "i.k" for call k of message i.
+// the id [Body.Bind] gives it: "i.k" for call k of message i.
 func callerOf(c pruneguard.CallID) (int, bool) {
 	s, _, ok := strings.Cut(string(c), ".")
 	if !ok {

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -20,17 +21,17 @@ var reconstructible = wire.Options{Config: pruneguard.Config{TextClass: prunegua
 
 // The guard's furthest safe prune, evicting whole units oldest first when
 // the policy makes no room, goes through the wire screen: evicting the
-// only unit (a tool result nothing pins) would leave the history empty,
-// which every provider rejects, so its eviction is refused and never
-// written.
+// only unit (the model's answer, which nothing pins and the model has
+// read) would leave the history empty, which every provider rejects, so
+// its eviction is refused and never written.
 func TestCheckFurthestSafePruneNeverEmpties(t *testing.T) {
-	const out = "some output here that is long enough"
+	const out = "an answer long enough to matter"
 	bodies := map[wire.Dialect]string{
-		wire.Anthropic:       `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + out + `"}]}]}`,
-		wire.OpenAIChat:      `{"messages":[{"role":"tool","tool_call_id":"c1","content":"` + out + `"}]}`,
-		wire.OpenAIResponses: `{"input":[{"type":"function_call_output","call_id":"c1","output":"` + out + `"}]}`,
-		wire.Gemini:          `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"r":"` + out + `"}}}]}]}`,
-		wire.Bedrock:         `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]},"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"` + out + `"}]}}]}]}`,
+		wire.Anthropic:       `{"model":"m","max_tokens":9,"messages":[{"role":"assistant","content":[{"type":"text","text":"` + out + `"}]}]}`,
+		wire.OpenAIChat:      `{"messages":[{"role":"assistant","content":"` + out + `"}]}`,
+		wire.OpenAIResponses: `{"input":[{"type":"message","role":"assistant","content":"` + out + `"}]}`,
+		wire.Gemini:          `{"contents":[{"role":"model","parts":[{"text":"` + out + `"}]}]}`,
+		wire.Bedrock:         `{"messages":[{"role":"assistant","content":[{"text":"` + out + `"}]}]}`,
 	}
 	rules := map[wire.Dialect]string{
 		wire.Anthropic: wire.RuleAnthropicEmptyMessages, wire.OpenAIChat: wire.RuleChatEmptyMessages,
@@ -38,7 +39,7 @@ func TestCheckFurthestSafePruneNeverEmpties(t *testing.T) {
 	}
 	for d, body := range bodies {
 		t.Run(string(d), func(t *testing.T) {
-			in, g := guarded(t, d, body, wire.Options{Unannotated: wire.UnannotatedRegenerable})
+			in, g := guarded(t, d, body, reconstructible)
 			res, refs, err := g.Check(pruneguard.Guard{Budget: 1, Policy: proposeNothing})
 			if err != nil {
 				t.Fatal(err)
@@ -134,7 +135,7 @@ func TestGuardedCheckRefusesSpill(t *testing.T) {
 
 type noSpill struct{}
 
-func (noSpill) SpillMessages([]pruneguard.Message) (pruneguard.Pointer, error) {
+func (noSpill) SpillMessages(context.Context, []pruneguard.Message) (pruneguard.Pointer, error) {
 	return pruneguard.Pointer{}, errors.New("no store")
 }
 func (noSpill) Resolvable(pruneguard.Pointer) bool { return false }

@@ -48,7 +48,7 @@ var ErrProviderRule = errors.New("wire: the body breaks a provider rule")
 // [ErrProviderRule]. The zero value names no rule.
 type RuleError struct {
 	Dialect    Dialect
-	Violations []Violation
+	Violations []RuleViolation
 }
 
 // Error names the first rule broken and how many others there are.
@@ -233,8 +233,8 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 
 // dropPending drops the violations that only say the body ends on
 // calls still waiting for their results.
-func dropPending(vs []Violation) []Violation {
-	return slices.DeleteFunc(vs, func(v Violation) bool { return strings.HasSuffix(v.Rule, "/pending-calls") })
+func dropPending(vs []RuleViolation) []RuleViolation {
+	return slices.DeleteFunc(vs, func(v RuleViolation) bool { return strings.HasSuffix(v.Rule, "/pending-calls") })
 }
 
 // historyKeyOf is the top-level key of a dialect's history.

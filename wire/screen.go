@@ -281,7 +281,7 @@ type window struct {
 // e are made on top of view b with the tools state ts, and the
 // violations the edited body has in the places it looks at, as
 // [Validate] would word them.
-func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []Violation) {
+func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []RuleViolation) {
 	a := view{s: b.s, a: b.a, b: e}
 	if b.a == nil {
 		a = view{s: b.s, a: e}
@@ -300,7 +300,7 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 		}
 		return delta, after
 	}
-	var after []Violation
+	var after []RuleViolation
 	before := !rs.cleanBefore(b)
 	for _, w := range wins {
 		if before {
@@ -337,7 +337,7 @@ func (rs *ruleScreen) cleanBefore(b view) bool {
 }
 
 // all returns the violations of the whole body view v shows.
-func (rs *ruleScreen) all(v view, ts *toolState) []Violation {
+func (rs *ruleScreen) all(v view, ts *toolState) []RuleViolation {
 	var ms []*facts
 	for j := v.first(); j >= 0; j = v.next(j) {
 		ms = append(ms, rs.factsIn(v, j))
@@ -451,7 +451,7 @@ func overlaps(p, w window) bool {
 }
 
 // check validates window w of the body view v shows.
-func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []Violation {
+func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []RuleViolation {
 	start := w.lo
 	if start < 0 {
 		start = v.first()
@@ -487,7 +487,7 @@ func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []Viola
 
 // keyed returns, in view v, the violations of the Responses pairing and
 // item ids for the kinds, ids and items the edits e touch.
-func (rs *ruleScreen) keyed(v view, e *edits, gl globals) []Violation {
+func (rs *ruleScreen) keyed(v view, e *edits, gl globals) []RuleViolation {
 	var out violations
 	keys := map[[2]string]bool{}
 	ids := map[string]bool{}
@@ -575,8 +575,8 @@ func keyString[K interface{ ~string | ~[2]string }](k K) string {
 // fresh returns the keys that delta, on top of the counts base (the
 // applied state's and what was taken since), would raise above the
 // input's, and the first violation of each in after.
-func (rs *ruleScreen) fresh(base map[string]int, delta map[string]int, after []Violation) []Violation {
-	var out []Violation
+func (rs *ruleScreen) fresh(base map[string]int, delta map[string]int, after []RuleViolation) []RuleViolation {
+	var out []RuleViolation
 	over := map[string]int{}
 	for k, n := range delta {
 		if n <= 0 {
@@ -651,7 +651,7 @@ func (rs *ruleScreen) greedy(cands []candidate, ts *toolState, base map[string]i
 // toolRules returns, in view v, the violations that depend on the tools
 // state ts: those of the top-level fields, tool blocks without tools,
 // and tool references to tools not declared.
-func (rs *ruleScreen) toolRules(v view, ts *toolState) []Violation {
+func (rs *ruleScreen) toolRules(v view, ts *toolState) []RuleViolation {
 	var out violations
 	out = append(out, ts.top...)
 	if rs.b.Dialect != Anthropic {
@@ -682,7 +682,7 @@ func (rs *ruleScreen) toolRules(v view, ts *toolState) []Violation {
 
 // toolDelta returns how the counts change, by key, when the tools state
 // goes from ts to next in view v, and the violations under next.
-func (rs *ruleScreen) toolDelta(v view, ts, next *toolState) (map[string]int, []Violation) {
+func (rs *ruleScreen) toolDelta(v view, ts, next *toolState) (map[string]int, []RuleViolation) {
 	delta := map[string]int{}
 	if v.kept() == 0 {
 		return delta, nil // an empty body has its emptiness only

@@ -25,13 +25,13 @@ func retryBody(tb testing.TB, n int) (*Guarded, pruneguard.Plan) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	g.ctx = pruneguard.NewContext(pruneguard.Config{TextClass: pruneguard.Reconstructible})
-	for i := range b.Messages {
-		if err := g.ctx.Append(pruneguard.Message{ID: ID(i), Role: pruneguard.RoleUser, Tokens: 5}); err != nil {
+	for i, m := range b.Messages {
+		if err := g.ctx.Append(pruneguard.Message{ID: ID(i), Role: pruneguard.Role(m.Role), Tokens: 5}); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -79,7 +79,7 @@ func TestScreenCleanChatBefore(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, body)
 		}
-		g, err := b.Context(Options{})
+		g, err := b.Bind(Options{})
 		if err != nil {
 			t.Skip("the Context refuses the body:", err)
 		}

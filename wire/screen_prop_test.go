@@ -191,7 +191,7 @@ func genBody(t *rapid.T, d Dialect) string {
 }
 
 // keyCounts counts violations by key.
-func keyCounts(vs []Violation) map[string]int {
+func keyCounts(vs []RuleViolation) map[string]int {
 	out := map[string]int{}
 	for _, v := range vs {
 		out[violationKey(v)]++
@@ -231,7 +231,7 @@ func TestScreenEqualsValidate(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v\n%s", err, body)
 				}
-				g, err := b.Context(Options{})
+				g, err := b.Bind(Options{})
 				if err != nil {
 					t.Skip("the Context refuses the body:", err)
 				}
@@ -269,7 +269,7 @@ func TestScreenEqualsValidate(t *testing.T) {
 						// key also breaks outside the window, which instance
 						// counts as the new one may differ, and so may the
 						// order.)
-						if len(fresh) > 0 && !slices.ContainsFunc(nv, func(v Violation) bool { return v.Rule == fresh[0].Rule }) {
+						if len(fresh) > 0 && !slices.ContainsFunc(nv, func(v RuleViolation) bool { return v.Rule == fresh[0].Rule }) {
 							t.Fatalf("step %d: first new rule %s, not among Validate's %v", step, fresh[0].Rule, nv)
 						}
 					}
@@ -297,7 +297,7 @@ func TestScreenToolStateEqualsValidate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				g, err := b.Context(Options{})
+				g, err := b.Bind(Options{})
 				if err != nil {
 					t.Skip()
 				}

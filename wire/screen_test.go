@@ -24,7 +24,7 @@ func read(t *testing.T, d wire.Dialect, body string) *wire.Body {
 func guarded(t *testing.T, d wire.Dialect, body string, opts wire.Options) (*wire.Body, *wire.Guarded) {
 	t.Helper()
 	b := read(t, d, body)
-	g, err := b.Context(opts)
+	g, err := b.Bind(opts)
 	if err != nil {
 		t.Fatalf("Context: %v", err)
 	}
@@ -68,7 +68,7 @@ func onePerRound() pruneguard.Policy {
 // same check left it.
 func TestCheckRoundsNeverEmptyHistory(t *testing.T) {
 	bodies := map[wire.Dialect]string{
-		wire.OpenAIChat:      `{"messages":[{"role":"tool","tool_call_id":"a","content":"first output, long enough to matter"},{"role":"tool","tool_call_id":"b","content":"second output, long enough to matter"}]}`,
+		wire.OpenAIChat:      `{"messages":[{"role":"assistant","content":"first answer, long enough to matter"},{"role":"assistant","content":"second answer, long enough to matter"}]}`,
 		wire.OpenAIResponses: `{"input":[{"type":"message","role":"assistant","content":"first answer, long enough to matter"},{"type":"message","role":"assistant","content":"second answer, long enough to matter"}]}`,
 	}
 	for d, body := range bodies {

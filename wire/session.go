@@ -89,24 +89,23 @@ type SessionConfig struct {
 	// the session does not add to the body: the runtime declares
 	// [spill.RecallTool] among the request's tools and answers its calls
 	// with [spill.Spiller.HandleRecall].
-	Spiller Spiller
+	//
+	// A message appended with its Pointer set ([Session.AppendMessage])
+	// counts as spilled once the Spiller resolves the pointer, which it
+	// answers from memory: verify such a pointer first
+	// ([spill.Spiller.Verify]).
+	Spiller pruneguard.Spiller
 	// Logger, if set, receives one record per applied decision, per spill
 	// and failed spill, and per refusal, with the gate, the code, the ids
 	// and the token counts, never any content. Nil means no logging.
 	Logger *slog.Logger
 }
 
-// Spiller stores messages durably and resolves the pointers it hands
-// out, for a [Session] that spills content before it evicts it.
-// *spill.Spiller is one.
+// Spiller is the store a [Session] or a [Guarded] spills to: the core's
+// [pruneguard.Spiller].
 //
-// A nil Spiller (in [SessionConfig] or [Options]) spills nothing.
-type Spiller interface {
-	// SpillMessages stores the messages as one segment and returns the
-	// pointer they share.
-	SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error)
-	pruneguard.Resolver
-}
+// Deprecated: use [pruneguard.Spiller], the same interface.
+type Spiller = pruneguard.Spiller
 
 // validate refuses configurations that make no sense.
 func (cfg SessionConfig) validate() error {
@@ -169,7 +168,7 @@ func (cfg SessionConfig) validate() error {
 // by the position in the history, from 0); call ids are the provider's
 // tool call ids, positional ("m3.0") where it gives none.
 //
-// Units follow each dialect's atomic structure, as [Body.Context] shapes
+// Units follow each dialect's atomic structure, as [Body.Bind] shapes
 // them: a call with its results and its parallel batch; in Responses,
 // consecutive call items, and a reasoning item with the item after it;
 // in Anthropic, Gemini and Bedrock, the messages of one turn, and each
@@ -241,7 +240,7 @@ type sessionState struct {
 	callTool map[pruneguard.CallID]string               // the tool of each call
 	callBy   map[pruneguard.CallID]pruneguard.MessageID // the message making each call
 
-	// Pairing, by the dialect's adjacency rules (the tracker Body.Context
+	// Pairing, by the dialect's adjacency rules (the tracker Body.Bind
 	// uses too): the Context's id and the tool of each call the tracker
 	// follows, by its key; the calls made that have no result yet; the
 	// calls answered.
@@ -480,7 +479,7 @@ func (s *Session) knowTool(name string) error {
 // dialect, as the provider's JSON, and returns the id the Context gives
 // it. The JSON is kept as given and written back as it is unless a
 // decision stubs it. Results pair with calls by the dialect's adjacency
-// rules, as [Body.Context] pairs them; a result that pairs with no call
+// rules, as [Body.Bind] pairs them; a result that pairs with no call
 // is kept without pairing, classed as an unannotated tool's result.
 func (s *Session) Append(raw json.RawMessage) (pruneguard.MessageID, error) {
 	f, err := s.parseOne(raw)
@@ -669,7 +668,7 @@ func (s *Session) noteCalls(id pruneguard.MessageID, calls []pruneguard.Call, an
 }
 
 // link adds an entry to the history and couples it into its unit, as
-// Body.Context does.
+// Body.Bind does.
 func (s *Session) link(e *sentry) error {
 	prev := s.tail
 	s.entries = append(s.entries, e)

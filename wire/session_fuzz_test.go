@@ -43,7 +43,7 @@ func FuzzSession(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check := func(what string, out []byte, rep Report, base []Violation) {
+		check := func(what string, out []byte, rep Report, base []RuleViolation) {
 			ob, err := Read(out, d)
 			if err != nil {
 				t.Fatalf("%s: the session wrote a body it cannot read: %v", what, err)

@@ -62,10 +62,20 @@ type Report struct {
 // *pruneguard.CeilingError; a policy that names what the Context does not
 // hold gives the *pruneguard.InputError. Either way nothing is returned
 // but the report.
+//
+// Request spills, with a Spiller set, with context.Background(); use
+// [Session.RequestContext] to bound the spills.
 func (s *Session) Request() ([]byte, Report, error) {
+	return s.RequestContext(context.Background())
+}
+
+// RequestContext is [Session.Request] with a context for the guard's
+// I/O: the spills to SessionConfig.Spiller are made with ctx, as in
+// [pruneguard.Guard.CheckContext].
+func (s *Session) RequestContext(ctx context.Context) ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.request(Report{})
+	return s.request(ctx, Report{})
 }
 
 // Check guards the history as [Session.Request] does, without writing
@@ -78,11 +88,20 @@ func (s *Session) Request() ([]byte, Report, error) {
 // decision is screened over the messages it edits and those around them
 // (a history that is not written message by message, as while a message
 // streams, is counted and screened whole). Errors are Request's.
+//
+// Check spills, with a Spiller set, with context.Background(); use
+// [Session.CheckContext] to bound the spills.
 func (s *Session) Check() (Report, error) {
+	return s.CheckContext(context.Background())
+}
+
+// CheckContext is [Session.Check] with a context for the guard's I/O, as
+// [Session.RequestContext] has.
+func (s *Session) CheckContext(ctx context.Context) (Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rep Report
-	err := s.check(&rep)
+	err := s.check(ctx, &rep)
 	return rep, err
 }
 
@@ -107,7 +126,16 @@ func (s *Session) WriteTo(w io.Writer) (int64, error) {
 // forgotten. The body is checked as JSON in one pass that finds where
 // each message sits; checking the prefix costs a hash of each message;
 // only the new messages are read and fed.
+//
+// Sync spills, with a Spiller set, with context.Background(); use
+// [Session.SyncContext] to bound the spills.
 func (s *Session) Sync(body []byte) ([]byte, Report, error) {
+	return s.SyncContext(context.Background(), body)
+}
+
+// SyncContext is [Session.Sync] with a context for the guard's I/O, as
+// [Session.RequestContext] has.
+func (s *Session) SyncContext(ctx context.Context, body []byte) ([]byte, Report, error) {
 	d := s.cfg.Dialect
 	top, err := readTop(body)
 	if err != nil {
@@ -117,7 +145,7 @@ func (s *Session) Sync(body []byte) ([]byte, Report, error) {
 	if err != nil {
 		return nil, Report{}, err
 	}
-	return s.syncSpans(top, spans)
+	return s.syncSpans(ctx, top, spans)
 }
 
 // historySpans returns where each message of the history sits in the
@@ -140,7 +168,7 @@ func historySpans(top *topLevel, d Dialect, key string) ([]span, bool, error) {
 }
 
 // syncSpans is Sync of a body read, with where its messages sit.
-func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error) {
+func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rep Report
@@ -148,7 +176,7 @@ func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error)
 	if !s.continuesSpans(src, spans) {
 		rep.Reset = len(s.entries) > 0
 		if rep.Reset && s.log != nil {
-			s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: session reset",
+			s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: session reset",
 				slog.String("dialect", string(s.cfg.Dialect)), slog.Int("held", len(s.entries)), slog.Int("given", len(spans)))
 		}
 		s.top = topFields{}
@@ -179,7 +207,7 @@ func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error)
 			return nil, rep, err
 		}
 	}
-	return s.request(rep)
+	return s.request(ctx, rep)
 }
 
 // topFieldsOf copies the top-level fields of a body read, in order, with
@@ -222,8 +250,8 @@ func (s *Session) continuesSpans(src []byte, spans []span) bool {
 }
 
 // request guards and renders the history.
-func (s *Session) request(rep Report) ([]byte, Report, error) {
-	if err := s.check(&rep); err != nil {
+func (s *Session) request(ctx context.Context, rep Report) ([]byte, Report, error) {
+	if err := s.check(ctx, &rep); err != nil {
 		return nil, rep, err
 	}
 	return s.render(), rep, nil
@@ -244,7 +272,7 @@ func (s *Session) render() []byte {
 // as written does not (a stub written longer than the Context's estimate
 // of it), the guard runs again for the difference, three more times at
 // most.
-func (s *Session) check(rep *Report) error {
+func (s *Session) check(ctx context.Context, rep *Report) error {
 	s.repair(rep)
 	rep.Before = s.bodyTokens()
 	g := s.cfg.Guard
@@ -278,7 +306,7 @@ func (s *Session) check(rep *Report) error {
 			g.Ceiling = max(ceiling-fixed, g.Budget, g.Trigger)
 		}
 		var r pruneguard.Result
-		r, err = g.Check(s.ctx)
+		r, err = g.CheckContext(ctx, s.ctx)
 		sc.catchUp()
 		for _, d := range r.Decisions {
 			s.record(d)
@@ -432,18 +460,18 @@ func (f topFields) withHistory(key string, history json.RawMessage) []byte {
 // reads it, its JSON as fed, rather than the Context's text of it.
 type sessionSpiller struct {
 	s *Session
-	Spiller
+	pruneguard.Spiller
 }
 
 // SpillMessages implements pruneguard.Spiller.
-func (sp sessionSpiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error) {
+func (sp sessionSpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (pruneguard.Pointer, error) {
 	ms = slices.Clone(ms)
 	for i := range ms {
 		if e := sp.s.byID[ms[i].ID]; e != nil && e.ev == nil && e.raw != nil {
 			ms[i].Content = e.raw
 		}
 	}
-	return sp.Spiller.SpillMessages(ms)
+	return sp.Spiller.SpillMessages(ctx, ms)
 }
 
 // ---- rendering -------------------------------------------------------------

@@ -1,6 +1,8 @@
 package wire_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,13 +44,13 @@ func TestSessionConfigRefused(t *testing.T) {
 
 type failStore struct{}
 
-func (failStore) Put(string, []byte) error   { return errors.New("disk full") }
-func (failStore) Get(string) ([]byte, error) { return nil, spill.ErrNotFound }
+func (failStore) Put(context.Context, string, []byte) error   { return errors.New("disk full") }
+func (failStore) Get(context.Context, string) ([]byte, error) { return nil, spill.ErrNotFound }
 
 type otherStore struct{ spill.Memory }
 
-func (o *otherStore) Get(k string) ([]byte, error) {
-	b, err := o.Memory.Get(k)
+func (o *otherStore) Get(ctx context.Context, k string) ([]byte, error) {
+	b, err := o.Memory.Get(ctx, k)
 	if err == nil && len(b) > 0 {
 		b = append([]byte(nil), b...)
 		b[len(b)-1] ^= 1
@@ -156,4 +158,58 @@ func TestSessionSyncBadBodies(t *testing.T) {
 	assert.ErrorIs(t, s.Abandon(""), pruneguard.ErrEmptyID)
 	assert.ErrorIs(t, s.Abandon("nope"), pruneguard.ErrUnknownCall)
 	assert.NoError(t, s.Abandon(), "nothing to abandon")
+}
+
+// The context given to a session's RequestContext, CheckContext and
+// SyncContext, and to Conversations.Guard, governs its spills: once it
+// is done the spills fail, are reported, and nothing spilled leaves.
+func TestSessionSpillUsesTheContext(t *testing.T) {
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	failed := func(name string, rep wire.Report, err error) {
+		t.Helper()
+		require.NoError(t, err, name)
+		assert.Empty(t, rep.Result.Spills, name)
+		require.NotEmpty(t, rep.Result.SpillErrors, name)
+		assert.ErrorIs(t, rep.Result.SpillErrors[0], context.Canceled, name)
+	}
+	s := spillSession(t, &spill.Memory{})
+	feed(t, s, 10)
+	var whole bytes.Buffer
+	_, err := s.WriteTo(&whole)
+	require.NoError(t, err)
+	body := whole.Bytes()
+	_, rep, err := s.RequestContext(done)
+	failed("RequestContext", rep, err)
+	rep, err = s.CheckContext(done)
+	failed("CheckContext", rep, err)
+	s = spillSession(t, &spill.Memory{})
+	_, rep, err = s.SyncContext(done, body)
+	failed("SyncContext", rep, err)
+	_, rep, err = s.SyncContext(t.Context(), body)
+	require.NoError(t, err)
+	assert.NotEmpty(t, rep.Result.Spills, "a live context spills")
+
+	cs, err := wire.NewConversations(wire.ConversationsConfig{Session: wire.SessionConfig{
+		Guard: pruneguard.Guard{Budget: 600}, Spiller: &spill.Spiller{Store: &spill.Memory{}}}})
+	require.NoError(t, err)
+	_, rep, err = cs.Guard(done, wire.Anthropic, body)
+	failed("Conversations.Guard", rep, err)
+}
+
+// A guarded body's CheckContext spills with its context.
+func TestGuardedSpillUsesTheContext(t *testing.T) {
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	body := spillBodies(true)[wire.Anthropic]
+	_, g := guarded(t, wire.Anthropic, body, wire.Options{Spiller: &spill.Spiller{Store: &spill.Memory{}}})
+	before := g.Tokens()
+	res, _, err := g.CheckContext(done, pruneguard.Guard{Budget: before - 300})
+	require.NoError(t, err)
+	assert.Empty(t, res.Spills)
+	require.NotEmpty(t, res.SpillErrors)
+	assert.ErrorIs(t, res.SpillErrors[0], context.Canceled)
+	res, _, err = g.CheckContext(t.Context(), pruneguard.Guard{Budget: before - 300})
+	require.NoError(t, err)
+	assert.NotEmpty(t, res.Spills, "a live context spills")
 }

@@ -103,7 +103,10 @@ func ConversationOf(ctx context.Context) (string, bool) {
 }
 
 // Guard guards one request body of dialect d, as the type's
-// documentation says, and returns the body to send.
+// documentation says, and returns the body to send. ctx names the
+// conversation ([WithConversation]) and governs the session's spills, as
+// in [Session.SyncContext]; [Conversations.Middleware] passes the
+// request's context.
 func (cs *Conversations) Guard(ctx context.Context, d Dialect, body []byte) ([]byte, Report, error) {
 	name, out, rep, err := cs.guard(ctx, d, body)
 	if cs.cfg.OnReport != nil {
@@ -131,7 +134,7 @@ func (cs *Conversations) guard(ctx context.Context, d Dialect, body []byte) (str
 	if err != nil {
 		return "", nil, Report{}, err
 	}
-	out, rep, err := c.s.syncSpans(b.top, spans)
+	out, rep, err := c.s.syncSpans(ctx, b.top, spans)
 	return c.name, out, rep, err
 }
 

@@ -240,6 +240,7 @@ func TestRenderResults(t *testing.T) {
 		{ID: "n", Role: "narrator", Content: []byte("meanwhile")},
 		{ID: "a2", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "z", Tool: "f"}}},
 		{ID: "r2", Role: pruneguard.RoleTool, Content: []byte(strings.Repeat("big ", 100)), Answers: []pruneguard.CallID{"z"}, Tokens: 100},
+		{ID: "a3", Role: pruneguard.RoleAssistant, Content: []byte("read it")},
 		{ID: "u2", Role: pruneguard.RoleUser, Content: []byte("and?")},
 	} {
 		must(t, c.Append(m))
@@ -297,6 +298,7 @@ func TestSessionScreenValidates(t *testing.T) {
 // without a Spiller they stay; with one they are spilled, then evicted,
 // and the system prompt carries the pointer the model can follow.
 func TestSessionSpills(t *testing.T) {
+	ctx := t.Context()
 	run := func(sp wire.Spiller) ([]byte, wire.Report) {
 		s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 150}, Spiller: sp})
 		must(t, err)
@@ -344,7 +346,7 @@ func TestSessionSpills(t *testing.T) {
 	if strings.Count(sys, "content moved to spill:") != len(ptrs) {
 		t.Fatalf("want %d pointer lines in the system prompt: %s", len(ptrs), sys)
 	}
-	ms, err := sp.Recall(p)
+	ms, err := sp.Recall(ctx, p)
 	must(t, err)
 	if len(ms) == 0 || !strings.Contains(string(ms[len(ms)-1].Content), `"role":"tool"`) {
 		t.Errorf("recalled %v", ms)

@@ -72,7 +72,7 @@ func TestGuardedRefusalNamesCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(Options{})
+	g, err := b.Bind(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

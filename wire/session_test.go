@@ -416,6 +416,11 @@ func TestSessionConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				// The model answers the request: it has read what it showed.
+				if _, err := s.Append(json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":"g%d r%d %s"}`, g, i, strings.Repeat("z", 40)))); err != nil {
+					t.Error(err)
+					return
+				}
 			}
 		}()
 	}

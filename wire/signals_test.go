@@ -37,7 +37,7 @@ func TestErrorMarkers(t *testing.T) {
 					t.Errorf("message %d: IsError %v", i, m.IsError)
 				}
 			}
-			g, err := b.Context(wire.Options{})
+			g, err := b.Bind(wire.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

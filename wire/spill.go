@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,7 +31,7 @@ var ErrNoPointerPlace = errors.New("wire: the body has no system prompt to carry
 // the body has a system prompt for pointer lines, and the pointer of
 // each message whose stub must show it.
 type spilling struct {
-	s     Spiller
+	s     pruneguard.Spiller
 	place bool
 	ptr   map[int]pruneguard.Pointer
 }
@@ -45,7 +46,7 @@ func (b bodySpiller) Resolvable(p pruneguard.Pointer) bool { return b.g.sp.s.Res
 
 // SpillMessages stores ms, each with the provider JSON of the body
 // message it stands for as its Content, as one segment.
-func (b bodySpiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer, error) {
+func (b bodySpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (pruneguard.Pointer, error) {
 	g := b.g
 	out := make([]pruneguard.Message, len(ms))
 	for k, m := range ms {
@@ -59,7 +60,7 @@ func (b bodySpiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Pointer,
 		m.Content = g.src.facts[i].raw
 		out[k] = m
 	}
-	return g.sp.s.SpillMessages(out)
+	return g.sp.s.SpillMessages(ctx, out)
 }
 
 // newSpilling sets up spilling for opts on cfg: the Spiller resolves the

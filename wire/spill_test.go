@@ -102,8 +102,9 @@ func shows(body []byte, text string) bool {
 // input's messages it names, each as the body held it.
 func checkRecall(t *testing.T, g *wire.Guarded, in []json.RawMessage, res pruneguard.Result, sp *spill.Spiller) {
 	t.Helper()
+	ctx := t.Context()
 	for _, s := range res.Spills {
-		ms, err := sp.Recall(s.Pointer)
+		ms, err := sp.Recall(ctx, s.Pointer)
 		if err != nil {
 			t.Fatalf("recall %v: %v", s.Pointer, err)
 		}
@@ -216,7 +217,7 @@ func TestGuardedSpillNeedsAPlace(t *testing.T) {
 func TestGuardedSpillerAndResolver(t *testing.T) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	b := read(t, wire.OpenAIChat, spillBodies(true)[wire.OpenAIChat])
-	if _, err := b.Context(wire.Options{Spiller: sp, Config: pruneguard.Config{Resolver: sp}}); err == nil {
+	if _, err := b.Bind(wire.Options{Spiller: sp, Config: pruneguard.Config{Resolver: sp}}); err == nil {
 		t.Fatal("Spiller and Config.Resolver both set: no error")
 	}
 }

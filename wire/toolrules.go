@@ -97,7 +97,7 @@ type toolState struct {
 	declared   map[string]bool
 	toolsArray bool // Anthropic: the tools field is an array, so tool references are checked
 	emptyTools bool // Anthropic: the tools field is an empty array
-	top        []Violation
+	top        []RuleViolation
 }
 
 // toolState reads the body's tools arrays and tool choices, edits
@@ -118,8 +118,8 @@ func (b *Body) toolState() *toolState {
 
 // validateTools lists the violations of the tools array and the tool
 // choice of a body with the messages ms.
-func validateTools(d Dialect, ms []*facts, ts *toolState) []Violation {
-	v := violations(append([]Violation(nil), ts.top...))
+func validateTools(d Dialect, ms []*facts, ts *toolState) []RuleViolation {
+	v := violations(append([]RuleViolation(nil), ts.top...))
 	if d == Anthropic && ts.emptyTools {
 		// Only an empty tools array is reported: a body without one is
 		// taken as recorded without its tools (Claude Code session logs
@@ -137,7 +137,7 @@ func validateTools(d Dialect, ms []*facts, ts *toolState) []Violation {
 // validateToolFields lists the violations of the tools arrays and tool
 // choices that depend on the top-level fields alone; declared names the
 // tools declared.
-func validateToolFields(b *Body, declared map[string]bool) []Violation {
+func validateToolFields(b *Body, declared map[string]bool) []RuleViolation {
 	var v violations
 	unknown := func(names []string) []string {
 		var out []string

@@ -385,7 +385,7 @@ func ReadManifest(data []byte) (*Manifest, error) {
 // text block), Bedrock "system" (a text block), Responses "instructions",
 // Gemini "systemInstruction" (a text part), and for Chat the first system
 // or developer message (text appended). A Chat, Gemini or Bedrock body
-// without a system prompt gets none (see hasSystemPrompt; Body.Context
+// without a system prompt gets none (see hasSystemPrompt; Body.Bind
 // then lets the core make no tombstone). Outside Chat the lines go into
 // the prompt as read, so a second call replaces the lines of the first.
 // With no lines nothing changes.

@@ -83,7 +83,7 @@ func TestNilAndZeroValues(t *testing.T) {
 	if _, err := b.Marshal(); err == nil {
 		t.Errorf("nil Marshal succeeded")
 	}
-	if _, err := b.Context(wire.Options{}); err == nil {
+	if _, err := b.Bind(wire.Options{}); err == nil {
 		t.Errorf("nil Context succeeded")
 	}
 	if b.Tools() != nil {
@@ -119,7 +119,7 @@ func TestDeepNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Context(wire.Options{})
+	g, err := b.Bind(wire.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func FuzzPrune(f *testing.F) {
 		}
 		p := planFrom(plan, len(b.Messages), tools)
 
-		g, err := b.Context(opts)
+		g, err := b.Bind(opts)
 		if err != nil {
 			t.Fatalf("Context: %v", err)
 		}
@@ -202,7 +202,7 @@ func FuzzPrune(f *testing.F) {
 			worse(g, "Prune")
 		}
 
-		g, _ = b.Context(opts)
+		g, _ = b.Bind(opts)
 		if dec, err := g.Context().Prune(p); err == nil {
 			if err := g.Apply(dec); err != nil && !errors.Is(err, wire.ErrScreen) {
 				t.Fatalf("Apply: %v", err)
@@ -210,7 +210,7 @@ func FuzzPrune(f *testing.F) {
 			worse(g, "Apply")
 		}
 
-		g, _ = b.Context(opts)
+		g, _ = b.Bind(opts)
 		pol := pruneguard.PolicyFunc(func([]pruneguard.Entry, int) pruneguard.Plan { return p })
 		g.Check(pruneguard.Guard{Budget: 1, Policy: pol, Rounds: 4})
 		worse(g, "Check")
@@ -250,7 +250,7 @@ func TestOrphanResultIsIrreducible(t *testing.T) {
 // A blank stub text would make blank results, which providers reject.
 func TestBlankStubText(t *testing.T) {
 	b := read(t, wire.Bedrock, `{"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{}}}}]},"messages":[{"role":"user","content":[{"text":"go"}]}]}`)
-	if _, err := b.Context(wire.Options{Config: pruneguard.Config{StubText: " \n\t"}}); err == nil {
+	if _, err := b.Bind(wire.Options{Config: pruneguard.Config{StubText: " \n\t"}}); err == nil {
 		t.Errorf("Context accepted a blank stub text")
 	}
 }

@@ -7,7 +7,7 @@ import (
 // A history read one message at a time, as the provider reads it: which
 // call each result answers, which calls can no longer be answered, which
 // messages go in one unit, which user messages are real, and what class
-// the wire knows better than the Context. [Body.Context] runs it over a
+// the wire knows better than the Context. [Body.Bind] runs it over a
 // body it holds whole, [Session] over messages as they come; both get the
 // same pairing, units, pins and classes from it.
 
@@ -362,7 +362,11 @@ func isRealUser(d Dialect, f *facts) bool {
 // isSystem reports a system or developer message, which is pinned.
 func isSystem(f *facts) bool { return f.role == "system" || f.role == "developer" }
 
-// coreRole maps a provider message to a Context role.
+// coreRole maps a provider message to a Context role. The model's own
+// messages (an assistant or model turn, a call item, a reasoning item, a
+// Responses item the provider ran within the model's turn) take a role
+// of the model's, so that the Context knows what the model has read: the
+// messages before its last one.
 func coreRole(f *facts) pruneguard.Role {
 	switch {
 	case isSystem(f):
@@ -371,7 +375,7 @@ func coreRole(f *facts) pruneguard.Role {
 		return pruneguard.RoleReasoning
 	case f.nresults > 0:
 		return pruneguard.RoleTool
-	case f.role == "assistant" || f.role == "model" || f.ncalls > 0:
+	case f.role == "assistant" || f.role == "model" || f.ncalls > 0 || f.server && f.role == "":
 		return pruneguard.RoleAssistant
 	case f.role == "user":
 		return pruneguard.RoleUser

@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// Violation is one structural problem a provider would reject with HTTP
+// RuleViolation is one structural problem a provider would reject with HTTP
 // 400 (or, for the pending-calls rules, a batch of calls still waiting for
 // results).
 //
-// The zero Violation names no rule; [Validate] returns them filled in.
-type Violation struct {
+// The zero RuleViolation names no rule; [Validate] returns them filled in.
+type RuleViolation struct {
 	// Rule is a stable code such as "anthropic/tool-use-without-result".
 	Rule string
 	// Index is the index of the offending message, item or content turn;
@@ -21,16 +21,23 @@ type Violation struct {
 }
 
 // String formats the violation as "rule at index: message".
-func (v Violation) String() string {
+func (v RuleViolation) String() string {
 	return fmt.Sprintf("%s at %d: %s", v.Rule, v.Index, v.Message)
 }
 
+// Violation is [RuleViolation] under its former name.
+//
+// Deprecated: use [RuleViolation]. The name Violation is the core's
+// ([pruneguard.Violation]), a refusal of the gates, not a provider rule
+// broken.
+type Violation = RuleViolation
+
 // violations collects the violations a validator finds.
-type violations []Violation
+type violations []RuleViolation
 
 // add records a violation of rule at index i with the formatted wording.
 func (v *violations) add(rule string, i int, format string, args ...any) {
-	*v = append(*v, Violation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
+	*v = append(*v, RuleViolation{Rule: rule, Index: i, Message: fmt.Sprintf(format, args...)})
 }
 
 // Rule codes for OpenAI Chat Completions.
@@ -192,7 +199,7 @@ const (
 
 // Validate reads body as dialect d (Detect when d is empty) and lists its
 // violations; see Body.Validate. The error is a reading error.
-func Validate(body []byte, d Dialect) ([]Violation, error) {
+func Validate(body []byte, d Dialect) ([]RuleViolation, error) {
 	b, err := readBody(body, d)
 	if err != nil {
 		return nil, err
@@ -204,7 +211,7 @@ func Validate(body []byte, d Dialect) ([]Violation, error) {
 // would reject, ordered by index and then rule. Pending calls at the end of
 // the body are reported under the "<dialect>/pending-calls" rule; callers
 // that send a history ending on calls on purpose can skip those.
-func (b *Body) Validate() []Violation {
+func (b *Body) Validate() []RuleViolation {
 	if b == nil || b.top == nil {
 		return nil
 	}
@@ -217,10 +224,10 @@ func (b *Body) Validate() []Violation {
 
 // validateAll lists the violations of a body with messages ms and the
 // tools state ts, ordered by index and then rule.
-func validateAll(b *Body, ms []*facts, ts *toolState) []Violation {
+func validateAll(b *Body, ms []*facts, ts *toolState) []RuleViolation {
 	if len(ms) == 0 {
 		if r, ok := emptyHistory[b.Dialect]; ok {
-			return []Violation{{Rule: r[0], Index: 0, Message: r[1]}}
+			return []RuleViolation{{Rule: r[0], Index: 0, Message: r[1]}}
 		}
 	}
 	var v violations

@@ -263,7 +263,8 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 // budget if it safely can, and returns the list to send: a new slice that
 // belongs to the caller. Neither msgs nor its messages are modified. A
 // tool result that already carries the stub text (the session's own
-// answer, passed back) counts as a stub.
+// answer, passed back) counts as a stub. ctx governs the guard's spills,
+// when Config.Guard has a Spill store (see pruneguard.Guard.CheckContext).
 //
 // Errors: an error matching pruneguard.ErrInvalidInput when msgs is not a
 // well-formed conversation (a nil message, a tool result for a call it
@@ -276,7 +277,7 @@ func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var r Report
-	out, err := s.pass(msgs, &r)
+	out, err := s.pass(ctx, msgs, &r)
 	r.Err = err
 	r.Sent = len(out)
 	if s.cfg.OnReport != nil {
@@ -285,7 +286,7 @@ func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.
 	return out, r, err
 }
 
-func (s *Session) pass(msgs []*schema.Message, r *Report) ([]*schema.Message, error) {
+func (s *Session) pass(ctx context.Context, msgs []*schema.Message, r *Report) ([]*schema.Message, error) {
 	var fresh []*schema.Message
 	switch {
 	case s.broken:
@@ -310,7 +311,7 @@ func (s *Session) pass(msgs []*schema.Message, r *Report) ([]*schema.Message, er
 		s.broken = true
 		return msgs, err
 	}
-	res, err := s.cfg.Guard.Check(s.c)
+	res, err := s.cfg.Guard.CheckContext(ctx, s.c)
 	r.Result = res
 	s.apply(res.Decisions, r)
 	for _, v := range res.Refused {

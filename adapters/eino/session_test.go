@@ -305,7 +305,8 @@ func TestCustomStubAndTokens(t *testing.T) {
 			return len(m.Content)
 		},
 	})
-	c := newConv("task").round("read_file", 30).round("read_file", 40)
+	// The model has read both results and answered.
+	c := newConv("task").round("read_file", 30).round("read_file", 40).say(schema.Assistant, "ok")
 	out, r := prune(t, s, c.msgs)
 	if calls != len(c.msgs) {
 		t.Errorf("Tokens called %d times for %d messages", calls, len(c.msgs))
@@ -313,7 +314,7 @@ func TestCustomStubAndTokens(t *testing.T) {
 	if len(r.Stubbed) != 1 || r.Stubbed[0] != c.msgs[5] || out[5].Content != "[cleared]" {
 		t.Errorf("stubbed %v, sent %q", r.Stubbed, out[5].Content)
 	}
-	if want := len(systemPrompt) + 4 + 0 + 30 + 0 + 2; r.Result.After != want {
+	if want := len(systemPrompt) + 4 + 0 + 30 + 0 + 2 + 2; r.Result.After != want {
 		t.Errorf("after %d tokens, want %d", r.Result.After, want)
 	}
 }
@@ -388,7 +389,7 @@ func TestTombstoneNote(t *testing.T) {
 	}
 	// Evicting the read retires the tombstone.
 	drop = false
-	c.say(schema.User, "next")
+	c.say(schema.Assistant, "read it").say(schema.User, "next")
 	out, r = prune(t, s, c.msgs)
 	for _, m := range out {
 		if m.Role == schema.System && m.Content != "rules" && m.Content != systemPrompt {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -114,7 +115,7 @@ func guarded(un wire.Unannotated, text pruneguard.Class, spillTo bool) func([]by
 		out := output{body: buf.Bytes()}
 		for _, s := range res.Spills {
 			args, _ := json.Marshal(map[string]string{"key": s.Pointer.Key})
-			text, err := sp.HandleRecall(args)
+			text, err := sp.HandleRecall(context.Background(), args)
 			if err != nil {
 				return output{}, fmt.Errorf("recall %s: %w", s.Pointer.Key, err)
 			}

@@ -169,7 +169,7 @@ type jsonViolation struct {
 	Message string `json:"message"`
 }
 
-func toJSONViolations(vs []wire.Violation) []jsonViolation {
+func toJSONViolations(vs []wire.RuleViolation) []jsonViolation {
 	out := make([]jsonViolation, len(vs))
 	for i, v := range vs {
 		out[i] = jsonViolation{v.Rule, v.Index, v.Message}
@@ -233,7 +233,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // writeViolations writes one line per violation, where it is (the
 // history's key and the message's index), its rule and the provider's
 // words, then a line that counts them and names the dialect.
-func writeViolations(w io.Writer, b *wire.Body, vs []wire.Violation) {
+func writeViolations(w io.Writer, b *wire.Body, vs []wire.RuleViolation) {
 	key := map[wire.Dialect]string{wire.OpenAIResponses: "input", wire.Gemini: "contents"}[b.Dialect]
 	if key == "" {
 		key = "messages"
@@ -559,6 +559,48 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	if err != nil {
 		return nil, Report{}, 2, err
 	}
+	rep := newReport(g, o)
+	rep.ReadMS = ms(start)
+
+	start = time.Now()
+	if o.dropUnused {
+		pol = newDropUnused(pol, g)
+	}
+	refs, decisions := rep.check(g, o.budget, pol)
+	rep.OutputTokens = g.Tokens()
+	rep.WithinBudget = rep.OutputTokens <= o.budget
+	rep.PruneMS = ms(start)
+
+	rep.addDecisions(g, decisions, o.full)
+	for _, r := range dedupeRefusals(refs) {
+		rep.Refused = append(rep.Refused, refusal{
+			Gate: r.Gate, Code: r.Code, Units: strs(r.Units), Messages: strs(r.Messages),
+			Indexes: r.Indexes, Tools: r.Tools, Calls: strs(r.Calls), Detail: r.Detail,
+		})
+	}
+	for _, u := range g.Unpaired() {
+		kind := "call"
+		if u.Result {
+			kind = "result"
+		}
+		rep.Unpaired = append(rep.Unpaired, unpaired{u.Index, u.CallID, kind})
+	}
+	code := 0
+	if !rep.WithinBudget {
+		code = 3
+		rep.addHeldBack(g)
+	}
+	rep.Counts.Stubbed, rep.Counts.Refused, rep.Counts.Unpaired = len(rep.Stubbed), len(rep.Refused), len(rep.Unpaired)
+	rep.Summary = summary(rep)
+	rep.Stubbed = cut(rep.Stubbed, o.full)
+	rep.Refused = cut(rep.Refused, o.full)
+	rep.Unpaired = cut(rep.Unpaired, o.full)
+	return g, rep, code, nil
+}
+
+// newReport starts the report of a prune of g with o: its settings and
+// what was read.
+func newReport(g *wire.Guarded, o pruneOpts) Report {
 	rep := Report{
 		Dialect: g.Dialect(), Policy: o.policy, Unannotated: o.unannotated.String(), Text: "irreducible", Budget: o.budget,
 		Boundary: "relaxed", Evicted: []unitReport{}, Stubbed: []msgReport{}, Withdrawn: []string{}, Tombstones: []string{}, Refused: []refusal{}, Spilled: []spilled{},
@@ -574,54 +616,62 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		rep.Text = "reconstructible"
 	}
 	rep.InputTokens = g.Tokens()
-	rep.ReadMS = ms(start)
+	return rep
+}
 
-	start = time.Now()
-	if o.dropUnused {
-		du := &dropUnused{inner: pol, g: g, keep: toolChoiceNames(g)}
-		for _, t := range g.ServerTools() {
-			du.keep[t] = true
-		}
-		for _, t := range g.Tools() {
-			du.declared = append(du.declared, t.Name)
-		}
-		pol = du
+// newDropUnused wraps pol in the policy that also withdraws the schemas
+// of the tools g declares and the transcript does not use, but for those
+// the tool choice or the server names.
+func newDropUnused(pol pruneguard.Policy, g *wire.Guarded) *dropUnused {
+	du := &dropUnused{inner: pol, g: g, keep: toolChoiceNames(g)}
+	for _, t := range g.ServerTools() {
+		du.keep[t] = true
 	}
-	var refs []wire.Refusal
-	var decisions []*pruneguard.Decision
-	outcome := pruneguard.UnderBudget
-	if rep.InputTokens > o.budget {
-		// The budget counts the whole body, as Guarded.Check does.
-		res, rs, _ := g.Check(pruneguard.Guard{Budget: o.budget, Policy: pol, Rounds: 32})
-		refs, decisions, outcome = rs, res.Decisions, res.Outcome
-		if outcome == pruneguard.UnderBudget {
-			outcome = pruneguard.Deferred
-		}
-		for _, sp := range res.Spills {
-			s := spilled{Key: sp.Pointer.Key, Indexes: make([]int, 0, len(sp.Messages))}
-			for _, id := range sp.Messages {
-				i, _ := g.Index(id)
-				s.Indexes = append(s.Indexes, i)
-			}
-			rep.Spilled = append(rep.Spilled, s)
-		}
-		for _, se := range res.SpillErrors {
-			f := spillFail{Indexes: make([]int, 0, len(se.Messages)), Error: se.Err.Error()}
-			for _, id := range se.Messages {
-				i, _ := g.Index(id)
-				f.Indexes = append(f.Indexes, i)
-			}
-			rep.SpillFailed = append(rep.SpillFailed, f)
-		}
+	for _, t := range g.Tools() {
+		du.declared = append(du.declared, t.Name)
+	}
+	return du
+}
+
+// check runs the guard with pol on g when it is over budget, and records
+// the outcome and the spills. It returns the refusals met and the
+// decisions applied.
+func (rep *Report) check(g *wire.Guarded, budget int, pol pruneguard.Policy) ([]wire.Refusal, []*pruneguard.Decision) {
+	if rep.InputTokens <= budget {
+		rep.Outcome = pruneguard.UnderBudget.String()
+		return nil, nil
+	}
+	// The budget counts the whole body, as Guarded.Check does.
+	res, refs, _ := g.Check(pruneguard.Guard{Budget: budget, Policy: pol, Rounds: 32})
+	outcome := res.Outcome
+	if outcome == pruneguard.UnderBudget {
+		outcome = pruneguard.Deferred
 	}
 	rep.Outcome = outcome.String()
-	rep.OutputTokens = g.Tokens()
-	rep.WithinBudget = rep.OutputTokens <= o.budget
-	rep.PruneMS = ms(start)
+	for _, sp := range res.Spills {
+		s := spilled{Key: sp.Pointer.Key, Indexes: make([]int, 0, len(sp.Messages))}
+		for _, id := range sp.Messages {
+			i, _ := g.Index(id)
+			s.Indexes = append(s.Indexes, i)
+		}
+		rep.Spilled = append(rep.Spilled, s)
+	}
+	for _, se := range res.SpillErrors {
+		f := spillFail{Indexes: make([]int, 0, len(se.Messages)), Error: se.Err.Error()}
+		for _, id := range se.Messages {
+			i, _ := g.Index(id)
+			f.Indexes = append(f.Indexes, i)
+		}
+		rep.SpillFailed = append(rep.SpillFailed, f)
+	}
+	return refs, res.Decisions
+}
 
-	// A message stubbed by one decision may leave with its unit in a
-	// later one: it is reported as evicted only. In a summary, only the
-	// units listed are spelt out.
+// addDecisions reports what the decisions evicted, stubbed, withdrew and
+// tombstoned. A message stubbed by one decision may leave with its unit
+// in a later one: it is reported as evicted only. In a summary, only the
+// units listed are spelt out.
+func (rep *Report) addDecisions(g *wire.Guarded, decisions []*pruneguard.Decision, full bool) {
 	total := 0
 	stubs := false
 	for _, d := range decisions {
@@ -637,7 +687,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 			}
 		}
 	}
-	listed := func(k int) bool { return o.full || total <= listMax || k < listKeep || k >= total-listKeep }
+	listed := func(k int) bool { return full || total <= listMax || k < listKeep || k >= total-listKeep }
 	tombs := map[string]string{}
 	var tombOrder []string
 	for _, d := range decisions {
@@ -666,55 +716,36 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 			delete(tombs, t)
 		}
 	}
-	for _, r := range dedupeRefusals(refs) {
-		rep.Refused = append(rep.Refused, refusal{
-			Gate: r.Gate, Code: r.Code, Units: strs(r.Units), Messages: strs(r.Messages),
-			Indexes: r.Indexes, Tools: r.Tools, Calls: strs(r.Calls), Detail: r.Detail,
-		})
+}
+
+// addHeldBack names what the guard holds back, which policies skip
+// silently, unless a refusal with the same code and units says it
+// already: units with a pending call, and pinned units.
+func (rep *Report) addHeldBack(g *wire.Guarded) {
+	key := func(r refusal) string { return r.Code + "\x00" + strings.Join(r.Units, "\x00") }
+	named := make(map[string]bool, len(rep.Refused))
+	for _, r := range rep.Refused {
+		named[key(r)] = true
 	}
-	for _, u := range g.Unpaired() {
-		kind := "call"
-		if u.Result {
-			kind = "result"
+	for _, u := range g.Context().Units() {
+		r := refusal{Gate: "boundary", Units: []string{string(u.ID)}, Messages: strs(u.Messages)}
+		switch {
+		case len(u.Pending) > 0:
+			r.Code = string(pruneguard.CodePending)
+		case u.Pinned:
+			r.Code = string(pruneguard.CodePinned)
+		default:
+			continue
 		}
-		rep.Unpaired = append(rep.Unpaired, unpaired{u.Index, u.CallID, kind})
-	}
-	code := 0
-	if !rep.WithinBudget {
-		code = 3
-		// Name what the guard holds back, which policies skip silently,
-		// unless a refusal with the same code and units says it already.
-		key := func(r refusal) string { return r.Code + "\x00" + strings.Join(r.Units, "\x00") }
-		named := make(map[string]bool, len(rep.Refused))
-		for _, r := range rep.Refused {
+		for _, id := range u.Messages {
+			i, _ := g.Index(id)
+			r.Indexes = append(r.Indexes, i)
+		}
+		if !named[key(r)] {
 			named[key(r)] = true
-		}
-		for _, u := range g.Context().Units() {
-			r := refusal{Gate: "boundary", Units: []string{string(u.ID)}, Messages: strs(u.Messages)}
-			switch {
-			case len(u.Pending) > 0:
-				r.Code = string(pruneguard.CodePending)
-			case u.Pinned:
-				r.Code = string(pruneguard.CodePinned)
-			default:
-				continue
-			}
-			for _, id := range u.Messages {
-				i, _ := g.Index(id)
-				r.Indexes = append(r.Indexes, i)
-			}
-			if !named[key(r)] {
-				named[key(r)] = true
-				rep.Refused = append(rep.Refused, r)
-			}
+			rep.Refused = append(rep.Refused, r)
 		}
 	}
-	rep.Counts.Stubbed, rep.Counts.Refused, rep.Counts.Unpaired = len(rep.Stubbed), len(rep.Refused), len(rep.Unpaired)
-	rep.Summary = summary(rep)
-	rep.Stubbed = cut(rep.Stubbed, o.full)
-	rep.Refused = cut(rep.Refused, o.full)
-	rep.Unpaired = cut(rep.Unpaired, o.full)
-	return g, rep, code, nil
 }
 
 // summary says in a sentence whether the output is within the budget,

@@ -677,7 +677,7 @@ func (c *genConv) renderBedrock(r *rand.Rand) map[string]any {
 
 // ---- the sweep -------------------------------------------------------------
 
-func pendingRule(v wire.Violation) bool { return strings.HasSuffix(v.Rule, "/pending-calls") }
+func pendingRule(v wire.RuleViolation) bool { return strings.HasSuffix(v.Rule, "/pending-calls") }
 
 func jsonEqual(a, b []byte) bool {
 	var x, y any

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -43,7 +44,7 @@ func runRecall(args []string, stdout, stderr io.Writer) int {
 	// The key as a prune report gives it, or as a pointer line shows it.
 	key := strings.TrimPrefix(pos[0], spill.DefaultName+":")
 	s := &spill.Spiller{Store: spill.Dir(*f.spill)}
-	ms, err := s.Recall(pruneguard.Pointer{Store: spill.DefaultName, Key: key})
+	ms, err := s.Recall(context.Background(), pruneguard.Pointer{Store: spill.DefaultName, Key: key})
 	if err != nil {
 		errorf(stderr, "recall: %v", err)
 		return 2

@@ -20,6 +20,7 @@ func TestPruneReportUnitsInterleaved(t *testing.T) {
 		{"type":"function_call","call_id":"call_2","name":"f","arguments":"{}"},
 		{"type":"function_call_output","call_id":"call_1","output":"one"},
 		{"type":"function_call_output","call_id":"call_2","output":"two"},
+		{"type":"message","role":"assistant","content":[{"type":"output_text","text":"read both"}]},
 		{"role":"user","content":"end"}]}`
 	_, _, errs := runCmd(t, body, "prune", "--budget", "20", "--unannotated", "regenerable", "-")
 	r := report(t, errs)
@@ -37,24 +38,37 @@ func TestPruneReportUnitsInterleaved(t *testing.T) {
 
 // prune never writes an empty history, which every provider rejects: the
 // last unit stays, the run exits 3, and the output checks as the input's
-// dialect with no new violation.
+// dialect with no new violation. A body that is one result the model has
+// not read yet keeps it as unread; one that is the model's own answer
+// meets the wire screen.
 func TestPruneNeverEmpties(t *testing.T) {
-	body := `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"some output here that is long enough"}]}]}`
-	// The result's call is not in the body, so its tool is unknown: only
-	// when unannotated tools are vouched for may it go, and then the wire
-	// screen keeps it as the last unit.
-	code, out, errs := runCmd(t, body, "prune", "--budget", "1", "--unannotated", "regenerable", "-")
-	r := report(t, errs)
-	if code != 3 || len(r.Evicted) != 0 || !strings.Contains(out, `"tool_use_id":"t1"`) {
-		t.Fatalf("prune = %d %q %+v", code, out, r)
-	}
-	if !slices.ContainsFunc(r.Refused, func(x refusal) bool { return x.Gate == "wire" && x.Code == wire.RuleAnthropicEmptyMessages }) {
-		t.Errorf("refusals %+v", r.Refused)
-	}
-	_, in, _ := runCmd(t, body, "check", "-")
-	for _, args := range [][]string{{"check", "-"}, {"check", "--dialect", string(r.Dialect), "-"}} {
-		if _, got, _ := runCmd(t, out, args...); got != in {
-			t.Errorf("%v on the output = %q, on the input %q", args, got, in)
+	for _, tc := range []struct {
+		body, keeps, gate, code string
+		args                    []string
+	}{
+		// The result's call is not in the body, so its tool is unknown:
+		// even vouched for, it is unread, and stays.
+		{`{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"some output here that is long enough"}]}]}`,
+			`"tool_use_id":"t1"`, "boundary", "unread", []string{"--unannotated", "regenerable"}},
+		// The model's answer, text that may go: the wire screen keeps it
+		// as the last unit.
+		{`{"messages":[{"role":"assistant","content":"an answer long enough to matter"}]}`,
+			`"an answer long enough to matter"`, "wire", wire.RuleChatEmptyMessages, []string{"--text", "reconstructible"}},
+	} {
+		args := append(append([]string{"prune", "--budget", "1"}, tc.args...), "-")
+		code, out, errs := runCmd(t, tc.body, args...)
+		r := report(t, errs)
+		if code != 3 || len(r.Evicted) != 0 || !strings.Contains(out, tc.keeps) {
+			t.Fatalf("prune = %d %q %+v", code, out, r)
+		}
+		if !slices.ContainsFunc(r.Refused, func(x refusal) bool { return x.Gate == tc.gate && x.Code == tc.code }) {
+			t.Errorf("no %s/%s refusal in %+v", tc.gate, tc.code, r.Refused)
+		}
+		_, in, _ := runCmd(t, tc.body, "check", "-")
+		for _, args := range [][]string{{"check", "-"}, {"check", "--dialect", string(r.Dialect), "-"}} {
+			if _, got, _ := runCmd(t, out, args...); got != in {
+				t.Errorf("%v on the output = %q, on the input %q", args, got, in)
+			}
 		}
 	}
 }
@@ -69,10 +83,11 @@ func TestPruneReportStubThenEvict(t *testing.T) {
 		{"role":"assistant","content":"` + strings.Repeat("ok ", 100) + `"},
 		{"role":"assistant","tool_calls":[{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"b","content":"` + big + `"},
+		{"role":"assistant","content":"read"},
 		{"role":"user","content":"next"}]}`
 	// The assistant's prose is irreducible and stays: the budget leaves
-	// room for it.
-	code, _, errs := runCmd(t, body, "prune", "--budget", "180", "--policy", "largest", "--unannotated", "regenerable", "-")
+	// room for it. The model has read both results.
+	code, _, errs := runCmd(t, body, "prune", "--budget", "190", "--policy", "largest", "--unannotated", "regenerable", "-")
 	r := report(t, errs)
 	evicted := map[string]bool{}
 	for _, u := range r.Evicted {

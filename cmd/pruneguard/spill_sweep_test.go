@@ -15,9 +15,10 @@ import (
 // unitReach returns the body's tokens once every unit is evicted but
 // those of the last user turn (the last real user message, and after it
 // what the provider requires back unchanged, which the Context pins: a
-// turn's reasoning and signed calls), those holding a system message and
-// those with a call still pending: how far evicting whole units oldest
-// first can go. Where the provider requires the history to begin with a
+// turn's reasoning and signed calls), those holding a system message,
+// those with a call still pending and those holding a message the model
+// has not read yet (after its last message): how far evicting whole units
+// oldest first can go. Where the provider requires the history to begin with a
 // user turn (Anthropic, Gemini, Bedrock), an eviction that would leave it
 // beginning otherwise is no safe prune: the newest evicted unit that
 // begins with a user message stays. When content that cannot be obtained
@@ -50,7 +51,7 @@ func unitReach(t *testing.T, body []byte, d wire.Dialect) int {
 	units := c.Units()
 	evict := make([]bool, len(units))
 	for i, u := range units {
-		kept := len(u.Pending) > 0 || u.Open
+		kept := len(u.Pending) > 0 || u.Open || u.Unread
 		for _, id := range u.Messages {
 			kept = kept || keep[id]
 		}
@@ -93,9 +94,10 @@ func unitReach(t *testing.T, body []byte, d wire.Dialect) int {
 // TestSpillSweep prunes every recorded transcript at 25%, 50% and 75% of
 // its tokens with each policy, under MCP's defaults (unannotated tools
 // are irreducible), spilling to a directory: whenever evicting whole
-// units oldest first (keeping the system prompt, the pending batch and
-// the last user turn) reaches 85% of the budget, the prune reaches the
-// budget. Its output is never worse under Validate than its input, every
+// units oldest first (keeping the system prompt, the pending batch, what
+// the model has not read and the last user turn) reaches 85% of the
+// budget, the prune reaches the budget. Its output is never worse under
+// Validate than its input, every
 // message it evicts or stubs is reconstructible or spilled, and each
 // spilled key reads back the input's messages.
 func TestSpillSweep(t *testing.T) {
@@ -194,13 +196,14 @@ func messagesOf(t *testing.T, body []byte, d wire.Dialect) []json.RawMessage {
 // messages at its indexes.
 func checkSpilled(t *testing.T, name string, body []byte, d wire.Dialect, in []json.RawMessage, rep Report, sp *spill.Spiller) {
 	t.Helper()
+	ctx := t.Context()
 	g, err := wire.Bind(body, d, wire.Options{Config: pruneguard.Config{Regen: pruneguard.RegenDropUnsafe}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stored := map[int]bool{}
 	for _, s := range rep.Spilled {
-		ms, err := sp.Recall(pruneguard.Pointer{Store: spill.DefaultName, Key: s.Key})
+		ms, err := sp.Recall(ctx, pruneguard.Pointer{Store: spill.DefaultName, Key: s.Key})
 		if err != nil {
 			t.Errorf("%s: recall %s: %v", name, s.Key, err)
 			continue

@@ -171,7 +171,7 @@ func mustRead(t *testing.T, body []byte, d wire.Dialect) *wire.Body {
 func sameRules(t *testing.T, in, out string) bool {
 	t.Helper()
 	var a, b struct {
-		Violations []wire.Violation `json:"violations"`
+		Violations []wire.RuleViolation `json:"violations"`
 	}
 	if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal([]byte(out), &b) != nil {
 		return false

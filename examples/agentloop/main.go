@@ -159,6 +159,7 @@ type batchOutcome struct {
 	ReadFileRuns int                 // executions of the side-effectful read_file
 	Deferred     [][]pruneguard.CallID
 	Evicted      []pruneguard.MessageID
+	checks       []checkRecord // the guarded runtime's budget checks
 }
 
 func (o *batchOutcome) Failure() string {
@@ -192,19 +193,6 @@ func parallelBatch(guard bool) *batchOutcome {
 		_ = rt.Append(r)
 	}
 	o.lines = append(o.lines, rt.Log()...)
-	if g, ok := rt.(*guarded); ok {
-		for _, c := range g.checks {
-			if c.Result.Outcome == pruneguard.Deferred {
-				var de *pruneguard.DeferredError
-				if errors.As(c.Result.Reason, &de) {
-					o.Deferred = append(o.Deferred, de.Pending)
-				}
-			}
-			for _, d := range c.Result.Decisions {
-				o.Evicted = append(o.Evicted, d.Evict...)
-			}
-		}
-	}
 
 	// The next model invocation.
 	err := invoke(rt.Prompt())
@@ -216,8 +204,27 @@ func parallelBatch(guard bool) *batchOutcome {
 		// reading a file an intervening step has modified.
 		batch()
 		o.logf("retry re-ran read_file, grep and stat: read_file ran %d times, the second time on a modified file", o.ReadFileRuns)
-	} else {
-		o.logf("model invoked: no orphaned result, every call answered (%d message(s), %d tokens left); read_file ran %d time", len(rt.Prompt().Messages), rt.Tokens(), o.ReadFileRuns)
+		return o
+	}
+	o.logf("model invoked: no orphaned result, every call answered (%d message(s), %d tokens); read_file ran %d time", len(rt.Prompt().Messages), rt.Tokens(), o.ReadFileRuns)
+	// The model has read the batch and answers: the budget check after
+	// its answer may now take what it read.
+	logged := len(rt.Log())
+	_ = rt.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 200, Content: []byte("the deploy times out after 30s: deploy/config.yaml")})
+	o.lines = append(o.lines, rt.Log()[logged:]...)
+	if g, ok := rt.(*guarded); ok {
+		o.checks = g.checks
+		for _, c := range g.checks {
+			if c.Result.Outcome == pruneguard.Deferred {
+				var de *pruneguard.DeferredError
+				if errors.As(c.Result.Reason, &de) {
+					o.Deferred = append(o.Deferred, de.Pending)
+				}
+			}
+			for _, d := range c.Result.Decisions {
+				o.Evicted = append(o.Evicted, d.Evict...)
+			}
+		}
 	}
 	return o
 }
@@ -590,6 +597,9 @@ func oneTimeNonce(guard bool) *nonceOutcome {
 	// step's reference as it appends the result, before the budget check.
 	_ = rt.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 300, Answers: []pruneguard.CallID{"pay1"}, Facts: pruneguard.OneTimeSecret,
 		Content: []byte(`{"status":"accepted","nonce":"` + nonce + `","credential":"tok_once"}`)}, "retry-if-unconfirmed")
+	// The model reads that the payment was accepted and turns to the
+	// report: the budget check after its answer is the one that prunes.
+	_ = rt.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 40, Content: []byte("payment accepted; writing the summary report")})
 	o.lines = append(o.lines, rt.Log()...)
 	if g, ok := rt.(*guarded); ok {
 		for _, c := range g.checks {

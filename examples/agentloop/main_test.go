@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,8 +29,15 @@ func TestParallelBatch(t *testing.T) {
 		assert.Empty(t, o.Orphans)
 		assert.Equal(t, 1, o.ReadFileRuns)
 		assert.Equal(t, [][]pruneguard.CallID{{"c2", "c3"}, {"c3"}}, o.Deferred, "deferred after r1 and r2 with the pending calls")
-		// The user's question is irreducible: it stays.
-		assert.Equal(t, []pruneguard.MessageID{"a1", "r1", "r2", "r3"}, o.Evicted, "the batch went as one unit once settled")
+		// After r3 the batch is settled but unread: it stays for the
+		// request that shows it. The user's question is irreducible: it
+		// stays too.
+		require.Len(t, o.checks, 4)
+		assert.True(t, slices.ContainsFunc(o.checks[2].Result.Refused, func(v *pruneguard.Violation) bool {
+			return v.Code == pruneguard.CodeUnread && slices.Equal(v.Units, []pruneguard.UnitID{"a1"})
+		}), "after r3: %v", o.checks[2].Result.Refused)
+		assert.Empty(t, o.checks[2].Result.Decisions)
+		assert.Equal(t, []pruneguard.MessageID{"a1", "r1", "r2", "r3"}, o.Evicted, "the batch went as one unit once the model had read it")
 		assert.Empty(t, o.Failure())
 	})
 }
@@ -90,8 +98,9 @@ func TestNegativeResult(t *testing.T) {
 		// a1 is the model's prose; r1 read a file before apply_patch ran,
 		// so reading it again may not give the same bytes; think is the
 		// negative result. The guard then tries the other units: the
-		// user's task and the patch turn are irreducible too.
-		assert.Equal(t, []string{"a1/irreducible", "r1/irreducible", "think/negative-result", "u1/irreducible", "a2/irreducible"}, refusals(t, o.Refusals))
+		// user's task is irreducible too, and the patch's result has not
+		// been read yet.
+		assert.Equal(t, []string{"a1/irreducible", "r1/irreducible", "think/negative-result", "u1/irreducible", "r2/unread"}, refusals(t, o.Refusals))
 		assert.Empty(t, o.Failure())
 	})
 }
@@ -108,19 +117,27 @@ func TestOneTimeNonce(t *testing.T) {
 		assert.False(t, o.Evicted)
 		assert.Equal(t, 1, o.Charges)
 		// The invoice was fetched before the payment: fetched again it
-		// would read paid. The payment call is irreducible, and the planned
-		// retry holds its result. The guard then tries the user's request:
-		// irreducible text.
-		assert.Equal(t, []string{"a0/irreducible", "r0/irreducible", "a1/irreducible", "r1/referenced", "u1/irreducible"}, refusals(t, o.Refusals))
+		// would read paid. Before the model has read the receipt, its unit
+		// stays whatever the pruner says. Once the model has answered, the
+		// payment call is irreducible and the planned retry holds its
+		// result. The guard tries the user's request and the model's
+		// answer too: irreducible text.
+		assert.Equal(t, []string{"a0/irreducible", "r0/irreducible", "a1/unread", "u1/irreducible",
+			"a1/irreducible", "r1/referenced", "a2/irreducible"}, refusals(t, o.Refusals))
 		assert.Empty(t, o.Failure())
 	})
 }
 
-// refusals lists the regenerability refusals as message/code.
+// refusals lists the refusals as message/code: the regenerability
+// gate's, and the boundary's for what the model has not read yet.
 func refusals(t *testing.T, vs []*pruneguard.Violation) []string {
 	var out []string
 	for _, v := range vs {
-		assert.ErrorIs(t, v, pruneguard.ErrRegen)
+		if v.Code == pruneguard.CodeUnread {
+			assert.ErrorIs(t, v, pruneguard.ErrBoundary)
+		} else {
+			assert.ErrorIs(t, v, pruneguard.ErrRegen)
+		}
 		out = append(out, string(v.Messages[0])+"/"+string(v.Code))
 	}
 	return out

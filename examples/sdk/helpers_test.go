@@ -135,7 +135,7 @@ func readUnpruned(t *testing.T, body []byte, d wire.Dialect) *wire.Guarded {
 	}
 	// The round trips prune whole turns, reasoning and prose included: the
 	// text may go.
-	g, err := b.Context(wire.Options{Unannotated: wire.UnannotatedRegenerable,
+	g, err := b.Bind(wire.Options{Unannotated: wire.UnannotatedRegenerable,
 		Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
 	if err != nil {
 		t.Fatalf("context: %v", err)

@@ -23,6 +23,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,6 +46,7 @@ type trace struct{ w io.Writer }
 func (t *trace) printf(format string, args ...any) { fmt.Fprintf(t.w, format+"\n", args...) }
 
 func run(w io.Writer) int {
+	ctx := context.Background()
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
 	dir, err := os.MkdirTemp("", "pruneguard-spilling-")
@@ -57,17 +59,17 @@ func run(w io.Writer) int {
 	sp := &spill.Spiller{Store: spill.Dir(dir), Name: "scratch"}
 	fmt.Fprintf(bw, "An agent session of about %d turns; the guard prunes above %d tokens of prompt, down to %d.\n", turns, window, budget)
 	fmt.Fprintf(bw, "Store: spill.Dir in a temporary directory, named %q. Policy: KeepLastToolUses{Keep: 4, Stub: true}.\n\n", sp.Name)
-	rt := play(bw, sp, true)
+	rt := play(ctx, bw, sp, true)
 	// The same session with the same guard, but no spill store, for
 	// comparison: nothing irreducible may go.
-	base := play(io.Discard, &spill.Spiller{Store: &spill.Memory{}}, false)
-	return rt.summary(base)
+	base := play(ctx, io.Discard, &spill.Spiller{Store: &spill.Memory{}}, false)
+	return rt.summary(ctx, base)
 }
 
 // play runs the session with the guard spilling to sp (or, with spilling
 // false, not spilling at all, for comparison) and returns the runtime as
 // the session left it.
-func play(w io.Writer, sp *spill.Spiller, spilling bool) *runtime {
+func play(ctx context.Context, w io.Writer, sp *spill.Spiller, spilling bool) *runtime {
 	rt := newRuntime(sp, &trace{w})
 	if !spilling {
 		rt.g.Spill = nil
@@ -84,7 +86,7 @@ func play(w io.Writer, sp *spill.Spiller, spilling bool) *runtime {
 			rt.add(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("u", t)), Role: pruneguard.RoleUser,
 				Content: []byte("Any progress? Keep it short.")})
 		}
-		rt.check()
+		rt.check(ctx)
 		prompt := rt.prompt()
 		a := m.next(t, prompt)
 		if m.needed == t && !m.sawID {
@@ -95,7 +97,7 @@ func play(w io.Writer, sp *spill.Spiller, spilling bool) *runtime {
 			rt.printf("turn %d: the model must post the fix on its ticket; the id is not in its prompt (%d tokens), which shows %d pointers",
 				t, rt.c.Tokens()+rt.extra(), pointers)
 		}
-		out := rt.act(a)
+		out := rt.act(ctx, a)
 		switch a.Tool {
 		case "create_ticket":
 			class, _ := rt.c.ClassOf(out.ID)
@@ -123,7 +125,7 @@ func play(w io.Writer, sp *spill.Spiller, spilling bool) *runtime {
 
 // act appends the model's message and, for a tool call, runs it and
 // appends its result, which it returns.
-func (rt *runtime) act(a action) pruneguard.Message {
+func (rt *runtime) act(ctx context.Context, a action) pruneguard.Message {
 	t := rt.turn
 	msg := pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("a", t)), Role: pruneguard.RoleAssistant}
 	if a.Text != "" {
@@ -136,7 +138,7 @@ func (rt *runtime) act(a action) pruneguard.Message {
 	k := pruneguard.Call{ID: pruneguard.CallID(fmt.Sprint("c", t)), Tool: a.Tool, Args: json.RawMessage(a.Args)}
 	msg.Calls = []pruneguard.Call{k}
 	rt.add(msg)
-	out, isErr := rt.call(k)
+	out, isErr := rt.call(ctx, k)
 	res := pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("r", t)), Role: pruneguard.RoleTool,
 		Content: out, Answers: []pruneguard.CallID{k.ID}, IsError: isErr}
 	rt.add(res)
@@ -146,9 +148,9 @@ func (rt *runtime) act(a action) pruneguard.Message {
 // summary prints the session's figures, and those of base, the same
 // session without spilling, if given; it checks what left the prompt and
 // what the model did, and returns the exit code.
-func (rt *runtime) summary(base *runtime) int {
+func (rt *runtime) summary(ctx context.Context, base *runtime) int {
 	m := rt.m
-	reconstructible, spilled := rt.verify()
+	reconstructible, spilled := rt.verify(ctx)
 	ws := rt.ws
 	rt.printf("")
 	rt.printf("turns %d, messages %d, prunes %d, segments %d, recalls by the model %d",

@@ -104,8 +104,8 @@ func TestGolden(t *testing.T) {
 // example notices that it showed nothing and fails.
 func TestWithoutSpilling(t *testing.T) {
 	var out bytes.Buffer
-	rt := play(&out, &spill.Spiller{Store: &spill.Memory{}}, false)
-	assert.Equal(t, 1, rt.summary(nil))
+	rt := play(t.Context(), &out, &spill.Spiller{Store: &spill.Memory{}}, false)
+	assert.Equal(t, 1, rt.summary(t.Context(), nil))
 	assert.Contains(t, out.String(), "FAILED: the ticket id never left the prompt")
 	assert.Zero(t, rt.m.from)
 }
@@ -115,7 +115,7 @@ func TestWithoutSpilling(t *testing.T) {
 func TestLostSegment(t *testing.T) {
 	store := &spill.Memory{}
 	var out bytes.Buffer
-	rt := play(&out, &spill.Spiller{Store: store, Name: "scratch"}, true)
+	rt := play(t.Context(), &out, &spill.Spiller{Store: store, Name: "scratch"}, true)
 	p := rt.orig["r1"].Pointer
 	require.True(t, p.IsZero(), "the original is kept as appended")
 	for _, d := range rt.left {
@@ -125,7 +125,7 @@ func TestLostSegment(t *testing.T) {
 	}
 	require.False(t, p.IsZero(), "r1 left behind a pointer")
 	store.Delete(p.Key)
-	assert.Equal(t, 1, rt.summary(nil))
+	assert.Equal(t, 1, rt.summary(t.Context(), nil))
 	assert.Regexp(t, `FAILED: r1: its pointer does not read back: .*not found`, out.String())
 }
 
@@ -154,7 +154,7 @@ func TestDiffer(t *testing.T) {
 // its content was spilled and the stub text only when it is
 // reconstructible; every segment evicted content lives in has a line.
 func TestPrompt(t *testing.T) {
-	rt := play(io.Discard, &spill.Spiller{Store: &spill.Memory{}, Name: "scratch"}, true)
+	rt := play(t.Context(), io.Discard, &spill.Spiller{Store: &spill.Memory{}, Name: "scratch"}, true)
 	texts := map[pruneguard.MessageID]string{}
 	prompt := rt.prompt()
 	for i, m := range rt.c.Messages() {

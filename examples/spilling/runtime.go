@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -158,10 +159,10 @@ func (rt *runtime) add(m pruneguard.Message) {
 }
 
 // call runs a tool call and returns its result's content.
-func (rt *runtime) call(k pruneguard.Call) ([]byte, bool) {
+func (rt *runtime) call(ctx context.Context, k pruneguard.Call) ([]byte, bool) {
 	if k.Tool == spill.RecallToolName {
 		rt.recalls++
-		out, err := rt.sp.HandleRecall(k.Args)
+		out, err := rt.sp.HandleRecall(ctx, k.Args)
 		if err != nil {
 			return []byte(err.Error()), true
 		}
@@ -187,9 +188,9 @@ func pointerTokens(sp *spill.Spiller) int {
 // check runs the guard before a model call and reports a prune. The
 // Context counts the pointer text the prompt shows, so the guard's budget
 // is the prompt's.
-func (rt *runtime) check() {
+func (rt *runtime) check(ctx context.Context) {
 	extra, text := rt.extra(), rt.pointerText()
-	res, err := rt.g.Check(rt.c)
+	res, err := rt.g.CheckContext(ctx, rt.c)
 	if err != nil {
 		rt.fail("turn %d: the guard failed: %v", rt.turn, err)
 		return
@@ -199,7 +200,7 @@ func (rt *runtime) check() {
 		rt.fail("turn %d: the guard deferred at %d tokens: %v", rt.turn, res.Before, res.Reason)
 	case pruneguard.Pruned:
 		rt.prunes++
-		rt.report(res, extra, text)
+		rt.report(ctx, res, extra, text)
 	}
 	for _, se := range res.SpillErrors {
 		rt.fail("turn %d: a spill failed: %v", rt.turn, se)
@@ -210,7 +211,7 @@ func (rt *runtime) check() {
 // report prints one prune, and puts the pointers where the model reads
 // them: one line per segment in the system prompt for what was evicted,
 // the pointer text in place of a spilled result that was stubbed.
-func (rt *runtime) report(res pruneguard.Result, extraBefore, textBefore int) {
+func (rt *runtime) report(ctx context.Context, res pruneguard.Result, extraBefore, textBefore int) {
 	for _, s := range res.Spills {
 		rt.keys[s.Pointer.Key] = fmt.Sprint("seg-", len(rt.keys)+1)
 	}
@@ -246,7 +247,7 @@ func (rt *runtime) report(res pruneguard.Result, extraBefore, textBefore int) {
 				} else {
 					stubText++
 				}
-				rt.departed(r, p)
+				rt.departed(ctx, r, p)
 				continue
 			}
 			evicted++
@@ -267,7 +268,7 @@ func (rt *runtime) report(res pruneguard.Result, extraBefore, textBefore int) {
 				delete(rt.stubbed, r.Message)
 				continue // its content left with the stub
 			}
-			rt.departed(r, p)
+			rt.departed(ctx, r, p)
 		}
 	}
 	extra := rt.extra()
@@ -337,10 +338,10 @@ func idRange(ids []pruneguard.MessageID) string {
 // departed records a message whose content has just left the prompt. One
 // that went without a pointer went as reconstructible: the runtime
 // checks at once that it can obtain it again, identical.
-func (rt *runtime) departed(r pruneguard.Record, p pruneguard.Pointer) {
+func (rt *runtime) departed(ctx context.Context, r pruneguard.Record, p pruneguard.Pointer) {
 	d := departure{id: r.Message, turn: rt.turn, class: r.Class, ptr: p}
 	if p.IsZero() {
-		d.redo = rt.redo(r)
+		d.redo = rt.redo(ctx, r)
 	}
 	rt.left = append(rt.left, d)
 }
@@ -348,7 +349,7 @@ func (rt *runtime) departed(r pruneguard.Record, p pruneguard.Pointer) {
 // redo obtains a message that went as reconstructible again: a pure
 // tool's result by calling the tool again, an assistant message of calls
 // to pure tools by those calls. It returns how, or fails.
-func (rt *runtime) redo(r pruneguard.Record) string {
+func (rt *runtime) redo(ctx context.Context, r pruneguard.Record) string {
 	m := rt.orig[r.Message]
 	if r.Class != pruneguard.Reconstructible {
 		rt.fail("%s left the prompt as %s, with no pointer", m.ID, r.Class)
@@ -361,7 +362,7 @@ func (rt *runtime) redo(r pruneguard.Record) string {
 			rt.fail("%s went as reconstructible, but %s is not a pure tool", m.ID, k.Tool)
 			return ""
 		}
-		again, _ := rt.call(k)
+		again, _ := rt.call(ctx, k)
 		if k.Tool == spill.RecallToolName {
 			rt.recalls-- // not the model's
 		}
@@ -446,7 +447,7 @@ func (rt *runtime) prompt() []part {
 // ever left the prompt: one that went as reconstructible was obtained
 // again when it went (redo); one that went behind a pointer must read
 // back from the store, now, identical to what was appended.
-func (rt *runtime) verify() (reconstructible, spilled int) {
+func (rt *runtime) verify(ctx context.Context) (reconstructible, spilled int) {
 	segs := map[pruneguard.Pointer][]pruneguard.Message{}
 	for _, d := range rt.left {
 		if d.ptr.IsZero() {
@@ -458,7 +459,7 @@ func (rt *runtime) verify() (reconstructible, spilled int) {
 		ms, ok := segs[d.ptr]
 		if !ok {
 			var err error
-			ms, err = rt.sp.Recall(d.ptr)
+			ms, err = rt.sp.Recall(ctx, d.ptr)
 			if err != nil {
 				rt.fail("%s: its pointer does not read back: %v", d.id, err)
 				continue

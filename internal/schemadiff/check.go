@@ -128,142 +128,25 @@ func kindName(k string) string {
 // keyword applies the rule for keyword k of o: what of it the
 // conjunction cs, whose facts are f, does not keep.
 func (w *walker) keyword(path string, o *node, k string, cs []*node, f facts) []Loss {
-	v, _ := o.kw(k)
-	lost := func() []Loss { return []Loss{{Path: path, Kind: k, What: display(v)}} }
 	switch k {
 	case "type":
-		m, ok := o.nodeType()
-		if !ok {
-			return same(path, o, k, cs)
-		}
-		if f.kinds&^m == 0 {
-			return nil
-		}
-		return lost()
+		return typeLoss(path, o, k, cs, f)
 	case "enum", "const":
-		l, ok := members(k, v)
-		if !ok {
-			return same(path, o, k, cs)
-		}
-		if k == "const" {
-			return lost()
-		}
-		if f.finite {
-			var out []Loss
-			for _, x := range f.values {
-				if o.eval(k, x) != yes {
-					out = append(out, Loss{Path: path, Kind: k, What: "admits " + display(x)})
-				}
-			}
-			return out
-		}
-		out := make([]Loss, 0, len(l))
-		for _, x := range l {
-			out = append(out, Loss{Path: path, Kind: k, What: display(x)})
-		}
-		return out
+		return enumLoss(path, o, k, cs, f)
 	case "multipleOf":
-		m, ok := number(v)
-		if !ok || m.neg || m.zero() {
-			return same(path, o, k, cs)
-		}
-		if f.integer && multiple(decInt(1), m) {
-			return nil
-		}
-		for _, c := range cs {
-			if x, ok := c.kw(k); ok {
-				if d, ok := number(x); ok && !d.neg && !d.zero() && multiple(d, m) {
-					return nil
-				}
-			}
-		}
-		if f.kinds&kFrac == 0 && multiple(decInt(1), m) {
-			return nil
-		}
-		return lost()
+		return multipleOfLoss(path, o, k, cs, f)
 	case "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum":
-		b, ok := o.boundOf(k)
-		if !ok {
-			if _, isBool := v.(bool); isBool {
-				return nil // draft-04: checked with its bound
-			}
-			return same(path, o, k, cs)
-		}
-		upper := k == "maximum" || k == "exclusiveMaximum"
-		for _, c := range cs {
-			for _, cb := range c.bounds(upper) {
-				if tighter(cb, b, upper) {
-					return nil
-				}
-			}
-		}
-		return lost()
-	case "maxLength", "maxItems", "maxProperties":
-		l, ok := o.limit(k)
-		if !ok {
-			return same(path, o, k, cs)
-		}
-		if m := maxLen(cs, k); m >= 0 && cmpDec(decInt(m), l) <= 0 {
-			return nil
-		}
-		if k == "maxProperties" && closedNames(cs) != nil && cmpDec(decInt(len(closedNames(cs))), l) <= 0 {
-			return nil
-		}
-		return lost()
-	case "minLength", "minItems", "minProperties":
-		l, ok := o.limit(k)
-		if !ok {
-			return same(path, o, k, cs)
-		}
-		if cmpDec(minLen(cs, k), l) >= 0 {
-			return nil
-		}
-		return lost()
+		return boundLoss(path, o, k, cs)
+	case "maxLength", "maxItems", "maxProperties", "minLength", "minItems", "minProperties":
+		return limitLoss(path, o, k, cs)
 	case "pattern", "format", "contentEncoding", "contentMediaType":
 		return same(path, o, k, cs)
 	case "contentSchema":
-		s := o.sub(k)
-		var last []Loss
-		for _, c := range cs {
-			if cc := c.sub(k); cc != nil {
-				if last = w.diff(join(path, k), s, []*node{cc}); len(last) == 0 {
-					return nil
-				}
-			}
-		}
-		if last == nil {
-			last = w.collapse(path, k, "", s)
-		}
-		return last
-	case "uniqueItems":
-		switch v {
-		case false:
-			return nil
-		case true:
-		default:
-			return same(path, o, k, cs)
-		}
-		for _, c := range cs {
-			if x, _ := c.kw(k); x == true {
-				return nil
-			}
-		}
-		if m := maxLen(cs, "maxItems"); m >= 0 && m <= 1 {
-			return nil
-		}
-		return lost()
+		return w.contentSchema(path, o, k, cs)
+	case "uniqueItems", "readOnly":
+		return flagLoss(path, o, k, cs)
 	case "required":
-		names, ok := strList(v)
-		if !ok {
-			return same(path, o, k, cs)
-		}
-		var out []Loss
-		for _, name := range names {
-			if !requires(cs, name) {
-				out = append(out, Loss{Path: path, Kind: k, What: name})
-			}
-		}
-		return out
+		return requiredLoss(path, o, k, cs)
 	case "dependentRequired", "dependencies", "dependentSchemas":
 		return w.dependencies(path, o, k, cs)
 	case "properties":
@@ -283,15 +166,7 @@ func (w *walker) keyword(path string, o *node, k string, cs []*node, f facts) []
 	case "contains":
 		return w.contains(path, o, cs)
 	case "allOf":
-		l, _, ok := o.subs(k)
-		if !ok {
-			return same(path, o, k, cs)
-		}
-		var out []Loss
-		for i, s := range l {
-			out = append(out, w.diff(joinIndex(path, k, i), s, cs)...)
-		}
-		return out
+		return w.allOf(path, o, k, cs)
 	case "anyOf":
 		return w.anyOf(path, o, cs)
 	case "oneOf":
@@ -301,33 +176,217 @@ func (w *walker) keyword(path string, o *node, k string, cs []*node, f facts) []
 	case "if":
 		return w.ifThenElse(path, o, cs)
 	case "$ref", "$dynamicRef", "$recursiveRef":
-		if t := o.resolve(k); t != nil {
-			return w.diff(join(path, k), t, cs)
-		}
-		// Unresolved: kept only by the same reference from the same base.
-		for _, c := range cs {
-			if x, ok := c.kw(k); ok && canon(x) == canon(v) && c.resolve(k) == nil && sameBase(o.doc, c.doc) && o.resource == c.resource {
-				return nil
-			}
-		}
-		s, _ := v.(string)
-		return []Loss{{Path: path, Kind: k, What: "unresolved " + s}}
-	case "readOnly":
-		switch v {
-		case false:
-			return nil
-		case true:
-		default:
-			return same(path, o, k, cs)
-		}
-		for _, c := range cs {
-			if x, _ := c.kw(k); x == true {
-				return nil
-			}
-		}
-		return lost()
+		return w.ref(path, o, k, cs)
 	}
 	return same(path, o, k, cs)
+}
+
+// lostWhole is the loss of keyword k of o, whole.
+func lostWhole(path string, o *node, k string) []Loss {
+	v, _ := o.kw(k)
+	return []Loss{{Path: path, Kind: k, What: display(v)}}
+}
+
+// typeLoss is keyword for "type": kept when the facts admit no kind it
+// leaves out.
+func typeLoss(path string, o *node, k string, cs []*node, f facts) []Loss {
+	m, ok := o.nodeType()
+	if !ok {
+		return same(path, o, k, cs)
+	}
+	if f.kinds&^m == 0 {
+		return nil
+	}
+	return lostWhole(path, o, k)
+}
+
+// enumLoss is keyword for "enum" and "const": with a finite set of values
+// the conjunction admits, the loss is those o does not; otherwise each
+// member of o is lost.
+func enumLoss(path string, o *node, k string, cs []*node, f facts) []Loss {
+	v, _ := o.kw(k)
+	l, ok := members(k, v)
+	if !ok {
+		return same(path, o, k, cs)
+	}
+	if k == "const" {
+		return lostWhole(path, o, k)
+	}
+	if f.finite {
+		var out []Loss
+		for _, x := range f.values {
+			if o.eval(k, x) != yes {
+				out = append(out, Loss{Path: path, Kind: k, What: "admits " + display(x)})
+			}
+		}
+		return out
+	}
+	out := make([]Loss, 0, len(l))
+	for _, x := range l {
+		out = append(out, Loss{Path: path, Kind: k, What: display(x)})
+	}
+	return out
+}
+
+// multipleOfLoss is keyword for "multipleOf": kept by a multiple of it,
+// or by integers when it divides one.
+func multipleOfLoss(path string, o *node, k string, cs []*node, f facts) []Loss {
+	v, _ := o.kw(k)
+	m, ok := number(v)
+	if !ok || m.neg || m.zero() {
+		return same(path, o, k, cs)
+	}
+	if f.integer && multiple(decInt(1), m) {
+		return nil
+	}
+	for _, c := range cs {
+		if x, ok := c.kw(k); ok {
+			if d, ok := number(x); ok && !d.neg && !d.zero() && multiple(d, m) {
+				return nil
+			}
+		}
+	}
+	if f.kinds&kFrac == 0 && multiple(decInt(1), m) {
+		return nil
+	}
+	return lostWhole(path, o, k)
+}
+
+// boundLoss is keyword for the numeric bounds: kept by a bound as tight
+// on the same side.
+func boundLoss(path string, o *node, k string, cs []*node) []Loss {
+	b, ok := o.boundOf(k)
+	if !ok {
+		if v, _ := o.kw(k); isBool(v) {
+			return nil // draft-04: checked with its bound
+		}
+		return same(path, o, k, cs)
+	}
+	upper := k == "maximum" || k == "exclusiveMaximum"
+	for _, c := range cs {
+		for _, cb := range c.bounds(upper) {
+			if tighter(cb, b, upper) {
+				return nil
+			}
+		}
+	}
+	return lostWhole(path, o, k)
+}
+
+func isBool(v any) bool {
+	_, ok := v.(bool)
+	return ok
+}
+
+// limitLoss is keyword for the limits on lengths and counts: a maximum is
+// kept by one as low, or by a closed set of properties as few; a minimum
+// by one as high.
+func limitLoss(path string, o *node, k string, cs []*node) []Loss {
+	l, ok := o.limit(k)
+	if !ok {
+		return same(path, o, k, cs)
+	}
+	switch k {
+	case "maxLength", "maxItems", "maxProperties":
+		if m := maxLen(cs, k); m >= 0 && cmpDec(decInt(m), l) <= 0 {
+			return nil
+		}
+		if k == "maxProperties" && closedNames(cs) != nil && cmpDec(decInt(len(closedNames(cs))), l) <= 0 {
+			return nil
+		}
+	default:
+		if cmpDec(minLen(cs, k), l) >= 0 {
+			return nil
+		}
+	}
+	return lostWhole(path, o, k)
+}
+
+// contentSchema is keyword for "contentSchema": kept by a content schema
+// that keeps it.
+func (w *walker) contentSchema(path string, o *node, k string, cs []*node) []Loss {
+	s := o.sub(k)
+	var last []Loss
+	for _, c := range cs {
+		if cc := c.sub(k); cc != nil {
+			if last = w.diff(join(path, k), s, []*node{cc}); len(last) == 0 {
+				return nil
+			}
+		}
+	}
+	if last == nil {
+		last = w.collapse(path, k, "", s)
+	}
+	return last
+}
+
+// flagLoss is keyword for "uniqueItems" and "readOnly": false asks
+// nothing; true is kept by true, and uniqueItems by at most one item.
+func flagLoss(path string, o *node, k string, cs []*node) []Loss {
+	switch v, _ := o.kw(k); v {
+	case false:
+		return nil
+	case true:
+	default:
+		return same(path, o, k, cs)
+	}
+	for _, c := range cs {
+		if x, _ := c.kw(k); x == true {
+			return nil
+		}
+	}
+	if k == "uniqueItems" {
+		if m := maxLen(cs, "maxItems"); m >= 0 && m <= 1 {
+			return nil
+		}
+	}
+	return lostWhole(path, o, k)
+}
+
+// requiredLoss is keyword for "required": each name the conjunction does
+// not require is lost.
+func requiredLoss(path string, o *node, k string, cs []*node) []Loss {
+	v, _ := o.kw(k)
+	names, ok := strList(v)
+	if !ok {
+		return same(path, o, k, cs)
+	}
+	var out []Loss
+	for _, name := range names {
+		if !requires(cs, name) {
+			out = append(out, Loss{Path: path, Kind: k, What: name})
+		}
+	}
+	return out
+}
+
+// allOf is keyword for "allOf": what each of its subschemas loses.
+func (w *walker) allOf(path string, o *node, k string, cs []*node) []Loss {
+	l, _, ok := o.subs(k)
+	if !ok {
+		return same(path, o, k, cs)
+	}
+	var out []Loss
+	for i, s := range l {
+		out = append(out, w.diff(joinIndex(path, k, i), s, cs)...)
+	}
+	return out
+}
+
+// ref is keyword for the references: a reference resolved is followed;
+// one unresolved is kept only by the same reference from the same base.
+func (w *walker) ref(path string, o *node, k string, cs []*node) []Loss {
+	if t := o.resolve(k); t != nil {
+		return w.diff(join(path, k), t, cs)
+	}
+	v, _ := o.kw(k)
+	for _, c := range cs {
+		if x, ok := c.kw(k); ok && canon(x) == canon(v) && c.resolve(k) == nil && sameBase(o.doc, c.doc) && o.resource == c.resource {
+			return nil
+		}
+	}
+	s, _ := v.(string)
+	return []Loss{{Path: path, Kind: k, What: "unresolved " + s}}
 }
 
 // sameBase says whether two documents resolve references against the

@@ -337,62 +337,76 @@ func (n *node) eval(k string, v any) tri {
 		}
 		return truth(re.MatchString(str))
 	case "uniqueItems":
-		if kv == false {
-			return yes
-		}
-		if kv != true {
-			return unknown
-		}
-		seen := map[string]bool{}
-		for _, e := range v.([]any) {
-			c := canon(e)
-			if seen[c] {
-				return no
-			}
-			seen[c] = true
-		}
-		return yes
+		return evalUnique(kv, v.([]any))
 	case "required":
-		names, ok := strList(kv)
-		if !ok {
-			return unknown
-		}
-		obj := v.(map[string]any)
-		for _, name := range names {
-			if _, ok := obj[name]; !ok {
-				return no
-			}
-		}
-		return yes
+		return evalRequired(kv, v.(map[string]any))
 	case "dependentRequired", "dependencies":
-		deps, ok := kv.(map[string]any)
-		if !ok {
-			return unknown
-		}
-		obj := v.(map[string]any)
-		out := yes
-		for p, d := range deps {
-			if _, has := obj[p]; !has {
-				continue
-			}
-			names, ok := strList(d)
-			if !ok {
-				out = unknown // a schema dependency
-				continue
-			}
-			for _, name := range names {
-				if _, ok := obj[name]; !ok {
-					return no
-				}
-			}
-		}
-		return out
+		return evalDependencies(kv, v.(map[string]any))
 	case "readOnly":
 		if kv == false {
 			return yes
 		}
 	}
 	return unknown
+}
+
+// evalUnique is eval for uniqueItems of value kv on the array a.
+func evalUnique(kv any, a []any) tri {
+	if kv == false {
+		return yes
+	}
+	if kv != true {
+		return unknown
+	}
+	seen := map[string]bool{}
+	for _, e := range a {
+		c := canon(e)
+		if seen[c] {
+			return no
+		}
+		seen[c] = true
+	}
+	return yes
+}
+
+// evalRequired is eval for required of value kv on the object obj.
+func evalRequired(kv any, obj map[string]any) tri {
+	names, ok := strList(kv)
+	if !ok {
+		return unknown
+	}
+	for _, name := range names {
+		if _, ok := obj[name]; !ok {
+			return no
+		}
+	}
+	return yes
+}
+
+// evalDependencies is eval for dependentRequired or dependencies of
+// value kv on the object obj: a schema dependency is not judged here.
+func evalDependencies(kv any, obj map[string]any) tri {
+	deps, ok := kv.(map[string]any)
+	if !ok {
+		return unknown
+	}
+	out := yes
+	for p, d := range deps {
+		if _, has := obj[p]; !has {
+			continue
+		}
+		names, ok := strList(d)
+		if !ok {
+			out = unknown // a schema dependency
+			continue
+		}
+		for _, name := range names {
+			if _, ok := obj[name]; !ok {
+				return no
+			}
+		}
+	}
+	return out
 }
 
 // safeRegexp compiles an ECMA-262 pattern with Go's regexp only when the

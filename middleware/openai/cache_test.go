@@ -81,7 +81,7 @@ func stateless(budget int) option.Middleware {
 		if err != nil {
 			return nil, err
 		}
-		g, err := b.Context(wire.Options{Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
+		g, err := b.Bind(wire.Options{Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,9 @@
 // Puts to one key exactly one wins; many goroutines put and get at once;
 // Put keeps no reference to its argument and Get returns a copy; keys
 // [spill.ValidKey] refuses are refused with [spill.ErrBadKey] and the
-// longest valid keys accepted. Every check uses keys no earlier run used,
+// longest valid keys accepted; a Put or Get whose context is done fails
+// with an error matching the context's, and the Put stores nothing. Every
+// check uses keys no earlier run used,
 // so it may run against a store that outlives it (a shared database).
 //
 // Durability across processes and machine failures cannot be checked
@@ -18,6 +20,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,6 +29,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pruneguard/pruneguard/spill"
 )
@@ -35,7 +39,7 @@ const LargeSize = 5<<20 + 3
 
 type check struct {
 	name string
-	run  func(s spill.Store, k *keys) error
+	run  func(ctx context.Context, s spill.Store, k *keys) error
 }
 
 var checks = []check{
@@ -50,9 +54,11 @@ var checks = []check{
 	{"copies", copies},
 	{"bad keys", badKeys},
 	{"valid keys", validKeys},
+	{"done context", doneContext},
 }
 
-// TestStore runs every check, each on a new store from newStore, and
+// TestStore runs every check, each on a new store from newStore, with
+// context.Background() (but for the check of done contexts), and
 // returns nil when the store passes all of them, or an error listing
 // every failure, one per line, each prefixed with its check's name.
 // An error from newStore stops the run and is returned.
@@ -63,7 +69,7 @@ func TestStore(newStore func() (spill.Store, error)) error {
 		if err != nil {
 			return errors.Join(append(errs, fmt.Errorf("storetest: new store: %w", err))...)
 		}
-		if err := c.run(s, newKeys()); err != nil {
+		if err := c.run(context.Background(), s, newKeys()); err != nil {
 			errs = append(errs, fmt.Errorf("storetest: %s: %w", c.name, err))
 		}
 	}
@@ -71,12 +77,13 @@ func TestStore(newStore func() (spill.Store, error)) error {
 }
 
 // Run runs every check as a subtest of t, each on a new store from
-// newStore.
+// newStore, with the subtest's context (but for the check of done
+// contexts).
 func Run(t *testing.T, newStore func(t *testing.T) spill.Store) {
 	t.Helper()
 	for _, c := range checks {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			if err := c.run(newStore(t), newKeys()); err != nil {
+			if err := c.run(t.Context(), newStore(t), newKeys()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -107,8 +114,8 @@ func describe(b []byte) string {
 }
 
 // want checks that key holds exactly content.
-func want(s spill.Store, key string, content []byte) error {
-	got, err := s.Get(key)
+func want(ctx context.Context, s spill.Store, key string, content []byte) error {
+	got, err := s.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("Get(%q) after Put: %w", key, err)
 	}
@@ -119,11 +126,11 @@ func want(s spill.Store, key string, content []byte) error {
 }
 
 // put stores content and checks it comes back.
-func put(s spill.Store, key string, content []byte) error {
-	if err := s.Put(key, content); err != nil {
+func put(ctx context.Context, s spill.Store, key string, content []byte) error {
+	if err := s.Put(ctx, key, content); err != nil {
 		return fmt.Errorf("Put(%q, %s): %w", key, describe(content), err)
 	}
-	return want(s, key, content)
+	return want(ctx, s, key, content)
 }
 
 // keyed checks that err matches target and is a *spill.KeyError for key.
@@ -144,23 +151,23 @@ func keyed(op, key string, err, target error) error {
 	return nil
 }
 
-func roundTrip(s spill.Store, k *keys) error {
+func roundTrip(ctx context.Context, s spill.Store, k *keys) error {
 	return errors.Join(
-		put(s, k.key("a"), []byte("the exact stderr of a failed migration")),
-		put(s, k.key("b"), []byte(`{"nonce":"8f3a","exit":137}`)),
-		want(s, k.key("a"), []byte("the exact stderr of a failed migration")),
+		put(ctx, s, k.key("a"), []byte("the exact stderr of a failed migration")),
+		put(ctx, s, k.key("b"), []byte(`{"nonce":"8f3a","exit":137}`)),
+		want(ctx, s, k.key("a"), []byte("the exact stderr of a failed migration")),
 	)
 }
 
-func emptyContent(s spill.Store, k *keys) error {
+func emptyContent(ctx context.Context, s spill.Store, k *keys) error {
 	var errs []error
 	for name, content := range map[string][]byte{"nil": nil, "empty": {}} {
 		key := k.key(name)
-		if err := s.Put(key, content); err != nil {
+		if err := s.Put(ctx, key, content); err != nil {
 			errs = append(errs, fmt.Errorf("Put(%q, %s): %w", key, name, err))
 			continue
 		}
-		got, err := s.Get(key)
+		got, err := s.Get(ctx, key)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("Get(%q) of empty content: %w", key, err))
@@ -171,45 +178,45 @@ func emptyContent(s spill.Store, k *keys) error {
 	return errors.Join(errs...)
 }
 
-func largeContent(s spill.Store, k *keys) error {
+func largeContent(ctx context.Context, s spill.Store, k *keys) error {
 	b := make([]byte, LargeSize)
 	rand.Read(b)
-	return put(s, k.key("large"), b)
+	return put(ctx, s, k.key("large"), b)
 }
 
-func binaryContent(s spill.Store, k *keys) error {
+func binaryContent(ctx context.Context, s spill.Store, k *keys) error {
 	all := make([]byte, 0, 512)
 	for i := range 256 {
 		all = append(all, byte(i), byte(255-i))
 	}
 	return errors.Join(
-		put(s, k.key("bytes"), all),
-		put(s, k.key("invalid-utf8"), []byte("\xff\xfe\x00ok\xc3\x28\x00")),
-		put(s, k.key("nul"), []byte{0}),
-		put(s, k.key("crlf"), []byte("a\r\nb\r\n\n")),
+		put(ctx, s, k.key("bytes"), all),
+		put(ctx, s, k.key("invalid-utf8"), []byte("\xff\xfe\x00ok\xc3\x28\x00")),
+		put(ctx, s, k.key("nul"), []byte{0}),
+		put(ctx, s, k.key("crlf"), []byte("a\r\nb\r\n\n")),
 	)
 }
 
-func notFound(s spill.Store, k *keys) error {
+func notFound(ctx context.Context, s spill.Store, k *keys) error {
 	key := k.key("missing")
-	got, err := s.Get(key)
+	got, err := s.Get(ctx, key)
 	if err == nil {
 		return fmt.Errorf("Get(%q) of a key never put = %s, want an error", key, describe(got))
 	}
 	return keyed("Get", key, err, spill.ErrNotFound)
 }
 
-func keyReuse(s spill.Store, k *keys) error {
+func keyReuse(ctx context.Context, s spill.Store, k *keys) error {
 	key := k.key("once")
 	first := []byte("first content")
-	if err := put(s, key, first); err != nil {
+	if err := put(ctx, s, key, first); err != nil {
 		return err
 	}
 	return errors.Join(
-		keyed("second Put", key, s.Put(key, []byte("other content")), spill.ErrKeyExists),
-		keyed("Put of the same content", key, s.Put(key, first), spill.ErrKeyExists),
-		keyed("Put of empty content", key, s.Put(key, nil), spill.ErrKeyExists),
-		want(s, key, first),
+		keyed("second Put", key, s.Put(ctx, key, []byte("other content")), spill.ErrKeyExists),
+		keyed("Put of the same content", key, s.Put(ctx, key, first), spill.ErrKeyExists),
+		keyed("Put of empty content", key, s.Put(ctx, key, nil), spill.ErrKeyExists),
+		want(ctx, s, key, first),
 	)
 }
 
@@ -218,7 +225,7 @@ func content(g, i int) []byte {
 	return bytes.Repeat([]byte(fmt.Sprintf("g%d/i%d;", g, i)), 1+(g*7+i)%50)
 }
 
-func concurrent(s spill.Store, k *keys) error {
+func concurrent(ctx context.Context, s spill.Store, k *keys) error {
 	const goroutines, each = 16, 12
 	var (
 		mu   sync.Mutex
@@ -236,13 +243,13 @@ func concurrent(s spill.Store, k *keys) error {
 			defer wg.Done()
 			for i := range each {
 				key := k.key(fmt.Sprintf("c%d-%d", g, i))
-				if err := put(s, key, content(g, i)); err != nil {
+				if err := put(ctx, s, key, content(g, i)); err != nil {
 					fail(err)
 				}
 				// Read a neighbour's key, which may not be written yet.
 				h, j := (g+1)%goroutines, i
 				other := k.key(fmt.Sprintf("c%d-%d", h, j))
-				got, err := s.Get(other)
+				got, err := s.Get(ctx, other)
 				switch {
 				case errors.Is(err, spill.ErrNotFound):
 				case err != nil:
@@ -256,7 +263,7 @@ func concurrent(s spill.Store, k *keys) error {
 	wg.Wait()
 	for g := range goroutines {
 		for i := range each {
-			if err := want(s, k.key(fmt.Sprintf("c%d-%d", g, i)), content(g, i)); err != nil {
+			if err := want(ctx, s, k.key(fmt.Sprintf("c%d-%d", g, i)), content(g, i)); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -273,7 +280,7 @@ func joinSome(errs []error) error {
 	return errors.Join(errs...)
 }
 
-func racingPuts(s spill.Store, k *keys) error {
+func racingPuts(ctx context.Context, s spill.Store, k *keys) error {
 	const n = 8
 	var errs []error
 	for round := range 4 {
@@ -284,7 +291,7 @@ func racingPuts(s spill.Store, k *keys) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[g] = s.Put(key, content(g, round))
+				results[g] = s.Put(ctx, key, content(g, round))
 			}()
 		}
 		wg.Wait()
@@ -305,36 +312,36 @@ func racingPuts(s spill.Store, k *keys) error {
 			errs = append(errs, fmt.Errorf("Put(%q): no concurrent Put succeeded", key))
 			continue
 		}
-		if err := want(s, key, content(winner, round)); err != nil {
+		if err := want(ctx, s, key, content(winner, round)); err != nil {
 			errs = append(errs, fmt.Errorf("content of the Put that succeeded: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func copies(s spill.Store, k *keys) error {
+func copies(ctx context.Context, s spill.Store, k *keys) error {
 	var errs []error
 	orig := []byte("spilled once, never changed")
 	b := bytes.Clone(orig)
 	key := k.key("copy")
-	if err := s.Put(key, b); err != nil {
+	if err := s.Put(ctx, key, b); err != nil {
 		return fmt.Errorf("Put(%q): %w", key, err)
 	}
 	b[0] = 'X'
-	if err := want(s, key, orig); err != nil {
+	if err := want(ctx, s, key, orig); err != nil {
 		errs = append(errs, fmt.Errorf("after changing the slice given to Put: %w", err))
 	}
-	got, err := s.Get(key)
+	got, err := s.Get(ctx, key)
 	if err == nil && len(got) > 0 {
 		got[0] = 'Y'
-		if err := want(s, key, orig); err != nil {
+		if err := want(ctx, s, key, orig); err != nil {
 			errs = append(errs, fmt.Errorf("after changing the slice Get returned: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func badKeys(s spill.Store, k *keys) error {
+func badKeys(ctx context.Context, s spill.Store, k *keys) error {
 	bad := []string{
 		"", ".", "..", "a/b", "../x", "/abs", `a\b`, "a b", "a:b", "a.b",
 		"Upper", "ü", "a\x00b", "a\nb", "*", "%2e%2e",
@@ -343,19 +350,51 @@ func badKeys(s spill.Store, k *keys) error {
 	}
 	var errs []error
 	for _, key := range bad {
-		errs = append(errs, keyed("Put", key, s.Put(key, []byte("x")), spill.ErrBadKey))
-		_, err := s.Get(key)
+		errs = append(errs, keyed("Put", key, s.Put(ctx, key, []byte("x")), spill.ErrBadKey))
+		_, err := s.Get(ctx, key)
 		errs = append(errs, keyed("Get", key, err, spill.ErrBadKey))
 	}
 	return errors.Join(errs...)
 }
 
-func validKeys(s spill.Store, k *keys) error {
+func validKeys(ctx context.Context, s spill.Store, k *keys) error {
 	long := k.key("")
 	long += strings.Repeat("z", spill.MaxKeyLen-len(long))
 	return errors.Join(
-		put(s, long, []byte("longest key")),
-		put(s, k.key("-_0123456789abcdefghijklmnopqrstuvwxyz"), []byte("every character")),
-		put(s, k.key("_-"), []byte("punctuation")),
+		put(ctx, s, long, []byte("longest key")),
+		put(ctx, s, k.key("-_0123456789abcdefghijklmnopqrstuvwxyz"), []byte("every character")),
+		put(ctx, s, k.key("_-"), []byte("punctuation")),
 	)
+}
+
+// doneContext checks that a Put or Get whose context was cancelled, or
+// whose deadline passed, before it started fails with the context's error
+// in a *spill.KeyError, and that such a Put stores nothing.
+func doneContext(ctx context.Context, s spill.Store, k *keys) error {
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
+	defer cancel()
+	var errs []error
+	for _, c := range []struct {
+		name, what string
+		ctx        context.Context
+		want       error
+	}{
+		{"cancelled", "a cancelled context", cancelled, context.Canceled},
+		{"expired", "an expired context", expired, context.DeadlineExceeded},
+	} {
+		key := k.key(c.name + "-put")
+		errs = append(errs, keyed("Put with "+c.what, key, s.Put(c.ctx, key, []byte("never stored")), c.want))
+		_, err := s.Get(ctx, key)
+		errs = append(errs, keyed("Get after a Put with "+c.what, key, err, spill.ErrNotFound))
+		key = k.key(c.name + "-get")
+		if err := put(ctx, s, key, []byte("stored with a live context")); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		_, err = s.Get(c.ctx, key)
+		errs = append(errs, keyed("Get with "+c.what, key, err, c.want))
+	}
+	return errors.Join(errs...)
 }

@@ -36,7 +36,11 @@ import (
 // DefaultTable is the table a Store with no Table uses.
 const DefaultTable = "pruneguard_spill"
 
-// DefaultTimeout bounds each operation when Store.Timeout is zero.
+// DefaultTimeout was the bound of each operation of a Store with no
+// Timeout.
+//
+// Deprecated: a Store sets no deadline of its own: the context given to
+// Put and Get governs them. Set Store.Timeout to bound each operation.
 const DefaultTimeout = 10 * time.Second
 
 // DB is what a Store needs of a database handle. A *pgxpool.Pool has it
@@ -61,8 +65,10 @@ var _ DB = (*pgxpool.Pool)(nil)
 // CONFLICT DO NOTHING, so a key is never reused, even by Puts racing on
 // several hosts. Table names the table, as one identifier, quoted
 // (default [DefaultTable]); Stores that share a database must share it to
-// see each other's content. Timeout bounds each operation (default
-// [DefaultTimeout]).
+// see each other's content. Timeout, when positive, bounds each operation
+// within the context the caller gives; zero means the caller's context
+// alone governs. A Put or Get whose context is done fails with its error,
+// as the [spill.Store] contract says.
 //
 // The zero Store has no database: Put and Get fail with
 // [spill.ErrNoStore]. A Store is safe for concurrent use when its DB is;
@@ -84,12 +90,12 @@ func (s *Store) table() string {
 	return pgx.Identifier{t}.Sanitize()
 }
 
-func (s *Store) context() (context.Context, context.CancelFunc) {
-	t := s.Timeout
-	if t <= 0 {
-		t = DefaultTimeout
+// bound returns ctx bounded by the Store's Timeout, if any.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.Timeout <= 0 {
+		return ctx, func() {}
 	}
-	return context.WithTimeout(context.Background(), t)
+	return context.WithTimeout(ctx, s.Timeout)
 }
 
 // ready checks the store and key and creates the table once.
@@ -99,6 +105,9 @@ func (s *Store) ready(ctx context.Context, op, key string) error {
 	}
 	if !spill.ValidKey(key) {
 		return &spill.KeyError{Op: op, Key: key, Err: spill.ErrBadKey}
+	}
+	if err := ctx.Err(); err != nil {
+		return &spill.KeyError{Op: op, Key: key, Err: err}
 	}
 	if s.created.Load() {
 		return nil
@@ -144,8 +153,8 @@ const advisoryClass int32 = 0x70677370 // "pgsp"
 
 // Put inserts content under key and commits durably; see the package
 // documentation. A used key fails with [spill.ErrKeyExists].
-func (s *Store) Put(key string, content []byte) error {
-	ctx, cancel := s.context()
+func (s *Store) Put(ctx context.Context, key string, content []byte) error {
+	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := s.ready(ctx, "put", key); err != nil {
 		return err
@@ -186,8 +195,8 @@ func (s *Store) insert(ctx context.Context, key string, content, sum []byte) (bo
 
 // Get returns the content under key after checking its length and
 // SHA-256 columns.
-func (s *Store) Get(key string) ([]byte, error) {
-	ctx, cancel := s.context()
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := s.ready(ctx, "get", key); err != nil {
 		return nil, err

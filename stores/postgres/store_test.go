@@ -62,6 +62,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestTableCreatedByRacingHosts(t *testing.T) {
+	ctx := t.Context()
 	db := pool(t)
 	name := table(t, db)
 	var wg sync.WaitGroup
@@ -78,7 +79,7 @@ func TestTableCreatedByRacingHosts(t *testing.T) {
 			}
 			defer p.Close()
 			s := &postgres.Store{DB: p, Table: name}
-			errs[i] = s.Put("k"+string(rune('a'+i)), []byte("v"))
+			errs[i] = s.Put(ctx, "k"+string(rune('a'+i)), []byte("v"))
 		}()
 	}
 	wg.Wait()
@@ -88,6 +89,7 @@ func TestTableCreatedByRacingHosts(t *testing.T) {
 }
 
 func TestSpillerAcrossHosts(t *testing.T) {
+	ctx := t.Context()
 	db := pool(t)
 	name := table(t, db)
 	hostA := &spill.Spiller{Store: &postgres.Store{DB: db, Table: name}, Name: "fleet"}
@@ -96,21 +98,24 @@ func TestSpillerAcrossHosts(t *testing.T) {
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: hostA})
 	require.NoError(t, c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "pay"}}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "r1", Content: []byte("nonce=8f3a"), Answers: []pruneguard.CallID{"k1"}, Facts: pruneguard.OneTimeSecret}))
-	ptr, err := hostA.Spill(c, "a1", "r1")
+	ptr, err := hostA.Spill(ctx, c, "a1", "r1")
 	require.NoError(t, err)
 
-	assert.True(t, hostB.Resolvable(ptr), "a pointer one host wrote resolves on another")
-	ms, err := hostB.Recall(ptr)
+	assert.False(t, hostB.Resolvable(ptr), "host B has not verified it yet")
+	require.NoError(t, hostB.Verify(ctx, ptr), "a pointer one host wrote resolves on another")
+	assert.True(t, hostB.Resolvable(ptr))
+	ms, err := hostB.Recall(ctx, ptr)
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
 	assert.Equal(t, "nonce=8f3a", string(ms[1].Content))
 }
 
 func TestDamagedRow(t *testing.T) {
+	ctx := t.Context()
 	db := pool(t)
 	name := table(t, db)
 	s := &postgres.Store{DB: db, Table: name}
-	require.NoError(t, s.Put("k", []byte("a measurement")))
+	require.NoError(t, s.Put(ctx, "k", []byte("a measurement")))
 	for what, update := range map[string]string{
 		"content changed":   `UPDATE %s SET content = 'a measurfment'::bytea WHERE key = 'k'`,
 		"content truncated": `UPDATE %s SET content = 'a meas'::bytea WHERE key = 'k'`,
@@ -118,7 +123,7 @@ func TestDamagedRow(t *testing.T) {
 	} {
 		_, err := db.Exec(context.Background(), fmt.Sprintf(update, pgx.Identifier{name}.Sanitize()))
 		require.NoError(t, err)
-		got, err := s.Get("k")
+		got, err := s.Get(ctx, "k")
 		assert.Nil(t, got, what)
 		assert.ErrorIs(t, err, spill.ErrCorrupt, what)
 		var ke *spill.KeyError
@@ -128,23 +133,25 @@ func TestDamagedRow(t *testing.T) {
 }
 
 func TestZeroStore(t *testing.T) {
+	ctx := t.Context()
 	var s postgres.Store
-	assert.ErrorIs(t, s.Put("k", nil), spill.ErrNoStore)
-	_, err := s.Get("k")
+	assert.ErrorIs(t, s.Put(ctx, "k", nil), spill.ErrNoStore)
+	_, err := s.Get(ctx, "k")
 	assert.ErrorIs(t, err, spill.ErrNoStore)
 }
 
 func TestUnreachableServer(t *testing.T) {
+	ctx := t.Context()
 	p, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
 	require.NoError(t, err)
 	defer p.Close()
 	s := &postgres.Store{DB: p}
-	err = s.Put("k", []byte("v"))
+	err = s.Put(ctx, "k", []byte("v"))
 	require.Error(t, err)
 	var ke *spill.KeyError
 	require.ErrorAs(t, err, &ke)
 	assert.NotErrorIs(t, err, spill.ErrKeyExists)
-	_, err = s.Get("k")
+	_, err = s.Get(ctx, "k")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, spill.ErrNotFound, "a failed read is not a missing key")
 }

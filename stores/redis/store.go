@@ -46,7 +46,11 @@ import (
 // Store.Prefix is empty.
 const DefaultPrefix = "pruneguard:spill:"
 
-// DefaultTimeout bounds each operation when Store.Timeout is zero.
+// DefaultTimeout was the bound of each operation of a Store with no
+// Timeout.
+//
+// Deprecated: a Store sets no deadline of its own: the context given to
+// Put and Get governs them. Set Store.Timeout to bound each operation.
 const DefaultTimeout = 10 * time.Second
 
 // Store is a [spill.Store] on a Redis server. Put writes with SET NX, so
@@ -56,7 +60,10 @@ const DefaultTimeout = 10 * time.Second
 // Client is any go-redis client (*goredis.Client, *goredis.ClusterClient,
 // *goredis.Ring). Prefix namespaces the keys (default [DefaultPrefix]);
 // Stores that share a server must share it to see each other's content.
-// Timeout bounds each operation (default [DefaultTimeout]).
+// Timeout, when positive, bounds each operation within the context the
+// caller gives; zero means the caller's context alone governs. A Put or
+// Get whose context is done fails with its error, as the [spill.Store]
+// contract says.
 //
 // A Store is a plain value, safe for concurrent use as its Client is.
 // The zero Store has no client: Put and Get fail with [spill.ErrNoStore].
@@ -73,20 +80,23 @@ func (s Store) redisKey(key string) string {
 	return s.Prefix + key
 }
 
-func (s Store) context() (context.Context, context.CancelFunc) {
-	t := s.Timeout
-	if t <= 0 {
-		t = DefaultTimeout
+// bound returns ctx bounded by the Store's Timeout, if any.
+func (s Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.Timeout <= 0 {
+		return ctx, func() {}
 	}
-	return context.WithTimeout(context.Background(), t)
+	return context.WithTimeout(ctx, s.Timeout)
 }
 
-func (s Store) check(op, key string) error {
+func (s Store) check(ctx context.Context, op, key string) error {
 	if s.Client == nil {
 		return &spill.KeyError{Op: op, Key: key, Err: spill.ErrNoStore}
 	}
 	if !spill.ValidKey(key) {
 		return &spill.KeyError{Op: op, Key: key, Err: spill.ErrBadKey}
+	}
+	if err := ctx.Err(); err != nil {
+		return &spill.KeyError{Op: op, Key: key, Err: err}
 	}
 	return nil
 }
@@ -94,11 +104,11 @@ func (s Store) check(op, key string) error {
 // Put stores content under key with SET NX. A used key fails with
 // [spill.ErrKeyExists]. When Put returns nil the primary has the value;
 // see the package documentation for what survives a crash.
-func (s Store) Put(key string, content []byte) error {
-	if err := s.check("put", key); err != nil {
+func (s Store) Put(ctx context.Context, key string, content []byte) error {
+	if err := s.check(ctx, "put", key); err != nil {
 		return err
 	}
-	ctx, cancel := s.context()
+	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	ok, err := s.Client.SetNX(ctx, s.redisKey(key), spill.Seal(key, content), 0).Result()
 	if err != nil {
@@ -111,11 +121,11 @@ func (s Store) Put(key string, content []byte) error {
 }
 
 // Get returns the content under key after checking its seal.
-func (s Store) Get(key string) ([]byte, error) {
-	if err := s.check("get", key); err != nil {
+func (s Store) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := s.check(ctx, "get", key); err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.context()
+	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	b, err := s.Client.Get(ctx, s.redisKey(key)).Bytes()
 	if errors.Is(err, goredis.Nil) {

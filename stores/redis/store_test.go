@@ -52,6 +52,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestSpillerAcrossHosts(t *testing.T) {
+	ctx := t.Context()
 	p := prefix()
 	hostA := &spill.Spiller{Store: spillredis.Store{Client: client(t), Prefix: p}, Name: "fleet"}
 	hostB := &spill.Spiller{Store: spillredis.Store{Client: client(t), Prefix: p}, Name: "fleet"}
@@ -59,16 +60,19 @@ func TestSpillerAcrossHosts(t *testing.T) {
 	c := pruneguard.NewContext(pruneguard.Config{Resolver: hostA})
 	require.NoError(t, c.Append(pruneguard.Message{ID: "a1", Calls: []pruneguard.Call{{ID: "k1", Tool: "pay"}}}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "r1", Content: []byte("nonce=8f3a"), Answers: []pruneguard.CallID{"k1"}, Facts: pruneguard.OneTimeSecret}))
-	ptr, err := hostA.Spill(c, "a1", "r1")
+	ptr, err := hostA.Spill(ctx, c, "a1", "r1")
 	require.NoError(t, err)
 
-	assert.True(t, hostB.Resolvable(ptr), "a pointer one host wrote resolves on another")
-	ms, err := hostB.Recall(ptr)
+	assert.False(t, hostB.Resolvable(ptr), "host B has not verified it yet")
+	require.NoError(t, hostB.Verify(ctx, ptr), "a pointer one host wrote resolves on another")
+	assert.True(t, hostB.Resolvable(ptr))
+	ms, err := hostB.Recall(ctx, ptr)
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
 	assert.Equal(t, "nonce=8f3a", string(ms[1].Content))
-	assert.False(t, (&spill.Spiller{Store: spillredis.Store{Client: client(t), Prefix: prefix()}, Name: "fleet"}).Resolvable(ptr),
-		"another prefix is another store")
+	other := &spill.Spiller{Store: spillredis.Store{Client: client(t), Prefix: prefix()}, Name: "fleet"}
+	assert.ErrorIs(t, other.Verify(ctx, ptr), spill.ErrNotFound, "another prefix is another store")
+	assert.False(t, other.Resolvable(ptr))
 }
 
 func TestDamagedValue(t *testing.T) {
@@ -76,7 +80,7 @@ func TestDamagedValue(t *testing.T) {
 	p := prefix()
 	s := spillredis.Store{Client: c, Prefix: p}
 	ctx := context.Background()
-	require.NoError(t, s.Put("k", []byte("a measurement")))
+	require.NoError(t, s.Put(ctx, "k", []byte("a measurement")))
 	raw, err := c.Get(ctx, p+"k").Bytes()
 	require.NoError(t, err)
 
@@ -86,16 +90,17 @@ func TestDamagedValue(t *testing.T) {
 		"sealed for another key":        spill.Seal("other", []byte("a measurement")),
 	} {
 		require.NoError(t, c.Set(ctx, p+"k", v, 0).Err())
-		got, err := s.Get("k")
+		got, err := s.Get(ctx, "k")
 		assert.Nil(t, got, name)
 		assert.ErrorIs(t, err, spill.ErrCorrupt, name)
 	}
 }
 
 func TestZeroStore(t *testing.T) {
+	ctx := t.Context()
 	var s spillredis.Store
-	assert.ErrorIs(t, s.Put("k", nil), spill.ErrNoStore)
-	_, err := s.Get("k")
+	assert.ErrorIs(t, s.Put(ctx, "k", nil), spill.ErrNoStore)
+	_, err := s.Get(ctx, "k")
 	assert.ErrorIs(t, err, spill.ErrNoStore)
 }
 
@@ -105,17 +110,18 @@ type quiet struct{}
 func (quiet) Printf(context.Context, string, ...any) {}
 
 func TestUnreachableServer(t *testing.T) {
+	ctx := t.Context()
 	goredis.SetLogger(quiet{})
 	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer c.Close()
 	s := spillredis.Store{Client: c}
-	err := s.Put("k", []byte("v"))
+	err := s.Put(ctx, "k", []byte("v"))
 	require.Error(t, err)
 	var ke *spill.KeyError
 	require.ErrorAs(t, err, &ke)
 	assert.Equal(t, "k", ke.Key)
 	assert.NotErrorIs(t, err, spill.ErrKeyExists)
-	_, err = s.Get("k")
+	_, err = s.Get(ctx, "k")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, spill.ErrNotFound, "a failed read is not a missing key")
 }

@@ -1,4 +1,4 @@
-package pruneguard
+package btree
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 // invariants checked throughout.
 func TestBtreeMatchesASortedSlice(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		tr := btree[int]{cmp: cmp.Compare[int]}
+		tr := New(cmp.Compare[int])
 		var model []int
 		span := rapid.SampledFrom([]int{50, 500, 5000}).Draw(rt, "span")
 		steps := rapid.IntRange(1, 3000).Draw(rt, "steps")
@@ -67,7 +67,7 @@ func TestBtreeMatchesASortedSlice(t *testing.T) {
 
 // checkBtree checks the ordering of every node against its separators
 // and the sizes of the nodes.
-func checkBtree(rt *rapid.T, t *btree[int]) {
+func checkBtree(rt *rapid.T, t *Tree[int]) {
 	if t.root == nil {
 		if t.n != 0 {
 			rt.Fatalf("empty root, %d elements", t.n)
@@ -124,7 +124,7 @@ func checkBtree(rt *rapid.T, t *btree[int]) {
 
 // Filled in ascending order, the leaves stay full.
 func TestBtreeAscendingFillsLeaves(t *testing.T) {
-	tr := btree[int]{cmp: cmp.Compare[int]}
+	tr := New(cmp.Compare[int])
 	for i := range 100000 {
 		tr.Insert(i)
 	}
@@ -150,14 +150,14 @@ func TestBtreeAscendingFillsLeaves(t *testing.T) {
 // from, and the tree goes on as any other.
 func TestBtreeDeleteWhere(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		tr := btree[int]{cmp: cmp.Compare[int]}
+		tr := New(cmp.Compare[int])
 		var model []int
 		n := rapid.IntRange(0, 3000).Draw(rt, "n")
 		if rapid.Bool().Draw(rt, "filled") {
 			for i := range n {
 				model = append(model, 2*i)
 			}
-			tr.fill(model)
+			tr.Fill(model)
 		} else {
 			for range n {
 				x := rapid.IntRange(0, 4*n).Draw(rt, "x")
@@ -171,21 +171,24 @@ func TestBtreeDeleteWhere(t *testing.T) {
 		seed := rapid.Uint64().Draw(rt, "seed")
 		gone := func(x int) bool { return (uint64(x)*0x9e3779b97f4a7c15^seed)%100 < uint64(share) }
 		before := len(model)
-		tr.deleteWhere(gone)
+		tr.DeleteWhere(gone)
 		model = slices.DeleteFunc(model, gone)
 		checkBtree(rt, &tr)
 		var got []int
-		tr.each(func(x int) { got = append(got, x) })
+		tr.Each(func(x int) { got = append(got, x) })
 		if !slices.Equal(got, model) || tr.Len() != len(model) {
 			rt.Fatalf("after deleteWhere: %d elements %v, model %d", tr.Len(), len(got), len(model))
 		}
-		leaves := tr.leaves()
-		for i, l := range leaves {
-			if len(leaves) > 1 && len(l.items) < bMax/2 {
-				rt.Fatalf("leaf %d of %d holds %d", i, len(leaves), len(l.items))
-			}
-		}
 		if len(model) < before {
+			// A deletion builds the leaves again, each but a lone one
+			// at least half full; with nothing deleted the tree stays
+			// as its inserts left it.
+			leaves := tr.leaves()
+			for i, l := range leaves {
+				if len(leaves) > 1 && len(l.items) < bMax/2 {
+					rt.Fatalf("leaf %d of %d holds %d", i, len(leaves), len(l.items))
+				}
+			}
 			checkFilled(rt, &tr)
 		}
 		// The tree goes on.
@@ -202,7 +205,7 @@ func TestBtreeDeleteWhere(t *testing.T) {
 // in tr and in model, its elements in order, checking each Delete's
 // answer and, with each, the tree's shape after every edit; it returns
 // the model.
-func editAgainstModel(rt *rapid.T, tr *btree[int], model []int, ops, top int, each bool) []int {
+func editAgainstModel(rt *rapid.T, tr *Tree[int], model []int, ops, top int, each bool) []int {
 	for range ops {
 		x := rapid.IntRange(-1, top).Draw(rt, "y")
 		model = editOnce(rt, tr, model, x, rapid.Bool().Draw(rt, "delete"))
@@ -215,7 +218,7 @@ func editAgainstModel(rt *rapid.T, tr *btree[int], model []int, ops, top int, ea
 
 // editOnce deletes x from tr and model, checking Delete's answer against
 // the model, or inserts it in both; it returns the model.
-func editOnce(rt *rapid.T, tr *btree[int], model []int, x int, del bool) []int {
+func editOnce(rt *rapid.T, tr *Tree[int], model []int, x int, del bool) []int {
 	j, found := slices.BinarySearch(model, x)
 	if del {
 		if tr.Delete(x) != found {
@@ -231,4 +234,46 @@ func editOnce(rt *rapid.T, tr *btree[int], model []int, x int, del bool) []int {
 		}
 	}
 	return model
+}
+
+// A btree that deletes the elements a predicate names in one walk holds
+// the others, in order, shaped as fill shapes them, and goes on as a
+// btree.
+func TestBtreeDeleteWhereMatchesASortedSlice(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.SampledFrom([]int{0, 1, bMax, bMax + 1, bMax * bMax, 5000}).Draw(rt, "n")
+		tr := New(cmp.Compare[int])
+		var model []int
+		for i := range n {
+			tr.Insert(i * 2)
+			model = append(model, i*2)
+		}
+		mod := rapid.IntRange(1, 5).Draw(rt, "mod")
+		gone := func(x int) bool { return x%mod == 0 }
+		tr.DeleteWhere(gone)
+		model = slices.DeleteFunc(model, gone)
+		checkBtree(rt, &tr)
+		if len(model) < n {
+			checkFilled(rt, &tr)
+		}
+		var walked []int
+		tr.Each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) || tr.Len() != len(model) {
+			rt.Fatalf("walks %v, want %v", walked, model)
+		}
+		tr.Insert(1)
+		model = append([]int{1}, model...)
+		if len(model) > 1 && !tr.Delete(model[len(model)/2]) {
+			rt.Fatalf("%d not found", model[len(model)/2])
+		}
+		if len(model) > 1 {
+			model = slices.Delete(model, len(model)/2, len(model)/2+1)
+		}
+		checkBtree(rt, &tr)
+		walked = walked[:0]
+		tr.Each(func(x int) { walked = append(walked, x) })
+		if !slices.Equal(walked, model) {
+			rt.Fatalf("after edits: walks %v, want %v", walked, model)
+		}
+	})
 }

@@ -1,19 +1,22 @@
-package pruneguard
+// Package btree provides an ordered set kept as a B+tree, with rank
+// queries and bulk operations that build or thin a tree in linear time.
+package btree
 
 import (
 	"iter"
 	"slices"
 )
 
-// btree is an ordered set kept as a B+tree: the elements sit in the
-// leaves, in the order cmp gives them, and every internal node holds, for
-// each child but the first, the least element that child may hold. It
-// backs the indexes a View walks in order (tool results by size and by
-// position), so that a walk costs what it yields plus a logarithm, and an
+// Tree is an ordered set kept as a B+tree: the elements sit in the
+// leaves, in the order of the tree's comparison, and every internal node
+// holds, for each child but the first, the least element that child may
+// hold. A walk from an element costs what it yields plus a logarithm, an
 // insertion or a deletion a logarithm. Nodes hold between a quarter and
-// all of bMax entries, except the root and nodes the rebalancing could not
-// fill; a node that empties is removed. It is not safe for concurrent use.
-type btree[T any] struct {
+// all of bMax entries, except the root and nodes the rebalancing could
+// not fill; a node that empties is removed.
+//
+// Make a Tree with [New]. It is not safe for concurrent use.
+type Tree[T any] struct {
 	cmp  func(a, b T) int
 	root *bnode[T]
 	n    int
@@ -29,6 +32,11 @@ type bnode[T any] struct {
 	kids  []*bnode[T] // nil in a leaf; len(items)+1 children otherwise
 	count int         // elements in the subtree
 }
+
+// New returns an empty tree ordered by cmp, which returns a negative
+// number, zero or a positive number as a is less than, equal to or
+// greater than b.
+func New[T any](cmp func(a, b T) int) Tree[T] { return Tree[T]{cmp: cmp} }
 
 // recount sets n.count from its entries.
 func (n *bnode[T]) recount() {
@@ -53,12 +61,12 @@ func (n *bnode[T]) size() int {
 }
 
 // Len returns the number of elements.
-func (t *btree[T]) Len() int { return t.n }
+func (t *Tree[T]) Len() int { return t.n }
 
 // child returns the index of the child of internal node n where x
 // belongs: every element of kids[i] is less than items[i], which is not
 // greater than any element of kids[i+1].
-func (t *btree[T]) child(n *bnode[T], x T) int {
+func (t *Tree[T]) child(n *bnode[T], x T) int {
 	lo, hi := 0, len(n.items)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -73,7 +81,7 @@ func (t *btree[T]) child(n *bnode[T], x T) int {
 
 // search returns the index of the first element of leaf n not less than
 // x, and whether it equals x.
-func (t *btree[T]) search(n *bnode[T], x T) (int, bool) {
+func (t *Tree[T]) search(n *bnode[T], x T) (int, bool) {
 	lo, hi := 0, len(n.items)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -87,7 +95,7 @@ func (t *btree[T]) search(n *bnode[T], x T) (int, bool) {
 }
 
 // Insert adds x; an element equal to x is replaced.
-func (t *btree[T]) Insert(x T) {
+func (t *Tree[T]) Insert(x T) {
 	if t.root == nil {
 		t.root = &bnode[T]{items: make([]T, 0, bMax+1)}
 	}
@@ -105,7 +113,7 @@ func (t *btree[T]) Insert(x T) {
 // right sibling with the separator between them. An element appended to
 // the right edge of the tree splits off alone, so that a tree filled in
 // ascending order keeps its nodes full.
-func (t *btree[T]) insert(n *bnode[T], x T, rightmost bool) (*bnode[T], T, bool) {
+func (t *Tree[T]) insert(n *bnode[T], x T, rightmost bool) (*bnode[T], T, bool) {
 	var zero T
 	if n.leaf() {
 		i, found := t.search(n, x)
@@ -182,7 +190,7 @@ func removeAt[S ~[]E, E any](s S, i int) S {
 
 // Delete removes the element equal to x, if any, and reports whether it
 // was there.
-func (t *btree[T]) Delete(x T) bool {
+func (t *Tree[T]) Delete(x T) bool {
 	if t.root == nil || !t.delete(t.root, x) {
 		return false
 	}
@@ -196,7 +204,7 @@ func (t *btree[T]) Delete(x T) bool {
 	return true
 }
 
-func (t *btree[T]) delete(n *bnode[T], x T) bool {
+func (t *Tree[T]) delete(n *bnode[T], x T) bool {
 	if n.leaf() {
 		i, found := t.search(n, x)
 		if found {
@@ -219,7 +227,7 @@ func (t *btree[T]) delete(n *bnode[T], x T) bool {
 // rebalance merges the underfull child i of n with a sibling, or moves
 // entries from the sibling into it when both do not fit in one node. An
 // empty leaf is dropped.
-func (t *btree[T]) rebalance(n *bnode[T], i int) {
+func (t *Tree[T]) rebalance(n *bnode[T], i int) {
 	if n.kids[i].size() == 0 {
 		n.kids = removeAt(n.kids, i)
 		if len(n.items) > 0 {
@@ -271,7 +279,7 @@ func (t *btree[T]) rebalance(n *bnode[T], i int) {
 }
 
 // Select returns the element of rank k: the k-th least, from 0.
-func (t *btree[T]) Select(k int) (T, bool) {
+func (t *Tree[T]) Select(k int) (T, bool) {
 	var zero T
 	if k < 0 || k >= t.n {
 		return zero, false
@@ -290,7 +298,7 @@ func (t *btree[T]) Select(k int) (T, bool) {
 }
 
 // Min returns the least element.
-func (t *btree[T]) Min() (T, bool) {
+func (t *Tree[T]) Min() (T, bool) {
 	var zero T
 	if t.root == nil {
 		return zero, false
@@ -303,7 +311,7 @@ func (t *btree[T]) Min() (T, bool) {
 }
 
 // Max returns the greatest element.
-func (t *btree[T]) Max() (T, bool) {
+func (t *Tree[T]) Max() (T, bool) {
 	var zero T
 	if t.root == nil {
 		return zero, false
@@ -316,7 +324,7 @@ func (t *btree[T]) Max() (T, bool) {
 }
 
 // After returns the least element greater than x.
-func (t *btree[T]) After(x T) (T, bool) {
+func (t *Tree[T]) After(x T) (T, bool) {
 	var zero T
 	if t.root == nil {
 		return zero, false
@@ -324,7 +332,7 @@ func (t *btree[T]) After(x T) (T, bool) {
 	return t.after(t.root, x)
 }
 
-func (t *btree[T]) after(n *bnode[T], x T) (T, bool) {
+func (t *Tree[T]) after(n *bnode[T], x T) (T, bool) {
 	if n.leaf() {
 		i, found := t.search(n, x)
 		if found {
@@ -352,7 +360,7 @@ func (t *btree[T]) after(n *bnode[T], x T) (T, bool) {
 }
 
 // Before returns the greatest element less than x.
-func (t *btree[T]) Before(x T) (T, bool) {
+func (t *Tree[T]) Before(x T) (T, bool) {
 	var zero T
 	if t.root == nil {
 		return zero, false
@@ -360,7 +368,7 @@ func (t *btree[T]) Before(x T) (T, bool) {
 	return t.before(t.root, x)
 }
 
-func (t *btree[T]) before(n *bnode[T], x T) (T, bool) {
+func (t *Tree[T]) before(n *bnode[T], x T) (T, bool) {
 	if n.leaf() {
 		i, _ := t.search(n, x)
 		if i > 0 {
@@ -384,18 +392,18 @@ func (t *btree[T]) before(n *bnode[T], x T) (T, bool) {
 	return zero, false
 }
 
-// fill replaces the elements with xs, which must be in order and
+// Fill replaces the elements with xs, which must be in order and
 // distinct and must not be the tree's own storage, building the tree
 // bottom-up in time linear in len(xs): full nodes as ascending insertions
 // leave them, the entries of each level spread evenly over its nodes so
 // that none holds fewer than half.
-func (t *btree[T]) fill(xs []T) { t.fillSeq(len(xs), slices.Values(xs)) }
+func (t *Tree[T]) Fill(xs []T) { t.FillSeq(len(xs), slices.Values(xs)) }
 
-// fillSeq is fill for the n elements xs yields, which must not read the
+// FillSeq is Fill for the n elements xs yields, which must not read the
 // tree. It builds the new tree in the nodes of the one it replaces, as
 // far as they go, so that an index built again leaves no garbage behind
 // but its surplus nodes.
-func (t *btree[T]) fillSeq(n int, xs iter.Seq[T]) {
+func (t *Tree[T]) FillSeq(n int, xs iter.Seq[T]) {
 	var spare nodes[T]
 	spare.collect(t.root)
 	t.root, t.n = nil, n
@@ -517,8 +525,8 @@ func spread(n int) func(yield func(lo, hi int) bool) {
 	}
 }
 
-// each calls f on the elements in order.
-func (t *btree[T]) each(f func(x T)) {
+// Each calls f on the elements in order.
+func (t *Tree[T]) Each(f func(x T)) {
 	var walk func(n *bnode[T])
 	walk = func(n *bnode[T]) {
 		if n.leaf() {
@@ -537,7 +545,7 @@ func (t *btree[T]) each(f func(x T)) {
 }
 
 // leaves returns the leaves in order.
-func (t *btree[T]) leaves() []*bnode[T] {
+func (t *Tree[T]) leaves() []*bnode[T] {
 	var out []*bnode[T]
 	var walk func(n *bnode[T])
 	walk = func(n *bnode[T]) {
@@ -555,13 +563,14 @@ func (t *btree[T]) leaves() []*bnode[T] {
 	return out
 }
 
-// deleteWhere removes the elements gone reports, in one walk over the
+// DeleteWhere removes the elements gone reports, in one walk over the
 // leaves that keeps each leaf's elements in place: a leaf left less than
 // half full merges with the next or takes from it, one left empty goes,
 // and the levels above are built again from the leaves, in the internal
-// nodes they had, so that the tree is shaped as fill shapes one. It takes time in proportion to the elements,
-// not to those removed, and allocates only lists of nodes.
-func (t *btree[T]) deleteWhere(gone func(x T) bool) {
+// nodes they had, so that the tree is shaped as Fill shapes one. It takes
+// time in proportion to the elements, not to those removed, and
+// allocates only lists of nodes.
+func (t *Tree[T]) DeleteWhere(gone func(x T) bool) {
 	if t.root == nil {
 		return
 	}

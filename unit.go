@@ -15,9 +15,26 @@ func (c *Context) members(u int32) func(func(int32) bool) {
 	}
 }
 
+// unitSize returns how many messages unit u holds.
+func (c *Context) unitSize(u int32) int {
+	n := 0
+	for range c.members(u) {
+		n++
+	}
+	return n
+}
+
+// firstUnit returns the oldest unit, or none.
+func (c *Context) firstUnit() int32 {
+	if c.units.Len() == 0 {
+		return none
+	}
+	return c.uhead
+}
+
 // newUnit makes an empty unit at the end of the units.
 func (c *Context) newUnit() int32 {
-	u := c.units.push()
+	u := c.units.Push()
 	*c.unit(u) = urec{head: none, tail: none, prev: c.utail, next: none}
 	if c.utail != none {
 		c.unit(c.utail).next = u
