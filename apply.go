@@ -129,18 +129,27 @@ func (c *Context) prunes(d *Decision) (rebuild, waits bool) {
 	// pass that reads no id.
 	hashPass := !rebuild && batch && len(d.evict)*hashShare >= c.live
 	c.reserveLedger(d.evict, d.stubs)
+	before := none // the unit before a summary's run
+	if d.Summary != nil {
+		before = c.unit(c.msg(d.evict[0]).unit).prev
+	}
 	for i, p := range d.evict {
 		for k := range c.answersOf(p) {
 			c.queueForgot(k, d, i)
 		}
 		c.forgetServer(p, d, i)
-		if ptr, ok := c.lineAdds(p); ok {
+		if ptr, ok := c.lineAdds(p); ok && d.Summary == nil {
 			c.addLine(ptr)
 		}
-		c.remove(p, !rebuild && !hashPass, !rebuild && !batch)
+		// A summary takes the record of its run's first message, which
+		// must leave the index by id now: it holds another id after.
+		c.remove(p, i == 0 && d.Summary != nil || !rebuild && !hashPass, !rebuild && !batch)
 	}
 	if batch {
 		c.unindex(d.evict, hashPass)
+	}
+	if d.Summary != nil {
+		c.placeSummary(d, before)
 	}
 	for i, p := range d.stubs {
 		for k := range c.answersOf(p) {

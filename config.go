@@ -79,6 +79,11 @@ type Config struct {
 	// as package tokenizer's encodings) satisfies Counter too. It must be
 	// safe for concurrent use.
 	Counter Counter
+	// Text, when set, gives the text of messages held without Content
+	// (a provider body's view keeps token counts only), for the facts a
+	// [Summary] must carry and for a [Brief]. Nil means each message's
+	// Content.
+	Text TextSource
 }
 
 // RegenMode chooses what the regenerability gate does with an unsafe

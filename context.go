@@ -188,10 +188,12 @@ type side struct {
 	buf      []byte // the content of an open message
 	tokens   int    // the token count, when it does not fit an int32
 	role     Role
-	next     int32   // the next free side record, plus one
-	requires []int32 // the tools the message requires, by index
-	isError  bool    // the message reports a failed call
-	counted  bool    // opened with no token count: the Counter counts it
+	next     int32      // the next free side record, plus one
+	requires []int32    // the tools the message requires, by index
+	isError  bool       // the message reports a failed call
+	carries  []Pointer  // a summary's: the pointers it carries
+	holds    []heldFact // a summary's: the facts of its run it carries
+	counted  bool       // opened with no token count: the Counter counts it
 }
 
 // crec is the record of one call: 48 bytes.

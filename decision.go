@@ -62,6 +62,11 @@ type Decision struct {
 	// Hoarded lists large reconstructible messages the decision leaves in
 	// (see Config.HoardTokens).
 	Hoarded []MessageID
+	// Summary is the accepted summary of a summary plan, nil for any
+	// other: its Replace is the run, whole units in transcript order (as
+	// Evict), its Tokens what it counts. Apply puts the summary message
+	// in the place of the run's first message.
+	Summary *Summary
 
 	c     *Context
 	epoch uint64
@@ -87,6 +92,8 @@ type Decision struct {
 	// relied: the evicted or stubbed messages that may go only while
 	// their pointer resolves; Apply asks the Resolver again.
 	relied []int32
+	// holds: a summary's, the facts of its run it carries.
+	holds []heldFact
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -299,6 +306,9 @@ func (d *Decision) finish(r *pruneRun) {
 	d.stampArgs(c)
 	d.finishTools(r)
 	d.relied = r.reliedOn()
+	if r.sum != nil {
+		d.finishSummary(r)
+	}
 }
 
 // idCutter hands out the ids of a decision's messages: the plan's own
@@ -420,7 +430,7 @@ func (d *Decision) cutEvictions(r *pruneRun, ids *idCutter) (hashBytes int) {
 			continue
 		}
 		d.Pointers = append(d.Pointers, SpillNote{id, ptr})
-		if lp, ok := c.lineAdds(p); ok {
+		if lp, ok := c.lineAdds(p); ok && r.sum == nil {
 			if _, seen := lined[lp]; !seen {
 				if lined == nil {
 					lined = make(map[Pointer]struct{})

@@ -159,6 +159,7 @@ const (
 	// yet: the unit is as much in flight as one waiting for a result,
 	// and stays until the model's next message follows it.
 	CodeUnread Code = "unread"
+	CodeGap    Code = "summary-gap" // a message that stays sits inside a summary's run
 )
 
 // Reasons of the evict-or-tombstone gate.
@@ -182,6 +183,12 @@ const (
 	CodeReferenced     Code = "referenced"           // a planned step names the message as input
 	CodeIrreducible    Code = "irreducible"          // its class is irreducible (tool or oracle)
 	CodePointerLost    Code = "pointer-unresolvable" // durable class without a resolvable pointer
+	// CodeMissingFact: a summary drops facts of a message it replaces
+	// (listed in [Violation.Facts]), and carries no pointer to it.
+	CodeMissingFact Code = "missing-fact"
+	// CodeSummaryGrows: a summary holds as many tokens as the messages it
+	// replaces, or more.
+	CodeSummaryGrows Code = "summary-not-smaller"
 )
 
 // Violation is one objection of one gate to a plan. It matches the gate's
@@ -198,6 +205,7 @@ type Violation struct {
 	Tools    []string
 	Calls    []CallID
 	Steps    []StepID // planned steps holding the messages (CodeReferenced)
+	Facts    []Fact   // the facts a summary drops (CodeMissingFact)
 	pos      uint64   // transcript position of the first message, for ordering
 	seen     seenAt   // the unit as Prune saw it, for the guard's memory
 }

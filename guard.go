@@ -113,6 +113,18 @@ type Guard struct {
 	// in Result.Spills) until a later decision is applied. Nil means
 	// nothing is spilled.
 	Spill Spiller
+	// Summarizer, when set, makes a check over its trigger compact before
+	// it evicts: it replaces the oldest run of whole units that may go
+	// (up to what the policy keeps, see [Keeper]) with one summary
+	// message the Summarizer writes from the run's [Brief], judged by the
+	// gates as [Summary] says. With Spill set, the run is spilled first,
+	// as one segment, so that everything it held can be read back and
+	// the summary carries the pointer; without, the run ends before the
+	// first message only a pointer could stand for. A summary the gates
+	// refuse, or a Summarizer's error, is reported (Result.Reason,
+	// Result.Refused) and the check goes on with evictions. Nil means no
+	// compaction.
+	Summarizer Summarizer
 	// Screen, when set, vets each decision before it is applied, for
 	// rules the gates do not know (a provider's request rules); what it
 	// refuses is taken out and the plan pruned again. Nil means no screen.
@@ -257,11 +269,12 @@ func (g Guard) Check(c *Context) (Result, error) {
 }
 
 // CheckContext is [Guard.Check] with a context for the check's I/O: the
-// spills to g.Spill, the only I/O a check does, are made with ctx. Once
-// ctx is done a spill fails, is reported in Result.SpillErrors and its
-// unit stays, as for any failed spill; the gates' own work, which does no
-// I/O, goes on to its end, so the outcome and the Context stay
-// consistent. A Guard without Spill does not use ctx.
+// spills to g.Spill and the calls of g.Summarizer, the only I/O a check
+// does, are made with ctx. Once ctx is done a spill fails, is reported
+// in Result.SpillErrors and its unit stays, as for any failed spill, and
+// a compaction is given up; the gates' own work, which does no I/O, goes
+// on to its end, so the outcome and the Context stay consistent. A Guard
+// with neither Spill nor Summarizer does not use ctx.
 func (g Guard) CheckContext(ctx context.Context, c *Context) (Result, error) {
 	if c == nil {
 		return Result{}, &ConfigError{Field: "Context", Reason: "is nil"}
@@ -308,7 +321,7 @@ func (c *Context) guardState() guardView {
 
 // guardRun is one Check past the quick return.
 type guardRun struct {
-	ctx     context.Context // for the spills
+	ctx     context.Context // for the spills and the Summarizer
 	g       Guard
 	c       *Context
 	cfg     Config
@@ -397,6 +410,9 @@ func (g Guard) run(ctx context.Context, c *Context, cfg Config, before, trigger 
 		}
 		if err == nil && over {
 			r.target = max(0, min(g.Budget, before-g.MinClear))
+			if g.Summarizer != nil {
+				r.compact()
+			}
 			err = r.reduce()
 		}
 	}

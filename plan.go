@@ -29,11 +29,15 @@ type Plan struct {
 	CompressSchemas map[string]json.RawMessage
 	// Split says how to treat units the plan names only in part.
 	Split SplitMode
+	// Summary, when set, replaces a run of whole units with one summary
+	// message (see [Summary]). A plan with a Summary evicts and stubs
+	// nothing else; it may change schemas.
+	Summary *Summary
 }
 
 // Empty reports whether the plan proposes nothing.
 func (p Plan) Empty() bool {
-	return len(p.Evict) == 0 && len(p.Stub) == 0 && len(p.DropSchemas) == 0 && len(p.CompressSchemas) == 0
+	return len(p.Evict) == 0 && len(p.Stub) == 0 && len(p.DropSchemas) == 0 && len(p.CompressSchemas) == 0 && p.Summary == nil
 }
 
 // planHint says where the messages a plan names were when the plan was

@@ -79,6 +79,8 @@ type pruneRun struct {
 	// relied are the messages the regenerability gate let go only
 	// because their pointer resolves.
 	relied []int32
+	// sum is the summary of a summary plan, nil for any other.
+	sum *sumRun
 }
 
 // A stage is one step of the pipeline Prune runs. Stages with a gate are
@@ -93,11 +95,13 @@ type stage struct {
 var pipeline = []stage{
 	{0, (*pruneRun).takeMessages},
 	{GateBoundary, (*pruneRun).boundaryGate},
+	{GateBoundary, (*pruneRun).summaryRun},
 	{0, (*pruneRun).takeStubs},
 	{GateRegen, (*pruneRun).regenGate},
 	{0, (*pruneRun).takeSchemas},
 	{GateSchema, (*pruneRun).schemaGate},
 	{GateSchema, (*pruneRun).toolGate},
+	{GateRegen, (*pruneRun).summarySize},
 }
 
 // prune is Prune, with a hint of where the messages p names are; with
@@ -107,20 +111,19 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	// A zero Context reads as empty: only an empty plan is valid.
-	at, err := c.checkPlan(p, h)
+	var at []int32
+	var err error
+	if p.Summary != nil {
+		at, err = c.checkSummary(p, h, true)
+	} else {
+		at, err = c.checkPlan(p, h)
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.pruneMu.Lock()
 	defer c.pruneMu.Unlock()
-	// The run and its decision in one allocation.
-	both := &struct {
-		d Decision
-		r pruneRun
-	}{d: Decision{c: c, epoch: c.epoch, compactions: c.compactions}}
-	r := &both.r
-	*r = pruneRun{c: c, p: p, gen: c.nextGen(), d: &both.d, named: at[:len(p.Evict)], stubAt: at[len(p.Evict):]}
-	r.tools = r.toolsBuf[:0]
+	r := c.newRun(p, at)
 	stages := c.pipeline
 	if stages == nil {
 		stages = pipeline
@@ -144,6 +147,25 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 	r.d.Refused = r.refused
 	r.d.finish(r)
 	return r.d, nil
+}
+
+// newRun starts a run of plan p, whose messages are at positions at:
+// those p.Evict names, then p.Stub, or those its Summary replaces. Under
+// the read lock and pruneMu.
+func (c *Context) newRun(p Plan, at []int32) *pruneRun {
+	// The run and its decision in one allocation.
+	both := &struct {
+		d Decision
+		r pruneRun
+	}{d: Decision{c: c, epoch: c.epoch, compactions: c.compactions}}
+	r := &both.r
+	*r = pruneRun{c: c, p: p, gen: c.nextGen(), d: &both.d, named: at[:len(p.Evict)], stubAt: at[len(p.Evict):]}
+	r.tools = r.toolsBuf[:0]
+	if p.Summary != nil {
+		r.sum = newSumRun(p.Summary)
+		r.named, r.stubAt = at, nil
+	}
+	return r
 }
 
 // takeMessages carries out the plan's evictions as named: the closing

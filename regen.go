@@ -283,6 +283,9 @@ func (r *pruneRun) regenGate() {
 // regenCheck returns the violations of the regenerability gate for one
 // message, or nil when it may leave the prompt.
 func (r *pruneRun) regenCheck(p int32) []*Violation {
+	if r.sum != nil {
+		return r.summaryCheck(p)
+	}
 	c := r.c
 	v := func(code Code) *Violation {
 		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{c.unitID(c.msg(p).unit)}, Messages: []MessageID{c.id(p)}, pos: uint64(p)}
