@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -95,10 +96,12 @@ func counter(ctx context.Context, s sessions.Store, k *ids) error {
 		versions = map[sessions.Version]bool{}
 		wg       sync.WaitGroup
 	)
+	start := make(chan struct{})
 	for range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-start
 			v, err := increment(ctx, s, id)
 			mu.Lock()
 			defer mu.Unlock()
@@ -111,6 +114,7 @@ func counter(ctx context.Context, s sessions.Store, k *ids) error {
 			versions[v] = true
 		}()
 	}
+	close(start)
 	wg.Wait()
 	got, _, err := s.Load(ctx, id)
 	if err != nil {
@@ -134,6 +138,7 @@ func increment(ctx context.Context, s sessions.Store, id string) (sessions.Versi
 		if err != nil {
 			return 0, fmt.Errorf("Load(%q) = %s, not a counter", id, describe(b))
 		}
+		runtime.Gosched() // let others load the same version
 		nv, err := s.Save(ctx, id, []byte(strconv.Itoa(n+1)), v)
 		if errors.Is(err, sessions.ErrConflict) {
 			continue
