@@ -179,10 +179,14 @@ func TestSessionsCrash(t *testing.T) {
 // replica and session (default 20, 200 for the figures in
 // BENCHMARKS.md).
 func TestSessionsLoad(t *testing.T) {
+	client(t) // skips without a server
 	p := prefix()
-	replicas := []sessions.Store{
-		spillredis.Sessions{Client: client(t), Prefix: p},
-		spillredis.Sessions{Client: client(t), Prefix: p},
+	// A client per replica, of 32 connections, as for PostgreSQL.
+	replicas := make([]sessions.Store, 2)
+	for i := range replicas {
+		c := goredis.NewClient(&goredis.Options{Addr: os.Getenv(addrEnv), PoolSize: 32})
+		t.Cleanup(func() { c.Close() })
+		replicas[i] = spillredis.Sessions{Client: c, Prefix: p}
 	}
 	r, err := storetest.Stress(t.Context(), replicas, storetest.StressConfig{Sessions: 64, Turns: loadTurns(t)})
 	t.Log(r)
