@@ -22,7 +22,8 @@ import (
 //     and fails if it exists. Any other mismatch, a stale version or a
 //     create of an existing session, fails with a *[ConflictError]
 //     (matching [ErrConflict]) and changes nothing. Of concurrent Saves
-//     to one id with the same expect exactly one succeeds.
+//     to one id with the same expect at most one succeeds, and the
+//     others that reach the store fail with a conflict.
 //   - Save is durable when it returns nil, as far as the store's medium
 //     allows (documented by each store); a Save that returns an error
 //     other than a conflict may or may not have stored the state, and a
