@@ -17,13 +17,14 @@ import (
 // are created with mode 0600, since saved state may hold secrets.
 // Nothing expires.
 //
-// Save takes an exclusive lock on the id's lock file (flock(2) on Linux,
-// the BSDs and macOS; released by the system when a process dies), reads
-// the version of the current record, and if it is the one expected
-// writes the new record (see [Seal]) to a temporary file, syncs it,
-// renames it over the id's file and syncs the directory before it
-// returns. A crash at any moment leaves the previous state or the new
-// one, whole and loadable, and at worst a stray temporary file. Load
+// Save writes the new record (see [Seal]) to a temporary file and syncs
+// it; then, under an exclusive lock on the id's lock file (flock(2) on
+// Linux, the BSDs and macOS; released by the system when a process
+// dies), it checks that the version of the current record is the one
+// expected and renames the temporary file over the id's file; it syncs
+// the directory before it returns. The lock is held only for the check
+// and the rename. A crash at any moment leaves the previous state or the
+// new one, whole and loadable, and at worst a stray temporary file. Load
 // takes no lock: it reads whichever whole file the id's name holds, and
 // refuses a truncated or damaged one with an error matching
 // [ErrCorrupt]. Delete removes the id's files under the lock.
@@ -35,7 +36,8 @@ import (
 //
 // A Save or Delete waiting for the lock stops when its context is done;
 // the context is checked again before the new file is renamed into
-// place. A file operation under way is not interrupted.
+// place. A file operation under way is not interrupted. A Save whose
+// version is stale fails before it writes anything.
 //
 // The zero Dir ("") names no directory: every method fails with
 // [ErrNoStore]. A Dir is safe for concurrent use, by several processes
@@ -90,23 +92,55 @@ func (d Dir) Save(ctx context.Context, id string, state []byte, expect Version) 
 	if err := d.mkdir(); err != nil {
 		return Absent, idErr("save", id, err)
 	}
-	unlock, err := lockID(ctx, d.path(lockPrefix, id))
-	if err != nil {
-		return Absent, idErr("save", id, err)
-	}
-	defer unlock(false)
-	cur, err := d.version(id)
-	if err != nil {
-		return Absent, idErr("save", id, err)
-	}
-	if cur != expect {
-		return Absent, &ConflictError{Op: "save", ID: id, Expect: expect, Stored: cur}
+	// A stale version fails at once, before any write.
+	if err := d.expect(id, expect); err != nil {
+		return Absent, err
 	}
 	v := expect.Next()
-	if err := d.replace(ctx, id, Seal(id, v, state)); err != nil {
+	tmp, err := d.writeTemp(Seal(id, v, state))
+	if err != nil {
+		return Absent, idErr("save", id, err)
+	}
+	defer os.Remove(tmp) // gone once renamed
+	if err := d.swap(ctx, id, tmp, expect); err != nil {
+		return Absent, err
+	}
+	if err := syncDir(string(d)); err != nil {
 		return Absent, idErr("save", id, err)
 	}
 	return v, nil
+}
+
+// expect checks that the session's version is expect.
+func (d Dir) expect(id string, expect Version) error {
+	cur, err := d.version(id)
+	if err != nil {
+		return idErr("save", id, err)
+	}
+	if cur != expect {
+		return &ConflictError{Op: "save", ID: id, Expect: expect, Stored: cur}
+	}
+	return nil
+}
+
+// swap renames tmp over the id's file if the session's version is still
+// expect, under the id's lock, which it holds for no longer than that.
+func (d Dir) swap(ctx context.Context, id, tmp string, expect Version) error {
+	unlock, err := lockID(ctx, d.path(lockPrefix, id))
+	if err != nil {
+		return idErr("save", id, err)
+	}
+	defer unlock(false)
+	if err := d.expect(id, expect); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return idErr("save", id, err)
+	}
+	if err := os.Rename(tmp, d.path(statePrefix, id)); err != nil {
+		return idErr("save", id, err)
+	}
+	return nil
 }
 
 // Delete removes the session if its version is expect; see [Deleter].
@@ -164,25 +198,21 @@ func (d Dir) version(id string) (Version, error) {
 	return v, err
 }
 
-// replace writes rec to a temporary file, syncs it and renames it over
-// the id's file, then syncs the directory.
-func (d Dir) replace(ctx context.Context, id string, rec []byte) error {
+// writeTemp writes rec to a new temporary file, synced, and returns its
+// name.
+func (d Dir) writeTemp(rec []byte) (string, error) {
 	tmp, err := os.CreateTemp(string(d), ".tmp-*")
 	if err != nil {
-		return err
+		return "", err
 	}
 	_, werr := tmp.Write(rec)
 	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr, ctx.Err()); err != nil {
+	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return err
+		return "", err
 	}
-	if err := os.Rename(tmp.Name(), d.path(statePrefix, id)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return syncDir(string(d))
+	return tmp.Name(), nil
 }
 
 // mkdir creates the directory if it does not exist, and makes its entry

@@ -121,20 +121,24 @@ func TestDirLockWaitsWithContext(t *testing.T) {
 			locks(t)
 			dir := t.TempDir()
 			d := sessions.Dir(dir)
-			_, err := d.Save(t.Context(), "s1", []byte("x"), sessions.Absent)
+			v, err := d.Save(t.Context(), "s1", []byte("x"), sessions.Absent)
 			require.NoError(t, err)
 			unlock := sessions.HoldLock(t, dir, "s1")
 			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			_, err = d.Save(ctx, "s1", []byte("y"), sessions.Absent)
+			_, err = d.Save(ctx, "s1", []byte("y"), v)
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Less(t, time.Since(start), 2*time.Second)
 			unlock()
-			_, v, err := d.Load(t.Context(), "s1")
-			require.NoError(t, err)
+			want(t, d, "s1", "x", v)
 			_, err = d.Save(t.Context(), "s1", []byte("y"), v)
 			assert.NoError(t, err, "the lock is free once released")
+			files, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, f := range files {
+				assert.NotContains(t, f.Name(), ".tmp-", "the Save that gave up left a temporary file")
+			}
 		})
 	}
 }
@@ -154,4 +158,13 @@ func TestDirStaleExclLock(t *testing.T) {
 	require.NoError(t, err)
 	_, err = os.Stat(lock)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "the lock is released")
+}
+
+// want checks that id holds state at version v.
+func want(t *testing.T, s sessions.Store, id, state string, v sessions.Version) {
+	t.Helper()
+	got, gv, err := s.Load(t.Context(), id)
+	require.NoError(t, err)
+	assert.Equal(t, state, string(got))
+	assert.Equal(t, v, gv)
 }
