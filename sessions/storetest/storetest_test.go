@@ -1,0 +1,108 @@
+package storetest_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pruneguard/pruneguard/sessions"
+	"github.com/pruneguard/pruneguard/sessions/storetest"
+)
+
+// Check a store outside of a test, or from TestMain.
+func ExampleTestStore() {
+	err := storetest.TestStore(func() (sessions.Store, error) { return &sessions.Memory{}, nil })
+	fmt.Println(err)
+	// Output: <nil>
+}
+
+// lastWins keeps state but ignores the version expected: the last Save
+// wins, as with a plain key-value store.
+type lastWins struct {
+	mu sync.Mutex
+	m  sessions.Memory
+}
+
+func (s *lastWins) Load(ctx context.Context, id string) ([]byte, sessions.Version, error) {
+	defer time.Sleep(20 * time.Microsecond) // as the round trip of a real store
+	return s.m.Load(ctx, id)
+}
+
+func (s *lastWins) Save(ctx context.Context, id string, state []byte, _ sessions.Version) (sessions.Version, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, v, _ := s.m.Load(ctx, id)
+	return s.m.Save(ctx, id, state, v)
+}
+
+// deaf keeps state but ignores its contexts.
+type deaf struct{ m *sessions.Memory }
+
+func (d deaf) Load(_ context.Context, id string) ([]byte, sessions.Version, error) {
+	return d.m.Load(context.Background(), id)
+}
+
+func (d deaf) Save(_ context.Context, id string, state []byte, expect sessions.Version) (sessions.Version, error) {
+	return d.m.Save(context.Background(), id, state, expect)
+}
+
+// failures runs the suite on newStore and returns the names of the
+// checks that failed.
+func failures(t *testing.T, newStore func() sessions.Store) []string {
+	err := storetest.TestStore(func() (sessions.Store, error) { return newStore(), nil })
+	if err == nil {
+		return nil
+	}
+	var names []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "storetest: "); ok {
+			name, _, _ := strings.Cut(rest, ": ")
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func TestSuiteCatchesBrokenStores(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		newStore func() sessions.Store
+		want     []string // checks that must fail, among others
+	}{
+		{"last writer wins", func() sessions.Store { return &lastWins{} }, []string{"create twice", "stale version", "racing creates", "racing saves", "counter"}},
+		{"deaf to its context", func() sessions.Store { return deaf{&sessions.Memory{}} }, []string{"done context"}},
+	} {
+		got := strings.Join(failures(t, c.newStore), ", ")
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: check %q passed; failed: %s", c.name, w, got)
+			}
+		}
+	}
+	if got := failures(t, func() sessions.Store { return deaf{&sessions.Memory{}} }); len(got) != 1 {
+		t.Errorf("a store deaf to its context fails %v, want the check of done contexts alone", got)
+	}
+}
+
+func TestStressCatchesLostUpdates(t *testing.T) {
+	s := &lastWins{}
+	_, err := storetest.Stress(t.Context(), []sessions.Store{s, s, s}, storetest.StressConfig{Sessions: 8, Turns: 50, Padding: 16})
+	if err == nil || !strings.Contains(err.Error(), "lost") {
+		t.Fatalf("Stress on a store whose last Save wins: %v, want lost updates", err)
+	}
+}
+
+func TestStressMemory(t *testing.T) {
+	s := &sessions.Memory{}
+	r, err := storetest.Stress(t.Context(), []sessions.Store{s, s}, storetest.StressConfig{Sessions: 16, Turns: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 16 * 2 * 50; r.Attempts != want+r.Conflicts {
+		t.Errorf("%d attempts, %d conflicts, want %d turns", r.Attempts, r.Conflicts, want)
+	}
+	t.Log(r)
+}
