@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -44,6 +45,8 @@ type record struct {
 	Facts         []string     `json:"facts,omitempty"`
 	Pinned        bool         `json:"pinned,omitempty"`
 	NeededBy      []string     `json:"needed_by,omitempty"`
+	Requires      []string     `json:"requires,omitempty"`
+	IsError       bool         `json:"is_error,omitempty"`
 }
 
 type callRecord struct {
@@ -51,10 +54,34 @@ type callRecord struct {
 	Tool       string `json:"tool"`
 	Args       string `json:"args,omitempty"`
 	ArgsBase64 []byte `json:"args_base64,omitempty"`
+	Server     bool   `json:"server,omitempty"`
 }
 
-// classes are the classes a record may name.
-var classes = []pruneguard.Class{pruneguard.Reconstructible, pruneguard.Durable, pruneguard.Irreducible}
+// className names a class in a record: by its name, or, for a value
+// beyond [pruneguard.Irreducible] (which counts as Irreducible, but is
+// kept as it was), "class-N".
+func className(c pruneguard.Class) string {
+	if c <= pruneguard.Irreducible {
+		return c.String()
+	}
+	return "class-" + strconv.Itoa(int(c))
+}
+
+// parseClass reads a class className wrote.
+func parseClass(name string) (pruneguard.Class, error) {
+	for c := pruneguard.Reconstructible; c <= pruneguard.Irreducible; c++ {
+		if c.String() == name {
+			return c, nil
+		}
+	}
+	if n, ok := strings.CutPrefix(name, "class-"); ok {
+		v, err := strconv.ParseUint(n, 10, 8)
+		if err == nil && v > uint64(pruneguard.Irreducible) && strconv.FormatUint(v, 10) == n {
+			return pruneguard.Class(v), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown class %q", name)
+}
 
 // factNames name the facts a record may carry; other bits are written as
 // "bit-N".
@@ -94,6 +121,9 @@ func checkText(m pruneguard.Message) error {
 	for _, st := range m.NeededBy {
 		ok = ok && utf8.ValidString(string(st))
 	}
+	for _, t := range m.Requires {
+		ok = ok && utf8.ValidString(t)
+	}
 	if !ok {
 		return &MessageError{ID: m.ID, Err: ErrNotText}
 	}
@@ -101,10 +131,10 @@ func checkText(m pruneguard.Message) error {
 }
 
 func toRecord(m pruneguard.Message) record {
-	r := record{ID: string(m.ID), Role: string(m.Role), Tokens: m.Tokens, Pinned: m.Pinned}
+	r := record{ID: string(m.ID), Role: string(m.Role), Tokens: m.Tokens, Pinned: m.Pinned, IsError: m.IsError}
 	r.Content, r.ContentBase64 = text(m.Content)
 	for _, c := range m.Calls {
-		cr := callRecord{ID: string(c.ID), Tool: c.Tool}
+		cr := callRecord{ID: string(c.ID), Tool: c.Tool, Server: c.Server}
 		cr.Args, cr.ArgsBase64 = text(c.Args)
 		r.Calls = append(r.Calls, cr)
 	}
@@ -112,7 +142,7 @@ func toRecord(m pruneguard.Message) record {
 		r.Answers = append(r.Answers, string(a))
 	}
 	if m.Class != pruneguard.ClassUnset {
-		r.Class = m.Class.String()
+		r.Class = className(m.Class)
 	}
 	for f := m.Facts; f != 0; f &= f - 1 {
 		bit := f & -f
@@ -125,6 +155,7 @@ func toRecord(m pruneguard.Message) record {
 	for _, s := range m.NeededBy {
 		r.NeededBy = append(r.NeededBy, string(s))
 	}
+	r.Requires = append(r.Requires, m.Requires...)
 	return r
 }
 
@@ -135,22 +166,20 @@ func fromRecord(r record) (pruneguard.Message, error) {
 		Tokens:  r.Tokens,
 		Content: untext(r.Content, r.ContentBase64),
 		Pinned:  r.Pinned,
+		IsError: r.IsError,
 	}
 	for _, cr := range r.Calls {
-		m.Calls = append(m.Calls, pruneguard.Call{ID: pruneguard.CallID(cr.ID), Tool: cr.Tool, Args: untext(cr.Args, cr.ArgsBase64)})
+		m.Calls = append(m.Calls, pruneguard.Call{ID: pruneguard.CallID(cr.ID), Tool: cr.Tool, Args: untext(cr.Args, cr.ArgsBase64), Server: cr.Server})
 	}
 	for _, a := range r.Answers {
 		m.Answers = append(m.Answers, pruneguard.CallID(a))
 	}
 	if r.Class != "" {
-		i := 0
-		for i < len(classes) && classes[i].String() != r.Class {
-			i++
+		c, err := parseClass(r.Class)
+		if err != nil {
+			return m, err
 		}
-		if i == len(classes) {
-			return m, fmt.Errorf("unknown class %q", r.Class)
-		}
-		m.Class = classes[i]
+		m.Class = c
 	}
 	for _, name := range r.Facts {
 		f, err := parseFact(name)
@@ -162,6 +191,7 @@ func fromRecord(r record) (pruneguard.Message, error) {
 	for _, s := range r.NeededBy {
 		m.NeededBy = append(m.NeededBy, pruneguard.StepID(s))
 	}
+	m.Requires = append(m.Requires, r.Requires...)
 	return m, nil
 }
 
@@ -245,15 +275,17 @@ func decodeSegment(key string, b []byte) ([]pruneguard.Message, []byte, error) {
 }
 
 // sameMessages reports whether recalled messages are the spilled ones:
-// equal in every field a segment keeps, with empty and nil bytes alike.
+// equal in every field a segment keeps (all but Pointer), with empty and
+// nil slices alike.
 func sameMessages(got, want []pruneguard.Message) bool {
 	return slices.EqualFunc(got, want, func(g, w pruneguard.Message) bool {
 		return g.ID == w.ID && g.Role == w.Role && g.Tokens == w.Tokens &&
 			bytes.Equal(g.Content, w.Content) && g.Class == w.Class &&
-			g.Facts == w.Facts && g.Pinned == w.Pinned &&
+			g.Facts == w.Facts && g.Pinned == w.Pinned && g.IsError == w.IsError &&
 			slices.Equal(g.Answers, w.Answers) && slices.Equal(g.NeededBy, w.NeededBy) &&
+			slices.Equal(g.Requires, w.Requires) &&
 			slices.EqualFunc(g.Calls, w.Calls, func(a, b pruneguard.Call) bool {
-				return a.ID == b.ID && a.Tool == b.Tool && bytes.Equal(a.Args, b.Args)
+				return a.ID == b.ID && a.Tool == b.Tool && bytes.Equal(a.Args, b.Args) && a.Server == b.Server
 			})
 	})
 }

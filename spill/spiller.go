@@ -314,8 +314,9 @@ var errForgotten = fmt.Errorf("%w: pointer forgotten", ErrNotFound)
 
 // Recall reads back the messages of the segment p points to, in the order
 // they were spilled, after checking the segment. Every field of each
-// message comes back as it was spilled, except Pointer, which a segment
-// does not keep, and empty Content or Args, which come back nil. A pointer of another
+// message comes back as it was spilled (IsError, Requires, each call's
+// Server, a Class beyond Irreducible too), except Pointer, which a
+// segment does not keep, and empty slices, which come back nil. A pointer of another
 // store fails with [ErrForeignPointer]; a forgotten or missing one with
 // [ErrNotFound]; a damaged segment with [ErrCorrupt]. A segment read whole
 // resolves from then on, as after [Spiller.Verify].
