@@ -220,9 +220,9 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// encodeSegment returns the stored form of ms under key. Ids, roles and
-// tool names must be UTF-8, which JSON text can hold exactly.
-func encodeSegment(key string, ms []pruneguard.Message) ([]byte, error) {
+// encodeMessages returns the encoding of ms a segment holds. Ids, roles
+// and tool names must be UTF-8, which JSON text can hold exactly.
+func encodeMessages(ms []pruneguard.Message) ([]byte, error) {
 	rs := make([]record, len(ms))
 	for i, m := range ms {
 		if err := checkText(m); err != nil {
@@ -230,12 +230,14 @@ func encodeSegment(key string, ms []pruneguard.Message) ([]byte, error) {
 		}
 		rs[i] = toRecord(m)
 	}
-	body, err := marshal(rs)
-	if err != nil {
-		return nil, err
-	}
+	return marshal(rs)
+}
+
+// encodeSegment returns the stored form of the n messages encoded as
+// body, under key.
+func encodeSegment(key string, n int, body []byte) ([]byte, error) {
 	sum := sha256.Sum256(body)
-	return marshal(segment{Format: segmentFormat, Key: key, Count: len(ms), SHA256: hex.EncodeToString(sum[:]), Messages: body})
+	return marshal(segment{Format: segmentFormat, Key: key, Count: n, SHA256: hex.EncodeToString(sum[:]), Messages: body})
 }
 
 // decodeSegment checks a stored segment of key and returns its messages
