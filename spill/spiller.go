@@ -154,7 +154,15 @@ func (s *Spiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (p
 	}
 	p := pruneguard.Pointer{Store: s.name(), Key: key}
 	if s.Resolvable(p) {
-		return p, nil // stored and verified already
+		// Stored and verified already: put off its expiry, or find it
+		// expired and store it again.
+		err := s.refresh(ctx, "spill", key)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return pruneguard.Pointer{}, err
+		}
 	}
 	b, err := encodeSegment(key, len(ms), body)
 	if err != nil {
@@ -196,6 +204,9 @@ func (s *Spiller) reuse(ctx context.Context, key string, ms []pruneguard.Message
 	}
 	if !bytes.Equal(gotBody, body) || !sameMessages(got, ms) {
 		return keyErr("spill", key, fmt.Errorf("%w: the key holds other messages", ErrCorrupt))
+	}
+	if err := s.refresh(ctx, "spill", key); err != nil {
+		return err
 	}
 	s.remember(key, entry{})
 	return nil
@@ -344,7 +355,8 @@ func (s *Spiller) Resolvable(p pruneguard.Pointer) bool {
 // an error matching [ErrNotFound], and the store is not read. Verify the
 // pointers a Context gets from elsewhere before its prunes and guard
 // checks ask about them (see [Spiller]); it implements
-// [pruneguard.Verifier].
+// [pruneguard.Verifier]. On a store that expires content, Verify puts off
+// the segment's expiry too (see [Spiller.Touch]).
 func (s *Spiller) Verify(ctx context.Context, p pruneguard.Pointer) error {
 	_, _, err := s.read(ctx, "resolve", p)
 	return err
@@ -380,6 +392,11 @@ func (s *Spiller) read(ctx context.Context, op string, p pruneguard.Pointer) ([]
 	if err != nil {
 		s.remember(p.Key, entry{err: err})
 		return nil, nil, keyErr(op, p.Key, err)
+	}
+	if op == "resolve" {
+		if err := s.refresh(ctx, op, p.Key); err != nil {
+			return nil, nil, err
+		}
 	}
 	if !known {
 		s.remember(p.Key, entry{})
