@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/pruneguard/pruneguard"
@@ -62,18 +61,9 @@ func (s *Spiller) HandleRecall(ctx context.Context, args json.RawMessage) (strin
 		return "", fmt.Errorf("%w: no \"key\"", ErrBadRecall)
 	}
 	key := strings.TrimPrefix(strings.TrimSpace(*a.Key), s.name()+":")
-	_, body, err := s.read(ctx, "recall", pruneguard.Pointer{Store: s.name(), Key: key})
+	seg, err := s.read(ctx, "recall", pruneguard.Pointer{Store: s.name(), Key: key})
 	if err != nil {
 		return "", err
 	}
-	return string(body), nil
-}
-
-// PointerText is the placeholder that stands in the prompt for content
-// spilled behind p. It says what holds for that content: where it is and
-// how to read it back with the [RecallTool]. Use it, never a "call the tool
-// again" stub, for spilled content.
-func PointerText(p pruneguard.Pointer) string {
-	return "[content moved to " + p.Store + ":" + p.Key + " to save context; call " +
-		RecallToolName + " with key " + strconv.Quote(p.Key) + " to read it back]"
+	return string(seg.body), nil
 }

@@ -88,15 +88,6 @@ func TestHandleRecallBinaryContent(t *testing.T) {
 	assert.Equal(t, `[{"id":"m","content_base64":"/wAB"}]`, out)
 }
 
-func TestPointerText(t *testing.T) {
-	p := pruneguard.Pointer{Store: "scratch", Key: "seg-1"}
-	text := spill.PointerText(p)
-	assert.Contains(t, text, "scratch:seg-1")
-	assert.Contains(t, text, spill.RecallToolName+` with key "seg-1"`)
-	assert.NotContains(t, strings.ToLower(text), "call the tool again")
-	assert.NotContains(t, text, pruneguard.DefaultStubText)
-}
-
 // The model reads a placeholder instead of the spilled messages, calls
 // the recall tool with the key it names, and gets the messages back.
 func ExampleSpiller_HandleRecall() {

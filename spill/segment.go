@@ -15,19 +15,42 @@ import (
 	"github.com/pruneguard/pruneguard"
 )
 
-// segmentFormat names the layout of a segment; a reader refuses others.
-const segmentFormat = "pruneguard-spill-segment/1"
+// The layouts of a segment; a reader refuses others. The first has no
+// description; the second adds one, and its checksum covers it.
+const (
+	segmentFormat1 = "pruneguard-spill-segment/1"
+	segmentFormat  = "pruneguard-spill-segment/2"
+)
 
 // segment is what a Spiller stores under one key: the messages of one
-// spill, with the key they were stored under and a checksum of their
-// encoding, so a segment read back from any store can be checked on its
-// own.
+// spill, with the key they were stored under, a short description of
+// them (see describe) and a checksum of both, so a segment read back
+// from any store can be checked on its own.
 type segment struct {
-	Format   string          `json:"format"`
-	Key      string          `json:"key"`
-	Count    int             `json:"count"`
-	SHA256   string          `json:"sha256"`
-	Messages json.RawMessage `json:"messages"`
+	Format      string          `json:"format"`
+	Key         string          `json:"key"`
+	Count       int             `json:"count"`
+	Description string          `json:"description,omitempty"`
+	SHA256      string          `json:"sha256"`
+	Messages    json.RawMessage `json:"messages"`
+}
+
+// checksum is the SHA-256 a segment of the given format records.
+func checksum(format, desc string, body []byte) string {
+	h := sha256.New()
+	if format != segmentFormat1 {
+		h.Write([]byte(desc))
+		h.Write([]byte{0})
+	}
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// stored is a segment as read back and checked.
+type stored struct {
+	ms   []pruneguard.Message
+	body []byte // the encoding of ms
+	desc string
 }
 
 // record is one message as a segment holds it, and as a recall answer
@@ -234,46 +257,47 @@ func encodeMessages(ms []pruneguard.Message) ([]byte, error) {
 }
 
 // encodeSegment returns the stored form of the n messages encoded as
-// body, under key.
-func encodeSegment(key string, n int, body []byte) ([]byte, error) {
-	sum := sha256.Sum256(body)
-	return marshal(segment{Format: segmentFormat, Key: key, Count: n, SHA256: hex.EncodeToString(sum[:]), Messages: body})
+// body, described by desc, under key.
+func encodeSegment(key string, n int, desc string, body []byte) ([]byte, error) {
+	return marshal(segment{Format: segmentFormat, Key: key, Count: n, Description: desc,
+		SHA256: checksum(segmentFormat, desc, body), Messages: body})
 }
 
-// decodeSegment checks a stored segment of key and returns its messages
-// and the encoding of its messages. Anything amiss is an error matching
-// [ErrCorrupt].
-func decodeSegment(key string, b []byte) ([]pruneguard.Message, []byte, error) {
+// decodeSegment checks a stored segment of key and returns what it
+// holds. Anything amiss is an error matching [ErrCorrupt].
+func decodeSegment(key string, b []byte) (stored, error) {
 	var s segment
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, nil, fmt.Errorf("%w: not a segment: %v", ErrCorrupt, strings.TrimPrefix(err.Error(), "json: "))
+		return stored{}, fmt.Errorf("%w: not a segment: %v", ErrCorrupt, strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if s.Format != segmentFormat {
-		return nil, nil, fmt.Errorf("%w: segment format %q", ErrCorrupt, s.Format)
+	if s.Format != segmentFormat && s.Format != segmentFormat1 {
+		return stored{}, fmt.Errorf("%w: segment format %q", ErrCorrupt, s.Format)
 	}
 	if s.Key != key {
-		return nil, nil, fmt.Errorf("%w: segment of key %q", ErrCorrupt, s.Key)
+		return stored{}, fmt.Errorf("%w: segment of key %q", ErrCorrupt, s.Key)
 	}
-	sum := sha256.Sum256(s.Messages)
-	if hex.EncodeToString(sum[:]) != s.SHA256 {
-		return nil, nil, fmt.Errorf("%w: segment checksum mismatch", ErrCorrupt)
+	if checksum(s.Format, s.Description, s.Messages) != s.SHA256 {
+		return stored{}, fmt.Errorf("%w: segment checksum mismatch", ErrCorrupt)
+	}
+	if !validDescription(s.Description) || s.Format == segmentFormat1 && s.Description != "" {
+		return stored{}, fmt.Errorf("%w: segment description is not one a spiller writes", ErrCorrupt)
 	}
 	var rs []record
 	if err := json.Unmarshal(s.Messages, &rs); err != nil {
-		return nil, nil, fmt.Errorf("%w: segment messages: %v", ErrCorrupt, err)
+		return stored{}, fmt.Errorf("%w: segment messages: %v", ErrCorrupt, err)
 	}
 	if len(rs) != s.Count || len(rs) == 0 {
-		return nil, nil, fmt.Errorf("%w: segment holds %d messages, says %d", ErrCorrupt, len(rs), s.Count)
+		return stored{}, fmt.Errorf("%w: segment holds %d messages, says %d", ErrCorrupt, len(rs), s.Count)
 	}
 	ms := make([]pruneguard.Message, len(rs))
 	for i, r := range rs {
 		m, err := fromRecord(r)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: message %d: %v", ErrCorrupt, i, err)
+			return stored{}, fmt.Errorf("%w: message %d: %v", ErrCorrupt, i, err)
 		}
 		ms[i] = m
 	}
-	return ms, s.Messages, nil
+	return stored{ms: ms, body: s.Messages, desc: s.Description}, nil
 }
 
 // sameMessages reports whether recalled messages are the spilled ones:

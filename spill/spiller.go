@@ -92,7 +92,8 @@ type Spiller struct {
 
 // entry is what a Spiller knows of one key.
 type entry struct {
-	err error // nil: resolves; otherwise why it does not (forgotten, missing, corrupt)
+	err  error  // nil: resolves; otherwise why it does not (forgotten, missing, corrupt)
+	desc string // the segment's description, when it resolves
 }
 
 func (s *Spiller) name() string {
@@ -164,7 +165,8 @@ func (s *Spiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (p
 			return pruneguard.Pointer{}, err
 		}
 	}
-	b, err := encodeSegment(key, len(ms), body)
+	desc := describe(ms)
+	b, err := encodeSegment(key, len(ms), desc, body)
 	if err != nil {
 		return pruneguard.Pointer{}, err
 	}
@@ -184,10 +186,10 @@ func (s *Spiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (p
 	if !bytes.Equal(back, b) {
 		return pruneguard.Pointer{}, keyErr("spill", key, fmt.Errorf("%w: content read back differs from content written", ErrCorrupt))
 	}
-	if got, _, err := decodeSegment(key, back); err != nil || !sameMessages(got, ms) {
+	if got, err := decodeSegment(key, back); err != nil || !sameMessages(got.ms, ms) {
 		return pruneguard.Pointer{}, keyErr("spill", key, fmt.Errorf("%w: messages read back differ from messages spilled", ErrCorrupt))
 	}
-	s.remember(key, entry{})
+	s.remember(key, entry{desc: desc})
 	return p, nil
 }
 
@@ -198,17 +200,17 @@ func (s *Spiller) reuse(ctx context.Context, key string, ms []pruneguard.Message
 	if err != nil {
 		return wrapKey("spill", key, err)
 	}
-	got, gotBody, err := decodeSegment(key, back)
+	got, err := decodeSegment(key, back)
 	if err != nil {
 		return keyErr("spill", key, err)
 	}
-	if !bytes.Equal(gotBody, body) || !sameMessages(got, ms) {
+	if !bytes.Equal(got.body, body) || !sameMessages(got.ms, ms) {
 		return keyErr("spill", key, fmt.Errorf("%w: the key holds other messages", ErrCorrupt))
 	}
 	if err := s.refresh(ctx, "spill", key); err != nil {
 		return err
 	}
-	s.remember(key, entry{})
+	s.remember(key, entry{desc: got.desc})
 	return nil
 }
 
@@ -222,12 +224,16 @@ func wrapKey(op, key string, err error) error {
 	return keyErr(op, key, err)
 }
 
-// remember records what is known of key.
+// remember records what is known of key. A description once known is
+// kept, so that the text of a pointer does not change.
 func (s *Spiller) remember(key string, e entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.index == nil {
 		s.index = make(map[string]entry)
+	}
+	if e.desc == "" {
+		e.desc = s.index[key].desc
 	}
 	s.index[key] = e
 }
@@ -358,50 +364,50 @@ func (s *Spiller) Resolvable(p pruneguard.Pointer) bool {
 // [pruneguard.Verifier]. On a store that expires content, Verify puts off
 // the segment's expiry too (see [Spiller.Touch]).
 func (s *Spiller) Verify(ctx context.Context, p pruneguard.Pointer) error {
-	_, _, err := s.read(ctx, "resolve", p)
+	_, err := s.read(ctx, "resolve", p)
 	return err
 }
 
-// read gets and decodes the segment of p, and updates the index.
-func (s *Spiller) read(ctx context.Context, op string, p pruneguard.Pointer) ([]pruneguard.Message, []byte, error) {
+// read gets and checks the segment of p, and updates the index.
+func (s *Spiller) read(ctx context.Context, op string, p pruneguard.Pointer) (stored, error) {
 	if !s.ready() {
-		return nil, nil, ErrNoStore
+		return stored{}, ErrNoStore
 	}
 	if p.Store != s.name() {
-		return nil, nil, keyErr(op, p.Key, fmt.Errorf("%w: %q, not %q", ErrForeignPointer, p.Store, s.name()))
+		return stored{}, keyErr(op, p.Key, fmt.Errorf("%w: %q, not %q", ErrForeignPointer, p.Store, s.name()))
 	}
 	// Neither is remembered: any string could come here.
 	if !ValidKey(p.Key) {
-		return nil, nil, keyErr(op, p.Key, ErrBadKey)
+		return stored{}, keyErr(op, p.Key, ErrBadKey)
 	}
 	if !s.owns(p.Key) {
-		return nil, nil, keyErr(op, p.Key, errOtherNamespace)
+		return stored{}, keyErr(op, p.Key, errOtherNamespace)
 	}
 	old, known := s.known(p.Key)
 	if old.err != nil {
-		return nil, nil, wrapKey(op, p.Key, old.err)
+		return stored{}, wrapKey(op, p.Key, old.err)
 	}
 	b, err := s.Store.Get(ctx, p.Key)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
 			s.remember(p.Key, entry{err: err})
 		}
-		return nil, nil, wrapKey(op, p.Key, err)
+		return stored{}, wrapKey(op, p.Key, err)
 	}
-	ms, body, err := decodeSegment(p.Key, b)
+	seg, err := decodeSegment(p.Key, b)
 	if err != nil {
 		s.remember(p.Key, entry{err: err})
-		return nil, nil, keyErr(op, p.Key, err)
+		return stored{}, keyErr(op, p.Key, err)
 	}
 	if op == "resolve" {
 		if err := s.refresh(ctx, op, p.Key); err != nil {
-			return nil, nil, err
+			return stored{}, err
 		}
 	}
 	if !known {
-		s.remember(p.Key, entry{})
+		s.remember(p.Key, entry{desc: seg.desc})
 	}
-	return ms, body, nil
+	return seg, nil
 }
 
 // Forget makes p unresolvable for this Spiller, for example when the
@@ -425,6 +431,6 @@ var errForgotten = fmt.Errorf("%w: pointer forgotten", ErrNotFound)
 // [ErrNotFound]; a damaged segment with [ErrCorrupt]. A segment read whole
 // resolves from then on, as after [Spiller.Verify].
 func (s *Spiller) Recall(ctx context.Context, p pruneguard.Pointer) ([]pruneguard.Message, error) {
-	ms, _, err := s.read(ctx, "recall", p)
-	return ms, err
+	seg, err := s.read(ctx, "recall", p)
+	return seg.ms, err
 }

@@ -373,8 +373,10 @@ func TestDamagedSegmentsDoNotResolve(t *testing.T) {
 		"flipped content": func(b []byte) []byte { return bytesReplace(b, "taken once", "taken twice") },
 		"truncated":       func(b []byte) []byte { return b[:len(b)/2] },
 		"not json":        func([]byte) []byte { return []byte("hello") },
-		"other format":    func(b []byte) []byte { return bytesReplace(b, "segment/1", "segment/9") },
+		"other format":    func(b []byte) []byte { return bytesReplace(b, "segment/2", "segment/9") },
 		"wrong count":     func(b []byte) []byte { return bytesReplace(b, `"count":1`, `"count":2`) },
+		"description":     func(b []byte) []byte { return bytesReplace(b, `"description":"1 message`, `"description":"2 message`) },
+		"first layout":    func(b []byte) []byte { return bytesReplace(b, "segment/2", "segment/1") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			other := &spill.Memory{}
