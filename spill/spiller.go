@@ -82,12 +82,21 @@ type Spiller struct {
 	// Namespace scopes the Spiller to one session; see Namespaces above.
 	// Empty means none.
 	Namespace string
+	// MaxRecallBytes bounds every answer of HandleRecall, in bytes of
+	// JSON: a segment or a query's hits larger than that are answered in
+	// pages. Zero means [DefaultMaxRecallBytes]; a value below
+	// [MinRecallBytes] counts as MinRecallBytes. Set it below the share of
+	// the prompt a recall answer may take, in bytes (a tokenizer that never
+	// makes a token of less than one byte counts an answer as at most that
+	// many tokens).
+	MaxRecallBytes int
 
 	once   sync.Once
 	prefix string // of every key of Namespace
 
-	mu    sync.RWMutex
-	index map[string]entry
+	mu      sync.RWMutex
+	index   map[string]entry
+	answers []answered // the last segments answerKey cut into items
 }
 
 // entry is what a Spiller knows of one key.
@@ -370,30 +379,46 @@ func (s *Spiller) Verify(ctx context.Context, p pruneguard.Pointer) error {
 
 // read gets and checks the segment of p, and updates the index.
 func (s *Spiller) read(ctx context.Context, op string, p pruneguard.Pointer) (stored, error) {
+	b, known, err := s.fetch(ctx, op, p)
+	if err != nil {
+		return stored{}, err
+	}
+	return s.check(ctx, op, p, b, known)
+}
+
+// fetch gets the bytes of the segment of p from the store, and reports
+// whether the index knew p.
+func (s *Spiller) fetch(ctx context.Context, op string, p pruneguard.Pointer) ([]byte, bool, error) {
 	if !s.ready() {
-		return stored{}, ErrNoStore
+		return nil, false, ErrNoStore
 	}
 	if p.Store != s.name() {
-		return stored{}, keyErr(op, p.Key, fmt.Errorf("%w: %q, not %q", ErrForeignPointer, p.Store, s.name()))
+		return nil, false, keyErr(op, p.Key, fmt.Errorf("%w: %q, not %q", ErrForeignPointer, p.Store, s.name()))
 	}
 	// Neither is remembered: any string could come here.
 	if !ValidKey(p.Key) {
-		return stored{}, keyErr(op, p.Key, ErrBadKey)
+		return nil, false, keyErr(op, p.Key, ErrBadKey)
 	}
 	if !s.owns(p.Key) {
-		return stored{}, keyErr(op, p.Key, errOtherNamespace)
+		return nil, false, keyErr(op, p.Key, errOtherNamespace)
 	}
 	old, known := s.known(p.Key)
 	if old.err != nil {
-		return stored{}, wrapKey(op, p.Key, old.err)
+		return nil, false, wrapKey(op, p.Key, old.err)
 	}
 	b, err := s.Store.Get(ctx, p.Key)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
 			s.remember(p.Key, entry{err: err})
 		}
-		return stored{}, wrapKey(op, p.Key, err)
+		return nil, false, wrapKey(op, p.Key, err)
 	}
+	return b, known, nil
+}
+
+// check decodes b, the segment of p the store gave, and updates the
+// index.
+func (s *Spiller) check(ctx context.Context, op string, p pruneguard.Pointer, b []byte, known bool) (stored, error) {
 	seg, err := decodeSegment(p.Key, b)
 	if err != nil {
 		s.remember(p.Key, entry{err: err})

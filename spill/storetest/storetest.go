@@ -12,8 +12,8 @@
 // longest valid keys accepted; a Put or Get whose context is done fails
 // with an error matching the context's, and the Put stores nothing;
 // Spillers of two namespaces sharing the store see nothing of each
-// other's segments, even given their keys, while a Spiller of the same
-// namespace sees them. A store that is a [spill.Lister] is checked to
+// other's segments, even given their keys or searching for their
+// content, while a Spiller of the same namespace sees them. A store that is a [spill.Lister] is checked to
 // list the keys under a prefix, sorted, and to refuse bad prefixes; one
 // that is a [spill.Toucher], to touch a key that holds content and to
 // report one that does not (a store without them skips those checks).
@@ -527,9 +527,15 @@ func namespaces(ctx context.Context, s spill.Store, k *keys) error {
 	if out, err := bob.HandleRecall(ctx, args); !errors.Is(err, spill.ErrNotFound) || out != "" {
 		errs = append(errs, fmt.Errorf("another namespace's HandleRecall: %q, %v; want an error matching spill.ErrNotFound", out, err))
 	}
+	if hits, err := bob.Search(ctx, "8f3a-"+k.prefix); err != nil || len(hits) > 0 {
+		errs = append(errs, fmt.Errorf("another namespace's Search: %d hits, %v; want none", len(hits), err))
+	}
 	again := &spill.Spiller{Store: s, Namespace: ns("alice")}
 	if ms, err := again.Recall(ctx, p); err != nil || len(ms) != 1 || !bytes.Equal(ms[0].Content, secret) {
 		errs = append(errs, fmt.Errorf("the same namespace in a new Spiller: Recall = %d messages, %v", len(ms), err))
+	}
+	if hits, err := again.Search(ctx, "8f3a-"+k.prefix); err != nil || len(hits) != 1 || hits[0].Pointer != p {
+		errs = append(errs, fmt.Errorf("the same namespace in a new Spiller: Search = %d hits, %v; want the segment spilled", len(hits), err))
 	}
 	if q, err := again.SpillMessages(ctx, []pruneguard.Message{{ID: "m1", Role: pruneguard.RoleTool, Content: secret}}); err != nil || q != p {
 		errs = append(errs, fmt.Errorf("the same messages spilled again in the same namespace: %v, %v; want %v", q, err, p))
