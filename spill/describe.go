@@ -12,7 +12,7 @@ import (
 // MaxDescriptionLen bounds the description of a segment that
 // [Spiller.PointerText] shows, in bytes. A description is printable
 // ASCII, so it is at most that many characters too.
-const MaxDescriptionLen = 160
+const MaxDescriptionLen = 120
 
 // The parts of a description that are bounded on their own, so that the
 // facts always get a share of it.
@@ -30,7 +30,10 @@ var describeKinds = []facts.Kind{facts.KindID, facts.KindPath, facts.KindURL, fa
 
 // structuralKeys name JSON fields of provider messages whose values are
 // plumbing (call ids, roles), not facts a model would recall by.
-var structuralKeys = map[string]bool{"tool_call_id": true, "tool_use_id": true, "call_id": true, "role": true, "type": true}
+var structuralKeys = map[string]bool{
+	"id": true, "call_id": true, "tool_call_id": true, "tool_use_id": true, "toolUseId": true, "toolCallId": true,
+	"role": true, "type": true,
+}
 
 // describe returns a short description of the messages of a segment: how
 // many, their ids, the tools they call, how many report an error, and a

@@ -57,8 +57,8 @@ func (s *Spiller) PointerText(p pruneguard.Pointer) string {
 // sampleDescription is a description of MaxDescriptionLen bytes, as
 // describe writes them.
 var sampleDescription = func() string {
-	d := "14 messages a1042..r1077; errors: 3; tools: read_file, run_tests, apply_patch, grep +2; " +
-		"facts: INC-4711, src/ledger/settle.go:212, 8JVP2Q, exit 137, 2024-05-15T15:00:00Z, 12.50 USD, db.internal:5432, v1.24.3"
+	d := "14 messages a1042..r1077; errors: 3; tools: read_file, run_tests, apply_patch +2; " +
+		"facts: INC-4711, src/ledger/settle.go:212, 8JVP2Q, exit 137, 2024-05-15T15:00:00Z, 12.50 USD, db.internal:5432"
 	return d[:MaxDescriptionLen]
 }()
 
