@@ -172,15 +172,18 @@ func words(text string) []string {
 	return out
 }
 
-// doc is a message as a query sees it.
+// doc is a message as a query sees it. Its words and facts are found
+// only once a term is in its text, so that a query costs little more
+// than a pass over the messages that do not match.
 type doc struct {
-	p     pruneguard.Pointer
-	i     int
-	m     pruneguard.Message
-	exact map[string]bool // its words
-	lower map[string]bool // its words, lower-case
-	text  string          // its text, lower-case, white space as one space
-	facts map[string]bool // the texts of its facts
+	p      pruneguard.Pointer
+	i      int
+	m      pruneguard.Message
+	text   string          // its text: id, content, tools and arguments
+	lower  string          // text, lower-case
+	exact  map[string]bool // its words, once parsed
+	lowers map[string]bool // its words, lower-case
+	facts  map[string]bool // the texts of its facts
 }
 
 func newDoc(p pruneguard.Pointer, i int, m pruneguard.Message) doc {
@@ -189,38 +192,55 @@ func newDoc(p pruneguard.Pointer, i int, m pruneguard.Message) doc {
 		parts = append(parts, c.Tool, string(c.Args))
 	}
 	text := strings.Join(parts, "\n")
-	d := doc{p: p, i: i, m: m, exact: map[string]bool{}, lower: map[string]bool{}, facts: map[string]bool{}}
-	for _, w := range words(text) {
-		d.exact[w] = true
-		d.lower[strings.ToLower(w)] = true
+	return doc{p: p, i: i, m: m, text: text, lower: strings.ToLower(text)}
+}
+
+// parse finds d's words and facts, once.
+func (d *doc) parse() {
+	if d.exact != nil {
+		return
 	}
-	d.text = strings.Join(strings.Fields(strings.ToLower(text)), " ")
-	for _, f := range facts.Extract(string(m.Content)) {
+	d.exact, d.lowers, d.facts = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, w := range words(d.text) {
+		d.exact[w] = true
+		d.lowers[strings.ToLower(w)] = true
+	}
+	for _, f := range facts.Extract(string(d.m.Content)) {
 		d.facts[f.Text] = true
 	}
-	for _, c := range m.Calls {
+	for _, c := range d.m.Calls {
 		for _, f := range facts.Extract(string(c.Args)) {
 			d.facts[f.Text] = true
 		}
 	}
-	return d
 }
 
 // match is how well d holds t, before rarity counts: 0 when it does not.
+// A message whose text does not hold the term, in any case, does not.
 func (d *doc) match(t term) int {
+	if !strings.Contains(d.lower, t.lower) {
+		return 0
+	}
+	d.parse()
 	n := 0
 	switch {
 	case d.exact[t.exact]:
 		n = 4
-	case d.lower[t.lower]:
+	case d.lowers[t.lower]:
 		n = 3
-	case len(t.lower) >= 3 && strings.Contains(d.text, t.lower):
+	case len(t.lower) >= 3:
 		n = 1
 	}
 	if d.facts[t.exact] {
 		n += 2
 	}
 	return n
+}
+
+// holdsPhrase reports whether d holds phrase (lower-case, words one space
+// apart), with any white space between its words.
+func (d *doc) holdsPhrase(phrase string) bool {
+	return strings.Contains(strings.Join(strings.Fields(d.lower), " "), phrase)
 }
 
 // rank scores docs for ts and returns the best, at most MaxHits.
@@ -245,7 +265,7 @@ func rank(docs []doc, ts []term) []Hit {
 	if len(ts) > 1 {
 		phrase := strings.ToLower(normalQuery(ts))
 		for i := range docs {
-			if strings.Contains(docs[i].text, phrase) {
+			if scores[i] > 0 && docs[i].holdsPhrase(phrase) {
 				scores[i] += 2 * len(ts)
 			}
 		}
