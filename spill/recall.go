@@ -1,7 +1,6 @@
 package spill
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -94,8 +93,7 @@ func (s *Spiller) HandleRecall(ctx context.Context, args json.RawMessage) (strin
 		return "", ErrNoStore
 	}
 	var a recallArgs
-	dec := json.NewDecoder(bytes.NewReader(args))
-	if err := dec.Decode(&a); err != nil {
+	if err := json.Unmarshal(args, &a); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadRecall, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	pg := 1
