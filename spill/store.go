@@ -17,7 +17,8 @@ import "context"
 //     even the same content, fails with an error matching [ErrKeyExists]
 //     and leaves the content as it was. Of concurrent Puts to one key at
 //     most one succeeds. A pointer can therefore never come to mean other
-//     content.
+//     content. (A store whose content expires may take a Put to a key
+//     whose content expired; see [Toucher].)
 //   - Content may be empty, and may be any bytes.
 //   - Keys are opaque strings that [ValidKey] accepts; any other key is
 //     refused by Put and Get with an error matching [ErrBadKey].
