@@ -101,6 +101,7 @@ func TestSpillClassBeyondIrreducible(t *testing.T) {
 	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 10, Pinned: true}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "note", Role: pruneguard.RoleUser, Tokens: 500,
 		Content: []byte("measured once: 41.7 ms"), Class: pruneguard.Irreducible + 3}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "read", Role: pruneguard.RoleAssistant, Tokens: 5, Content: []byte("noted")}))
 	require.NoError(t, c.Append(pruneguard.Message{ID: "last", Role: pruneguard.RoleUser, Tokens: 10}))
 
 	res, err := pruneguard.Guard{Budget: 100, Spill: sp}.CheckContext(ctx, c)
