@@ -42,12 +42,14 @@ func pointerText(p pruneguard.Pointer, desc string) string {
 // returns the plain [PointerText]. Once shown, a pointer's text does not
 // change, even when the pointer stops resolving.
 //
+// With NoDescriptions set it returns the plain [PointerText].
+//
 // Every text it returns for a key of the form the Spiller writes is at
 // most len([Spiller.LongestPointerText]()) bytes; a pointer of another
 // form (one a Spiller with no Namespace verified) may be longer by its
 // key's extra length, twice.
 func (s *Spiller) PointerText(p pruneguard.Pointer) string {
-	if !s.ready() || p.Store != s.name() || !s.owns(p.Key) {
+	if !s.ready() || s.NoDescriptions || p.Store != s.name() || !s.owns(p.Key) {
 		return PointerText(p)
 	}
 	e, _ := s.known(p.Key)
@@ -75,5 +77,9 @@ func (s *Spiller) LongestPointerText() string {
 		s = &Spiller{}
 	}
 	key := s.keyPrefix() + strings.Repeat("0", keyHashLen)
-	return pointerText(pruneguard.Pointer{Store: s.name(), Key: key}, sampleDescription)
+	desc := sampleDescription
+	if s.NoDescriptions {
+		desc = ""
+	}
+	return pointerText(pruneguard.Pointer{Store: s.name(), Key: key}, desc)
 }

@@ -146,3 +146,19 @@ func TestPointerTextFromStoredHeader(t *testing.T) {
 	require.NoError(t, err, "the same messages: reused")
 	assert.Equal(t, older, description(s.PointerText(again)))
 }
+
+// NoDescriptions makes pointer texts plain, and their longest shorter.
+func TestPointerTextNoDescriptions(t *testing.T) {
+	ctx := t.Context()
+	described := &spill.Spiller{Store: &spill.Memory{}, Namespace: "s"}
+	plain := &spill.Spiller{Store: &spill.Memory{}, Namespace: "s", NoDescriptions: true}
+	ms := ticketMessages(`{"ticket":"INC-4711"}`)
+	p, err := plain.SpillMessages(ctx, ms)
+	require.NoError(t, err)
+	q, err := described.SpillMessages(ctx, ms)
+	require.NoError(t, err)
+	assert.Equal(t, p, q, "the same key")
+	assert.Equal(t, spill.PointerText(p), plain.PointerText(p))
+	assert.Contains(t, described.PointerText(q), "INC-4711")
+	assert.Equal(t, len(described.LongestPointerText())-len(" ()")-spill.MaxDescriptionLen, len(plain.LongestPointerText()))
+}

@@ -90,6 +90,11 @@ type Spiller struct {
 	// makes a token of less than one byte counts an answer as at most that
 	// many tokens).
 	MaxRecallBytes int
+	// NoDescriptions makes PointerText and LongestPointerText the plain
+	// [PointerText]: a pointer line then costs up to [MaxDescriptionLen]
+	// bytes less, and says nothing of what its segment holds. Segments
+	// carry their description all the same.
+	NoDescriptions bool
 
 	once   sync.Once
 	prefix string // of every key of Namespace
