@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // facts is what the package knows of one message: its raw JSON, a slice
@@ -207,7 +206,7 @@ func (f *facts) message() Message {
 // from one message to the next. The parts of the messages it reads are
 // cut from chunks of its own, each message's at its exact size.
 type reader struct {
-	d      Dialect
+	p      *provider // nil for a reader that only views JSON
 	v      viewer
 	intern map[string]string
 	parts  []fpart // the parts of the message being read
@@ -232,7 +231,7 @@ func (r *reader) keep(f *facts) {
 }
 
 func newReader(d Dialect) *reader {
-	return &reader{d: d, intern: make(map[string]string)}
+	return &reader{p: d.provider(), intern: make(map[string]string)}
 }
 
 // str decodes a checked JSON string, sharing the strings that repeat
@@ -306,22 +305,9 @@ func (r *reader) read(raw []byte, ws int, inputString bool) (facts, error) {
 	}
 	obj, ok := r.v.object(raw)
 	if !ok {
-		return f, errAt(here, "%s is %s, not an object", r.d.entryName(), kindName(raw))
+		return f, errAt(here, "%s is %s, not an object", r.p.entry, kindName(raw))
 	}
-	var err error
-	switch r.d {
-	case OpenAIChat:
-		err = r.chat(&f, obj)
-	case OpenAIResponses:
-		err = r.responsesItem(&f, obj)
-	case Anthropic:
-		err = r.anthropic(&f, obj)
-	case Gemini:
-		err = r.gemini(&f, obj)
-	case Bedrock:
-		err = r.bedrock(&f, obj)
-	}
-	return f, err
+	return f, r.p.readEntry(r, &f, obj)
 }
 
 func trimSpace(raw []byte) []byte {
@@ -442,7 +428,15 @@ func (r *reader) intern1(s string) string {
 	return s
 }
 
-// isAnthropicServerResult reports an Anthropic server tool result type.
-func isAnthropicServerResult(typ string) bool {
-	return typ != "tool_result" && strings.HasSuffix(typ, "_tool_result")
+// objStr returns the string member key of raw when raw is an object, ""
+// otherwise.
+func (r *reader) objStr(raw []byte, key string) string {
+	obj, ok := r.v.object(raw)
+	if !ok {
+		return ""
+	}
+	return r.strOf(obj.get(key))
 }
+
+// isTrue reports a JSON true, space around it allowed.
+func isTrue(raw []byte) bool { return string(trimSpace(raw)) == "true" }

@@ -12,7 +12,7 @@ import (
 func stubMessage(d Dialect, raw json.RawMessage, text string) (json.RawMessage, error) {
 	obj, ok := asObject(raw)
 	if !ok {
-		return nil, fmt.Errorf("%s is not an object", d.entryName())
+		return nil, fmt.Errorf("%s is not an object", d.provider().entry)
 	}
 	textJSON, err := json.Marshal(text)
 	if err != nil {

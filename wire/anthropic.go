@@ -1,0 +1,189 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// anthropicProvider is the table of Anthropic Messages.
+var anthropicProvider = provider{
+	dialect:    Anthropic,
+	historyKey: "messages",
+	entry:      "message",
+	readEntry:  (*reader).readAnthropic,
+	readTop:    readAnthropicTop,
+}
+
+// ---- reading ------------------------------------------------------------------
+
+func (r *reader) readAnthropic(f *facts, obj jobj) error {
+	if err := r.requireRole(f, obj); err != nil {
+		return err
+	}
+	content := obj.get("content")
+	switch kindOf(content) {
+	case 0, 'n':
+		f.empty = true
+		return nil
+	case '"':
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, "text", s, false))
+		}
+		return nil
+	case '[':
+	default:
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
+	}
+	blocks, _ := r.v.array(content)
+	f.empty = blocks.len() == 0
+	return r.eachObject(blocks, "content", "content block", func(p at, blk jobj) error {
+		typ, err := r.optString(blk, "type")
+		if err != nil {
+			return errAt(p, "%v", err)
+		}
+		if typ == "" {
+			return errAt(p, "content block without type")
+		}
+		switch {
+		case typ == "text":
+			t, err := textVal(blk, "text")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			f.add(textPart(PartText, typ, t, false))
+		case typ == "tool_use":
+			id, name, err := r.idAndName(blk, "id")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			if id == "" {
+				return errAt(p, "tool_use without id")
+			}
+			f.add(fpart{kind: PartCall, typ: typ, id: id, name: name, val: blk.get("input")})
+		case typ == "tool_result":
+			id, err := r.optString(blk, "tool_use_id")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			if id == "" {
+				return errAt(p, "tool_result without tool_use_id")
+			}
+			res := fpart{kind: PartResult, typ: typ, id: id}
+			if isTrue(blk.get("is_error")) {
+				res.failed, res.val = true, blk.get("content")
+			}
+			f.add(res)
+			f.refs = r.toolReferences(f.refs, blk.get("content"))
+		case typ == "thinking" || typ == "redacted_thinking":
+			sig := trimSpace(blk.get("signature"))
+			text := trimSpace(blk.get("thinking"))
+			if kindOf(text) != '"' {
+				text = nil
+			}
+			signed := (kindOf(sig) == '"' && len(sig) > 2) || typ == "redacted_thinking"
+			f.add(textPart(PartReasoning, typ, text, signed))
+		case typ == "server_tool_use" || typ == "mcp_tool_use":
+			id, name, err := r.idAndName(blk, "id")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			if id == "" {
+				return errAt(p, "%s without id", typ)
+			}
+			f.add(fpart{kind: PartServerCall, typ: typ, id: id, name: name})
+		case isAnthropicServerResult(typ):
+			id, err := r.optString(blk, "tool_use_id")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			if id == "" {
+				return errAt(p, "%q without tool_use_id", typ)
+			}
+			res := fpart{kind: PartServerResult, typ: typ, id: id, name: serverName(f, id)}
+			if isTrue(blk.get("is_error")) || strings.HasSuffix(r.objStr(blk.get("content"), "type"), "_error") {
+				res.failed, res.val = true, blk.get("content")
+			}
+			f.add(res)
+			f.refs = r.toolReferences(f.refs, blk.get("content"))
+		case typ == "tool_reference":
+			if n := r.strOf(blk.get("tool_name")); n != "" {
+				f.refs = append(f.refs, n)
+			}
+			f.add(fpart{kind: PartOther, typ: typ})
+		default:
+			f.add(fpart{kind: PartOther, typ: typ})
+		}
+		return nil
+	})
+}
+
+// toolReferences appends the tools named by the tool_reference blocks of
+// a result's content: an array of blocks (a client tool_result), or an
+// object holding a tool_references array (a tool search result).
+func (r *reader) toolReferences(names []string, content []byte) []string {
+	if !bytes.Contains(content, []byte(`"tool_reference"`)) {
+		return names // one fast scan instead of a decode, for most results
+	}
+	blocks, ok := r.v.array(content)
+	if !ok {
+		obj, ok := r.v.object(content)
+		if !ok {
+			return names
+		}
+		if blocks, ok = r.v.array(obj.get("tool_references")); !ok {
+			return names
+		}
+	}
+	for k := 0; k < blocks.len(); k++ {
+		raw := blocks.at(k)
+		if kindOf(raw) != '{' || !bytes.Contains(raw, []byte(`"tool_reference"`)) {
+			continue
+		}
+		blk, ok := r.v.object(raw)
+		if !ok || r.strOf(blk.get("type")) != "tool_reference" {
+			continue
+		}
+		if n := r.strOf(blk.get("tool_name")); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// serverName returns the tool name of the server call with the given id
+// among the parts read so far.
+func serverName(f *facts, id string) string {
+	for _, p := range f.parts {
+		if p.kind == PartServerCall && p.id == id {
+			return p.name
+		}
+	}
+	return ""
+}
+
+// isAnthropicServerResult reports an Anthropic server tool result type.
+func isAnthropicServerResult(typ string) bool {
+	return typ != "tool_result" && strings.HasSuffix(typ, "_tool_result")
+}
+
+// readAnthropicTop reads the type of the thinking setting, which the
+// thinking rules depend on.
+func readAnthropicTop(b *Body) error {
+	raw, ok := b.top.fields["thinking"]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	obj, ok := asObject(raw)
+	if !ok {
+		return fmt.Errorf("thinking is %s, not an object", kindName(raw))
+	}
+	t, err := optString(obj, "type")
+	if err != nil {
+		return fmt.Errorf("thinking.%v", err)
+	}
+	b.thinking = t
+	return nil
+}

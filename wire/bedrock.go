@@ -1,0 +1,84 @@
+package wire
+
+// bedrockProvider is the table of AWS Bedrock Converse.
+var bedrockProvider = provider{
+	dialect:    Bedrock,
+	historyKey: "messages",
+	entry:      "message",
+	readEntry:  (*reader).readBedrock,
+	readTop:    readBedrockTop,
+}
+
+// ---- reading ------------------------------------------------------------------
+
+func (r *reader) readBedrock(f *facts, obj jobj) error {
+	if err := r.requireRole(f, obj); err != nil {
+		return err
+	}
+	return r.eachBlock(f, obj, "content", "content block", func(p at, blk jobj) error {
+		switch {
+		case !isNull(blk.get("toolUse")):
+			tu, err := r.objectAt(blk, "toolUse", p)
+			if err != nil {
+				return err
+			}
+			id, name, err := r.idAndName(tu, "toolUseId")
+			if err != nil {
+				return errAt(p.then(".toolUse"), "%v", err)
+			}
+			if id == "" {
+				return errAt(p, "toolUse without toolUseId")
+			}
+			f.add(fpart{kind: PartCall, typ: "toolUse", id: id, name: name, val: tu.get("input")})
+		case !isNull(blk.get("toolResult")):
+			tr, err := r.objectAt(blk, "toolResult", p)
+			if err != nil {
+				return err
+			}
+			id, err := r.optString(tr, "toolUseId")
+			if err != nil {
+				return errAt(p.then(".toolResult"), "%v", err)
+			}
+			if id == "" {
+				return errAt(p, "toolResult without toolUseId")
+			}
+			res := fpart{kind: PartResult, typ: "toolResult", id: id}
+			if r.strOf(tr.get("status")) == "error" {
+				res.failed, res.val = true, tr.get("content")
+			}
+			f.add(res)
+		case !isNull(blk.get("reasoningContent")):
+			rc, _ := r.v.object(blk.get("reasoningContent"))
+			var signed bool
+			var text []byte
+			if rc.ok() {
+				signed = !isNull(rc.get("redactedContent"))
+				if rt, ok := r.v.object(rc.get("reasoningText")); ok {
+					sig := trimSpace(rt.get("signature"))
+					signed = signed || (kindOf(sig) == '"' && len(sig) > 2)
+					if t := trimSpace(rt.get("text")); kindOf(t) == '"' {
+						text = t
+					}
+				}
+			}
+			f.add(textPart(PartReasoning, "reasoningContent", text, signed))
+		case blk.has("text"):
+			t, err := textVal(blk, "text")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			f.add(textPart(PartText, "text", t, false))
+		default:
+			f.add(fpart{kind: PartOther, typ: r.firstKey(blk)})
+		}
+		return nil
+	})
+}
+
+// readBedrockTop reads whether the request declares a toolConfig, which
+// tool blocks require.
+func readBedrockTop(b *Body) error {
+	raw, ok := b.top.fields["toolConfig"]
+	b.hasToolConfig = ok && !isNull(raw)
+	return nil
+}

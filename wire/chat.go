@@ -1,0 +1,199 @@
+package wire
+
+// chatProvider is the table of OpenAI Chat Completions.
+var chatProvider = provider{
+	dialect:    OpenAIChat,
+	historyKey: "messages",
+	entry:      "message",
+	readEntry:  (*reader).readChat,
+}
+
+// ---- reading ------------------------------------------------------------------
+
+// readChat reads a Chat message: its content, the reasoning some
+// servers add, its tool calls (and a legacy function_call) and the
+// results of a tool or function message, in that order.
+func (r *reader) readChat(f *facts, obj jobj) error {
+	if err := r.requireRole(f, obj); err != nil {
+		return err
+	}
+	var err error
+	if f.name, err = r.optString(obj, "name"); err != nil {
+		return errAt(here, "%v", err)
+	}
+	if err := r.chatContent(f, obj.get("content")); err != nil {
+		return err
+	}
+	r.chatReasoning(f, obj)
+	if err := r.chatToolCalls(f, obj.get("tool_calls")); err != nil {
+		return err
+	}
+	if fc := obj.get("function_call"); !isNull(fc) && f.role == "assistant" {
+		if err := r.chatFunctionCall(f, fc); err != nil {
+			return err
+		}
+	}
+	switch f.role {
+	case "function":
+		f.add(fpart{kind: PartResult, typ: "function", name: f.name})
+	case "tool":
+		return r.chatResults(f, obj)
+	}
+	return nil
+}
+
+// chatContent reads the content of a Chat message: a string or an array
+// of content parts.
+func (r *reader) chatContent(f *facts, content []byte) error {
+	switch kindOf(content) {
+	case 0, 'n':
+		f.empty = true
+	case '"':
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, "text", s, false))
+		}
+	case '[':
+		parts, _ := r.v.array(content)
+		f.empty = parts.len() == 0
+		return r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
+			typ, err := r.optString(part, "type")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			if typ == "text" || (typ == "" && part.has("text")) {
+				t, err := textVal(part, "text")
+				if err != nil {
+					return errAt(p, "%v", err)
+				}
+				f.add(textPart(PartText, "text", t, false))
+				return nil
+			}
+			f.add(fpart{kind: PartOther, typ: typ})
+			return nil
+		})
+	default:
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
+	}
+	return nil
+}
+
+// chatReasoning reads the reasoning fields OpenAI-compatible servers add
+// to an assistant message.
+func (r *reader) chatReasoning(f *facts, obj jobj) {
+	for _, k := range []string{"reasoning_content", "reasoning", "thinking"} {
+		raw := obj.get(k)
+		if isNull(raw) {
+			continue
+		}
+		raw = trimSpace(raw)
+		if kindOf(raw) == '"' && len(raw) == 2 {
+			continue
+		}
+		var t []byte
+		if kindOf(raw) == '"' {
+			t = raw
+		}
+		f.add(textPart(PartReasoning, k, t, false))
+	}
+}
+
+// chatToolCalls reads the tool_calls of a Chat message (function or
+// custom tools).
+func (r *reader) chatToolCalls(f *facts, tc []byte) error {
+	if isNull(tc) {
+		return nil
+	}
+	calls, ok := r.v.array(tc)
+	if !ok {
+		return errAt(field("tool_calls"), "tool_calls is %s, not an array", kindName(tc))
+	}
+	for k := 0; k < calls.len(); k++ {
+		p := elem("tool_calls", k)
+		cr := calls.at(k)
+		c, ok := r.v.object(cr)
+		if !ok {
+			return errAt(p, "tool call is %s, not an object", kindName(cr))
+		}
+		id, err := r.optString(c, "id")
+		if err != nil {
+			return errAt(p, "%v", err)
+		}
+		if id == "" {
+			return errAt(p, "tool call without id")
+		}
+		call := fpart{kind: PartCall, typ: "tool_call", id: id}
+		fn := c.get("function")
+		if isNull(fn) {
+			fn = c.get("custom")
+		}
+		if !isNull(fn) {
+			fo, ok := r.v.object(fn)
+			if !ok {
+				return errAt(p.then(".function"), "function is %s, not an object", kindName(fn))
+			}
+			if call.name, err = r.optString(fo, "name"); err != nil {
+				return errAt(p.then(".function"), "%v", err)
+			}
+			if a := fo.get("arguments"); a != nil {
+				call.val = a
+			} else {
+				call.val = fo.get("input")
+			}
+		}
+		f.add(call)
+	}
+	return nil
+}
+
+// chatFunctionCall reads a legacy function_call: one call, without an id,
+// answered by the role "function" message right after it.
+func (r *reader) chatFunctionCall(f *facts, fc []byte) error {
+	fo, ok := r.v.object(fc)
+	if !ok {
+		return errAt(field("function_call"), "function_call is %s, not an object", kindName(fc))
+	}
+	name, err := r.optString(fo, "name")
+	if err != nil {
+		return errAt(field("function_call"), "%v", err)
+	}
+	if name == "" {
+		return errAt(field("function_call"), "function_call without name")
+	}
+	f.add(fpart{kind: PartCall, typ: "function_call", name: name, val: fo.get("arguments")})
+	return nil
+}
+
+// chatResults reads the call ids a tool message answers: its
+// tool_call_id, or SWE-agent's tool_call_ids list.
+func (r *reader) chatResults(f *facts, obj jobj) error {
+	id, err := r.optString(obj, "tool_call_id")
+	if err != nil {
+		return errAt(field("tool_call_id"), "%v", err)
+	}
+	n := 0
+	if id != "" {
+		f.add(fpart{kind: PartResult, typ: "tool", id: id, name: f.name})
+		n++
+	} else if raw := obj.get("tool_call_ids"); !isNull(raw) {
+		list, ok := r.v.array(raw)
+		if !ok {
+			return errAt(field("tool_call_ids"), "tool_call_ids is %s, not an array", kindName(raw))
+		}
+		for k := 0; k < list.len(); k++ {
+			e := list.at(k)
+			if kindOf(e) != '"' || len(trimSpace(e)) == 2 {
+				return errAt(elem("tool_call_ids", k), "tool call id is not a non-empty string")
+			}
+		}
+		for k := 0; k < list.len(); k++ {
+			f.add(fpart{kind: PartResult, typ: "tool", id: r.str(trimSpace(list.at(k))), name: f.name})
+			n++
+		}
+	}
+	if n == 0 {
+		return errAt(here, "tool message without tool_call_id")
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package wire
+
+import (
+	"strings"
+)
+
+// geminiProvider is the table of Google Gemini generateContent.
+var geminiProvider = provider{
+	dialect:    Gemini,
+	historyKey: "contents",
+	entry:      "content",
+	readEntry:  (*reader).readGemini,
+}
+
+// ---- reading ------------------------------------------------------------------
+
+func (r *reader) readGemini(f *facts, obj jobj) error {
+	var err error
+	if f.role, err = r.optString(obj, "role"); err != nil {
+		return errAt(here, "%v", err)
+	}
+	if f.role == "" {
+		f.role = "user" // the API's default for a content without role
+	}
+	return r.eachBlock(f, obj, "parts", "part", func(p at, part jobj) error {
+		sig := !isNull(part.get("thoughtSignature")) || !isNull(part.get("thought_signature"))
+		switch {
+		case !isNull(part.get("functionCall")):
+			fc, err := r.objectAt(part, "functionCall", p)
+			if err != nil {
+				return err
+			}
+			id, name, err := r.idAndName(fc, "id")
+			if err != nil {
+				return errAt(p.then(".functionCall"), "%v", err)
+			}
+			if name == "" {
+				return errAt(p, "functionCall without name")
+			}
+			f.add(fpart{kind: PartCall, typ: "functionCall", id: id, name: name, signed: sig, val: fc.get("args")})
+		case !isNull(part.get("functionResponse")):
+			fr, err := r.objectAt(part, "functionResponse", p)
+			if err != nil {
+				return err
+			}
+			id, name, err := r.idAndName(fr, "id")
+			if err != nil {
+				return errAt(p.then(".functionResponse"), "%v", err)
+			}
+			if name == "" && id == "" {
+				return errAt(p, "functionResponse without name or id")
+			}
+			res := fpart{kind: PartResult, typ: "functionResponse", id: id, name: name}
+			if resp, ok := r.v.object(fr.get("response")); ok && !isNull(resp.get("error")) {
+				res.failed, res.val = true, resp.get("error")
+			}
+			f.add(res)
+		case !isNull(part.get("executableCode")):
+			// Code the model runs with the code execution tool.
+			f.add(fpart{kind: PartServerCall, typ: "executableCode", id: r.objStr(part.get("executableCode"), "id"), name: "code_execution", signed: sig})
+		case !isNull(part.get("codeExecutionResult")):
+			f.add(fpart{kind: PartServerResult, typ: "codeExecutionResult", id: r.objStr(part.get("codeExecutionResult"), "id"), name: "code_execution", signed: sig})
+		case part.has("text"):
+			t, err := textVal(part, "text")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			if thought := strings.TrimSpace(string(part.get("thought"))); thought == "true" {
+				f.add(textPart(PartReasoning, "thought", t, sig))
+			} else {
+				f.add(textPart(PartText, "text", t, sig))
+			}
+		default:
+			f.add(fpart{kind: PartOther, typ: r.firstKey(part, "thoughtSignature", "thought_signature", "thought"), signed: sig})
+		}
+		return nil
+	})
+}

@@ -1,0 +1,29 @@
+package wire
+
+// provider is what the package knows of one wire dialect, as a table the
+// shared code asks: how the history is read, how calls pair with results,
+// the provider's rules, what a stub replaces, where the tools and the
+// system prompt live and how messages are written. Each provider's table
+// is in a file named after it (chat.go, responses.go, anthropic.go,
+// gemini.go, bedrock.go); [Dialect.provider] is the one place that
+// chooses among them. A nil func means the provider has nothing to do at
+// that step.
+type provider struct {
+	dialect Dialect
+
+	// ---- how it reads
+
+	// historyKey is the top-level key of the history: "messages",
+	// "input" or "contents".
+	historyKey string
+	// entry names one entry of the history in errors: "message", "item"
+	// or "content".
+	entry string
+	// stringHistory is set when the history may be a plain string, read
+	// as one user message (a Responses input).
+	stringHistory bool
+	// readEntry reads the facts of one entry of the history.
+	readEntry func(r *reader, f *facts, obj jobj) error
+	// readTop reads the top-level facts the rules need into b.
+	readTop func(b *Body) error
+}

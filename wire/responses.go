@@ -1,0 +1,213 @@
+package wire
+
+import (
+	"strings"
+)
+
+// responsesProvider is the table of OpenAI Responses.
+var responsesProvider = provider{
+	dialect:       OpenAIResponses,
+	historyKey:    "input",
+	entry:         "item",
+	stringHistory: true,
+	readEntry:     (*reader).readResponsesItem,
+	readTop:       readResponsesTop,
+}
+
+// ---- reading ------------------------------------------------------------------
+
+// responsesCalls maps each client-executed call item type to the output
+// item type that answers it. The call's id is its call_id, except for an
+// MCP approval request, answered by its id.
+var responsesCalls = map[string]string{
+	"function_call":        "function_call_output",
+	"custom_tool_call":     "custom_tool_call_output",
+	"computer_call":        "computer_call_output",
+	"local_shell_call":     "local_shell_call_output",
+	"shell_call":           "shell_call_output",
+	"apply_patch_call":     "apply_patch_call_output",
+	"tool_search_call":     "tool_search_output",
+	"mcp_approval_request": "mcp_approval_response",
+}
+
+// responsesOutputs maps each output item type to the call item type it
+// answers and the key of the answered id: call_id, except for a local
+// shell output (id, the call's call_id) and an MCP approval response
+// (approval_request_id).
+var responsesOutputs = map[string][2]string{
+	"function_call_output":    {"function_call", "call_id"},
+	"custom_tool_call_output": {"custom_tool_call", "call_id"},
+	"computer_call_output":    {"computer_call", "call_id"},
+	"local_shell_call_output": {"local_shell_call", "id"},
+	"shell_call_output":       {"shell_call", "call_id"},
+	"apply_patch_call_output": {"apply_patch_call", "call_id"},
+	"tool_search_output":      {"tool_search_call", "call_id"},
+	"mcp_approval_response":   {"mcp_approval_request", "approval_request_id"},
+}
+
+// Items run by the provider itself, each carrying its own outcome. A
+// tool search call or output belongs here unless its execution is
+// "client".
+var responsesServerTypes = map[string]bool{
+	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true,
+	"image_generation_call": true, "mcp_call": true, "mcp_list_tools": true,
+}
+
+// responsesServerTool names the tool a server item ran: the MCP tool's
+// name for an MCP call, the server label for an MCP tool listing, the
+// hosted tool's type otherwise ("web_search", "code_interpreter", ...).
+func (r *reader) responsesServerTool(typ string, obj jobj) string {
+	switch typ {
+	case "mcp_call":
+		return r.strOf(obj.get("name"))
+	case "mcp_list_tools":
+		return r.strOf(obj.get("server_label"))
+	}
+	return r.intern1(strings.TrimSuffix(strings.TrimSuffix(typ, "_output"), "_call"))
+}
+
+func (r *reader) readResponsesItem(f *facts, obj jobj) error {
+	var err error
+	if f.typ, err = r.optString(obj, "type"); err != nil {
+		return errAt(here, "%v", err)
+	}
+	if f.role, err = r.optString(obj, "role"); err != nil {
+		return errAt(here, "%v", err)
+	}
+	if f.id, err = r.optString(obj, "id"); err != nil {
+		return errAt(here, "%v", err)
+	}
+	if f.typ == "" {
+		switch {
+		case f.role != "":
+			f.typ = "message"
+		case f.id != "":
+			f.typ = "item_reference" // the type of a reference is optional
+		default:
+			return errAt(here, "item without type, role or id")
+		}
+	}
+	switch {
+	case f.typ == "message":
+		if f.role == "" {
+			return errAt(here, "message item without role")
+		}
+		return r.responsesContent(f, obj.get("content"))
+	case clientExecuted(r, f.typ, obj) && responsesCalls[f.typ] != "":
+		key := "call_id"
+		if f.typ == "mcp_approval_request" {
+			key = "id"
+		}
+		id, err := r.optString(obj, key)
+		if err != nil {
+			return errAt(here, "%v", err)
+		}
+		if id == "" {
+			return errAt(here, "%s without %s", f.typ, key)
+		}
+		call := fpart{kind: PartCall, typ: f.typ, id: id}
+		if call.name, err = r.optString(obj, "name"); err != nil {
+			return errAt(here, "%v", err)
+		}
+		switch {
+		case obj.has("arguments"):
+			call.val = obj.get("arguments")
+		case obj.has("input"):
+			call.val = obj.get("input")
+		case obj.has("operation"):
+			call.val = obj.get("operation")
+		default:
+			call.val = obj.get("action")
+		}
+		f.add(call)
+	case clientExecuted(r, f.typ, obj) && responsesOutputs[f.typ][0] != "":
+		key := responsesOutputs[f.typ][1]
+		id, err := r.optString(obj, key)
+		if err != nil {
+			return errAt(here, "%v", err)
+		}
+		if id == "" {
+			return errAt(here, "%s without %s", f.typ, key)
+		}
+		if key == "id" {
+			f.id = "" // a local shell output's id is the call's call_id
+		}
+		f.add(fpart{kind: PartResult, typ: f.typ, id: id})
+	case f.typ == "reasoning":
+		enc := trimSpace(obj.get("encrypted_content"))
+		signed := !isNull(enc) && !(kindOf(enc) == '"' && len(enc) == 2)
+		f.add(fpart{kind: PartReasoning, typ: f.typ, id: f.id, signed: signed, blank: true})
+	case f.typ == "item_reference":
+		f.id = "" // the id of the item referred to, not of a new item
+		f.add(fpart{kind: PartOther, typ: f.typ})
+	case responsesServerTypes[f.typ] || f.typ == "tool_search_call" || f.typ == "tool_search_output":
+		call := fpart{kind: PartServerCall, typ: f.typ, id: f.id, name: r.responsesServerTool(f.typ, obj)}
+		if f.typ == "mcp_call" && !isNull(obj.get("error")) {
+			call.failed, call.val = true, obj.get("error")
+		}
+		f.add(call)
+	default:
+		f.add(fpart{kind: PartOther, typ: f.typ, id: f.id})
+	}
+	return nil
+}
+
+// clientExecuted reports whether a Responses item is executed by the
+// client: every item but a tool search item whose execution is not
+// "client" (tool search runs on the server by default).
+func clientExecuted(r *reader, typ string, obj jobj) bool {
+	if typ != "tool_search_call" && typ != "tool_search_output" {
+		return true
+	}
+	return r.strOf(obj.get("execution")) == "client"
+}
+
+func (r *reader) responsesContent(f *facts, content []byte) error {
+	switch kindOf(content) {
+	case 0, 'n':
+		f.empty = true
+	case '"':
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, "input_text", s, false))
+		}
+	case '[':
+		parts, _ := r.v.array(content)
+		f.empty = parts.len() == 0
+		return r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
+			typ, err := r.optString(part, "type")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			switch typ {
+			case "input_text", "output_text", "text", "summary_text", "reasoning_text":
+				t, err := textVal(part, "text")
+				if err != nil {
+					return errAt(p, "%v", err)
+				}
+				f.add(textPart(PartText, typ, t, false))
+			default:
+				f.add(fpart{kind: PartOther, typ: typ})
+			}
+			return nil
+		})
+	default:
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
+	}
+	return nil
+}
+
+// readResponsesTop reads whether the input must keep what the server
+// holds: with "store": false reasoning must carry its content, and with
+// previous_response_id, a conversation or an item reference calls may be
+// stored on the server.
+func readResponsesTop(b *Body) error {
+	f := b.top.fields
+	b.storeFalse = strings.TrimSpace(string(f["store"])) == "false"
+	b.continues = !isNull(f["previous_response_id"]) || !isNull(f["conversation"])
+	for i := range b.facts {
+		b.continues = b.continues || b.facts[i].typ == "item_reference"
+	}
+	return nil
+}
