@@ -8,11 +8,15 @@ import (
 
 // anthropicProvider is the table of Anthropic Messages.
 var anthropicProvider = provider{
-	dialect:    Anthropic,
-	historyKey: "messages",
-	entry:      "message",
-	readEntry:  (*reader).readAnthropic,
-	readTop:    readAnthropicTop,
+	dialect:     Anthropic,
+	historyKey:  "messages",
+	entry:       "message",
+	readEntry:   (*reader).readAnthropic,
+	readTop:     readAnthropicTop,
+	track:       trackAnthropic,
+	finish:      finishAnthropic,
+	userMessage: userRole,
+	coupled:     func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -186,4 +190,47 @@ func readAnthropicTop(b *Body) error {
 	}
 	b.thinking = t
 	return nil
+}
+
+// ---- pairing ------------------------------------------------------------------
+
+// trackAnthropic pairs the tool_result blocks of the user turn right
+// after an assistant turn with that turn's tool_use blocks, merging
+// consecutive messages of one role into a turn.
+func trackAnthropic(t *tracker, f *facts, keys []int32, s *step) {
+	if f.role != t.role {
+		// A new turn. The user turn after an assistant turn ends: the
+		// assistant turn's calls can no longer be answered.
+		if t.answering || (t.role == "assistant" && f.role != "user") {
+			s.closed = openKeys(t.turnCalls)
+		}
+		t.answering = f.role == "user" && t.role == "assistant"
+		if !t.answering {
+			t.turnCalls = t.turnCalls[:0]
+		}
+		t.role = f.role
+	}
+	for _, p := range f.parts {
+		if p.kind != PartResult {
+			continue
+		}
+		k := int32(-1)
+		if t.answering {
+			k, _ = answer(t.turnCalls, p.id)
+		}
+		s.answers = append(s.answers, k)
+	}
+	if f.role == "assistant" {
+		t.turnCalls = appendCalls(t.turnCalls, f, keys)
+	}
+}
+
+// finishAnthropic closes the calls of the last assistant turn when the
+// user turn after it ended the history without answering them all; the
+// calls of a last assistant turn are the trailing batch.
+func finishAnthropic(t *tracker) (closed []int32, report func(key int32) bool) {
+	if !t.answering {
+		return nil, reportAll
+	}
+	return openKeys(t.turnCalls), reportAll
 }

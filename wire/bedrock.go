@@ -7,6 +7,11 @@ var bedrockProvider = provider{
 	entry:      "message",
 	readEntry:  (*reader).readBedrock,
 	readTop:    readBedrockTop,
+	track: func(t *tracker, f *facts, keys []int32, s *step) {
+		t.adjacent(f, keys, s, false, false)
+	},
+	userMessage: userRole,
+	coupled:     func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
 }
 
 // ---- reading ------------------------------------------------------------------

@@ -264,6 +264,9 @@ func parseMessage(d Dialect, raw json.RawMessage) (facts, error) {
 	return newReader(d).message(raw, len(raw)-compactLen(raw), false)
 }
 
+// provider returns the table of the body's dialect.
+func (b *Body) provider() *provider { return b.Dialect.provider() }
+
 // readTopFacts reads the top-level facts the provider's rules need.
 func (b *Body) readTopFacts() error {
 	if read := b.Dialect.provider().readTop; read != nil {

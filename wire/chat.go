@@ -2,10 +2,12 @@ package wire
 
 // chatProvider is the table of OpenAI Chat Completions.
 var chatProvider = provider{
-	dialect:    OpenAIChat,
-	historyKey: "messages",
-	entry:      "message",
-	readEntry:  (*reader).readChat,
+	dialect:     OpenAIChat,
+	historyKey:  "messages",
+	entry:       "message",
+	readEntry:   (*reader).readChat,
+	track:       trackChat,
+	userMessage: userRole,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -196,4 +198,43 @@ func (r *reader) chatResults(f *facts, obj jobj) error {
 		return errAt(here, "tool message without tool_call_id")
 	}
 	return nil
+}
+
+// ---- pairing ------------------------------------------------------------------
+
+// trackChat pairs the tool (or legacy function) messages right after an
+// assistant message with tool calls with those calls; any other message
+// ends the block, and its calls can no longer be answered.
+func trackChat(t *tracker, f *facts, keys []int32, s *step) {
+	if t.inBlock && (f.role == "tool" || (f.role == "function" && openLegacy(t.block))) {
+		for _, p := range f.parts {
+			if p.kind == PartResult {
+				k, _ := answer(t.block, p.id)
+				s.answers = append(s.answers, k)
+			}
+		}
+		return
+	}
+	if t.inBlock {
+		s.closed = openKeys(t.block)
+		t.inBlock = false
+	}
+	if f.role == "assistant" && f.ncalls > 0 {
+		t.block, t.inBlock = appendCalls(t.block[:0], f, keys), true
+		return
+	}
+	for range f.nresults {
+		s.answers = append(s.answers, -1)
+	}
+}
+
+// openLegacy reports an unanswered legacy function_call (the call
+// without an id) among cs.
+func openLegacy(cs []tcall) bool {
+	for _, c := range cs {
+		if c.id == "" && !c.done {
+			return true
+		}
+	}
+	return false
 }

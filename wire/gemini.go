@@ -10,6 +10,11 @@ var geminiProvider = provider{
 	historyKey: "contents",
 	entry:      "content",
 	readEntry:  (*reader).readGemini,
+	track: func(t *tracker, f *facts, keys []int32, s *step) {
+		t.adjacent(f, keys, s, true, true)
+	},
+	userMessage: func(f *facts) bool { return isGeminiUserRole(f.role) },
+	coupled:     func(prev, f *facts) bool { return coupledTurns(geminiSide(prev), geminiSide(f)) },
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -75,4 +80,13 @@ func (r *reader) readGemini(f *facts, obj jobj) error {
 		}
 		return nil
 	})
+}
+
+// geminiSide folds a Gemini role into "user" or "assistant": function
+// and tool turns are the user's side.
+func geminiSide(f *facts) string {
+	if isGeminiUserRole(f.role) {
+		return "user"
+	}
+	return "assistant"
 }

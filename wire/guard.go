@@ -423,6 +423,7 @@ func Bind(body []byte, d Dialect, opts Options) (*Guarded, error) {
 // once their message is in, then the pins.
 func (g *Guarded) build(un Unannotated) error {
 	b := g.src
+	p := b.provider()
 	n := len(b.facts)
 	var callMsg []int32 // the message of each call, by key
 	var kbuf []int32
@@ -470,7 +471,7 @@ func (g *Guarded) build(un Unannotated) error {
 	callMsg = callMsg[:0]
 	tr = newTracker(b.Dialect, b.continues)
 	cl := &classing{
-		d: b.Dialect, unannotated: un,
+		p: p, unannotated: un,
 		server: func(name string) (pruneguard.Class, bool) { c, ok := g.serverClass[name]; return c, ok },
 		tool: func(name string) (pruneguard.Tool, bool) {
 			ts, ok := g.ctx.Tool(name)
@@ -484,7 +485,7 @@ func (g *Guarded) build(un Unannotated) error {
 	firstUser, lastUser, reasoning := -1, -1, false
 	for i := range b.facts {
 		f := &b.facts[i]
-		if isRealUser(b.Dialect, f) {
+		if p.realUser(f) {
 			if firstUser < 0 {
 				firstUser = i
 			}
@@ -526,7 +527,7 @@ func (g *Guarded) build(un Unannotated) error {
 				return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
 			}
 		}
-		if coupled(b.Dialect, prev, f) {
+		if coupled(p, prev, f) {
 			if err := g.ctx.Couple(ID(i-1), ID(i)); err != nil {
 				return fmt.Errorf("wire: %s: couple: %w", b.Dialect, err)
 			}

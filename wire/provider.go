@@ -26,4 +26,25 @@ type provider struct {
 	readEntry func(r *reader, f *facts, obj jobj) error
 	// readTop reads the top-level facts the rules need into b.
 	readTop func(b *Body) error
+
+	// ---- how calls pair, and what goes in one unit
+
+	// track pairs the results of the next message with earlier calls.
+	track func(t *tracker, f *facts, keys []int32, s *step)
+	// finish returns the calls the end of the history leaves unanswered
+	// for good, and which of them to report; nil closes none.
+	finish func(t *tracker) (closed []int32, report func(key int32) bool)
+	// userMessage reports a message of the user's side.
+	userMessage func(f *facts) bool
+	// coupled reports whether message f goes in one unit with prev, the
+	// message before it, beyond the core's own grouping of calls and
+	// results.
+	coupled func(prev, f *facts) bool
+	// callOutcome is set when a server call part carries its own outcome
+	// (Responses server items), so that it is classed as a server result.
+	callOutcome bool
+	// keyedPairs is set when calls and outputs pair by kind and id
+	// anywhere in the history (Responses): the rule screen indexes them,
+	// and checks again the kinds and ids an edit touches.
+	keyedPairs bool
 }

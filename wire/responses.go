@@ -12,6 +12,12 @@ var responsesProvider = provider{
 	stringHistory: true,
 	readEntry:     (*reader).readResponsesItem,
 	readTop:       readResponsesTop,
+	track:         trackResponses,
+	finish:        finishResponses,
+	userMessage:   isUserMessage,
+	coupled:       coupledItems,
+	callOutcome:   true,
+	keyedPairs:    true,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -210,4 +216,65 @@ func readResponsesTop(b *Body) error {
 		b.continues = b.continues || b.facts[i].typ == "item_reference"
 	}
 	return nil
+}
+
+// ---- pairing ------------------------------------------------------------------
+
+// trackResponses pairs each output item with the first unanswered call
+// item of its kind and id, anywhere before it.
+func trackResponses(t *tracker, f *facts, keys []int32, s *step) {
+	s.stored = f.typ == "item_reference"
+	for _, c := range callsOf(f, keys) {
+		c.msg = t.n
+		k := [2]string{c.typ, c.id}
+		t.queue[k] = append(t.queue[k], len(t.calls))
+		t.calls = append(t.calls, c)
+	}
+	for _, p := range f.parts {
+		if p.kind != PartResult {
+			continue
+		}
+		k := [2]string{responsesOutputs[p.typ][0], p.id}
+		q := t.queue[k]
+		if len(q) == 0 {
+			if t.continues {
+				s.stored = true
+			}
+			s.answers = append(s.answers, -1)
+			continue
+		}
+		if len(q) == 1 {
+			delete(t.queue, k)
+		} else {
+			t.queue[k] = q[1:]
+		}
+		t.calls[q[0]].done = true
+		s.answers = append(s.answers, t.calls[q[0]].key)
+	}
+	if f.nresults > 0 || isUserMessage(f) {
+		t.barrier = t.n
+	}
+}
+
+// finishResponses closes the calls left unanswered before the last
+// output or user message; those after it are the trailing batch. An MCP
+// approval request among them may stay unanswered and is not reported.
+func finishResponses(t *tracker) (closed []int32, report func(key int32) bool) {
+	approval := map[int32]bool{}
+	for _, c := range t.calls {
+		if c.done || c.msg > t.barrier {
+			continue
+		}
+		closed = append(closed, c.key)
+		if c.typ == "mcp_approval_request" {
+			approval[c.key] = true
+		}
+	}
+	return closed, func(k int32) bool { return !approval[k] }
+}
+
+// coupledItems keeps consecutive call items in one unit, and a reasoning
+// item with the item after it.
+func coupledItems(prev, f *facts) bool {
+	return (prev.ncalls > 0 && f.ncalls > 0) || prev.typ == "reasoning"
 }

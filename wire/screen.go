@@ -104,10 +104,9 @@ func newRuleScreen(g *Guarded) *ruleScreen {
 // indexes.
 func (rs *ruleScreen) added(i int32) {
 	f := rs.at(i)
-	d := rs.b.Dialect
 	rs.gmask = append(rs.gmask, globalsMask(f))
-	rs.glob.add(d, f, 1)
-	if isRealUser(d, f) {
+	rs.glob.add(f, 1)
+	if rs.b.provider().realUser(f) {
 		rs.glob.lastUser = i
 	}
 	if f.nresults > 0 || isUserMessage(f) {
@@ -153,7 +152,7 @@ func globalsMask(f *facts) uint8 {
 }
 
 // add counts (or, with n = -1, uncounts) message f in the globals.
-func (gl *globals) add(d Dialect, f *facts, n int) { gl.addMask(globalsMask(f), n) }
+func (gl *globals) add(f *facts, n int) { gl.addMask(globalsMask(f), n) }
 
 // addMask counts (or, with n = -1, uncounts) a message of mask m in the
 // globals.
@@ -216,7 +215,7 @@ func (rs *ruleScreen) removedGlobals(e *edits) globals {
 // proportion to v.b and to what v.a gained since it was last asked.
 func (rs *ruleScreen) globalsOf(v view) globals {
 	gl := rs.glob
-	d := rs.b.Dialect
+	p := rs.b.provider()
 	// The two sets of a view are disjoint: a message belongs to one set
 	// at a time.
 	if v.a != nil {
@@ -242,8 +241,8 @@ func (rs *ruleScreen) globalsOf(v view) globals {
 		}
 		return j
 	}
-	gl.lastUser = walk(gl.lastUser, func(f *facts) bool { return isRealUser(d, f) })
-	if d == OpenAIResponses {
+	gl.lastUser = walk(gl.lastUser, func(f *facts) bool { return p.realUser(f) })
+	if p.keyedPairs {
 		gl.barrier = walk(gl.barrier, func(f *facts) bool { return f.nresults > 0 || isUserMessage(f) })
 	}
 	return gl

@@ -220,6 +220,7 @@ type Session struct {
 	count    pruneguard.Counter
 	stubText string
 	key      string // the history's top-level key
+	p        *provider
 	seed     maphash.Seed
 	log      *slog.Logger
 
@@ -320,7 +321,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		return nil, err
 	}
 	cfg.Config.Counter = counterOf(cfg.Config.Counter)
-	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), seed: maphash.MakeSeed(), log: cfg.Logger}
+	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
@@ -523,7 +524,7 @@ func (s *Session) positional() pruneguard.MessageID {
 // classing is how the session classes a message the wire knows more of.
 func (s *Session) classing() *classing {
 	return &classing{
-		d: s.cfg.Dialect, unannotated: s.cfg.Unannotated,
+		p: s.p, unannotated: s.cfg.Unannotated,
 		server: func(name string) (pruneguard.Class, bool) {
 			t, ok := s.ann[name]
 			return t.OutputClass(), ok
@@ -550,7 +551,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	if d == OpenAIResponses && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
 		e.id = pruneguard.MessageID(f.id)
 	}
-	e.realUser = isRealUser(d, &f)
+	e.realUser = s.p.realUser(&f)
 	if d == Anthropic && f.role == "assistant" {
 		e.paused = waitingServerCall([][]fpart{f.parts})
 	}
@@ -678,7 +679,7 @@ func (s *Session) link(e *sentry) error {
 	if e.realUser {
 		s.lastUser = e
 	}
-	if prev == nil || prev.pieceSystem() || e.pieceSystem() || !coupled(s.cfg.Dialect, &prev.f, &e.f) {
+	if prev == nil || prev.pieceSystem() || e.pieceSystem() || !coupled(s.p, &prev.f, &e.f) {
 		return nil
 	}
 	if err := s.ctx.Couple(prev.id, e.id); err != nil {

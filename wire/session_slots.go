@@ -162,8 +162,8 @@ func (s *Session) reslot(l int32) {
 	}
 	rs := sl.rules
 	old := &sl.f[l]
-	rs.glob.add(d, old, -1)
-	rs.glob.add(d, &f, 1)
+	rs.glob.add(old, -1)
+	rs.glob.add(&f, 1)
 	rs.gmask[l] = globalsMask(&f)
 	if len(f.refs) > 0 && len(old.refs) == 0 {
 		rs.refs = append(rs.refs, l)
@@ -171,11 +171,11 @@ func (s *Session) reslot(l int32) {
 	sl.f[l] = f
 	delete(sl.stubs, l)
 	switch {
-	case isRealUser(d, &f) && l > rs.glob.lastUser:
+	case s.p.realUser(&f) && l > rs.glob.lastUser:
 		rs.glob.lastUser = l
-	case rs.glob.lastUser == l && !isRealUser(d, &f):
+	case rs.glob.lastUser == l && !s.p.realUser(&f):
 		j := sl.seq.prev[l]
-		for j >= 0 && !isRealUser(d, &sl.f[j]) {
+		for j >= 0 && !s.p.realUser(&sl.f[j]) {
 			j = sl.seq.prev[j]
 		}
 		rs.glob.lastUser = j

@@ -250,10 +250,11 @@ type scope struct {
 // scopeOf is the scope of a whole body with messages ms.
 func scopeOf(b *Body, ms []*facts, ts *toolState) scope {
 	sc := scope{atStart: true, atEnd: true, lastUser: -1, barrier: -1, tools: ts, continues: b.continues}
+	p := b.provider()
 	for i, m := range ms {
 		sc.anyThinking = sc.anyThinking || m.reasoning
 		sc.signedBody = sc.signedBody || m.signedCall()
-		if isRealUser(b.Dialect, m) {
+		if p.realUser(m) {
 			sc.lastUser = i
 		}
 		if m.nresults > 0 || isUserMessage(m) {
