@@ -8,15 +8,21 @@ import (
 
 // anthropicProvider is the table of Anthropic Messages.
 var anthropicProvider = provider{
-	dialect:     Anthropic,
-	historyKey:  "messages",
-	entry:       "message",
-	readEntry:   (*reader).readAnthropic,
-	readTop:     readAnthropicTop,
-	track:       trackAnthropic,
-	finish:      finishAnthropic,
-	userMessage: userRole,
-	coupled:     func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+	dialect:      Anthropic,
+	historyKey:   "messages",
+	entry:        "message",
+	readEntry:    (*reader).readAnthropic,
+	readTop:      readAnthropicTop,
+	track:        trackAnthropic,
+	finish:       finishAnthropic,
+	userMessage:  userRole,
+	coupled:      func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+	emptyRule:    RuleAnthropicEmptyMessages,
+	emptyWording: "messages: at least one message is required",
+	validate:     validateAnthropic,
+	toolFields:   anthropicToolFields,
+	toolBlocks:   anthropicToolBlocks,
+	toolRefs:     anthropicToolRefs,
 }
 
 // ---- reading ------------------------------------------------------------------

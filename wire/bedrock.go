@@ -10,8 +10,12 @@ var bedrockProvider = provider{
 	track: func(t *tracker, f *facts, keys []int32, s *step) {
 		t.adjacent(f, keys, s, false, false)
 	},
-	userMessage: userRole,
-	coupled:     func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+	userMessage:  userRole,
+	coupled:      func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+	emptyRule:    RuleBedrockEmptyMessages,
+	emptyWording: "messages: the conversation is empty; it must start with a user message.",
+	validate:     validateBedrock,
+	toolFields:   bedrockToolFields,
 }
 
 // ---- reading ------------------------------------------------------------------

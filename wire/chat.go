@@ -2,12 +2,16 @@ package wire
 
 // chatProvider is the table of OpenAI Chat Completions.
 var chatProvider = provider{
-	dialect:     OpenAIChat,
-	historyKey:  "messages",
-	entry:       "message",
-	readEntry:   (*reader).readChat,
-	track:       trackChat,
-	userMessage: userRole,
+	dialect:      OpenAIChat,
+	historyKey:   "messages",
+	entry:        "message",
+	readEntry:    (*reader).readChat,
+	track:        trackChat,
+	userMessage:  userRole,
+	emptyRule:    RuleChatEmptyMessages,
+	emptyWording: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+	validate:     func(_ *Body, ms []*facts, sc scope, v *violations) { validateChat(ms, sc, v) },
+	toolFields:   chatToolFields,
 }
 
 // ---- reading ------------------------------------------------------------------

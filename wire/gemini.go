@@ -13,8 +13,12 @@ var geminiProvider = provider{
 	track: func(t *tracker, f *facts, keys []int32, s *step) {
 		t.adjacent(f, keys, s, true, true)
 	},
-	userMessage: func(f *facts) bool { return isGeminiUserRole(f.role) },
-	coupled:     func(prev, f *facts) bool { return coupledTurns(geminiSide(prev), geminiSide(f)) },
+	userMessage:  func(f *facts) bool { return isGeminiUserRole(f.role) },
+	coupled:      func(prev, f *facts) bool { return coupledTurns(geminiSide(prev), geminiSide(f)) },
+	emptyRule:    RuleGeminiEmptyContents,
+	emptyWording: "GenerateContentRequest.contents: contents is not specified",
+	validate:     func(_ *Body, ms []*facts, sc scope, v *violations) { validateGemini(ms, sc, v) },
+	toolFields:   geminiToolFields,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -90,3 +94,6 @@ func geminiSide(f *facts) string {
 	}
 	return "assistant"
 }
+
+// isGeminiUserRole reports a role Gemini counts as the user side.
+func isGeminiUserRole(r string) bool { return r == "user" || r == "function" || r == "tool" }

@@ -269,7 +269,7 @@ func TestNeverEmpty(t *testing.T) {
 		if len(out.Messages) != 1 {
 			t.Errorf("%s: %d messages left", d, len(out.Messages))
 		}
-		rule := emptyHistory[d][0]
+		rule := d.provider().emptyRule
 		if !slices.ContainsFunc(refs, func(r Refusal) bool { return r.Gate == "wire" && r.Code == rule }) {
 			t.Errorf("%s: no %s refusal in %+v", d, rule, refs)
 		}

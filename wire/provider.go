@@ -47,4 +47,21 @@ type provider struct {
 	// anywhere in the history (Responses): the rule screen indexes them,
 	// and checks again the kinds and ids an edit touches.
 	keyedPairs bool
+
+	// ---- its rules
+
+	// emptyRule and emptyWording report an empty history: every provider
+	// needs at least one message to answer.
+	emptyRule, emptyWording string
+	// validate adds the violations of the history rules found in ms.
+	validate func(b *Body, ms []*facts, sc scope, v *violations)
+	// toolFields adds the violations of the tools arrays and tool choice,
+	// which depend on the top-level fields alone, and reads into ts what
+	// the history rules need of the tools array.
+	toolFields func(b *Body, ts *toolState, v *violations)
+	// toolBlocks reports the tool blocks of message i of a body whose
+	// tools array is empty; toolRefs the tools the tool references of
+	// message i name and the tools array does not declare.
+	toolBlocks func(i int, v *violations)
+	toolRefs   func(ts *toolState, i int, names []string, v *violations)
 }

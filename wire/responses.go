@@ -18,6 +18,10 @@ var responsesProvider = provider{
 	coupled:       coupledItems,
 	callOutcome:   true,
 	keyedPairs:    true,
+	emptyRule:     RuleResponsesEmptyInput,
+	emptyWording:  "input: the input array is empty; at least one item is required.",
+	validate:      validateResponses,
+	toolFields:    responsesToolFields,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -277,4 +281,9 @@ func finishResponses(t *tracker) (closed []int32, report func(key int32) bool) {
 // item with the item after it.
 func coupledItems(prev, f *facts) bool {
 	return (prev.ncalls > 0 && f.ncalls > 0) || prev.typ == "reasoning"
+}
+
+// isUserMessage reports a message item of the user.
+func isUserMessage(m *facts) bool {
+	return m.typ == "message" && m.role == "user"
 }
