@@ -23,6 +23,8 @@ var anthropicProvider = provider{
 	toolFields:   anthropicToolFields,
 	toolBlocks:   anthropicToolBlocks,
 	toolRefs:     anthropicToolRefs,
+	widen:        widenAnthropic,
+	screenWhole:  wholeAnthropic,
 }
 
 // ---- reading ------------------------------------------------------------------

@@ -280,3 +280,27 @@ func anthropicToolRefs(ts *toolState, i int, names []string, v *violations) {
 		}
 	}
 }
+
+// widenAnthropic widens a window of the rule screen to the turn of each
+// end, and one more turn beyond it.
+func widenAnthropic(rs *ruleScreen, a view, w *window) {
+	if w.lo >= 0 {
+		w.lo = rs.turnStart(a, w.lo)
+		if p := a.prev(w.lo); p >= 0 {
+			w.lo = rs.turnStart(a, p)
+		}
+	}
+	if w.hi >= 0 {
+		w.hi = rs.turnEnd(a, w.hi)
+		if n := a.next(w.hi); n >= 0 {
+			w.hi = rs.turnEnd(a, n)
+		}
+	}
+}
+
+// wholeAnthropic reports an edit that changes whether the body carries
+// thinking, or, with an empty tools array, tool blocks.
+func wholeAnthropic(_ *Body, gb, ga globals, ts *toolState) bool {
+	return (gb.thinking > 0) != (ga.thinking > 0) ||
+		(ts.emptyTools && (gb.toolBlocks > 0) != (ga.toolBlocks > 0))
+}

@@ -16,6 +16,7 @@ var bedrockProvider = provider{
 	emptyWording: "messages: the conversation is empty; it must start with a user message.",
 	validate:     validateBedrock,
 	toolFields:   bedrockToolFields,
+	screenWhole:  wholeBedrock,
 }
 
 // ---- reading ------------------------------------------------------------------

@@ -115,3 +115,9 @@ func bedrockToolFields(b *Body, ts *toolState, v *violations) {
 		v.add(RuleBedrockUnknownToolChoice, 0, "toolConfig.toolChoice: tool %s is not defined in toolConfig.tools.", n)
 	}
 }
+
+// wholeBedrock reports an edit that changes whether a body without a
+// toolConfig holds tool blocks.
+func wholeBedrock(b *Body, gb, ga globals, _ *toolState) bool {
+	return !b.hasToolConfig && (gb.toolBlocks > 0) != (ga.toolBlocks > 0)
+}

@@ -12,6 +12,8 @@ var chatProvider = provider{
 	emptyWording: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
 	validate:     func(_ *Body, ms []*facts, sc scope, v *violations) { validateChat(ms, sc, v) },
 	toolFields:   chatToolFields,
+	widen:        widenChat,
+	cleanWindows: true,
 }
 
 // ---- reading ------------------------------------------------------------------

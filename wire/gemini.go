@@ -19,6 +19,7 @@ var geminiProvider = provider{
 	emptyWording: "GenerateContentRequest.contents: contents is not specified",
 	validate:     func(_ *Body, ms []*facts, sc scope, v *violations) { validateGemini(ms, sc, v) },
 	toolFields:   geminiToolFields,
+	screenWhole:  wholeGemini,
 }
 
 // ---- reading ------------------------------------------------------------------

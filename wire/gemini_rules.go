@@ -133,3 +133,9 @@ func geminiToolFields(b *Body, ts *toolState, v *violations) {
 		v.add(RuleGeminiUnknownAllowedFunction, 0, "allowed_function_names: function '%s' is not declared in tools[].function_declarations.", n)
 	}
 }
+
+// wholeGemini reports an edit that changes whether some call carries a
+// thought signature, or which user message is the last.
+func wholeGemini(_ *Body, gb, ga globals, _ *toolState) bool {
+	return (gb.signed > 0) != (ga.signed > 0) || gb.lastUser != ga.lastUser
+}

@@ -43,10 +43,6 @@ type provider struct {
 	// callOutcome is set when a server call part carries its own outcome
 	// (Responses server items), so that it is classed as a server result.
 	callOutcome bool
-	// keyedPairs is set when calls and outputs pair by kind and id
-	// anywhere in the history (Responses): the rule screen indexes them,
-	// and checks again the kinds and ids an edit touches.
-	keyedPairs bool
 
 	// ---- its rules
 
@@ -64,4 +60,24 @@ type provider struct {
 	// message i name and the tools array does not declare.
 	toolBlocks func(i int, v *violations)
 	toolRefs   func(ts *toolState, i int, names []string, v *violations)
+
+	// ---- how the rule screen checks an edit (see screen.go)
+
+	// widen widens a window around edited messages to what the history
+	// rules read around them; nil keeps the message on each side.
+	widen func(rs *ruleScreen, a view, w *window)
+	// cleanWindows is set when a window's violations are those of the
+	// whole body within it, so that the windows of a body that breaks no
+	// rule need no check before an edit.
+	cleanWindows bool
+	// screenWhole reports an edit that changes a fact of the whole body
+	// some rule depends on (globals gb before it, ga after), so that the
+	// whole body is checked again.
+	screenWhole func(b *Body, gb, ga globals, ts *toolState) bool
+	// pairKeys returns the (call type, id) keys of the calls and outputs
+	// of f, for a provider whose calls and outputs pair by kind and id
+	// anywhere in the history (Responses); screenKeyed checks again, in
+	// view v, the keys and item ids the edits e touch.
+	pairKeys    func(f *facts) [][2]string
+	screenKeyed func(rs *ruleScreen, v view, e *edits, gl globals) []Violation
 }

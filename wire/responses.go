@@ -17,11 +17,13 @@ var responsesProvider = provider{
 	userMessage:   isUserMessage,
 	coupled:       coupledItems,
 	callOutcome:   true,
-	keyedPairs:    true,
 	emptyRule:     RuleResponsesEmptyInput,
 	emptyWording:  "input: the input array is empty; at least one item is required.",
 	validate:      validateResponses,
 	toolFields:    responsesToolFields,
+	screenWhole:   wholeResponses,
+	pairKeys:      responsesKeys,
+	screenKeyed:   screenKeyedResponses,
 }
 
 // ---- reading ------------------------------------------------------------------

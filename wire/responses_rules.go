@@ -158,3 +158,89 @@ func responsesToolFields(b *Body, ts *toolState, v *violations) {
 		v.add(RuleResponsesUnknownToolChoice, 0, "Invalid 'tool_choice': no tool named '%s' is declared in 'tools'.", n)
 	}
 }
+
+// responsesKeys returns the (call type, id) keys of a Responses item's
+// calls and outputs.
+func responsesKeys(f *facts) [][2]string {
+	var out [][2]string
+	for _, p := range f.parts {
+		switch p.kind {
+		case PartCall:
+			out = append(out, [2]string{f.typ, p.id})
+		case PartResult:
+			out = append(out, [2]string{responsesOutputs[p.typ][0], p.id})
+		}
+	}
+	return out
+}
+
+// screenKeyedResponses returns, in view v, the violations of the Responses pairing and
+// item ids for the kinds, ids and items the edits e touch.
+func screenKeyedResponses(rs *ruleScreen, v view, e *edits, gl globals) []Violation {
+	var out violations
+	keys := map[[2]string]bool{}
+	ids := map[string]bool{}
+	for _, i := range e.rm {
+		f := rs.at(i)
+		for _, k := range responsesKeys(f) {
+			keys[k] = true
+		}
+		if f.id != "" {
+			ids[f.id] = true
+		}
+	}
+	continues := rs.b.continues || gl.itemRefs > 0
+	for _, k := range sortedKeys(keys) {
+		var queue []int32
+		for _, i := range rs.byKey[k] {
+			if v.isRemoved(i) {
+				continue
+			}
+			f := rs.factsIn(v, i)
+			if f.ncalls > 0 {
+				queue = append(queue, i)
+				continue
+			}
+			if len(queue) > 0 {
+				queue = queue[1:]
+				continue
+			}
+			if !continues {
+				for _, p := range f.parts {
+					if p.kind == PartResult {
+						out.add(RuleResponsesOutputWithoutCall, v.rank(i), "No tool call found for %s with %s %s.", strings.ReplaceAll(p.typ, "_", " "), responsesOutputs[p.typ][1], p.id)
+					}
+				}
+			}
+		}
+		for _, i := range queue {
+			if k[0] == "mcp_approval_request" {
+				continue
+			}
+			rule := RuleResponsesCallWithoutOutput
+			if i > gl.barrier {
+				rule = RuleResponsesPendingCalls
+			}
+			out.add(rule, v.rank(i), "No tool output found for %s %s.", strings.ReplaceAll(k[0], "_", " "), k[1])
+		}
+	}
+	for _, id := range sortedKeys(ids) {
+		n := 0
+		for _, i := range rs.byID[id] {
+			if v.isRemoved(i) {
+				continue
+			}
+			if n++; n > 1 {
+				out.add(RuleResponsesDuplicateItemID, v.rank(i), "Duplicate item found with id %s.", id)
+			}
+		}
+	}
+	return out
+}
+
+// wholeResponses reports an edit that changes whether the input
+// continues what the server holds, or which output or user message is
+// the last.
+func wholeResponses(b *Body, gb, ga globals, _ *toolState) bool {
+	return (b.continues || gb.itemRefs > 0) != (b.continues || ga.itemRefs > 0) || gb.barrier != ga.barrier
+}

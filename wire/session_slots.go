@@ -54,10 +54,7 @@ func (s *Session) newSlots() *slots {
 		stubbed: func(i int32) (*facts, bool) { return s.slotStubbed(i) },
 	}
 	sl.rules.glob.lastUser, sl.rules.glob.barrier = -1, -1
-	if s.cfg.Dialect == OpenAIResponses {
-		sl.rules.byKey = map[[2]string][]int32{}
-		sl.rules.byID = map[string][]int32{}
-	}
+	sl.rules.indexKeys()
 	return sl
 }
 
