@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -25,6 +26,7 @@ var anthropicProvider = provider{
 	toolRefs:     anthropicToolRefs,
 	widen:        widenAnthropic,
 	screenWhole:  wholeAnthropic,
+	stub:         stubAnthropic,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -241,4 +243,41 @@ func finishAnthropic(t *tracker) (closed []int32, report func(key int32) bool) {
 		return nil, reportAll
 	}
 	return openKeys(t.turnCalls), reportAll
+}
+
+// ---- stubs ---------------------------------------------------------------------
+
+// stubAnthropic replaces the content of each tool_result block of a
+// message. tool_reference blocks name tools that must stay loaded: they
+// stay, after the placeholder.
+func stubAnthropic(obj map[string]json.RawMessage, text string, textJSON json.RawMessage) error {
+	return stubBlocks(obj, "content", func(blk map[string]json.RawMessage) (bool, error) {
+		if t, _ := optString(blk, "type"); t != "tool_result" {
+			return false, nil
+		}
+		refs := referenceBlocks(blk["content"])
+		if len(refs) == 0 {
+			blk["content"] = textJSON
+			return true, nil
+		}
+		tb, err := json.Marshal(map[string]string{"type": "text", "text": text})
+		if err != nil {
+			return false, err
+		}
+		blk["content"] = joinArray(append([]json.RawMessage{tb}, refs...))
+		return true, nil
+	})
+}
+
+// referenceBlocks returns the tool_reference blocks of a tool_result's
+// content array.
+func referenceBlocks(content json.RawMessage) []json.RawMessage {
+	items, _ := asArray(content)
+	var out []json.RawMessage
+	for _, it := range items {
+		if blk, ok := asObject(it); ok && str(blk["type"]) == "tool_reference" {
+			out = append(out, it)
+		}
+	}
+	return out
 }

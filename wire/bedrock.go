@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/json"
+
 // bedrockProvider is the table of AWS Bedrock Converse.
 var bedrockProvider = provider{
 	dialect:    Bedrock,
@@ -17,6 +19,7 @@ var bedrockProvider = provider{
 	validate:     validateBedrock,
 	toolFields:   bedrockToolFields,
 	screenWhole:  wholeBedrock,
+	stub:         stubBedrock,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -91,4 +94,27 @@ func readBedrockTop(b *Body) error {
 	raw, ok := b.top.fields["toolConfig"]
 	b.hasToolConfig = ok && !isNull(raw)
 	return nil
+}
+
+// ---- stubs ---------------------------------------------------------------------
+
+// stubBedrock makes the content of each toolResult block [{"text": text}].
+func stubBedrock(obj map[string]json.RawMessage, text string, _ json.RawMessage) error {
+	content, err := json.Marshal([]map[string]string{{"text": text}})
+	if err != nil {
+		return err
+	}
+	return stubBlocks(obj, "content", func(blk map[string]json.RawMessage) (bool, error) {
+		tr, ok := asObject(blk["toolResult"])
+		if !ok {
+			return false, nil
+		}
+		tr["content"] = content
+		b, err := json.Marshal(tr)
+		if err != nil {
+			return false, err
+		}
+		blk["toolResult"] = b
+		return true, nil
+	})
 }

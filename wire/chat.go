@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/json"
+
 // chatProvider is the table of OpenAI Chat Completions.
 var chatProvider = provider{
 	dialect:      OpenAIChat,
@@ -14,6 +16,7 @@ var chatProvider = provider{
 	toolFields:   chatToolFields,
 	widen:        widenChat,
 	cleanWindows: true,
+	stub:         stubChat,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -243,4 +246,12 @@ func openLegacy(cs []tcall) bool {
 		}
 	}
 	return false
+}
+
+// ---- stubs ---------------------------------------------------------------------
+
+// stubChat replaces the content of a tool or function message.
+func stubChat(obj map[string]json.RawMessage, _ string, textJSON json.RawMessage) error {
+	obj["content"] = textJSON
+	return nil
 }

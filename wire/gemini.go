@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ var geminiProvider = provider{
 	validate:     func(_ *Body, ms []*facts, sc scope, v *violations) { validateGemini(ms, sc, v) },
 	toolFields:   geminiToolFields,
 	screenWhole:  wholeGemini,
+	stub:         stubGemini,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -98,3 +100,28 @@ func geminiSide(f *facts) string {
 
 // isGeminiUserRole reports a role Gemini counts as the user side.
 func isGeminiUserRole(r string) bool { return r == "user" || r == "function" || r == "tool" }
+
+// ---- stubs ---------------------------------------------------------------------
+
+// stubGemini makes the response of each functionResponse part
+// {"result": text}; its multimodal parts go with the content.
+func stubGemini(obj map[string]json.RawMessage, text string, _ json.RawMessage) error {
+	resp, err := json.Marshal(map[string]string{"result": text})
+	if err != nil {
+		return err
+	}
+	return stubBlocks(obj, "parts", func(p map[string]json.RawMessage) (bool, error) {
+		fr, ok := asObject(p["functionResponse"])
+		if !ok {
+			return false, nil
+		}
+		fr["response"] = resp
+		delete(fr, "parts")
+		b, err := json.Marshal(fr)
+		if err != nil {
+			return false, err
+		}
+		p["functionResponse"] = b
+		return true, nil
+	})
+}

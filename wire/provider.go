@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/json"
+
 // provider is what the package knows of one wire dialect, as a table the
 // shared code asks: how the history is read, how calls pair with results,
 // the provider's rules, what a stub replaces, where the tools and the
@@ -80,4 +82,10 @@ type provider struct {
 	// view v, the keys and item ids the edits e touch.
 	pairKeys    func(f *facts) [][2]string
 	screenKeyed func(rs *ruleScreen, v view, e *edits, gl globals) []Violation
+
+	// ---- what a stub replaces
+
+	// stub replaces, in the message obj, the content of every tool result
+	// by text (textJSON is text encoded).
+	stub func(obj map[string]json.RawMessage, text string, textJSON json.RawMessage) error
 }

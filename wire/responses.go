@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -24,6 +26,7 @@ var responsesProvider = provider{
 	screenWhole:   wholeResponses,
 	pairKeys:      responsesKeys,
 	screenKeyed:   screenKeyedResponses,
+	stub:          stubResponses,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -288,4 +291,45 @@ func coupledItems(prev, f *facts) bool {
 // isUserMessage reports a message item of the user.
 func isUserMessage(m *facts) bool {
 	return m.typ == "message" && m.role == "user"
+}
+
+// ---- stubs ---------------------------------------------------------------------
+
+// stubResponses replaces the output of an output item (see
+// stubResponsesOutput).
+func stubResponses(obj map[string]json.RawMessage, text string, textJSON json.RawMessage) error {
+	out, err := stubResponsesOutput(str(obj["type"]), obj["output"], text, textJSON)
+	if err != nil {
+		return err
+	}
+	obj["output"] = out
+	return nil
+}
+
+// stubResponsesOutput returns the output of a Responses output item of
+// type typ, whose output was out, replaced by text (textJSON encoded):
+// a string where the API takes one; an array of one input_text part
+// where the output was an array of content parts; for a shell call
+// output, one chunk with the text as stdout and the first chunk's
+// outcome. A computer call's screenshot, a client tool search's tool
+// list and an approval response cannot be stubbed.
+func stubResponsesOutput(typ string, out json.RawMessage, text string, textJSON json.RawMessage) (json.RawMessage, error) {
+	switch typ {
+	case "function_call_output", "custom_tool_call_output":
+		if kindOf(out) == '[' {
+			return json.Marshal([]map[string]string{{"type": "input_text", "text": text}})
+		}
+		return textJSON, nil
+	case "local_shell_call_output", "apply_patch_call_output":
+		return textJSON, nil
+	case "shell_call_output":
+		outcome := json.RawMessage(`{"type":"exit","exit_code":0}`)
+		if chunks, ok := asArray(out); ok && len(chunks) > 0 {
+			if c, ok := asObject(chunks[0]); ok && kindOf(c["outcome"]) == '{' {
+				outcome = c["outcome"]
+			}
+		}
+		return json.Marshal([]map[string]json.RawMessage{{"stdout": textJSON, "stderr": json.RawMessage(`""`), "outcome": outcome}})
+	}
+	return nil, fmt.Errorf("%s: %w", typ, ErrUnstubbable)
 }
