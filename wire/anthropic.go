@@ -27,6 +27,8 @@ var anthropicProvider = provider{
 	widen:        widenAnthropic,
 	screenWhole:  wholeAnthropic,
 	stub:         stubAnthropic,
+	toolLists:    []toolList{{key: "tools"}},
+	toolDecl:     anthropicToolDecl,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -280,4 +282,11 @@ func referenceBlocks(content json.RawMessage) []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// ---- tools ---------------------------------------------------------------------
+
+// anthropicToolDecl finds the declaration of a tools entry: the entry.
+func anthropicToolDecl(entry map[string]json.RawMessage) (string, map[string]json.RawMessage, string) {
+	return "", entry, "input_schema"
 }

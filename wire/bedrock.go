@@ -20,6 +20,9 @@ var bedrockProvider = provider{
 	toolFields:   bedrockToolFields,
 	screenWhole:  wholeBedrock,
 	stub:         stubBedrock,
+	toolLists:    []toolList{{key: "toolConfig", inner: "tools"}},
+	toolDecl:     bedrockToolDecl,
+	schemaInJSON: true,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -117,4 +120,16 @@ func stubBedrock(obj map[string]json.RawMessage, text string, _ json.RawMessage)
 		blk["toolResult"] = b
 		return true, nil
 	})
+}
+
+// ---- tools ---------------------------------------------------------------------
+
+// bedrockToolDecl finds the declaration of a toolConfig.tools entry: its
+// toolSpec.
+func bedrockToolDecl(entry map[string]json.RawMessage) (string, map[string]json.RawMessage, string) {
+	spec, ok := asObject(entry["toolSpec"])
+	if !ok {
+		return "", nil, ""
+	}
+	return "toolSpec", spec, "inputSchema"
 }

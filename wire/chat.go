@@ -17,6 +17,8 @@ var chatProvider = provider{
 	widen:        widenChat,
 	cleanWindows: true,
 	stub:         stubChat,
+	toolLists:    []toolList{{key: "tools"}, {key: "functions"}},
+	toolDecl:     chatToolDecl,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -254,4 +256,36 @@ func openLegacy(cs []tcall) bool {
 func stubChat(obj map[string]json.RawMessage, _ string, textJSON json.RawMessage) error {
 	obj["content"] = textJSON
 	return nil
+}
+
+// ---- tools ---------------------------------------------------------------------
+
+// chatToolDecl finds the declaration of a tools or functions entry: a
+// function tool's "function" object, a custom tool's "custom" object
+// (which has no input schema), or a legacy functions entry itself.
+func chatToolDecl(entry map[string]json.RawMessage) (string, map[string]json.RawMessage, string) {
+	inner := ""
+	switch {
+	case entry["function"] != nil:
+		inner = "function"
+	case entry["custom"] != nil:
+		custom, _ := asObject(entry["custom"])
+		return "custom", custom, ""
+	}
+	decl := entry
+	if inner != "" {
+		decl, _ = asObject(entry[inner])
+	}
+	return inner, decl, parametersKey(decl)
+}
+
+// parametersKey is the key of an OpenAI declaration's schema:
+// "parameters", or "input_schema" in a declaration that gives only that.
+func parametersKey(decl map[string]json.RawMessage) string {
+	if _, ok := decl["parameters"]; !ok {
+		if _, ok := decl["input_schema"]; ok {
+			return "input_schema"
+		}
+	}
+	return "parameters"
 }

@@ -22,6 +22,8 @@ var geminiProvider = provider{
 	toolFields:   geminiToolFields,
 	screenWhole:  wholeGemini,
 	stub:         stubGemini,
+	toolLists:    []toolList{{key: "tools", groups: []string{"functionDeclarations", "function_declarations"}}},
+	toolDecl:     geminiToolDecl,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -124,4 +126,15 @@ func stubGemini(obj map[string]json.RawMessage, text string, _ json.RawMessage) 
 		p["functionResponse"] = b
 		return true, nil
 	})
+}
+
+// ---- tools ---------------------------------------------------------------------
+
+// geminiToolDecl finds the declaration of a functionDeclarations entry:
+// the entry, whose schema is parametersJsonSchema or parameters.
+func geminiToolDecl(entry map[string]json.RawMessage) (string, map[string]json.RawMessage, string) {
+	if _, ok := entry["parametersJsonSchema"]; ok {
+		return "", entry, "parametersJsonSchema"
+	}
+	return "", entry, "parameters"
 }

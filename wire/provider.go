@@ -88,4 +88,17 @@ type provider struct {
 	// stub replaces, in the message obj, the content of every tool result
 	// by text (textJSON is text encoded).
 	stub func(obj map[string]json.RawMessage, text string, textJSON json.RawMessage) error
+
+	// ---- where its tools live
+
+	// toolLists are where the request declares tools, in order.
+	toolLists []toolList
+	// toolDecl finds the declaration in a tools entry: the member holding
+	// it ("function", "toolSpec"; "" for the entry itself), the
+	// declaration (nil for an entry that declares no tool by name) and
+	// the key of its input schema ("" for a tool without one).
+	toolDecl func(entry map[string]json.RawMessage) (inner string, decl map[string]json.RawMessage, schemaKey string)
+	// schemaInJSON is set when the schema sits under "json" in its slot
+	// (Bedrock's inputSchema).
+	schemaInJSON bool
 }

@@ -27,6 +27,8 @@ var responsesProvider = provider{
 	pairKeys:      responsesKeys,
 	screenKeyed:   screenKeyedResponses,
 	stub:          stubResponses,
+	toolLists:     []toolList{{key: "tools"}},
+	toolDecl:      responsesToolDecl,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -332,4 +334,11 @@ func stubResponsesOutput(typ string, out json.RawMessage, text string, textJSON 
 		return json.Marshal([]map[string]json.RawMessage{{"stdout": textJSON, "stderr": json.RawMessage(`""`), "outcome": outcome}})
 	}
 	return nil, fmt.Errorf("%s: %w", typ, ErrUnstubbable)
+}
+
+// ---- tools ---------------------------------------------------------------------
+
+// responsesToolDecl finds the declaration of a tools entry: the entry.
+func responsesToolDecl(entry map[string]json.RawMessage) (string, map[string]json.RawMessage, string) {
+	return "", entry, parametersKey(entry)
 }

@@ -404,9 +404,9 @@ func (s *Session) SetRequest(fields json.RawMessage) error {
 // changed since the last time.
 func (s *Session) registerTools() error {
 	sig := ""
-	for _, k := range []string{"tools", "functions", "toolConfig"} {
-		if v, ok := s.top.get(k); ok {
-			sig += k + "\x00" + string(v) + "\x00"
+	for _, l := range s.p.toolLists {
+		if v, ok := s.top.get(l.key); ok {
+			sig += l.key + "\x00" + string(v) + "\x00"
 		}
 	}
 	if sig == s.toolsSig {

@@ -622,7 +622,7 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 			compress[c.Tool] = c.Schema
 		}
 	}
-	editDeclarations(s.cfg.Dialect, &top, drop, compress)
+	editDeclarations(s.p, &top, drop, compress)
 	if s.cfg.Dialect == OpenAIChat {
 		return top
 	}
@@ -919,7 +919,7 @@ func (s *Session) screenWhole(d *pruneguard.Decision) []Refusal {
 	}
 	now := s.topFor(nil)
 	then := s.topFor(d)
-	if schema && declaredCount(s.cfg.Dialect, &then) == 0 && declaredCount(s.cfg.Dialect, &now) > 0 {
+	if schema && declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
 		return schemaTools(CodeEmptyTools, "")
 	}
 	before, _ := Validate(now.withHistory(s.key, s.history(nil)), s.cfg.Dialect)

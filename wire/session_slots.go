@@ -456,7 +456,7 @@ func (s *Session) screenSlots(d *pruneguard.Decision) (refs []Refusal, ok bool) 
 			return []Refusal{r}
 		}
 		now, then := s.topFor(nil), s.topFor(d)
-		if declaredCount(s.cfg.Dialect, &then) == 0 && declaredCount(s.cfg.Dialect, &now) > 0 {
+		if declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
 			return schemaTools(CodeEmptyTools, ""), true
 		}
 		next := s.toolState(d)

@@ -32,11 +32,15 @@ type ToolDecl struct {
 // objects are ignored, since providers reject them before any pruning
 // matters.
 func (b *Body) Tools() []ToolDecl {
+	if b == nil || b.top == nil {
+		return nil
+	}
 	var out []ToolDecl
-	b.eachTool(func(name string, schema json.RawMessage, ann json.RawMessage, _ func(edit toolEdit)) {
+	walkTools(b.provider(), bodyTools(b), func(name string, schema, ann json.RawMessage) toolEdit {
 		t := ToolDecl{Name: name, Schema: schema}
 		t.Annotations, t.Annotated = parseAnnotations(ann)
 		out = append(out, t)
+		return toolEdit{}
 	})
 	return out
 }
@@ -47,153 +51,190 @@ type toolEdit struct {
 	schema json.RawMessage // replacement schema, when not nil
 }
 
-// schemaKey returns the key of the tool declaration obj that holds its
-// input schema in dialect d.
-func schemaKey(d Dialect, obj map[string]json.RawMessage) string {
-	switch d {
-	case Anthropic:
-		return "input_schema"
-	case Gemini:
-		if _, ok := obj["parametersJsonSchema"]; ok {
-			return "parametersJsonSchema"
-		}
-		return "parameters"
-	case Bedrock:
-		return "inputSchema"
-	}
-	if _, ok := obj["parameters"]; !ok {
-		if _, ok := obj["input_schema"]; ok {
-			return "input_schema"
-		}
-	}
-	return "parameters"
+// toolList is where a provider declares tools: a top-level field holding
+// an array of tool entries; or an object holding that array under inner
+// (Bedrock's toolConfig.tools); or, with groups, an array of groups each
+// holding arrays of declarations under those keys (Gemini's
+// tools[].functionDeclarations).
+type toolList struct {
+	key, inner string
+	groups     []string
 }
 
-// eachTool calls fn for each declared tool with its name, schema and
-// annotations. When fn calls edit, the declaration is dropped or its
-// schema replaced in the body's top-level fields.
-func (b *Body) eachTool(fn func(name string, schema, ann json.RawMessage, edit func(toolEdit))) {
-	if b == nil || b.top == nil {
+// toolIO is the top-level fields of a request a walk over its tools
+// declarations reads and writes. del, when set, removes a field: a list
+// that empties is then left out, and so is a Gemini group or a field
+// with no list left; without it an emptied list stays, empty.
+type toolIO struct {
+	get func(key string) json.RawMessage
+	set func(key string, v json.RawMessage)
+	del func(key string)
+}
+
+// bodyTools is the walk of a body's tools, edits included; emptied lists
+// stay (a guarded prune never empties one, see [CodeEmptyTools]).
+func bodyTools(b *Body) toolIO {
+	return toolIO{get: b.field, set: b.setField}
+}
+
+// requestTools is the walk of a request's fields; emptied lists go.
+func requestTools(top *topFields) toolIO {
+	return toolIO{
+		get: func(k string) json.RawMessage { v, _ := top.get(k); return v },
+		set: top.set, del: top.del,
+	}
+}
+
+// walkTools calls fn with each named tool declaration of a request, in
+// order, with its name, input schema and annotations, and carries out
+// the edit fn returns: the declaration dropped, or its schema replaced
+// (when it has a schema slot; a Chat custom tool has none).
+func walkTools(p *provider, io toolIO, fn func(name string, schema, ann json.RawMessage) toolEdit) {
+	for _, l := range p.toolLists {
+		v := io.get(l.key)
+		switch {
+		case l.inner != "":
+			cfg, ok := asObject(v)
+			if !ok {
+				continue
+			}
+			list, n, changed := editToolList(p, cfg[l.inner], fn)
+			switch {
+			case !changed:
+			case n == 0 && io.del != nil:
+				io.del(l.key)
+			default:
+				cfg[l.inner] = list
+				raw, _ := json.Marshal(cfg)
+				io.set(l.key, raw)
+			}
+		case len(l.groups) > 0:
+			walkToolGroups(p, io, l, v, fn)
+		default:
+			list, n, changed := editToolList(p, v, fn)
+			switch {
+			case !changed:
+			case n == 0 && io.del != nil:
+				io.del(l.key)
+			default:
+				io.set(l.key, list)
+			}
+		}
+	}
+}
+
+// walkToolGroups is walkTools over an array of groups of declarations.
+func walkToolGroups(p *provider, io toolIO, l toolList, v json.RawMessage, fn func(name string, schema, ann json.RawMessage) toolEdit) {
+	groups, ok := asArray(v)
+	if !ok {
 		return
 	}
-	// decl visits one declaration object (its inner object when inner is
-	// set) and stores in fate what fn asks to do with it.
-	decl := func(obj map[string]json.RawMessage, inner string, fate *toolEdit) {
-		target := obj
-		if inner != "" {
-			o, ok := asObject(obj[inner])
-			if !ok {
-				return
+	changedAny := false
+	kept := groups[:0:0]
+	for _, gr := range groups {
+		obj, ok := asObject(gr)
+		if !ok {
+			kept = append(kept, gr)
+			continue
+		}
+		drop := false
+		for _, gk := range l.groups {
+			if _, has := obj[gk]; !has || drop {
+				continue
 			}
-			target = o
+			list, n, changed := editToolList(p, obj[gk], fn)
+			if !changed {
+				continue
+			}
+			changedAny = true
+			if n == 0 && io.del != nil && len(obj) == 1 {
+				drop = true
+				continue
+			}
+			obj[gk] = list
+			gr, _ = json.Marshal(obj)
 		}
-		name, _ := optString(target, "name")
+		if !drop {
+			kept = append(kept, gr)
+		}
+	}
+	switch {
+	case !changedAny:
+	case len(kept) == 0 && io.del != nil:
+		io.del(l.key)
+	default:
+		io.set(l.key, joinArray(kept))
+	}
+}
+
+// editToolList runs fn over the declarations of one array of tool
+// entries and returns the array as fn's edits leave it, its length, and
+// whether an edit changed it.
+func editToolList(p *provider, raw json.RawMessage, fn func(name string, schema, ann json.RawMessage) toolEdit) (json.RawMessage, int, bool) {
+	items, ok := asArray(raw)
+	if !ok {
+		return raw, 0, false
+	}
+	changed := false
+	kept := items[:0:0]
+	for _, it := range items {
+		obj, ok := asObject(it)
+		if !ok {
+			kept = append(kept, it)
+			continue
+		}
+		inner, decl, key := p.toolDecl(obj)
+		name := ""
+		if decl != nil {
+			name, _ = optString(decl, "name")
+		}
 		if name == "" {
-			return
+			kept = append(kept, it)
+			continue
 		}
-		ann := target["annotations"]
+		ann := decl["annotations"]
 		if isNull(ann) {
 			ann = obj["annotations"]
 		}
-		key := schemaKey(b.Dialect, target)
-		schema := target[key]
-		if b.Dialect == Bedrock {
-			if s, ok := asObject(schema); ok {
-				schema = s["json"]
+		var schema json.RawMessage
+		if key != "" {
+			schema = decl[key]
+			if p.schemaInJSON {
+				schema = path(schema, "json")
+			}
+			if isNull(schema) {
+				schema = nil
 			}
 		}
-		if isNull(schema) {
-			schema = nil
+		e := fn(name, schema, ann)
+		switch {
+		case e.drop:
+			changed = true
+			continue
+		case e.schema != nil && key != "":
+			changed = true
+			it = replaceSchema(p, obj, inner, decl, key, e.schema)
 		}
-		fn(name, schema, ann, func(e toolEdit) { *fate = e })
+		kept = append(kept, it)
 	}
-	// editArray runs decl over the objects of an array and rebuilds it
-	// when some declaration was edited.
-	editArray := func(raw json.RawMessage, inner func(map[string]json.RawMessage) string) (json.RawMessage, bool) {
-		items, ok := asArray(raw)
-		if !ok {
-			return nil, false
-		}
-		changed := false
-		var kept []json.RawMessage
-		for _, it := range items {
-			obj, ok := asObject(it)
-			if !ok {
-				kept = append(kept, it)
-				continue
-			}
-			in := inner(obj)
-			var fate toolEdit
-			decl(obj, in, &fate)
-			switch {
-			case fate.drop:
-				changed = true
-				continue
-			case fate.schema != nil:
-				changed = true
-				it = replaceSchema(b.Dialect, obj, in, fate.schema)
-			}
-			kept = append(kept, it)
-		}
-		if !changed {
-			return nil, false
-		}
-		return joinArray(kept), true
+	if !changed {
+		return raw, len(kept), false
 	}
-	switch b.Dialect {
-	case OpenAIChat:
-		for _, key := range []string{"tools", "functions"} {
-			v, ok := editArray(b.field(key), func(obj map[string]json.RawMessage) string {
-				if _, ok := obj["function"]; ok {
-					return "function"
-				}
-				if _, ok := obj["custom"]; ok {
-					return "custom"
-				}
-				return ""
-			})
-			if ok {
-				b.setField(key, v)
-			}
-		}
-	case OpenAIResponses, Anthropic:
-		if v, ok := editArray(b.field("tools"), func(map[string]json.RawMessage) string { return "" }); ok {
-			b.setField("tools", v)
-		}
-	case Gemini:
-		key := "tools"
-		groups, ok := asArray(b.field(key))
-		if !ok {
-			return
-		}
-		changed := false
-		for g, gr := range groups {
-			obj, ok := asObject(gr)
-			if !ok {
-				continue
-			}
-			for _, fk := range []string{"functionDeclarations", "function_declarations"} {
-				if v, ok := editArray(obj[fk], func(map[string]json.RawMessage) string { return "" }); ok {
-					obj[fk] = v
-					groups[g], _ = json.Marshal(obj)
-					changed = true
-				}
-			}
-		}
-		if changed {
-			b.setField(key, joinArray(groups))
-		}
-	case Bedrock:
-		cfg, ok := asObject(b.field("toolConfig"))
-		if !ok {
-			return
-		}
-		if v, ok := editArray(cfg["tools"], func(map[string]json.RawMessage) string { return "toolSpec" }); ok {
-			cfg["tools"] = v
-			raw, _ := json.Marshal(cfg)
-			b.setField("toolConfig", raw)
-		}
+	return joinArray(kept), len(kept), true
+}
+
+// replaceSchema returns the tools entry obj with the schema of its
+// declaration decl (the entry, or its member inner) replaced.
+func replaceSchema(p *provider, obj map[string]json.RawMessage, inner string, decl map[string]json.RawMessage, key string, schema json.RawMessage) json.RawMessage {
+	if p.schemaInJSON {
+		schema, _ = json.Marshal(map[string]json.RawMessage{"json": schema})
 	}
+	decl[key] = schema
+	if inner != "" {
+		obj[inner], _ = json.Marshal(decl)
+	}
+	raw, _ := json.Marshal(obj)
+	return raw
 }
 
 // toolArray is one tools array of a body, by its path, with its length.
@@ -202,9 +243,8 @@ type toolArray struct {
 	n    int
 }
 
-// toolArraysOf lists the tools arrays of b, in a fixed order: Chat tools
-// and functions, Responses and Anthropic tools, each Gemini
-// functionDeclarations list, Bedrock toolConfig.tools. Every entry
+// toolArraysOf lists the tools arrays of b, in the order of the
+// provider's tool lists, each Gemini group's in order. Every entry
 // counts, named or not (a hosted Responses tool has no name).
 func toolArraysOf(b *Body) []toolArray {
 	var out []toolArray
@@ -213,25 +253,25 @@ func toolArraysOf(b *Body) []toolArray {
 			out = append(out, toolArray{path, len(items)})
 		}
 	}
-	switch b.Dialect {
-	case OpenAIChat:
-		add("tools", b.field("tools"))
-		add("functions", b.field("functions"))
-	case OpenAIResponses, Anthropic:
-		add("tools", b.field("tools"))
-	case Gemini:
-		groups, _ := asArray(b.field("tools"))
-		for k, gr := range groups {
-			obj, ok := asObject(gr)
-			if !ok {
-				continue
+	for _, l := range b.provider().toolLists {
+		v := b.field(l.key)
+		switch {
+		case l.inner != "":
+			add(l.key+"."+l.inner, path(v, l.inner))
+		case len(l.groups) > 0:
+			groups, _ := asArray(v)
+			for k, gr := range groups {
+				obj, ok := asObject(gr)
+				if !ok {
+					continue
+				}
+				for _, gk := range l.groups {
+					add(fmt.Sprintf("%s[%d].%s", l.key, k, gk), obj[gk])
+				}
 			}
-			for _, fk := range []string{"functionDeclarations", "function_declarations"} {
-				add(fmt.Sprintf("tools[%d].%s", k, fk), obj[fk])
-			}
+		default:
+			add(l.key, v)
 		}
-	case Bedrock:
-		add("toolConfig.tools", path(b.field("toolConfig"), "tools"))
 	}
 	return out
 }
@@ -279,40 +319,46 @@ func (b *Body) systemMessage() int {
 	return -1
 }
 
-// replaceSchema returns the declaration with its schema swapped.
-func replaceSchema(d Dialect, obj map[string]json.RawMessage, inner string, schema json.RawMessage) json.RawMessage {
-	target := obj
-	if inner != "" {
-		target, _ = asObject(obj[inner])
-	}
-	key := schemaKey(d, target)
-	if d == Bedrock {
-		wrapped, _ := json.Marshal(map[string]json.RawMessage{"json": schema})
-		target[key] = wrapped
-	} else {
-		target[key] = schema
-	}
-	if inner != "" {
-		obj[inner], _ = json.Marshal(target)
-	}
-	raw, _ := json.Marshal(obj)
-	return raw
-}
-
 // editTools drops the declarations of the tools in drop and replaces the
-// schemas of those in compress.
+// schemas of those in compress, in the body's top-level fields.
 func (b *Body) editTools(drop map[string]bool, compress map[string]json.RawMessage) {
 	if len(drop) == 0 && len(compress) == 0 {
 		return
 	}
-	b.eachTool(func(name string, _, _ json.RawMessage, edit func(toolEdit)) {
+	walkTools(b.provider(), bodyTools(b), toolEdits(drop, compress))
+}
+
+// editDeclarations is editTools for a request's fields, as a session
+// keeps them: a list that empties is left out, never written empty.
+func editDeclarations(p *provider, top *topFields, drop map[string]bool, compress map[string]json.RawMessage) {
+	if len(drop) == 0 && len(compress) == 0 {
+		return
+	}
+	walkTools(p, requestTools(top), toolEdits(drop, compress))
+}
+
+// toolEdits is the walk that drops the tools in drop and compresses
+// those in compress.
+func toolEdits(drop map[string]bool, compress map[string]json.RawMessage) func(string, json.RawMessage, json.RawMessage) toolEdit {
+	return func(name string, _, _ json.RawMessage) toolEdit {
 		switch {
 		case drop[name]:
-			edit(toolEdit{drop: true})
+			return toolEdit{drop: true}
 		case compress[name] != nil:
-			edit(toolEdit{schema: compress[name]})
+			return toolEdit{schema: compress[name]}
 		}
+		return toolEdit{}
+	}
+}
+
+// declaredCount counts the named tool declarations of a request.
+func declaredCount(p *provider, top *topFields) int {
+	n := 0
+	walkTools(p, requestTools(top), func(string, json.RawMessage, json.RawMessage) toolEdit {
+		n++
+		return toolEdit{}
 	})
+	return n
 }
 
 func parseAnnotations(raw json.RawMessage) (pruneguard.Annotations, bool) {
