@@ -5,30 +5,47 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/pruneguard/pruneguard"
 )
 
 // anthropicProvider is the table of Anthropic Messages.
 var anthropicProvider = provider{
-	dialect:      Anthropic,
-	historyKey:   "messages",
-	entry:        "message",
-	readEntry:    (*reader).readAnthropic,
-	readTop:      readAnthropicTop,
-	track:        trackAnthropic,
-	finish:       finishAnthropic,
-	userMessage:  userRole,
-	coupled:      func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
-	emptyRule:    RuleAnthropicEmptyMessages,
-	emptyWording: "messages: at least one message is required",
-	validate:     validateAnthropic,
-	toolFields:   anthropicToolFields,
-	toolBlocks:   anthropicToolBlocks,
-	toolRefs:     anthropicToolRefs,
-	widen:        widenAnthropic,
-	screenWhole:  wholeAnthropic,
-	stub:         stubAnthropic,
-	toolLists:    []toolList{{key: "tools"}},
-	toolDecl:     anthropicToolDecl,
+	dialect:       Anthropic,
+	historyKey:    "messages",
+	entry:         "message",
+	readEntry:     (*reader).readAnthropic,
+	readTop:       readAnthropicTop,
+	track:         trackAnthropic,
+	finish:        finishAnthropic,
+	userMessage:   userRole,
+	coupled:       func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+	emptyRule:     RuleAnthropicEmptyMessages,
+	emptyWording:  "messages: at least one message is required",
+	validate:      validateAnthropic,
+	toolFields:    anthropicToolFields,
+	toolBlocks:    anthropicToolBlocks,
+	toolRefs:      anthropicToolRefs,
+	widen:         widenAnthropic,
+	screenWhole:   wholeAnthropic,
+	stub:          stubAnthropic,
+	toolLists:     []toolList{{key: "tools"}},
+	toolDecl:      anthropicToolDecl,
+	promptKey:     promptAt("system"),
+	hasPrompt:     alwaysPrompt,
+	addPromptText: anthropicAddText,
+	systemPrompt:  func(texts []string) json.RawMessage { return textBlocks(texts, anthropicText) },
+	textBlock:     anthropicText,
+	turns:         true,
+	turnKey:       "content",
+	modelRole:     "assistant",
+	callBlock:     anthropicCall,
+	writeResult:   anthropicResult,
+	declare:       anthropicDeclare,
+	callType:      "tool_use",
+	resultType:    "tool_result",
+	pausedTurns:   true,
+	paths:         []string{"/messages"},
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -289,4 +306,47 @@ func referenceBlocks(content json.RawMessage) []json.RawMessage {
 // anthropicToolDecl finds the declaration of a tools entry: the entry.
 func anthropicToolDecl(entry map[string]json.RawMessage) (string, map[string]json.RawMessage, string) {
 	return "", entry, "input_schema"
+}
+
+// ---- system prompt -------------------------------------------------------------
+
+// anthropicAddText appends text to the system prompt: to a string, or
+// as a text block to a block list.
+func anthropicAddText(cur json.RawMessage, text string) (json.RawMessage, bool) {
+	switch kindOf(cur) {
+	case '"':
+		s, _ := asString(cur)
+		return mustString(afterText(s, text)), true
+	case '[':
+		items, _ := asArray(cur)
+		return joinArray(append(items, anthropicText(text))), true
+	}
+	return mustString(text), true
+}
+
+// anthropicText is a text block.
+func anthropicText(text string) json.RawMessage {
+	return jk.marshal(map[string]any{"type": "text", "text": text})
+}
+
+// ---- writing -------------------------------------------------------------------
+
+// anthropicCall writes a call as a tool_use block.
+func anthropicCall(c pruneguard.Call) json.RawMessage {
+	return jk.marshal(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Tool, "input": jk.object(c.Args)})
+}
+
+// anthropicResult writes a result as a tool_result block, without
+// content when its text is blank.
+func anthropicResult(id pruneguard.CallID, text, _ string) json.RawMessage {
+	blk := map[string]any{"type": "tool_result", "tool_use_id": id}
+	if strings.TrimSpace(text) != "" {
+		blk["content"] = text
+	}
+	return jk.marshal(blk)
+}
+
+// anthropicDeclare writes a tool's declaration.
+func anthropicDeclare(name string, schema json.RawMessage) json.RawMessage {
+	return jk.marshal(map[string]any{"name": name, "input_schema": schema})
 }

@@ -1,6 +1,11 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/pruneguard/pruneguard"
+)
 
 // bedrockProvider is the table of AWS Bedrock Converse.
 var bedrockProvider = provider{
@@ -12,17 +17,31 @@ var bedrockProvider = provider{
 	track: func(t *tracker, f *facts, keys []int32, s *step) {
 		t.adjacent(f, keys, s, false, false)
 	},
-	userMessage:  userRole,
-	coupled:      func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
-	emptyRule:    RuleBedrockEmptyMessages,
-	emptyWording: "messages: the conversation is empty; it must start with a user message.",
-	validate:     validateBedrock,
-	toolFields:   bedrockToolFields,
-	screenWhole:  wholeBedrock,
-	stub:         stubBedrock,
-	toolLists:    []toolList{{key: "toolConfig", inner: "tools"}},
-	toolDecl:     bedrockToolDecl,
-	schemaInJSON: true,
+	userMessage:   userRole,
+	coupled:       func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+	emptyRule:     RuleBedrockEmptyMessages,
+	emptyWording:  "messages: the conversation is empty; it must start with a user message.",
+	validate:      validateBedrock,
+	toolFields:    bedrockToolFields,
+	screenWhole:   wholeBedrock,
+	stub:          stubBedrock,
+	toolLists:     []toolList{{key: "toolConfig", inner: "tools"}},
+	toolDecl:      bedrockToolDecl,
+	schemaInJSON:  true,
+	promptKey:     promptAt("system"),
+	hasPrompt:     bedrockHasPrompt,
+	addPromptText: bedrockAddText,
+	systemPrompt:  func(texts []string) json.RawMessage { return textBlocks(texts, plainText) },
+	textBlock:     plainText,
+	turns:         true,
+	turnKey:       "content",
+	modelRole:     "assistant",
+	callBlock:     bedrockCall,
+	writeResult:   bedrockResult,
+	declare:       bedrockDeclare,
+	callType:      "toolUse",
+	resultType:    "toolResult",
+	paths:         []string{"/converse", "/converse-stream"},
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -132,4 +151,41 @@ func bedrockToolDecl(entry map[string]json.RawMessage) (string, map[string]json.
 		return "", nil, ""
 	}
 	return "toolSpec", spec, "inputSchema"
+}
+
+// ---- system prompt -------------------------------------------------------------
+
+// bedrockHasPrompt reports a system list that is not empty.
+func bedrockHasPrompt(b *Body) bool {
+	items, _ := asArray(b.field("system"))
+	return len(items) > 0
+}
+
+// bedrockAddText appends text as a text block of the system list.
+func bedrockAddText(cur json.RawMessage, text string) (json.RawMessage, bool) {
+	blocks, _ := asArray(cur)
+	return joinArray(append(blocks, plainText(text))), true
+}
+
+// ---- writing -------------------------------------------------------------------
+
+// bedrockCall writes a call as a toolUse block.
+func bedrockCall(c pruneguard.Call) json.RawMessage {
+	return jk.marshal(map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Tool, "input": jk.object(c.Args)}})
+}
+
+// bedrockResult writes a result as a toolResult block: its text as a
+// text block, or, blank, an empty JSON block (text blocks may not be
+// blank).
+func bedrockResult(id pruneguard.CallID, text, _ string) json.RawMessage {
+	content := []any{map[string]any{"text": text}}
+	if strings.TrimSpace(text) == "" {
+		content = []any{map[string]any{"json": map[string]any{}}}
+	}
+	return jk.marshal(map[string]any{"toolResult": map[string]any{"toolUseId": id, "content": content}})
+}
+
+// bedrockDeclare writes a tool's toolSpec.
+func bedrockDeclare(name string, schema json.RawMessage) json.RawMessage {
+	return jk.marshal(map[string]any{"toolSpec": map[string]any{"name": name, "inputSchema": map[string]any{"json": schema}}})
 }

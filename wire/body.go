@@ -159,6 +159,7 @@ type Body struct {
 	hasToolConfig bool   // bedrock
 	storeFalse    bool   // responses
 	continues     bool   // responses: previous_response_id, conversation or an item_reference
+	onServer      bool   // responses: previous_response_id or conversation: the server holds the conversation
 }
 
 // Read parses a request body of dialect d. An empty d means Detect is

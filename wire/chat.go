@@ -1,24 +1,39 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/pruneguard/pruneguard"
+)
 
 // chatProvider is the table of OpenAI Chat Completions.
 var chatProvider = provider{
-	dialect:      OpenAIChat,
-	historyKey:   "messages",
-	entry:        "message",
-	readEntry:    (*reader).readChat,
-	track:        trackChat,
-	userMessage:  userRole,
-	emptyRule:    RuleChatEmptyMessages,
-	emptyWording: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
-	validate:     func(_ *Body, ms []*facts, sc scope, v *violations) { validateChat(ms, sc, v) },
-	toolFields:   chatToolFields,
-	widen:        widenChat,
-	cleanWindows: true,
-	stub:         stubChat,
-	toolLists:    []toolList{{key: "tools"}, {key: "functions"}},
-	toolDecl:     chatToolDecl,
+	dialect:         OpenAIChat,
+	historyKey:      "messages",
+	entry:           "message",
+	readEntry:       (*reader).readChat,
+	track:           trackChat,
+	userMessage:     userRole,
+	emptyRule:       RuleChatEmptyMessages,
+	emptyWording:    "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+	validate:        func(_ *Body, ms []*facts, sc scope, v *violations) { validateChat(ms, sc, v) },
+	toolFields:      chatToolFields,
+	widen:           widenChat,
+	cleanWindows:    true,
+	stub:            stubChat,
+	toolLists:       []toolList{{key: "tools"}, {key: "functions"}},
+	toolDecl:        chatToolDecl,
+	promptInHistory: true,
+	hasPrompt:       func(b *Body) bool { return b.systemMessage() >= 0 },
+	addPromptText:   chatAddText,
+	modelRole:       "assistant",
+	writeEntries:    chatEntries,
+	writeResult:     chatResult,
+	declare:         chatDeclare,
+	eventFacts:      chatEventFacts,
+	callType:        "tool_call",
+	resultType:      "tool",
+	paths:           []string{"/chat/completions"},
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -288,4 +303,66 @@ func parametersKey(decl map[string]json.RawMessage) string {
 		}
 	}
 	return "parameters"
+}
+
+// ---- system prompt -------------------------------------------------------------
+
+// chatAddText appends text to the content of a Chat system message, or
+// makes a system message of it when there is none.
+func chatAddText(cur json.RawMessage, text string) (json.RawMessage, bool) {
+	if cur == nil {
+		return jk.marshal(map[string]any{"role": "system", "content": text}), true
+	}
+	obj, ok := asObject(cur)
+	if !ok {
+		return nil, false
+	}
+	switch c := obj["content"]; kindOf(c) {
+	case '"':
+		s, _ := asString(c)
+		obj["content"] = mustString(afterText(s, text))
+	case '[':
+		parts, _ := asArray(c)
+		obj["content"] = joinArray(append(parts, jk.marshal(map[string]any{"type": "text", "text": text})))
+	default:
+		obj["content"] = mustString(text)
+	}
+	return jk.marshal(obj), true
+}
+
+// ---- writing -------------------------------------------------------------------
+
+// chatEntries writes a message as a Chat message, its calls as
+// tool_calls (content is optional beside them).
+func chatEntries(role, text string, calls []pruneguard.Call) []rpiece {
+	msg := map[string]any{"role": role, "content": text}
+	if len(calls) > 0 {
+		tc := make([]any, len(calls))
+		for i, c := range calls {
+			tc[i] = map[string]any{"id": c.ID, "type": "function",
+				"function": map[string]any{"name": c.Tool, "arguments": jk.argString(c.Args)}}
+		}
+		msg["tool_calls"] = tc
+		if text == "" {
+			delete(msg, "content")
+		}
+	}
+	return []rpiece{{role: role, raw: jk.marshal(msg), synth: true}}
+}
+
+// chatResult writes a result as a tool message.
+func chatResult(id pruneguard.CallID, text, _ string) json.RawMessage {
+	return jk.marshal(map[string]any{"role": "tool", "tool_call_id": id, "content": text})
+}
+
+// chatDeclare writes a function tool's declaration.
+func chatDeclare(name string, schema json.RawMessage) json.RawMessage {
+	return jk.marshal(map[string]any{"type": "function", "function": map[string]any{"name": name, "parameters": schema}})
+}
+
+// chatEventFacts makes a message carrying results a tool message.
+func chatEventFacts(m pruneguard.Message, f *facts) {
+	if f.role == "user" && len(m.Answers) > 0 {
+		f.role = "tool"
+	}
 }

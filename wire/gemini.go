@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/pruneguard/pruneguard"
 )
 
 // geminiProvider is the table of Google Gemini generateContent.
@@ -14,16 +16,30 @@ var geminiProvider = provider{
 	track: func(t *tracker, f *facts, keys []int32, s *step) {
 		t.adjacent(f, keys, s, true, true)
 	},
-	userMessage:  func(f *facts) bool { return isGeminiUserRole(f.role) },
-	coupled:      func(prev, f *facts) bool { return coupledTurns(geminiSide(prev), geminiSide(f)) },
-	emptyRule:    RuleGeminiEmptyContents,
-	emptyWording: "GenerateContentRequest.contents: contents is not specified",
-	validate:     func(_ *Body, ms []*facts, sc scope, v *violations) { validateGemini(ms, sc, v) },
-	toolFields:   geminiToolFields,
-	screenWhole:  wholeGemini,
-	stub:         stubGemini,
-	toolLists:    []toolList{{key: "tools", groups: []string{"functionDeclarations", "function_declarations"}}},
-	toolDecl:     geminiToolDecl,
+	userMessage:   func(f *facts) bool { return isGeminiUserRole(f.role) },
+	coupled:       func(prev, f *facts) bool { return coupledTurns(geminiSide(prev), geminiSide(f)) },
+	emptyRule:     RuleGeminiEmptyContents,
+	emptyWording:  "GenerateContentRequest.contents: contents is not specified",
+	validate:      func(_ *Body, ms []*facts, sc scope, v *violations) { validateGemini(ms, sc, v) },
+	toolFields:    geminiToolFields,
+	screenWhole:   wholeGemini,
+	stub:          stubGemini,
+	toolLists:     []toolList{{key: "tools", groups: []string{"functionDeclarations", "function_declarations"}}},
+	toolDecl:      geminiToolDecl,
+	promptKey:     geminiPromptKey,
+	hasPrompt:     geminiHasPrompt,
+	addPromptText: geminiAddText,
+	systemPrompt:  geminiSystemPrompt,
+	textBlock:     plainText,
+	turns:         true,
+	turnKey:       "parts",
+	modelRole:     "model",
+	callBlock:     geminiCall,
+	writeResult:   geminiResult,
+	declare:       geminiDeclare,
+	callType:      "functionCall",
+	resultType:    "functionResponse",
+	paths:         []string{":generateContent", ":streamGenerateContent"},
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -137,4 +153,55 @@ func geminiToolDecl(entry map[string]json.RawMessage) (string, map[string]json.R
 		return "", entry, "parametersJsonSchema"
 	}
 	return "", entry, "parameters"
+}
+
+// ---- system prompt -------------------------------------------------------------
+
+// geminiPromptKey is systemInstruction, or system_instruction in a
+// request that spells it so.
+func geminiPromptKey(has func(string) bool) string {
+	if has("system_instruction") {
+		return "system_instruction"
+	}
+	return "systemInstruction"
+}
+
+// geminiHasPrompt reports a systemInstruction object.
+func geminiHasPrompt(b *Body) bool {
+	return kindOf(b.field("systemInstruction")) == '{' || kindOf(b.field("system_instruction")) == '{'
+}
+
+// geminiAddText appends text as a part of the systemInstruction.
+func geminiAddText(cur json.RawMessage, text string) (json.RawMessage, bool) {
+	si, ok := asObject(cur)
+	if !ok {
+		si = map[string]json.RawMessage{}
+	}
+	parts, _ := asArray(si["parts"])
+	si["parts"] = joinArray(append(parts, plainText(text)))
+	return jk.marshal(si), true
+}
+
+// geminiSystemPrompt writes system texts as a systemInstruction.
+func geminiSystemPrompt(texts []string) json.RawMessage {
+	return jk.marshal(map[string]any{"parts": textBlocks(texts, plainText)})
+}
+
+// ---- writing -------------------------------------------------------------------
+
+// geminiCall writes a call as a functionCall part.
+func geminiCall(c pruneguard.Call) json.RawMessage {
+	return jk.marshal(map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Tool, "args": jk.object(c.Args)}})
+}
+
+// geminiResult writes a result as a functionResponse part whose response
+// is {"result": text}.
+func geminiResult(id pruneguard.CallID, text, tool string) json.RawMessage {
+	return jk.marshal(map[string]any{"functionResponse": map[string]any{
+		"id": id, "name": tool, "response": map[string]any{"result": text}}})
+}
+
+// geminiDeclare writes a function declaration.
+func geminiDeclare(name string, schema json.RawMessage) json.RawMessage {
+	return jk.marshal(map[string]any{"name": name, "parametersJsonSchema": schema})
 }

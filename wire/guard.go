@@ -174,8 +174,9 @@ type Guarded struct {
 	// written; overhead the rest of the body's, or -1 until counted.
 	msgTokens int
 	overhead  int
-	// sys is the index of the Chat system message that carries the
-	// tombstone lines, or -1; sysFacts is it with the lines, when any.
+	// sys is the index of the system message that carries the tombstone
+	// and pointer lines, for a provider that keeps its prompt in the
+	// history (Chat), or -1; sysFacts is it with the lines, when any.
 	sys      int
 	sysFacts *facts
 
@@ -387,7 +388,7 @@ func (b *Body) Context(opts Options) (*Guarded, error) {
 		g.tokens[i] = int32(min(t, 1<<31-1))
 		g.msgTokens += t
 	}
-	if b.Dialect == OpenAIChat {
+	if b.provider().promptInHistory {
 		g.sys = b.systemMessage()
 	}
 	g.inputV = b.Validate()
@@ -448,7 +449,7 @@ func (g *Guarded) build(un Unannotated) error {
 			if p.kind != PartResult {
 				continue
 			}
-			if st.answers[r] < 0 && !(b.Dialect == OpenAIResponses && st.stored) {
+			if st.answers[r] < 0 && !st.stored {
 				orphans = append(orphans, Unpaired{Index: i, CallID: p.id, Result: true})
 			}
 			r++
@@ -515,7 +516,7 @@ func (g *Guarded) build(un Unannotated) error {
 			}
 		}
 		cm.Class = cl.class(f, st.answers)
-		cm.Pinned = isSystem(f) || (st.stored && b.Dialect == OpenAIResponses) ||
+		cm.Pinned = isSystem(f) || st.stored ||
 			(i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
 		if err := g.ctx.Append(cm); err != nil {
 			return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
@@ -535,30 +536,38 @@ func (g *Guarded) build(un Unannotated) error {
 		prev = f
 	}
 	g.firstCall[n] = int32(len(g.callTools))
-	// A server tool call whose result has not come (Anthropic pause_turn)
-	// is in flight: the last assistant turn holding one goes back as it
-	// is.
-	if b.Dialect == Anthropic && n > 0 {
-		last := n - 1
-		for last >= 0 && b.facts[last].role != "assistant" {
-			last--
-		}
-		first := last
-		for first > 0 && b.facts[first-1].role == "assistant" {
-			first--
-		}
-		if last >= 0 {
-			var parts [][]fpart
-			for i := first; i <= last; i++ {
-				parts = append(parts, b.facts[i].parts)
-			}
-			if waitingServerCall(parts) {
-				for i := first; i <= last; i++ {
-					if err := g.ctx.Pin(ID(i)); err != nil {
-						return fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
-					}
-				}
-			}
+	return g.pinPausedTurn()
+}
+
+// pinPausedTurn pins the last assistant turn when it holds a server tool
+// call whose result has not come (Anthropic pause_turn): the call is in
+// flight, and the turn goes back as it is.
+func (g *Guarded) pinPausedTurn() error {
+	b := g.src
+	if !b.provider().pausedTurns || len(b.facts) == 0 {
+		return nil
+	}
+	last := len(b.facts) - 1
+	for last >= 0 && b.facts[last].role != "assistant" {
+		last--
+	}
+	first := last
+	for first > 0 && b.facts[first-1].role == "assistant" {
+		first--
+	}
+	if last < 0 {
+		return nil
+	}
+	var parts [][]fpart
+	for i := first; i <= last; i++ {
+		parts = append(parts, b.facts[i].parts)
+	}
+	if !waitingServerCall(parts) {
+		return nil
+	}
+	for i := first; i <= last; i++ {
+		if err := g.ctx.Pin(ID(i)); err != nil {
+			return fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
 		}
 	}
 	return nil

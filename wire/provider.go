@@ -1,6 +1,10 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/pruneguard/pruneguard"
+)
 
 // provider is what the package knows of one wire dialect, as a table the
 // shared code asks: how the history is read, how calls pair with results,
@@ -45,6 +49,23 @@ type provider struct {
 	// callOutcome is set when a server call part carries its own outcome
 	// (Responses server items), so that it is classed as a server result.
 	callOutcome bool
+
+	// ---- what a provider's server holds
+
+	// serverHeld is set when the history may refer to what the server
+	// holds (Responses): item references and outputs answering calls it
+	// holds are pinned.
+	serverHeld bool
+	// itemIDs is set when entries carry ids that name them (Responses
+	// items): a session takes an item's id as its message id.
+	itemIDs bool
+	// pausedTurns is set when a final assistant turn may hold a server
+	// tool call still waiting for its result (Anthropic pause_turn): the
+	// turn goes back unchanged.
+	pausedTurns bool
+	// paths are the ends of the URL paths of the provider's requests
+	// (see [RequestDialect]).
+	paths []string
 
 	// ---- its rules
 
@@ -101,4 +122,51 @@ type provider struct {
 	// schemaInJSON is set when the schema sits under "json" in its slot
 	// (Bedrock's inputSchema).
 	schemaInJSON bool
+
+	// ---- where its system prompt lives (see prompt.go)
+
+	// promptInHistory is set when the system prompt is the first system
+	// or developer message of the history (Chat), not a top-level field.
+	promptInHistory bool
+	// promptKey returns the top-level key of the system prompt, given
+	// which keys the request has.
+	promptKey func(has func(key string) bool) string
+	// hasPrompt reports whether a body has a system prompt that lines can
+	// go into without adding one.
+	hasPrompt func(b *Body) bool
+	// addPromptText returns the system prompt cur (nil when absent) with
+	// text added after its own; ok is false when cur cannot take it.
+	addPromptText func(cur json.RawMessage, text string) (json.RawMessage, bool)
+	// systemPrompt writes the texts of system messages as the top-level
+	// system prompt, for a provider whose history has no system role;
+	// nil when system messages stay in the history.
+	systemPrompt func(texts []string) json.RawMessage
+
+	// ---- how it writes a Context's messages (Render, a session's events)
+
+	// turns is set when the history is turns of content blocks, where
+	// consecutive messages of one role make one turn (Anthropic, Gemini,
+	// Bedrock); turnKey is the key of a turn's blocks, modelRole the role
+	// of the model's turns.
+	turns     bool
+	turnKey   string
+	modelRole string
+	// writeEntries writes a message of role with text and calls as the
+	// history's entries, for a provider without turns.
+	writeEntries func(role, text string, calls []pruneguard.Call) []rpiece
+	// textBlock and callBlock write text and a call as blocks of a turn.
+	textBlock func(text string) json.RawMessage
+	callBlock func(c pruneguard.Call) json.RawMessage
+	// writeResult writes the result of call id, of tool, with text: an
+	// entry of its own, or, in a provider with turns, a block of the user
+	// turn.
+	writeResult func(id pruneguard.CallID, text, tool string) json.RawMessage
+	// declare writes the declaration of a tool with its input schema.
+	declare func(name string, schema json.RawMessage) json.RawMessage
+	// eventFacts sets, on the facts f of a message of a Context, the role
+	// and type it takes when written, beyond the common ones (see
+	// eventFacts); callType and resultType are the types of its call and
+	// result parts.
+	eventFacts           func(m pruneguard.Message, f *facts)
+	callType, resultType string
 }

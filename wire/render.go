@@ -127,10 +127,11 @@ func flatLine(s string) string {
 // results at the end) is not returned, and the error is a [*RuleError].
 // Top-level keys are written in sorted order.
 func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error) {
-	key := historyKeyOf(d)
-	if key == "" {
+	p := d.provider()
+	if p == nil {
 		return nil, fmt.Errorf("wire: render: unknown dialect %q", string(d))
 	}
+	key := p.historyKey
 	if c == nil {
 		return nil, errors.New("wire: render: nil Context")
 	}
@@ -161,7 +162,7 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 		if stubbed[i] && !m.Pointer.IsZero() {
 			text = ptext(m.Pointer)
 		}
-		pieces = append(pieces, synthMessage(d, m, text, tool)...)
+		pieces = append(pieces, synthMessage(p, m, text, tool)...)
 	}
 
 	top := topFields{vals: map[string]json.RawMessage{}}
@@ -173,49 +174,33 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 	}
 	// The system prompt of dialects that keep it outside the history.
 	var system []string
-	pieces = slices.DeleteFunc(pieces, func(p rpiece) bool {
-		if p.system {
-			system = append(system, p.text)
+	pieces = slices.DeleteFunc(pieces, func(r rpiece) bool {
+		if r.system {
+			system = append(system, r.text)
 		}
-		return p.system
+		return r.system
 	})
 	if len(system) > 0 {
-		sk := promptKey(d, &top)
+		sk := p.promptKey(top.has)
 		if _, ok := top.get(sk); ok {
 			return nil, fmt.Errorf("wire: render: field %q is written from the Context's system messages", sk)
 		}
-		top.set(sk, promptValue(d, system))
+		top.set(sk, p.systemPrompt(system))
 	}
 	tools := c.Tools()
-	if k, v, ok := declareResident(d, tools); ok {
+	if k, v, ok := declareResident(p, tools); ok {
 		if _, given := top.get(k); given {
 			return nil, fmt.Errorf("wire: render: field %q is written from the Context's tools", k)
 		}
 		top.set(k, v)
 	}
 
-	var lines []string
-	given := map[string]string{}
-	for _, t := range opts.Tombstones {
-		given[t.Tool] = t.Text
-	}
-	for _, ts := range tools {
-		if !ts.Tombstoned {
-			continue
-		}
-		line := given[ts.Tool.Name]
-		if strings.TrimSpace(line) == "" {
-			line = renderTombstone(ts)
-		}
-		lines = append(lines, line)
-	}
-	lines = append(lines, spillLines(opts.Spilled, ptext)...)
-
-	pieces = mergeSynthTurns(d, pieces)
-	pieces = placePromptLines(d, &top, pieces, lines)
+	lines := append(tombstoneLines(tools, opts.Tombstones), spillLines(opts.Spilled, ptext)...)
+	pieces = mergeSynthTurns(p, pieces)
+	pieces = placeLines(p, &top, pieces, lines)
 	raws := make([]json.RawMessage, len(pieces))
 	for i := range pieces {
-		raws[i] = pieces[i].json(d)
+		raws[i] = pieces[i].json(p)
 	}
 	top.set(key, jk.join(raws))
 	sort.Strings(top.keys)
@@ -237,44 +222,11 @@ func dropPending(vs []Violation) []Violation {
 	return slices.DeleteFunc(vs, func(v Violation) bool { return strings.HasSuffix(v.Rule, "/pending-calls") })
 }
 
-// historyKeyOf is the top-level key of a dialect's history.
+// historyKeyOf is the top-level key of a dialect's history, or "" for a
+// dialect the package does not know.
 func historyKeyOf(d Dialect) string {
-	switch d {
-	case OpenAIChat, Anthropic, Bedrock:
-		return "messages"
-	case OpenAIResponses:
-		return "input"
-	case Gemini:
-		return "contents"
-	}
-	return ""
-}
-
-// turnDialect reports the dialects whose history is turns of content
-// blocks, where consecutive messages of one role make one turn.
-func turnDialect(d Dialect) bool { return d == Anthropic || d == Gemini || d == Bedrock }
-
-// renderTombstone is the line for a tombstoned tool whose text the caller
-// did not give.
-func renderTombstone(ts pruneguard.ToolState) string {
-	if ts.Tool.Mutating() {
-		return fmt.Sprintf("[pruneguard] tool %q is still available but its schema was withdrawn; it changes state: ask for its schema before calling it.", ts.Tool.Name)
-	}
-	return fmt.Sprintf("[pruneguard] tool %q is still available but its schema was withdrawn; ask for its schema before calling it.", ts.Tool.Name)
-}
-
-// spillLines returns one line per distinct pointer, in order.
-func spillLines(notes []pruneguard.SpillNote, text func(pruneguard.Pointer) string) []string {
-	var seen []pruneguard.Pointer
-	var out []string
-	for _, n := range notes {
-		if n.Pointer.IsZero() || slices.Contains(seen, n.Pointer) {
-			continue
-		}
-		seen = append(seen, n.Pointer)
-		out = append(out, text(n.Pointer))
-	}
-	return out
+	key, _ := d.messagesKey()
+	return key
 }
 
 // rpiece is one provider message of a body being rendered.
@@ -295,26 +247,23 @@ type rpiece struct {
 	text   string
 }
 
-// json returns the rpiece as written.
-func (p *rpiece) json(d Dialect) json.RawMessage {
-	if p.raw != nil || !p.synth || !turnDialect(d) {
+// json returns the rpiece as provider pv writes it.
+func (p *rpiece) json(pv *provider) json.RawMessage {
+	if p.raw != nil || !p.synth || !pv.turns {
 		return p.raw
 	}
 	content := append(slices.Clone(p.results), p.blocks...)
-	key := "content"
-	if d == Gemini {
-		key = "parts"
-	}
-	return jk.marshal(map[string]any{"role": p.role, key: jk.join(content)})
+	return jk.marshal(map[string]any{"role": p.role, pv.turnKey: jk.join(content)})
 }
 
 // isSystemMessage reports a Chat or Responses system or developer message.
 func (p *rpiece) isSystemMessage() bool { return p.role == "system" || p.role == "developer" }
 
-// synthMessage writes one message of a Context in dialect d. A message may
-// give several pieces (a Chat result answering several calls) or none (a
-// reasoning message; an empty one in a dialect that rejects it).
-func synthMessage(d Dialect, m pruneguard.Message, text string, tool map[pruneguard.CallID]string) []rpiece {
+// synthMessage writes one message of a Context as provider p writes it.
+// A message may give several pieces (a Chat result answering several
+// calls) or none (a reasoning message; an empty one in a provider whose
+// turns may not be empty).
+func synthMessage(p *provider, m pruneguard.Message, text string, tool map[pruneguard.CallID]string) []rpiece {
 	if m.Role == pruneguard.RoleReasoning {
 		return nil
 	}
@@ -329,84 +278,44 @@ func synthMessage(d Dialect, m pruneguard.Message, text string, tool map[prunegu
 	// (which no provider writes) gets its calls in a turn of their own.
 	var out []rpiece
 	if len(m.Answers) > 0 {
-		out = append(out, synthResults(d, m, text, tool)...)
+		out = append(out, synthResults(p, m, text, tool)...)
 		text = ""
 		role = "assistant"
 		if len(m.Calls) == 0 {
 			return out
 		}
 	}
-	if role == "system" && turnDialect(d) {
+	if role == "system" && p.systemPrompt != nil {
 		if strings.TrimSpace(text) == "" {
 			return out
 		}
 		return append(out, rpiece{role: role, system: true, text: text, synth: true})
 	}
-	switch d {
-	case OpenAIChat:
-		msg := map[string]any{"role": role, "content": text}
-		if len(m.Calls) > 0 {
-			calls := make([]any, len(m.Calls))
-			for i, c := range m.Calls {
-				calls[i] = map[string]any{"id": c.ID, "type": "function",
-					"function": map[string]any{"name": c.Tool, "arguments": jk.argString(c.Args)}}
-			}
-			msg["tool_calls"] = calls
-			if text == "" {
-				delete(msg, "content") // optional beside tool_calls
-			}
-		}
-		out = append(out, rpiece{role: role, raw: jk.marshal(msg), synth: true})
-	case OpenAIResponses:
-		if text != "" || len(m.Calls) == 0 {
-			out = append(out, rpiece{role: role, synth: true,
-				raw: jk.marshal(map[string]any{"type": "message", "role": role, "content": text})})
-		}
-		for _, c := range m.Calls {
-			out = append(out, rpiece{role: "assistant", synth: true, raw: jk.marshal(map[string]any{
-				"type": "function_call", "call_id": c.ID, "name": c.Tool, "arguments": jk.argString(c.Args)})})
-		}
-	case Anthropic, Bedrock, Gemini:
-		p := rpiece{role: role, synth: true}
-		if d == Gemini && role == "assistant" {
-			p.role = "model"
-		}
-		if strings.TrimSpace(text) != "" {
-			p.blocks = append(p.blocks, synthText(d, text))
-		}
-		for _, c := range m.Calls {
-			p.blocks = append(p.blocks, synthCall(d, c))
-		}
-		if len(p.blocks) > 0 {
-			p.raw = p.json(d)
-			out = append(out, p)
-		}
+	if !p.turns {
+		return append(out, p.writeEntries(role, text, m.Calls)...)
+	}
+	t := rpiece{role: role, synth: true}
+	if role == "assistant" {
+		t.role = p.modelRole
+	}
+	if strings.TrimSpace(text) != "" {
+		t.blocks = append(t.blocks, p.textBlock(text))
+	}
+	for _, c := range m.Calls {
+		t.blocks = append(t.blocks, p.callBlock(c))
+	}
+	if len(t.blocks) > 0 {
+		t.raw = t.json(p)
+		out = append(out, t)
 	}
 	return out
 }
 
-// synthText is a text block of a turn-based dialect.
-func synthText(d Dialect, text string) json.RawMessage {
-	if d == Anthropic {
-		return jk.marshal(map[string]any{"type": "text", "text": text})
-	}
-	return jk.marshal(map[string]any{"text": text})
-}
-
-// synthCall is a tool call block of a turn-based dialect.
-func synthCall(d Dialect, c pruneguard.Call) json.RawMessage {
-	switch d {
-	case Anthropic:
-		return jk.marshal(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Tool, "input": jk.object(c.Args)})
-	case Gemini:
-		return jk.marshal(map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Tool, "args": jk.object(c.Args)}})
-	}
-	return jk.marshal(map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Tool, "input": jk.object(c.Args)}})
-}
-
 // synthResults writes the results a message carries: its text goes with
 // the first call it answers, a line naming that call with the others.
-func synthResults(d Dialect, m pruneguard.Message, text string, tool map[pruneguard.CallID]string) []rpiece {
+// Each is an entry of its own, or, in a provider with turns, a block of
+// one user turn.
+func synthResults(p *provider, m pruneguard.Message, text string, tool map[pruneguard.CallID]string) []rpiece {
 	var out []rpiece
 	turn := rpiece{role: "user", synth: true}
 	for i, id := range m.Answers {
@@ -414,33 +323,15 @@ func synthResults(d Dialect, m pruneguard.Message, text string, tool map[prunegu
 		if i > 0 {
 			t = "[see the result of call " + string(m.Answers[0]) + "]"
 		}
-		switch d {
-		case OpenAIChat:
-			out = append(out, rpiece{role: "tool", synth: true,
-				raw: jk.marshal(map[string]any{"role": "tool", "tool_call_id": id, "content": t})})
-		case OpenAIResponses:
-			out = append(out, rpiece{role: "tool", synth: true,
-				raw: jk.marshal(map[string]any{"type": "function_call_output", "call_id": id, "output": t})})
-		case Anthropic:
-			blk := map[string]any{"type": "tool_result", "tool_use_id": id}
-			if strings.TrimSpace(t) != "" {
-				blk["content"] = t
-			}
-			turn.results = append(turn.results, jk.marshal(blk))
-		case Gemini:
-			turn.results = append(turn.results, jk.marshal(map[string]any{"functionResponse": map[string]any{
-				"id": id, "name": tool[id], "response": map[string]any{"result": t}}}))
-		case Bedrock:
-			content := []any{map[string]any{"text": t}}
-			if strings.TrimSpace(t) == "" {
-				content = []any{map[string]any{"json": map[string]any{}}}
-			}
-			turn.results = append(turn.results, jk.marshal(map[string]any{"toolResult": map[string]any{
-				"toolUseId": id, "content": content}}))
+		r := p.writeResult(id, t, tool[id])
+		if p.turns {
+			turn.results = append(turn.results, r)
+		} else {
+			out = append(out, rpiece{role: "tool", synth: true, raw: r})
 		}
 	}
 	if len(turn.results) > 0 {
-		turn.raw = turn.json(d)
+		turn.raw = turn.json(p)
 		out = append(out, turn)
 	}
 	return out
@@ -449,8 +340,8 @@ func synthResults(d Dialect, m pruneguard.Message, text string, tool map[prunegu
 // mergeSynthTurns merges consecutive synthesized turns of one role in the
 // turn-based dialects, tool results first. Messages given as provider
 // JSON are left as they are.
-func mergeSynthTurns(d Dialect, ps []rpiece) []rpiece {
-	if !turnDialect(d) {
+func mergeSynthTurns(p *provider, ps []rpiece) []rpiece {
+	if !p.turns {
 		return ps
 	}
 	out := ps[:0:0]
@@ -466,126 +357,10 @@ func mergeSynthTurns(d Dialect, ps []rpiece) []rpiece {
 	return out
 }
 
-// promptKey is the top-level key of the system prompt, in the dialects
-// that keep it outside the history ("" for Chat).
-func promptKey(d Dialect, top *topFields) string {
-	switch d {
-	case Anthropic, Bedrock:
-		return "system"
-	case OpenAIResponses:
-		return "instructions"
-	case Gemini:
-		if _, ok := top.get("system_instruction"); ok {
-			return "system_instruction"
-		}
-		return "systemInstruction"
-	}
-	return ""
-}
-
-// promptValue writes system texts as the dialect's system prompt.
-func promptValue(d Dialect, texts []string) json.RawMessage {
-	switch d {
-	case Anthropic:
-		blocks := make([]json.RawMessage, len(texts))
-		for i, t := range texts {
-			blocks[i] = synthText(Anthropic, t)
-		}
-		return jk.join(blocks)
-	case Bedrock:
-		blocks := make([]json.RawMessage, len(texts))
-		for i, t := range texts {
-			blocks[i] = synthText(Bedrock, t)
-		}
-		return jk.join(blocks)
-	case Gemini:
-		parts := make([]json.RawMessage, len(texts))
-		for i, t := range texts {
-			parts[i] = synthText(Gemini, t)
-		}
-		return jk.marshal(map[string]any{"parts": jk.join(parts)})
-	}
-	return jk.quote(strings.Join(texts, "\n\n"))
-}
-
-// placePromptLines writes tombstone and pointer lines into the system prompt:
-// appended to Anthropic system (a string or a block list), Responses
-// instructions, a Gemini systemInstruction (a text part) or a Bedrock
-// system list (a text block), each created when absent; in Chat,
-// appended to the first system or developer message, or in a system
-// message put first when there is none.
-func placePromptLines(d Dialect, top *topFields, ps []rpiece, lines []string) []rpiece {
-	if len(lines) == 0 {
-		return ps
-	}
-	text := strings.Join(lines, "\n")
-	if d == OpenAIChat {
-		for i := range ps {
-			if ps[i].isSystemMessage() {
-				if raw, ok := chatAppendText(ps[i].raw, text); ok {
-					ps[i].raw = raw
-					return ps
-				}
-			}
-		}
-		sys := rpiece{role: "system", synth: true, raw: jk.marshal(map[string]any{"role": "system", "content": text})}
-		return append([]rpiece{sys}, ps...)
-	}
-	key := promptKey(d, top)
-	cur, _ := top.get(key)
-	switch d {
-	case Anthropic:
-		if s, ok := jk.str(cur); ok {
-			top.set(key, jk.quote(s+"\n\n"+text))
-		} else if blocks, ok := jk.arr(cur); ok {
-			top.set(key, jk.join(append(blocks, synthText(Anthropic, text))))
-		} else {
-			top.set(key, jk.quote(text))
-		}
-	case OpenAIResponses:
-		if s, ok := jk.str(cur); ok && s != "" {
-			text = s + "\n\n" + text
-		}
-		top.set(key, jk.quote(text))
-	case Bedrock:
-		blocks, _ := jk.arr(cur)
-		top.set(key, jk.join(append(blocks, synthText(Bedrock, text))))
-	case Gemini:
-		si, ok := jk.obj(cur)
-		if !ok {
-			si = map[string]json.RawMessage{}
-		}
-		parts, _ := jk.arr(si["parts"])
-		si["parts"] = jk.join(append(parts, synthText(Gemini, text)))
-		top.set(key, jk.marshal(si))
-	}
-	return ps
-}
-
-// chatAppendText appends text to a Chat message's content.
-func chatAppendText(raw json.RawMessage, text string) (json.RawMessage, bool) {
-	obj, ok := jk.obj(raw)
-	if !ok {
-		return nil, false
-	}
-	c := obj["content"]
-	if s, ok := jk.str(c); ok {
-		if s != "" {
-			text = s + "\n\n" + text
-		}
-		obj["content"] = jk.quote(text)
-	} else if parts, ok := jk.arr(c); ok {
-		obj["content"] = jk.join(append(parts, jk.marshal(map[string]any{"type": "text", "text": text})))
-	} else {
-		obj["content"] = jk.quote(text)
-	}
-	return jk.marshal(obj), true
-}
-
 // declareResident writes the tools declaration of the resident registered
-// tools, sorted by name: the key it goes under and its value. ok is false
-// when no tool is resident.
-func declareResident(d Dialect, tools []pruneguard.ToolState) (key string, val json.RawMessage, ok bool) {
+// tools, sorted by name, in the provider's first tools list: the key it
+// goes under and its value. ok is false when no tool is resident.
+func declareResident(p *provider, tools []pruneguard.ToolState) (key string, val json.RawMessage, ok bool) {
 	var decls []json.RawMessage
 	for _, ts := range tools {
 		if !ts.Registered || !ts.Resident {
@@ -598,31 +373,17 @@ func declareResident(d Dialect, tools []pruneguard.ToolState) (key string, val j
 		if _, isObj := jk.obj(schema); !isObj {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		name := ts.Tool.Name
-		switch d {
-		case OpenAIChat:
-			decls = append(decls, jk.marshal(map[string]any{"type": "function",
-				"function": map[string]any{"name": name, "parameters": schema}}))
-		case OpenAIResponses:
-			decls = append(decls, jk.marshal(map[string]any{"type": "function", "name": name,
-				"parameters": schema, "strict": false}))
-		case Anthropic:
-			decls = append(decls, jk.marshal(map[string]any{"name": name, "input_schema": schema}))
-		case Gemini:
-			decls = append(decls, jk.marshal(map[string]any{"name": name, "parametersJsonSchema": schema}))
-		case Bedrock:
-			decls = append(decls, jk.marshal(map[string]any{"toolSpec": map[string]any{
-				"name": name, "inputSchema": map[string]any{"json": schema}}}))
-		}
+		decls = append(decls, p.declare(ts.Tool.Name, schema))
 	}
 	if len(decls) == 0 {
 		return "", nil, false
 	}
-	switch d {
-	case Gemini:
-		return "tools", jk.marshal([]any{map[string]any{"functionDeclarations": jk.join(decls)}}), true
-	case Bedrock:
-		return "toolConfig", jk.marshal(map[string]any{"tools": jk.join(decls)}), true
+	l := p.toolLists[0]
+	switch {
+	case l.inner != "":
+		return l.key, jk.marshal(map[string]any{l.inner: jk.join(decls)}), true
+	case len(l.groups) > 0:
+		return l.key, jk.marshal([]any{map[string]any{l.groups[0]: jk.join(decls)}}), true
 	}
-	return "tools", jk.join(decls), true
+	return l.key, jk.join(decls), true
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/pruneguard/pruneguard"
 )
 
 // responsesProvider is the table of OpenAI Responses.
@@ -29,6 +31,19 @@ var responsesProvider = provider{
 	stub:          stubResponses,
 	toolLists:     []toolList{{key: "tools"}},
 	toolDecl:      responsesToolDecl,
+	promptKey:     promptAt("instructions"),
+	hasPrompt:     alwaysPrompt,
+	addPromptText: responsesAddText,
+	modelRole:     "assistant",
+	writeEntries:  responsesEntries,
+	writeResult:   responsesResult,
+	declare:       responsesDeclare,
+	eventFacts:    responsesEventFacts,
+	callType:      "function_call",
+	resultType:    "function_call_output",
+	serverHeld:    true,
+	itemIDs:       true,
+	paths:         []string{"/responses"},
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -222,7 +237,8 @@ func (r *reader) responsesContent(f *facts, content []byte) error {
 func readResponsesTop(b *Body) error {
 	f := b.top.fields
 	b.storeFalse = strings.TrimSpace(string(f["store"])) == "false"
-	b.continues = !isNull(f["previous_response_id"]) || !isNull(f["conversation"])
+	b.onServer = !isNull(f["previous_response_id"]) || !isNull(f["conversation"])
+	b.continues = b.onServer
 	for i := range b.facts {
 		b.continues = b.continues || b.facts[i].typ == "item_reference"
 	}
@@ -341,4 +357,50 @@ func stubResponsesOutput(typ string, out json.RawMessage, text string, textJSON 
 // responsesToolDecl finds the declaration of a tools entry: the entry.
 func responsesToolDecl(entry map[string]json.RawMessage) (string, map[string]json.RawMessage, string) {
 	return "", entry, parametersKey(entry)
+}
+
+// ---- system prompt -------------------------------------------------------------
+
+// responsesAddText appends text to the instructions.
+func responsesAddText(cur json.RawMessage, text string) (json.RawMessage, bool) {
+	s, _ := asString(cur)
+	return mustString(afterText(s, text)), true
+}
+
+// ---- writing -------------------------------------------------------------------
+
+// responsesEntries writes a message as a message item (when it has text
+// or no calls) and its calls as function_call items.
+func responsesEntries(role, text string, calls []pruneguard.Call) []rpiece {
+	var out []rpiece
+	if text != "" || len(calls) == 0 {
+		out = append(out, rpiece{role: role, synth: true,
+			raw: jk.marshal(map[string]any{"type": "message", "role": role, "content": text})})
+	}
+	for _, c := range calls {
+		out = append(out, rpiece{role: "assistant", synth: true, raw: jk.marshal(map[string]any{
+			"type": "function_call", "call_id": c.ID, "name": c.Tool, "arguments": jk.argString(c.Args)})})
+	}
+	return out
+}
+
+// responsesResult writes a result as a function_call_output item.
+func responsesResult(id pruneguard.CallID, text, _ string) json.RawMessage {
+	return jk.marshal(map[string]any{"type": "function_call_output", "call_id": id, "output": text})
+}
+
+// responsesDeclare writes a function tool's declaration.
+func responsesDeclare(name string, schema json.RawMessage) json.RawMessage {
+	return jk.marshal(map[string]any{"type": "function", "name": name, "parameters": schema, "strict": false})
+}
+
+// responsesEventFacts gives a message its item type: a message, a
+// reasoning item, or a call or output item (which has no role).
+func responsesEventFacts(m pruneguard.Message, f *facts) {
+	f.typ = "message"
+	if m.Role == pruneguard.RoleReasoning {
+		f.typ = "reasoning"
+	} else if len(m.Calls) > 0 || len(m.Answers) > 0 {
+		f.typ, f.role = "function_call", ""
+	}
 }

@@ -545,14 +545,13 @@ func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
 // appendRawAs feeds message f, which stands for the bytes span of the
 // body the session was given (what a later Sync compares).
 func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error) {
-	d := s.cfg.Dialect
 	e := &sentry{pos: len(s.entries), raw: f.raw, f: f, size: len(span), hash: maphash.Bytes(s.seed, span)}
 	e.id = s.positional()
-	if d == OpenAIResponses && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
+	if s.p.itemIDs && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
 		e.id = pruneguard.MessageID(f.id)
 	}
 	e.realUser = s.p.realUser(&f)
-	if d == Anthropic && f.role == "assistant" {
+	if s.p.pausedTurns && f.role == "assistant" {
 		e.paused = waitingServerCall([][]fpart{f.parts})
 	}
 	cm := coreMessage(e.id, &f, countFacts(s.count, &f))
@@ -595,7 +594,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		cm.Pinned = true
 	case e.realUser && !s.firstUser && s.cfg.Spiller == nil:
 		cm.Pinned = true
-	case d == OpenAIResponses && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
+	case s.p.serverHeld && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
 		// An item the server holds, or an output answering a call the
 		// server holds: both must stay.
 		cm.Pinned = true
@@ -773,48 +772,38 @@ func (s *Session) noteSystem(e *sentry) {
 func (s *Session) fillEvent(e *sentry, m pruneguard.Message) error {
 	ev := m
 	e.ev = &ev
-	e.pieces = synthMessage(s.cfg.Dialect, m, string(m.Content), s.callTool)
+	e.pieces = synthMessage(s.p, m, string(m.Content), s.callTool)
 	raws := make([]json.RawMessage, len(e.pieces))
 	for i := range e.pieces {
-		raws[i] = e.pieces[i].json(s.cfg.Dialect)
+		raws[i] = e.pieces[i].json(s.p)
 	}
 	e.raw = jk.join(raws)
 	e.size, e.hash = len(e.raw), maphash.Bytes(s.seed, e.raw)
-	e.f = eventFacts(s.cfg.Dialect, m)
+	e.f = eventFacts(s.p, m)
 	e.realUser = m.Role == pruneguard.RoleUser && len(m.Answers) == 0
 	return nil
 }
 
 // eventFacts is what the pairing and the units need of an event message:
-// its role as written, its calls and the calls it answers.
-func eventFacts(d Dialect, m pruneguard.Message) facts {
+// its role and type as provider p writes it, its calls and the calls it
+// answers.
+func eventFacts(p *provider, m pruneguard.Message) facts {
 	assistant := m.Role == pruneguard.RoleAssistant || (len(m.Calls) > 0 && len(m.Answers) == 0)
 	f := facts{role: "user"}
 	switch {
 	case m.Role == pruneguard.RoleSystem:
 		f.role = "system"
-	case assistant && d == Gemini:
-		f.role = "model"
 	case assistant:
-		f.role = "assistant"
-	case len(m.Answers) > 0 && d == OpenAIChat:
-		f.role = "tool"
+		f.role = p.modelRole
 	}
-	callType, outType := "tool_call", "tool"
-	if d == OpenAIResponses {
-		f.typ = "message"
-		if m.Role == pruneguard.RoleReasoning {
-			f.typ = "reasoning"
-		} else if len(m.Calls) > 0 || len(m.Answers) > 0 {
-			f.typ, f.role = "function_call", ""
-		}
-		callType, outType = "function_call", "function_call_output"
+	if p.eventFacts != nil {
+		p.eventFacts(m, &f)
 	}
 	for _, c := range m.Calls {
-		f.add(fpart{kind: PartCall, typ: callType, id: string(c.ID), name: c.Tool})
+		f.add(fpart{kind: PartCall, typ: p.callType, id: string(c.ID), name: c.Tool})
 	}
 	for _, a := range m.Answers {
-		f.add(fpart{kind: PartResult, typ: outType, id: string(a)})
+		f.add(fpart{kind: PartResult, typ: p.resultType, id: string(a)})
 	}
 	return f
 }
@@ -822,7 +811,7 @@ func eventFacts(d Dialect, m pruneguard.Message) facts {
 // eventPaired records an event message's calls and answers for pairing:
 // the tracker follows them as it follows provider JSON.
 func (s *Session) eventPaired(m pruneguard.Message) {
-	f := eventFacts(s.cfg.Dialect, m)
+	f := eventFacts(s.p, m)
 	keys := make([]int32, len(m.Calls))
 	for i, c := range m.Calls {
 		keys[i] = s.newKey(c.ID, c.Tool, m.ID)
@@ -966,7 +955,7 @@ func (s *Session) eventTokens(e *sentry) int {
 			n += countJSON(s.count, jk.quote(p.text))
 			continue
 		}
-		n += countJSON(s.count, p.json(s.cfg.Dialect))
+		n += countJSON(s.count, p.json(s.p))
 	}
 	return n
 }

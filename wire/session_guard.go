@@ -128,7 +128,7 @@ func historySpans(top *topLevel, d Dialect, key string) ([]span, bool, error) {
 	if !ok || isNull(raw) {
 		return nil, false, fmt.Errorf("wire: %s: body has no %q", d, key)
 	}
-	if d == OpenAIResponses && kindOf(raw) == '"' {
+	if d.provider().stringHistory && kindOf(raw) == '"' {
 		sp := top.spans[key]
 		return []span{{start: sp[0], end: sp[1]}}, true, nil
 	}
@@ -159,7 +159,7 @@ func (s *Session) syncSpans(top *topLevel, spans []span) ([]byte, Report, error)
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
-	inputString := s.cfg.Dialect == OpenAIResponses && kindOf(top.fields[s.key]) == '"'
+	inputString := s.p.stringHistory && kindOf(top.fields[s.key]) == '"'
 	r := newReader(s.cfg.Dialect)
 	for i := len(s.entries); i < len(spans); i++ {
 		sp := spans[i]
@@ -486,7 +486,7 @@ func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 			continue
 		}
 		if st, ok := s.streams[e.id]; ok {
-			ps = append(ps, synthMessage(s.cfg.Dialect, st.message(), st.text.String(), s.callTool)...)
+			ps = append(ps, synthMessage(s.p, st.message(), st.text.String(), s.callTool)...)
 			continue
 		}
 		if e.ev != nil {
@@ -495,17 +495,17 @@ func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 		}
 		ps = append(ps, rpiece{role: e.f.role, raw: e.raw})
 	}
-	ps = mergeSynthTurns(s.cfg.Dialect, ps)
-	// Chat system lines go into the history (see topFor).
-	if s.cfg.Dialect == OpenAIChat {
-		ps = placePromptLines(OpenAIChat, &topFields{}, ps, s.lines(d))
+	ps = mergeSynthTurns(s.p, ps)
+	// Lines go into the history when the prompt is there (see topFor).
+	if s.p.promptInHistory {
+		ps = placeLines(s.p, nil, ps, s.lines(d))
 	}
 	raws := make([]json.RawMessage, 0, len(ps))
 	for i := range ps {
 		if ps[i].system {
 			continue
 		}
-		raws = append(raws, ps[i].json(s.cfg.Dialect))
+		raws = append(raws, ps[i].json(s.p))
 	}
 	return raws
 }
@@ -529,7 +529,7 @@ func (s *Session) stubPieces(e *sentry, p pruneguard.Pointer) []rpiece {
 		text = spill.PointerText(p)
 	}
 	if e.ev != nil {
-		return synthMessage(s.cfg.Dialect, *e.ev, text, s.callTool)
+		return synthMessage(s.p, *e.ev, text, s.callTool)
 	}
 	raw, ok := s.stubRaw(e, text)
 	if !ok {
@@ -596,7 +596,7 @@ func (s *Session) lines(d *pruneguard.Decision) []string {
 			out = append(out, line)
 		}
 	}
-	return append(out, spillLines(spilled, spill.PointerText)...)
+	return append(out, pointerLines(spilled)...)
 }
 
 // topFor returns the request's other fields as they stand, or once d is
@@ -623,7 +623,7 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 		}
 	}
 	editDeclarations(s.p, &top, drop, compress)
-	if s.cfg.Dialect == OpenAIChat {
+	if s.p.promptInHistory {
 		return top
 	}
 	var sys []string
@@ -633,9 +633,9 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 		}
 	}
 	if len(sys) > 0 {
-		placePromptLines(s.cfg.Dialect, &top, nil, []string{strings.Join(sys, "\n\n")})
+		placeLines(s.p, &top, nil, []string{strings.Join(sys, "\n\n")})
 	}
-	placePromptLines(s.cfg.Dialect, &top, nil, s.lines(d))
+	placeLines(s.p, &top, nil, s.lines(d))
 	return top
 }
 

@@ -91,7 +91,6 @@ func nonSystem(ps []rpiece) []rpiece {
 // slotEntry makes the slots of message e.
 func (s *Session) slotEntry(e *sentry) {
 	sl := s.sl
-	d := s.cfg.Dialect
 	all := s.piecesOf(e, true)
 	ps := nonSystem(all)
 	if len(ps) < len(all) {
@@ -102,12 +101,12 @@ func (s *Session) slotEntry(e *sentry) {
 		e.hi = e.lo
 		return
 	}
-	if turnDialect(d) && len(ps) > 1 {
+	if s.p.turns && len(ps) > 1 {
 		sl.irregular = true
 		return
 	}
 	for k, p := range ps {
-		if k == 0 && turnDialect(d) && p.synth {
+		if k == 0 && s.p.turns && p.synth {
 			if l := sl.seq.tail; l >= sl.barrier && l >= 0 && sl.synth[l] && sl.role[l] == p.role {
 				// The turn before is written from events too: the piece
 				// joins it.
@@ -120,7 +119,7 @@ func (s *Session) slotEntry(e *sentry) {
 		f := e.f // a message given as provider JSON is written as it was read
 		if e.ev != nil {
 			var err error
-			if f, err = parseMessage(d, p.json(d)); err != nil {
+			if f, err = parseMessage(s.cfg.Dialect, p.json(s.p)); err != nil {
 				sl.irregular = true
 				return
 			}
@@ -146,13 +145,12 @@ func (s *Session) slotEntry(e *sentry) {
 // it, and updates the counts and indexes it is part of.
 func (s *Session) reslot(l int32) {
 	sl := s.sl
-	d := s.cfg.Dialect
 	p, ok := s.slotPiece(l, false)
 	if !ok {
 		sl.irregular = true
 		return
 	}
-	f, err := parseMessage(d, p.json(d))
+	f, err := parseMessage(s.cfg.Dialect, p.json(s.p))
 	if err != nil {
 		sl.irregular = true
 		return
@@ -198,7 +196,7 @@ func (s *Session) slotPiece(i int32, stub bool) (rpiece, bool) {
 		}
 		ps = append(ps, nonSystem(s.piecesOf(e, false))...)
 	}
-	ps = mergeSynthTurns(s.cfg.Dialect, ps)
+	ps = mergeSynthTurns(s.p, ps)
 	k := int(i - s.entries[sl.first[i]].lo)
 	if k < 0 || k >= len(ps) {
 		return rpiece{}, false
@@ -221,7 +219,7 @@ func (s *Session) retally(i int32) {
 	if !ok {
 		return
 	}
-	n := int32(min(countJSON(s.count, p.json(s.cfg.Dialect)), 1<<31-1))
+	n := int32(min(countJSON(s.count, p.json(s.p)), 1<<31-1))
 	if !sl.seq.removed[i] {
 		sl.tokens += int(n - sl.tok[i])
 	}
@@ -237,7 +235,7 @@ func (s *Session) slotStubbed(i int32) (*facts, bool) {
 	}
 	st := &stubbed{f: sl.f[i]}
 	if p, ok := s.slotPiece(i, true); ok {
-		if f, err := parseMessage(s.cfg.Dialect, p.json(s.cfg.Dialect)); err == nil {
+		if f, err := parseMessage(s.cfg.Dialect, p.json(s.p)); err == nil {
 			st.f, st.ok = f, true
 		}
 	}
@@ -255,7 +253,7 @@ func (s *Session) piecesOf(e *sentry, fresh bool) []rpiece {
 		return s.stubPieces(e, pruneguard.Pointer{})
 	}
 	if st, ok := s.streams[e.id]; ok {
-		return synthMessage(s.cfg.Dialect, st.message(), st.text.String(), s.callTool)
+		return synthMessage(s.p, st.message(), st.text.String(), s.callTool)
 	}
 	if e.ev != nil {
 		return e.pieces
@@ -332,7 +330,6 @@ func (s *Session) recordSlots(d *pruneguard.Decision) {
 // messages held, not to those ever fed.
 func (s *Session) slotHistory() ([]json.RawMessage, bool) {
 	sl := s.sl
-	d := s.cfg.Dialect
 	ps := make([]rpiece, 0, sl.seq.kept)
 	for i := sl.seq.head; i >= 0; i = sl.seq.next[i] {
 		p, ok := s.slotPiece(i, false)
@@ -341,12 +338,12 @@ func (s *Session) slotHistory() ([]json.RawMessage, bool) {
 		}
 		ps = append(ps, p)
 	}
-	if d == OpenAIChat {
-		ps = placePromptLines(OpenAIChat, &topFields{}, ps, s.lines(nil))
+	if s.p.promptInHistory {
+		ps = placeLines(s.p, nil, ps, s.lines(nil))
 	}
 	raws := make([]json.RawMessage, len(ps))
 	for i := range ps {
-		raws[i] = ps[i].json(d)
+		raws[i] = ps[i].json(s.p)
 	}
 	return raws, true
 }
@@ -363,7 +360,7 @@ func (s *Session) bodyTokens() int {
 		}
 		return n + s.restTokens()
 	}
-	return s.sl.tokens + s.chatLineTokens() + s.restTokens()
+	return s.sl.tokens + s.historyLineTokens() + s.restTokens()
 }
 
 // restTokens counts the body outside its history, once for each change
@@ -375,11 +372,11 @@ func (s *Session) restTokens() int {
 	return s.rest
 }
 
-// chatLineTokens counts what the tombstone and pointer lines add to a
-// Chat history: they go into its first system or developer message, or
-// into one put first.
-func (s *Session) chatLineTokens() int {
-	if s.cfg.Dialect != OpenAIChat {
+// historyLineTokens counts what the tombstone and pointer lines add to
+// the history of a provider that keeps its prompt there: they go into
+// its first system or developer message, or into one put first.
+func (s *Session) historyLineTokens() int {
+	if !s.p.promptInHistory {
 		return 0
 	}
 	lines := s.lines(nil)
@@ -405,10 +402,10 @@ func (s *Session) chatLineTokens() int {
 			ps = append(ps, p)
 		}
 	}
-	ps = placePromptLines(OpenAIChat, &topFields{}, ps, lines)
+	ps = placeLines(s.p, nil, ps, lines)
 	n := 0
 	for i := range ps {
-		n += countJSON(s.count, ps[i].json(OpenAIChat))
+		n += countJSON(s.count, ps[i].json(s.p))
 	}
 	if sys >= 0 {
 		n -= int(sl.tok[sys])

@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/pruneguard/pruneguard"
 )
@@ -285,40 +284,6 @@ func toolArrays(b *Body) map[string]int {
 	return out
 }
 
-// hasSystemPrompt reports whether the body has a system prompt that
-// tombstone lines can go into: always in Anthropic ("system") and
-// Responses ("instructions"), which every model accepts; in Chat a system
-// or developer message, in Gemini a systemInstruction, in Bedrock a
-// non-empty system list. Some models and servers reject a system prompt
-// (OpenAI o1-mini, chat templates without a system role such as Gemma's,
-// Gemma on the Gemini API, Bedrock models without system support), so a
-// prune never adds one to a body that has none.
-func (b *Body) hasSystemPrompt() bool {
-	switch b.Dialect {
-	case Anthropic, OpenAIResponses:
-		return true
-	case OpenAIChat:
-		return b.systemMessage() >= 0
-	case Gemini:
-		return kindOf(b.field("systemInstruction")) == '{' || kindOf(b.field("system_instruction")) == '{'
-	case Bedrock:
-		items, _ := asArray(b.field("system"))
-		return len(items) > 0
-	}
-	return false
-}
-
-// systemMessage returns the index of the first Chat system or developer
-// message, or -1.
-func (b *Body) systemMessage() int {
-	for i := range b.facts {
-		if isSystem(&b.facts[i]) {
-			return i
-		}
-	}
-	return -1
-}
-
 // editTools drops the declarations of the tools in drop and replaces the
 // schemas of those in compress, in the body's top-level fields.
 func (b *Body) editTools(drop map[string]bool, compress map[string]json.RawMessage) {
@@ -422,97 +387,4 @@ func ReadManifest(data []byte) (*Manifest, error) {
 		}
 	}
 	return m, nil
-}
-
-// ---- Tombstones -----------------------------------------------------------
-
-// setTombstones writes the tombstone lines into the body's system prompt:
-// Anthropic "system" (a string gets the lines appended, a block array a
-// text block), Bedrock "system" (a text block), Responses "instructions",
-// Gemini "systemInstruction" (a text part), and for Chat the first system
-// or developer message (text appended). A Chat, Gemini or Bedrock body
-// without a system prompt gets none (see hasSystemPrompt; Body.Context
-// then lets the core make no tombstone). Outside Chat the lines go into
-// the prompt as read, so a second call replaces the lines of the first.
-// With no lines nothing changes.
-func (b *Body) setTombstones(lines []string) {
-	if len(lines) == 0 {
-		return
-	}
-	text := strings.Join(lines, "\n")
-	str := mustString(text)
-	orig := func(key string) json.RawMessage { return b.top.fields[key] }
-	switch b.Dialect {
-	case Anthropic:
-		switch sys := orig("system"); kindOf(sys) {
-		case '"':
-			s, _ := asString(sys)
-			b.setField("system", mustString(s+"\n\n"+text))
-		case '[':
-			items, _ := asArray(sys)
-			b.setField("system", joinArray(append(items, textBlock(str))))
-		default:
-			b.setField("system", str)
-		}
-	case Bedrock:
-		blk, _ := json.Marshal(map[string]string{"text": text})
-		items, _ := asArray(orig("system"))
-		b.setField("system", joinArray(append(items, blk)))
-	case OpenAIResponses:
-		s, _ := asString(orig("instructions"))
-		if s != "" {
-			s += "\n\n"
-		}
-		b.setField("instructions", mustString(s+text))
-	case Gemini:
-		key := "systemInstruction"
-		if _, ok := b.top.fields["system_instruction"]; ok {
-			key = "system_instruction"
-		}
-		part, _ := json.Marshal(map[string]string{"text": text})
-		si, ok := asObject(orig(key))
-		if !ok {
-			si = map[string]json.RawMessage{}
-		}
-		parts, _ := asArray(si["parts"])
-		si["parts"] = joinArray(append(parts, part))
-		raw, _ := json.Marshal(si)
-		b.setField(key, raw)
-	case OpenAIChat:
-		if i := b.systemMessage(); i >= 0 {
-			raw, err := appendChatText(b.facts[i].raw, text)
-			if err != nil {
-				return
-			}
-			f, err := parseMessage(OpenAIChat, raw)
-			if err != nil {
-				return
-			}
-			b.facts[i] = f
-			if b.materialised() {
-				b.Messages[i] = f.message()
-			}
-			b.dirty = true
-		}
-	}
-}
-
-// appendChatText appends a line of text to a chat message's content.
-func appendChatText(raw json.RawMessage, text string) (json.RawMessage, error) {
-	obj, ok := asObject(raw)
-	if !ok {
-		return nil, fmt.Errorf("not an object")
-	}
-	switch c := obj["content"]; kindOf(c) {
-	case '"':
-		s, _ := asString(c)
-		obj["content"] = mustString(s + "\n\n" + text)
-	case '[':
-		parts, _ := asArray(c)
-		part, _ := json.Marshal(map[string]string{"type": "text", "text": text})
-		obj["content"] = joinArray(append(parts, part))
-	default:
-		obj["content"] = mustString(text)
-	}
-	return json.Marshal(obj)
 }
