@@ -310,7 +310,9 @@
 //
 // Tombstone lines go into the system prompt the body already has:
 // Anthropic system, Responses instructions, a Chat system or developer
-// message, a Gemini systemInstruction, a Bedrock system list. A Chat,
+// message, a Gemini systemInstruction, a Bedrock system list; one per
+// line, after the prompt's own text (a blank line apart), as a text
+// block or part where the prompt is a list of them. A Chat,
 // Gemini or Bedrock body without one gets none, since some models and
 // servers reject a system prompt; the Context is then configured with
 // NoTombstones, so a tool whose calls stay keeps its schema if it may

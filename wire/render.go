@@ -27,7 +27,8 @@ type RenderOptions struct {
 	Fields map[string]json.RawMessage
 	// Tombstones give the text of the tombstone lines, as decisions
 	// return them ([pruneguard.Decision].Tombstones). A tool the Context
-	// reports tombstoned without a text here gets a line of Render's own.
+	// reports tombstoned without a text here gets the text decisions give
+	// ([pruneguard.TombstoneText]).
 	Tombstones []pruneguard.Tombstone
 	// Spilled lists evicted messages whose content was spilled, as
 	// decisions return them ([pruneguard.Decision].Pointers): every
