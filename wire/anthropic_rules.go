@@ -99,7 +99,36 @@ func mergeTurns(msgs []*facts) []turn {
 	return turns
 }
 
+// validateAnthropic checks the messages msgs, merged into turns as the
+// API merges them.
 func validateAnthropic(b *Body, msgs []*facts, sc scope, v *violations) {
+	anthropicContent(msgs, sc, v)
+	turns := mergeTurns(msgs)
+	if sc.atStart && len(turns) > 0 && turns[0].role != "user" {
+		v.add(RuleAnthropicFirstNotUser, 0, `messages: first message must use the "user" role`)
+	}
+	for t := range turns {
+		switch turns[t].role {
+		case "assistant":
+			anthropicAssistantTurn(turns, t, sc, v)
+		case "user":
+			anthropicUserTurn(turns, t, sc, v)
+		}
+	}
+	// Tool references name tools the request must declare.
+	if ts := sc.tools; ts != nil {
+		for i, m := range msgs {
+			anthropicToolRefs(ts, sc.off+i, m.refs, v)
+		}
+	}
+	if len(turns) > 0 && sc.atEnd {
+		anthropicThinking(b, turns, sc, v)
+	}
+}
+
+// anthropicContent checks that messages have content, but for a final
+// assistant message, and that text blocks are not blank.
+func anthropicContent(msgs []*facts, sc scope, v *violations) {
 	o := sc.off
 	for i, m := range msgs {
 		if m.empty && !(i == len(msgs)-1 && sc.atEnd && m.role == "assistant") {
@@ -113,112 +142,113 @@ func validateAnthropic(b *Body, msgs []*facts, sc scope, v *violations) {
 			}
 		}
 	}
-	turns := mergeTurns(msgs)
-	if sc.atStart && len(turns) > 0 && turns[0].role != "user" {
-		v.add(RuleAnthropicFirstNotUser, 0, `messages: first message must use the "user" role`)
-	}
-	for t := range turns {
-		tn := &turns[t]
-		switch tn.role {
-		case "assistant":
-			var uses []string
-			useAt := -1
-			seenUse := map[string]bool{}
-			server := map[string]bool{}
-			hasThinking := false
-			for _, tp := range tn.parts {
-				p := tp.p
-				switch p.kind {
-				case PartCall:
-					if seenUse[p.id] {
-						v.add(RuleAnthropicDuplicateToolUseID, o+tp.msg, "messages.%d.content.%d: `tool_use` ids must be unique", o+tp.msg, tp.blk)
-						continue
-					}
-					seenUse[p.id] = true
-					uses = append(uses, p.id)
-					if useAt < 0 {
-						useAt = tp.msg
-					}
-				case PartResult:
-					v.add(RuleAnthropicToolResultNotInUser, o+tp.msg, "messages.%d: `tool_result` blocks can only be in `user` messages", o+tp.msg)
-				case PartServerCall:
-					server[p.id] = true
-				case PartServerResult:
-					if !server[p.id] {
-						v.add(RuleAnthropicServerResultWithoutUse, o+tp.msg,
-							"messages.%d.content.%d: unexpected `tool_use_id` found in `%s` blocks: %s. Each `%s` block must have a corresponding `server_tool_use` block before it.",
-							o+tp.msg, tp.blk, p.typ, p.id, p.typ)
-					}
-				case PartReasoning:
-					hasThinking = true
-				}
-			}
-			if hasThinking && tn.parts[0].p.kind != PartReasoning {
-				v.add(RuleAnthropicThinkingNotFirst, o+tn.first,
-					"messages.%d: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `%s`.",
-					o+tn.first, tn.parts[0].p.typ)
-			}
-			if len(uses) == 0 {
+}
+
+// anthropicAssistantTurn checks assistant turn t: unique tool_use ids,
+// no tool results, server results after their server call, thinking
+// first, and the results of its tool_use blocks at the start of the turn
+// after it.
+func anthropicAssistantTurn(turns []turn, t int, sc scope, v *violations) {
+	o, tn := sc.off, &turns[t]
+	var uses []string
+	useAt := -1
+	seenUse := map[string]bool{}
+	server := map[string]bool{}
+	hasThinking := false
+	for _, tp := range tn.parts {
+		p := tp.p
+		switch p.kind {
+		case PartCall:
+			if seenUse[p.id] {
+				v.add(RuleAnthropicDuplicateToolUseID, o+tp.msg, "messages.%d.content.%d: `tool_use` ids must be unique", o+tp.msg, tp.blk)
 				continue
 			}
-			if t == len(turns)-1 {
-				if sc.atEnd {
-					v.add(RuleAnthropicPendingCalls, o+useAt,
-						"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-						o+useAt, strings.Join(uses, ", "))
-				}
-				continue
+			seenUse[p.id] = true
+			uses = append(uses, p.id)
+			if useAt < 0 {
+				useAt = tp.msg
 			}
-			next := &turns[t+1]
-			lead := map[string]bool{}
-			if next.role == "user" {
-				for _, tp := range next.parts {
-					if tp.p.kind != PartResult {
-						break
-					}
-					lead[tp.p.id] = true
-				}
+		case PartResult:
+			v.add(RuleAnthropicToolResultNotInUser, o+tp.msg, "messages.%d: `tool_result` blocks can only be in `user` messages", o+tp.msg)
+		case PartServerCall:
+			server[p.id] = true
+		case PartServerResult:
+			if !server[p.id] {
+				v.add(RuleAnthropicServerResultWithoutUse, o+tp.msg,
+					"messages.%d.content.%d: unexpected `tool_use_id` found in `%s` blocks: %s. Each `%s` block must have a corresponding `server_tool_use` block before it.",
+					o+tp.msg, tp.blk, p.typ, p.id, p.typ)
 			}
-			if miss := missingIDs(uses, lead); len(miss) > 0 {
-				v.add(RuleAnthropicToolUseWithoutResult, o+useAt,
-					"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-					o+useAt, strings.Join(miss, ", "))
-			}
-		case "user":
-			issued := map[string]bool{}
-			if t > 0 && turns[t-1].role == "assistant" {
-				for _, tp := range turns[t-1].parts {
-					if tp.p.kind == PartCall {
-						issued[tp.p.id] = true
-					}
-				}
-			}
-			seen := map[string]bool{}
-			for _, tp := range tn.parts {
-				if tp.p.kind != PartResult {
-					continue
-				}
-				if !issued[tp.p.id] {
-					v.add(RuleAnthropicUnexpectedToolResult, o+tp.msg,
-						"messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
-						o+tp.msg, tp.blk, tp.p.id)
-				} else if seen[tp.p.id] {
-					v.add(RuleAnthropicDuplicateToolResult, o+tp.msg,
-						"messages.%d.content.%d: each tool_use must have a single result. Found multiple `tool_result` blocks with id: %s", o+tp.msg, tp.blk, tp.p.id)
-				}
-				seen[tp.p.id] = true
-			}
+		case PartReasoning:
+			hasThinking = true
 		}
 	}
-	// Tool references name tools the request must declare.
-	if ts := sc.tools; ts != nil {
-		for i, m := range msgs {
-			anthropicToolRefs(ts, o+i, m.refs, v)
-		}
+	if hasThinking && tn.parts[0].p.kind != PartReasoning {
+		v.add(RuleAnthropicThinkingNotFirst, o+tn.first,
+			"messages.%d: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `%s`.",
+			o+tn.first, tn.parts[0].p.typ)
 	}
-	if len(turns) == 0 || !sc.atEnd {
+	if len(uses) == 0 {
 		return
 	}
+	if t == len(turns)-1 {
+		if sc.atEnd {
+			v.add(RuleAnthropicPendingCalls, o+useAt,
+				"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+				o+useAt, strings.Join(uses, ", "))
+		}
+		return
+	}
+	next := &turns[t+1]
+	lead := map[string]bool{}
+	if next.role == "user" {
+		for _, tp := range next.parts {
+			if tp.p.kind != PartResult {
+				break
+			}
+			lead[tp.p.id] = true
+		}
+	}
+	if miss := missingIDs(uses, lead); len(miss) > 0 {
+		v.add(RuleAnthropicToolUseWithoutResult, o+useAt,
+			"messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+			o+useAt, strings.Join(miss, ", "))
+	}
+}
+
+// anthropicUserTurn checks that the tool results of user turn t answer,
+// once each, the tool_use blocks of the assistant turn before it.
+func anthropicUserTurn(turns []turn, t int, sc scope, v *violations) {
+	o := sc.off
+	issued := map[string]bool{}
+	if t > 0 && turns[t-1].role == "assistant" {
+		for _, tp := range turns[t-1].parts {
+			if tp.p.kind == PartCall {
+				issued[tp.p.id] = true
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, tp := range turns[t].parts {
+		if tp.p.kind != PartResult {
+			continue
+		}
+		if !issued[tp.p.id] {
+			v.add(RuleAnthropicUnexpectedToolResult, o+tp.msg,
+				"messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+				o+tp.msg, tp.blk, tp.p.id)
+		} else if seen[tp.p.id] {
+			v.add(RuleAnthropicDuplicateToolResult, o+tp.msg,
+				"messages.%d.content.%d: each tool_use must have a single result. Found multiple `tool_result` blocks with id: %s", o+tp.msg, tp.blk, tp.p.id)
+		}
+		seen[tp.p.id] = true
+	}
+}
+
+// anthropicThinking checks the last turns against the thinking setting:
+// no thinking in a final assistant turn when thinking is off, and, when
+// it is on, thinking first in the assistant turn of the active tool loop.
+func anthropicThinking(b *Body, turns []turn, sc scope, v *violations) {
+	o := sc.off
 	enabled := b.thinking == "enabled" || b.thinking == "adaptive"
 	last := &turns[len(turns)-1]
 	if !enabled && last.role == "assistant" {
