@@ -50,6 +50,9 @@ var anthropicProvider = provider{
 
 // ---- reading ------------------------------------------------------------------
 
+// readAnthropic reads an Anthropic message: its content, a string or an
+// array of blocks (text, tool use and results, thinking, server tool use
+// and results, tool references).
 func (r *reader) readAnthropic(f *facts, obj jobj) error {
 	if err := r.requireRole(f, obj); err != nil {
 		return err

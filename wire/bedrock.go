@@ -46,6 +46,8 @@ var bedrockProvider = provider{
 
 // ---- reading ------------------------------------------------------------------
 
+// readBedrock reads a Bedrock Converse message: its role and its content
+// blocks (tool use and results, reasoning, text).
 func (r *reader) readBedrock(f *facts, obj jobj) error {
 	if err := r.requireRole(f, obj); err != nil {
 		return err

@@ -41,6 +41,9 @@ const (
 	RuleBedrockUnknownToolChoice = "bedrock/unknown-tool-choice"
 )
 
+// validateBedrock checks the messages msgs: roles alternating from a user
+// message, each toolUse answered in the message after it, no blank text,
+// and a toolConfig when tool blocks are present.
 func validateBedrock(b *Body, msgs []*facts, sc scope, v *violations) {
 	o := sc.off
 	toolAt := -1

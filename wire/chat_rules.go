@@ -49,6 +49,9 @@ const (
 	RuleChatUnknownFunctionCall = "openai-chat/unknown-function-call"
 )
 
+// validateChat checks the messages msgs: every tool message in the block
+// right after the assistant message whose tool_calls it answers, each id
+// answered once, and a name on every legacy function message.
 func validateChat(msgs []*facts, sc scope, v *violations) {
 	var tc toolCalls
 	for i := 0; i < len(msgs); {

@@ -44,6 +44,9 @@ var geminiProvider = provider{
 
 // ---- reading ------------------------------------------------------------------
 
+// readGemini reads a Gemini content turn: its role (user when absent)
+// and its parts (function calls and responses, code execution, text and
+// thought text).
 func (r *reader) readGemini(f *facts, obj jobj) error {
 	var err error
 	if f.role, err = r.optString(obj, "role"); err != nil {

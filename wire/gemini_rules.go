@@ -35,6 +35,10 @@ const (
 	RuleGeminiUnknownAllowedFunction = "gemini/unknown-allowed-function"
 )
 
+// validateGemini checks the content turns cs: a function call turn right
+// after a user or function response turn, answered by the turn after it
+// part for part, thought signatures in the current turn, and a user turn
+// first.
 func validateGemini(cs []*facts, sc scope, v *violations) {
 	o := sc.off
 	for i, c := range cs {

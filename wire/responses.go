@@ -98,6 +98,9 @@ func (r *reader) responsesServerTool(typ string, obj jobj) string {
 	return r.intern1(strings.TrimSuffix(strings.TrimSuffix(typ, "_output"), "_call"))
 }
 
+// readResponsesItem reads a Responses input item: a message, a call item
+// or the output answering one, a reasoning item, an item reference or an
+// item the provider ran itself.
 func (r *reader) readResponsesItem(f *facts, obj jobj) error {
 	var err error
 	if f.typ, err = r.optString(obj, "type"); err != nil {
@@ -194,6 +197,8 @@ func clientExecuted(r *reader, typ string, obj jobj) bool {
 	return r.strOf(obj.get("execution")) == "client"
 }
 
+// responsesContent reads the content of a message item: a string or an
+// array of content parts.
 func (r *reader) responsesContent(f *facts, content []byte) error {
 	switch kindOf(content) {
 	case 0, 'n':

@@ -326,6 +326,8 @@ func declaredCount(p *provider, top *topFields) int {
 	return n
 }
 
+// parseAnnotations reads MCP annotations; ok is false when raw is not an
+// object or carries none.
 func parseAnnotations(raw json.RawMessage) (pruneguard.Annotations, bool) {
 	var a pruneguard.Annotations
 	if isNull(raw) || kindOf(raw) != '{' {
