@@ -12,8 +12,9 @@ import (
 // system prompt live and how messages are written. Each provider's table
 // is in a file named after it (chat.go, responses.go, anthropic.go,
 // gemini.go, bedrock.go); [Dialect.provider] is the one place that
-// chooses among them. A nil func means the provider has nothing to do at
-// that step.
+// chooses among them. A func said to be optional may be nil, when the
+// provider has nothing to do at that step; TestProviderTables checks that
+// every table sets the others.
 type provider struct {
 	dialect Dialect
 
@@ -30,7 +31,8 @@ type provider struct {
 	stringHistory bool
 	// readEntry reads the facts of one entry of the history.
 	readEntry func(r *reader, f *facts, obj jobj) error
-	// readTop reads the top-level facts the rules need into b.
+	// readTop reads the top-level facts the rules need into b
+	// (optional).
 	readTop func(b *Body) error
 
 	// ---- how calls pair, and what goes in one unit
@@ -38,13 +40,13 @@ type provider struct {
 	// track pairs the results of the next message with earlier calls.
 	track func(t *tracker, f *facts, keys []int32, s *step)
 	// finish returns the calls the end of the history leaves unanswered
-	// for good, and which of them to report; nil closes none.
+	// for good, and which of them to report (optional: none).
 	finish func(t *tracker) (closed []int32, report func(key int32) bool)
 	// userMessage reports a message of the user's side.
 	userMessage func(f *facts) bool
 	// coupled reports whether message f goes in one unit with prev, the
 	// message before it, beyond the core's own grouping of calls and
-	// results.
+	// results (optional: never).
 	coupled func(prev, f *facts) bool
 	// callOutcome is set when a server call part carries its own outcome
 	// (Responses server items), so that it is classed as a server result.
@@ -80,14 +82,15 @@ type provider struct {
 	toolFields func(b *Body, ts *toolState, v *violations)
 	// toolBlocks reports the tool blocks of message i of a body whose
 	// tools array is empty; toolRefs the tools the tool references of
-	// message i name and the tools array does not declare.
+	// message i name and the tools array does not declare (optional: the
+	// provider has no such rules).
 	toolBlocks func(i int, v *violations)
 	toolRefs   func(ts *toolState, i int, names []string, v *violations)
 
 	// ---- how the rule screen checks an edit (see screen.go)
 
 	// widen widens a window around edited messages to what the history
-	// rules read around them; nil keeps the message on each side.
+	// rules read around them (optional: the message on each side).
 	widen func(rs *ruleScreen, a view, w *window)
 	// cleanWindows is set when a window's violations are those of the
 	// whole body within it, so that the windows of a body that breaks no
@@ -95,12 +98,13 @@ type provider struct {
 	cleanWindows bool
 	// screenWhole reports an edit that changes a fact of the whole body
 	// some rule depends on (globals gb before it, ga after), so that the
-	// whole body is checked again.
+	// whole body is checked again (optional: none does).
 	screenWhole func(b *Body, gb, ga globals, ts *toolState) bool
 	// pairKeys returns the (call type, id) keys of the calls and outputs
 	// of f, for a provider whose calls and outputs pair by kind and id
 	// anywhere in the history (Responses); screenKeyed checks again, in
-	// view v, the keys and item ids the edits e touch.
+	// view v, the keys and item ids the edits e touch (both optional: the
+	// provider pairs by position).
 	pairKeys    func(f *facts) [][2]string
 	screenKeyed func(rs *ruleScreen, v view, e *edits, gl globals) []Violation
 
@@ -129,7 +133,7 @@ type provider struct {
 	// or developer message of the history (Chat), not a top-level field.
 	promptInHistory bool
 	// promptKey returns the top-level key of the system prompt, given
-	// which keys the request has.
+	// which keys the request has (unset when promptInHistory is).
 	promptKey func(has func(key string) bool) string
 	// hasPrompt reports whether a body has a system prompt that lines can
 	// go into without adding one.
@@ -138,8 +142,8 @@ type provider struct {
 	// text added after its own; ok is false when cur cannot take it.
 	addPromptText func(cur json.RawMessage, text string) (json.RawMessage, bool)
 	// systemPrompt writes the texts of system messages as the top-level
-	// system prompt, for a provider whose history has no system role;
-	// nil when system messages stay in the history.
+	// system prompt, for a provider whose history has no system role
+	// (optional: system messages stay in the history).
 	systemPrompt func(texts []string) json.RawMessage
 
 	// ---- how it writes a Context's messages (Render, a session's events)
@@ -154,7 +158,8 @@ type provider struct {
 	// writeEntries writes a message of role with text and calls as the
 	// history's entries, for a provider without turns.
 	writeEntries func(role, text string, calls []pruneguard.Call) []rpiece
-	// textBlock and callBlock write text and a call as blocks of a turn.
+	// textBlock and callBlock write text and a call as blocks of a turn,
+	// for a provider with turns.
 	textBlock func(text string) json.RawMessage
 	callBlock func(c pruneguard.Call) json.RawMessage
 	// writeResult writes the result of call id, of tool, with text: an
@@ -164,9 +169,9 @@ type provider struct {
 	// declare writes the declaration of a tool with its input schema.
 	declare func(name string, schema json.RawMessage) json.RawMessage
 	// eventFacts sets, on the facts f of a message of a Context, the role
-	// and type it takes when written, beyond the common ones (see
-	// eventFacts); callType and resultType are the types of its call and
-	// result parts.
+	// and type it takes when written, beyond the common ones (optional;
+	// see eventFacts); callType and resultType are the types of its call
+	// and result parts.
 	eventFacts           func(m pruneguard.Message, f *facts)
 	callType, resultType string
 }
