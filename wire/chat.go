@@ -71,40 +71,12 @@ func (r *reader) readChat(f *facts, obj jobj) error {
 }
 
 // chatContent reads the content of a Chat message: a string or an array
-// of content parts.
+// of content parts, of which those of type text (or with text and no
+// type) are text.
 func (r *reader) chatContent(f *facts, content []byte) error {
-	switch kindOf(content) {
-	case 0, 'n':
-		f.empty = true
-	case '"':
-		s := trimSpace(content)
-		f.empty = len(s) == 2
-		if !f.empty {
-			f.add(textPart(PartText, "text", s, false))
-		}
-	case '[':
-		parts, _ := r.v.array(content)
-		f.empty = parts.len() == 0
-		return r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
-			typ, err := r.optString(part, "type")
-			if err != nil {
-				return errAt(p, "%v", err)
-			}
-			if typ == "text" || (typ == "" && part.has("text")) {
-				t, err := textVal(part, "text")
-				if err != nil {
-					return errAt(p, "%v", err)
-				}
-				f.add(textPart(PartText, "text", t, false))
-				return nil
-			}
-			f.add(fpart{kind: PartOther, typ: typ})
-			return nil
-		})
-	default:
-		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
-	}
-	return nil
+	return r.textContent(f, content, "text", func(typ string, part jobj) (string, bool) {
+		return "text", typ == "text" || (typ == "" && part.has("text"))
+	})
 }
 
 // chatReasoning reads the reasoning fields OpenAI-compatible servers add

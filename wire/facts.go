@@ -440,3 +440,42 @@ func (r *reader) objStr(raw []byte, key string) string {
 
 // isTrue reports a JSON true, space around it allowed.
 func isTrue(raw []byte) bool { return string(trimSpace(raw)) == "true" }
+
+// textContent reads the content of an OpenAI message: absent or null
+// (empty), a string (one text part of type strType), or an array of
+// content parts, where isText tells the text parts and gives their type.
+func (r *reader) textContent(f *facts, content []byte, strType string, isText func(typ string, part jobj) (string, bool)) error {
+	switch kindOf(content) {
+	case 0, 'n':
+		f.empty = true
+	case '"':
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, strType, s, false))
+		}
+	case '[':
+		parts, _ := r.v.array(content)
+		f.empty = parts.len() == 0
+		return r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
+			typ, err := r.optString(part, "type")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			textType, ok := isText(typ, part)
+			if !ok {
+				f.add(fpart{kind: PartOther, typ: typ})
+				return nil
+			}
+			t, err := textVal(part, "text")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			f.add(textPart(PartText, textType, t, false))
+			return nil
+		})
+	default:
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
+	}
+	return nil
+}

@@ -159,7 +159,7 @@ func textBlocks(texts []string, block func(string) json.RawMessage) json.RawMess
 	for i, t := range texts {
 		blocks[i] = block(t)
 	}
-	return jk.join(blocks)
+	return joinArray(blocks)
 }
 
 // promptAt returns a prompt key that does not depend on the request.

@@ -203,7 +203,7 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 	for i := range pieces {
 		raws[i] = pieces[i].json(p)
 	}
-	top.set(key, jk.join(raws))
+	top.set(key, joinArray(raws))
 	sort.Strings(top.keys)
 	body := top.bytes()
 
@@ -254,7 +254,7 @@ func (p *rpiece) json(pv *provider) json.RawMessage {
 		return p.raw
 	}
 	content := append(slices.Clone(p.results), p.blocks...)
-	return jk.marshal(map[string]any{"role": p.role, pv.turnKey: jk.join(content)})
+	return jk.marshal(map[string]any{"role": p.role, pv.turnKey: joinArray(content)})
 }
 
 // isSystemMessage reports a Chat or Responses system or developer message.
@@ -371,7 +371,7 @@ func declareResident(p *provider, tools []pruneguard.ToolState) (key string, val
 		if len(ts.Compressed) > 0 {
 			schema = ts.Compressed
 		}
-		if _, isObj := jk.obj(schema); !isObj {
+		if _, isObj := asObject(schema); !isObj {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
 		decls = append(decls, p.declare(ts.Tool.Name, schema))
@@ -382,9 +382,9 @@ func declareResident(p *provider, tools []pruneguard.ToolState) (key string, val
 	l := p.toolLists[0]
 	switch {
 	case l.inner != "":
-		return l.key, jk.marshal(map[string]any{l.inner: jk.join(decls)}), true
+		return l.key, jk.marshal(map[string]any{l.inner: joinArray(decls)}), true
 	case len(l.groups) > 0:
-		return l.key, jk.marshal([]any{map[string]any{l.groups[0]: jk.join(decls)}}), true
+		return l.key, jk.marshal([]any{map[string]any{l.groups[0]: joinArray(decls)}}), true
 	}
-	return l.key, jk.join(decls), true
+	return l.key, joinArray(decls), true
 }

@@ -198,41 +198,16 @@ func clientExecuted(r *reader, typ string, obj jobj) bool {
 }
 
 // responsesContent reads the content of a message item: a string or an
-// array of content parts.
+// array of content parts, of which the input, output, summary and
+// reasoning texts are text.
 func (r *reader) responsesContent(f *facts, content []byte) error {
-	switch kindOf(content) {
-	case 0, 'n':
-		f.empty = true
-	case '"':
-		s := trimSpace(content)
-		f.empty = len(s) == 2
-		if !f.empty {
-			f.add(textPart(PartText, "input_text", s, false))
+	return r.textContent(f, content, "input_text", func(typ string, _ jobj) (string, bool) {
+		switch typ {
+		case "input_text", "output_text", "text", "summary_text", "reasoning_text":
+			return typ, true
 		}
-	case '[':
-		parts, _ := r.v.array(content)
-		f.empty = parts.len() == 0
-		return r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
-			typ, err := r.optString(part, "type")
-			if err != nil {
-				return errAt(p, "%v", err)
-			}
-			switch typ {
-			case "input_text", "output_text", "text", "summary_text", "reasoning_text":
-				t, err := textVal(part, "text")
-				if err != nil {
-					return errAt(p, "%v", err)
-				}
-				f.add(textPart(PartText, typ, t, false))
-			default:
-				f.add(fpart{kind: PartOther, typ: typ})
-			}
-			return nil
-		})
-	default:
-		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
-	}
-	return nil
+		return "", false
+	})
 }
 
 // readResponsesTop reads whether the input must keep what the server

@@ -333,7 +333,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		}
 	}
 	if s.cfg.Config.StubTokens <= 0 {
-		s.cfg.Config.StubTokens = countJSON(s.count, jk.quote(s.stubText)) + 8
+		s.cfg.Config.StubTokens = countJSON(s.count, mustString(s.stubText)) + 8
 	}
 	s.reset()
 	return s, nil
@@ -389,7 +389,7 @@ func (s *Session) SetRequest(fields json.RawMessage) error {
 		return fmt.Errorf("wire: session: request fields: %v", err)
 	}
 	if h, ok := top.get(s.key); ok {
-		if a, isArr := jk.arr(h); !isArr || len(a) > 0 {
+		if a, isArr := asArray(h); !isArr || len(a) > 0 {
 			return fmt.Errorf("wire: session: request fields: %q must be empty; feed the history message by message", s.key)
 		}
 	}
@@ -777,7 +777,7 @@ func (s *Session) fillEvent(e *sentry, m pruneguard.Message) error {
 	for i := range e.pieces {
 		raws[i] = e.pieces[i].json(s.p)
 	}
-	e.raw = jk.join(raws)
+	e.raw = joinArray(raws)
 	e.size, e.hash = len(e.raw), maphash.Bytes(s.seed, e.raw)
 	e.f = eventFacts(s.p, m)
 	e.realUser = m.Role == pruneguard.RoleUser && len(m.Answers) == 0
@@ -893,7 +893,7 @@ func (s *Session) deltaTokens(delta string) int {
 	if delta == "" {
 		return 0
 	}
-	return max(0, countJSON(s.count, jk.quote(delta))-1)
+	return max(0, countJSON(s.count, mustString(delta))-1)
 }
 
 func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) {
@@ -952,7 +952,7 @@ func (s *Session) eventTokens(e *sentry) int {
 	for i := range e.pieces {
 		p := &e.pieces[i]
 		if p.system {
-			n += countJSON(s.count, jk.quote(p.text))
+			n += countJSON(s.count, mustString(p.text))
 			continue
 		}
 		n += countJSON(s.count, p.json(s.p))

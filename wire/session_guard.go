@@ -451,7 +451,7 @@ func (sp sessionSpiller) SpillMessages(ms []pruneguard.Message) (pruneguard.Poin
 // history writes the history as it stands, or as it would stand once d
 // is applied too.
 func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
-	return jk.join(s.historyPieces(d))
+	return joinArray(s.historyPieces(d))
 }
 
 // historyPieces writes the messages of the history as it stands, or as
@@ -813,8 +813,7 @@ type sessionScreen struct {
 	// protect is the protected tail, found once per check.
 	protect map[pruneguard.UnitID]bool
 	found   bool
-	refs    []Refusal
-	own     map[*pruneguard.Violation]bool
+	screenRefusals
 }
 
 // tail returns the protected tail, finding it at the first call.
@@ -854,15 +853,7 @@ func (sc *sessionScreen) Screen(d *pruneguard.Decision) []*pruneguard.Violation 
 		refs = sc.s.screen(d)
 	}
 	if len(refs) > 0 {
-		sc.refs = append(sc.refs, refs...)
-		vs := screenViolations(refs)
-		if sc.own == nil {
-			sc.own = make(map[*pruneguard.Violation]bool, len(vs))
-		}
-		for _, v := range vs {
-			sc.own[v] = true
-		}
-		return vs
+		return sc.refuse(refs)
 	}
 	if sc.outer != nil {
 		if vs := sc.outer.Screen(d); len(vs) > 0 {
@@ -890,37 +881,15 @@ func (s *Session) screen(d *pruneguard.Decision) []Refusal {
 // screenWhole is the screen of a decision on the body written whole:
 // for a history the slots do not follow.
 func (s *Session) screenWhole(d *pruneguard.Decision) []Refusal {
-	var refs []Refusal
-	for _, id := range d.Stub {
-		e := s.byID[id]
-		if e == nil || e.ev != nil {
-			continue
-		}
-		u, _ := s.ctx.UnitOf(id)
-		raw, ok := s.stubRaw(e, s.stubText)
-		switch {
-		case !ok:
-			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
-		case countJSON(s.count, raw) >= countJSON(s.count, e.raw):
-			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
-		}
-	}
+	refs := s.stubRefusals(d, func(e *sentry) int { return countJSON(s.count, e.raw) })
 	if len(refs) > 0 {
 		return refs
 	}
 	schema := len(d.DropSchemas) > 0 || len(d.Compress) > 0
-	schemaTools := func(code, detail string) []Refusal {
-		r := Refusal{Gate: "wire", Code: code, Detail: detail}
-		r.Tools = append(r.Tools, d.DropSchemas...)
-		for _, c := range d.Compress {
-			r.Tools = append(r.Tools, c.Tool)
-		}
-		return []Refusal{r}
-	}
 	now := s.topFor(nil)
 	then := s.topFor(d)
 	if schema && declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
-		return schemaTools(CodeEmptyTools, "")
+		return schemaRefusal(d, CodeEmptyTools, "")
 	}
 	before, _ := Validate(now.withHistory(s.key, s.history(nil)), s.cfg.Dialect)
 	after, _ := Validate(then.withHistory(s.key, s.history(d)), s.cfg.Dialect)
@@ -929,7 +898,7 @@ func (s *Session) screenWhole(d *pruneguard.Decision) []Refusal {
 		return nil
 	}
 	if schema {
-		return schemaTools(fresh[0].Rule, fresh[0].Message)
+		return schemaRefusal(d, fresh[0].Rule, fresh[0].Message)
 	}
 	// Find a unit that breaks the rule on its own, the latest first: the
 	// others are tried again without it.
@@ -1071,4 +1040,36 @@ func (s *Session) logCheck(rep Report, err error) {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: request refused", dialect,
 			slog.String("error", err.Error()), slog.Int("tokens", rep.Before))
 	}
+}
+
+// stubRefusals refuses the stubs of d that cannot be made, or would not
+// make their message smaller than the tokens written gives.
+func (s *Session) stubRefusals(d *pruneguard.Decision, written func(e *sentry) int) []Refusal {
+	var refs []Refusal
+	for _, id := range d.Stub {
+		e := s.byID[id]
+		if e == nil || e.ev != nil {
+			continue
+		}
+		u, _ := s.ctx.UnitOf(id)
+		raw, ok := s.stubRaw(e, s.stubText)
+		switch {
+		case !ok:
+			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
+		case countJSON(s.count, raw) >= written(e):
+			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
+		}
+	}
+	return refs
+}
+
+// schemaRefusal is the refusal of the schema edits of d, naming their
+// tools.
+func schemaRefusal(d *pruneguard.Decision, code, detail string) []Refusal {
+	r := Refusal{Gate: "wire", Code: code, Detail: detail}
+	r.Tools = append(r.Tools, d.DropSchemas...)
+	for _, c := range d.Compress {
+		r.Tools = append(r.Tools, c.Tool)
+	}
+	return []Refusal{r}
 }

@@ -422,79 +422,85 @@ func (s *Session) historyLineTokens() int {
 // the body written whole.
 func (s *Session) screenSlots(d *pruneguard.Decision) (refs []Refusal, ok bool) {
 	sl := s.sl
-	for _, id := range d.Stub {
-		e := s.byID[id]
-		if e == nil || e.ev != nil {
-			continue
-		}
-		u, _ := s.ctx.UnitOf(id)
-		raw, can := s.stubRaw(e, s.stubText)
-		var written int
+	refs = s.stubRefusals(d, func(e *sentry) int {
+		written := 0
 		s.slotsOf(e, func(i int32) { written += int(sl.tok[i]) })
-		switch {
-		case !can:
-			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
-		case countJSON(s.count, raw) >= written:
-			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
-		}
-	}
+		return written
+	})
 	if len(refs) > 0 {
 		return refs, true
 	}
-	ts := s.toolState(nil)
-	base := map[string]int{}
-	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 {
-		schemaTools := func(code, detail string) []Refusal {
-			r := Refusal{Gate: "wire", Code: code, Detail: detail}
-			r.Tools = append(r.Tools, d.DropSchemas...)
-			for _, c := range d.Compress {
-				r.Tools = append(r.Tools, c.Tool)
-			}
-			return []Refusal{r}
-		}
-		now, then := s.topFor(nil), s.topFor(d)
-		if declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
-			return schemaTools(CodeEmptyTools, ""), true
-		}
-		next := s.toolState(d)
-		delta, after := sl.rules.toolDelta(view{s: sl.seq}, ts, next)
-		if nv := sl.rules.fresh(nil, delta, after); len(nv) > 0 {
-			return schemaTools(nv[0].Rule, nv[0].Message), true
-		}
-		base, ts = delta, next
+	ts, base, refs := s.screenSlotSchemas(d)
+	if len(refs) > 0 {
+		return refs, true
 	}
-	// The messages: a unit at a time, as the decision's records say.
-	type group struct {
-		c   candidate
-		out bool
+	cands, whole, cut := s.slotCandidates(d)
+	if cut {
+		return nil, false
 	}
-	var groups []*group
-	at := map[pruneguard.UnitID]*group{}
-	whole := sl.seq.newEdits()
-	cut := false
+	if whole.empty() {
+		return nil, true
+	}
+	delta, after := sl.rules.delta(view{s: sl.seq}, whole, ts)
+	if len(sl.rules.fresh(base, delta, after)) == 0 {
+		return nil, true
+	}
+	_, refused := sl.rules.greedy(cands, ts, base)
+	return refused, true
+}
+
+// screenSlotSchemas screens the schema edits of d: it refuses those that
+// leave no tool declared or break a rule, and otherwise returns the
+// tools state they leave and how they change the violation counts.
+func (s *Session) screenSlotSchemas(d *pruneguard.Decision) (ts *toolState, base map[string]int, refs []Refusal) {
+	ts, base = s.toolState(nil), map[string]int{}
+	if len(d.DropSchemas) == 0 && len(d.Compress) == 0 {
+		return ts, base, nil
+	}
+	now, then := s.topFor(nil), s.topFor(d)
+	if declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
+		return nil, nil, schemaRefusal(d, CodeEmptyTools, "")
+	}
+	sl := s.sl
+	next := s.toolState(d)
+	delta, after := sl.rules.toolDelta(view{s: sl.seq}, ts, next)
+	if nv := sl.rules.fresh(nil, delta, after); len(nv) > 0 {
+		return nil, nil, schemaRefusal(d, nv[0].Rule, nv[0].Message)
+	}
+	return next, delta, nil
+}
+
+// slotCandidates groups the slots d evicts or stubs by unit, as the
+// decision's records say, in transcript order, with the edits of the
+// whole decision. cut is set when d evicts part of a merged turn.
+func (s *Session) slotCandidates(d *pruneguard.Decision) (cands []candidate, whole *edits, cut bool) {
+	sl := s.sl
+	var groups []*candidate
+	at := map[pruneguard.UnitID]*candidate{}
+	whole = sl.seq.newEdits()
 	var evicted map[pruneguard.MessageID]bool
-	add := func(r pruneguard.Record) {
+	for _, r := range d.Records() {
 		e := s.byID[r.Message]
 		if e == nil || e.gone {
-			return
+			continue
 		}
-		g := at[r.Unit]
-		if g == nil {
-			g = &group{c: candidate{unit: r.Unit, first: -1}}
-			at[r.Unit] = g
-			groups = append(groups, g)
+		c := at[r.Unit]
+		if c == nil {
+			c = &candidate{unit: r.Unit, first: -1}
+			at[r.Unit] = c
+			groups = append(groups, c)
 		}
-		g.c.ids = append(g.c.ids, r.Message)
-		g.c.idx = append(g.c.idx, e.pos)
+		c.ids = append(c.ids, r.Message)
+		c.idx = append(c.idx, e.pos)
 		s.slotsOf(e, func(i int32) {
 			if sl.seq.removed[i] {
 				return
 			}
-			if g.c.first < 0 || i < g.c.first {
-				g.c.first = i
+			if c.first < 0 || i < c.first {
+				c.first = i
 			}
 			if r.Stubbed {
-				g.c.st = append(g.c.st, i)
+				c.st = append(c.st, i)
 				whole.stub(i)
 				return
 			}
@@ -508,32 +514,18 @@ func (s *Session) screenSlots(d *pruneguard.Decision) (refs []Refusal, ok bool) 
 					}
 				}
 			}
-			g.c.rm = append(g.c.rm, i)
+			c.rm = append(c.rm, i)
 			whole.remove(i)
 		})
 	}
-	for _, r := range d.Records() {
-		add(r)
-	}
-	if cut {
-		return nil, false
-	}
-	if whole.empty() {
-		return nil, true
-	}
-	delta, after := sl.rules.delta(view{s: sl.seq}, whole, ts)
-	if len(sl.rules.fresh(base, delta, after)) == 0 {
-		return nil, true
-	}
-	cands := make([]candidate, 0, len(groups))
-	for _, g := range groups {
-		if len(g.c.rm) > 0 || len(g.c.st) > 0 {
-			cands = append(cands, g.c)
+	cands = make([]candidate, 0, len(groups))
+	for _, c := range groups {
+		if len(c.rm) > 0 || len(c.st) > 0 {
+			cands = append(cands, *c)
 		}
 	}
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
-	_, refused := sl.rules.greedy(cands, ts, base)
-	return refused, true
+	return cands, whole, cut
 }
 
 // topBody returns the request's fields, as the last decisions left them,

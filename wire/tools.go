@@ -91,33 +91,29 @@ func requestTools(top *topFields) toolIO {
 func walkTools(p *provider, io toolIO, fn func(name string, schema, ann json.RawMessage) toolEdit) {
 	for _, l := range p.toolLists {
 		v := io.get(l.key)
-		switch {
-		case l.inner != "":
-			cfg, ok := asObject(v)
-			if !ok {
+		if len(l.groups) > 0 {
+			walkToolGroups(p, io, l, v, fn)
+			continue
+		}
+		var cfg map[string]json.RawMessage // the object holding the list, if any
+		if l.inner != "" {
+			var ok bool
+			if cfg, ok = asObject(v); !ok {
 				continue
 			}
-			list, n, changed := editToolList(p, cfg[l.inner], fn)
-			switch {
-			case !changed:
-			case n == 0 && io.del != nil:
-				io.del(l.key)
-			default:
-				cfg[l.inner] = list
-				raw, _ := json.Marshal(cfg)
-				io.set(l.key, raw)
-			}
-		case len(l.groups) > 0:
-			walkToolGroups(p, io, l, v, fn)
+			v = cfg[l.inner]
+		}
+		list, n, changed := editToolList(p, v, fn)
+		switch {
+		case !changed:
+		case n == 0 && io.del != nil:
+			io.del(l.key)
+		case cfg != nil:
+			cfg[l.inner] = list
+			raw, _ := json.Marshal(cfg)
+			io.set(l.key, raw)
 		default:
-			list, n, changed := editToolList(p, v, fn)
-			switch {
-			case !changed:
-			case n == 0 && io.del != nil:
-				io.del(l.key)
-			default:
-				io.set(l.key, list)
-			}
+			io.set(l.key, list)
 		}
 	}
 }
