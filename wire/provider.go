@@ -11,8 +11,8 @@ import (
 // the provider's rules, what a stub replaces, where the tools and the
 // system prompt live and how messages are written. Each provider's table
 // is in a file named after it (chat.go, responses.go, anthropic.go,
-// gemini.go, bedrock.go); [Dialect.provider] is the one place that
-// chooses among them. A func said to be optional may be nil, when the
+// gemini.go, bedrock.go), with its rules beside it (chat_rules.go, ...);
+// [Dialect.provider] is the one place that chooses among them. A func said to be optional may be nil, when the
 // provider has nothing to do at that step; TestProviderTables checks that
 // every table sets the others.
 type provider struct {
@@ -87,7 +87,7 @@ type provider struct {
 	toolBlocks func(i int, v *violations)
 	toolRefs   func(ts *toolState, i int, names []string, v *violations)
 
-	// ---- how the rule screen checks an edit (see screen.go)
+	// ---- how the rule screen checks an edit (see guard_rulescreen.go)
 
 	// widen widens a window around edited messages to what the history
 	// rules read around them (optional: the message on each side).
@@ -127,7 +127,7 @@ type provider struct {
 	// (Bedrock's inputSchema).
 	schemaInJSON bool
 
-	// ---- where its system prompt lives (see prompt.go)
+	// ---- where its system prompt lives (see body_prompt.go)
 
 	// promptInHistory is set when the system prompt is the first system
 	// or developer message of the history (Chat), not a top-level field.
