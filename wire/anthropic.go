@@ -11,41 +11,61 @@ import (
 
 // anthropicProvider is the table of Anthropic Messages.
 var anthropicProvider = provider{
-	dialect:       Anthropic,
-	historyKey:    "messages",
-	entry:         "message",
-	readEntry:     (*reader).readAnthropic,
-	readTop:       readAnthropicTop,
-	track:         trackAnthropic,
-	finish:        finishAnthropic,
-	userMessage:   userRole,
-	coupled:       func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
-	emptyRule:     RuleAnthropicEmptyMessages,
-	emptyWording:  "messages: at least one message is required",
-	validate:      validateAnthropic,
-	toolFields:    anthropicToolFields,
-	toolBlocks:    anthropicToolBlocks,
-	toolRefs:      anthropicToolRefs,
-	widen:         widenAnthropic,
-	screenWhole:   wholeAnthropic,
-	stub:          stubAnthropic,
-	toolLists:     []toolList{{key: "tools"}},
-	toolDecl:      anthropicToolDecl,
+	// how it reads
+	dialect:    Anthropic,
+	historyKey: "messages",
+	entry:      "message",
+	readEntry:  (*reader).readAnthropic,
+	readTop:    readAnthropicTop,
+
+	// how calls pair, and what goes in one unit
+	track:       trackAnthropic,
+	finish:      finishAnthropic,
+	userMessage: userRole,
+	coupled:     func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+
+	// its server: what it holds, where requests go
+	pausedTurns: true,
+	paths:       []string{"/messages"},
+
+	// its rules
+	emptyRule:    RuleAnthropicEmptyMessages,
+	emptyWording: "messages: at least one message is required",
+	validate: func(b *Body, ms []*facts, sc scope, v violations) violations {
+		validateAnthropic(b, ms, sc, &v)
+		return v
+	},
+	toolFields: func(b *Body, ts *toolState, v violations) violations { anthropicToolFields(b, ts, &v); return v },
+	toolBlocks: anthropicToolBlocks,
+	toolRefs:   anthropicToolRefs,
+
+	// how the rule screen checks an edit
+	window:      windowTurns,
+	screenWhole: wholeAnthropic,
+
+	// what a stub replaces
+	stub: stubAnthropic,
+
+	// where its tools live
+	toolLists: []toolList{{key: "tools"}},
+	toolDecl:  anthropicToolDecl,
+
+	// where its system prompt lives
 	promptKey:     promptAt("system"),
 	hasPrompt:     alwaysPrompt,
 	addPromptText: anthropicAddText,
 	systemPrompt:  func(texts []string) json.RawMessage { return textBlocks(texts, anthropicText) },
-	textBlock:     anthropicText,
-	turns:         true,
-	turnKey:       "content",
-	modelRole:     "assistant",
-	callBlock:     anthropicCall,
-	writeResult:   anthropicResult,
-	declare:       anthropicDeclare,
-	callType:      "tool_use",
-	resultType:    "tool_result",
-	pausedTurns:   true,
-	paths:         []string{"/messages"},
+
+	// how it writes messages
+	turns:       true,
+	turnKey:     "content",
+	modelRole:   "assistant",
+	textBlock:   anthropicText,
+	callBlock:   anthropicCall,
+	writeResult: anthropicResult,
+	declare:     anthropicDeclare,
+	callType:    "tool_use",
+	resultType:  "tool_result",
 }
 
 // ---- reading ------------------------------------------------------------------

@@ -118,7 +118,7 @@ func validateAnthropic(b *Body, msgs []*facts, sc scope, v *violations) {
 	// Tool references name tools the request must declare.
 	if ts := sc.tools; ts != nil {
 		for i, m := range msgs {
-			anthropicToolRefs(ts, sc.off+i, m.refs, v)
+			*v = anthropicToolRefs(ts, sc.off+i, m.refs, *v)
 		}
 	}
 	if len(turns) > 0 && sc.atEnd {
@@ -294,38 +294,23 @@ func anthropicToolFields(b *Body, ts *toolState, v *violations) {
 // tools array is empty. Only an empty tools array is reported: a body
 // without one is taken as recorded without its tools (Claude Code session
 // logs keep none), and a prune never takes the field away.
-func anthropicToolBlocks(i int, v *violations) {
+func anthropicToolBlocks(i int, v violations) violations {
 	v.add(RuleAnthropicToolBlocksWithoutTools, i, "Requests which include `tool_use` or `tool_result` blocks must define tools.")
+	return v
 }
 
 // anthropicToolRefs reports the tools that the tool_reference blocks of
 // message i name and the tools array does not declare.
-func anthropicToolRefs(ts *toolState, i int, names []string, v *violations) {
+func anthropicToolRefs(ts *toolState, i int, names []string, v violations) violations {
 	if !ts.toolsArray {
-		return
+		return v
 	}
 	for _, n := range names {
 		if n != "" && !ts.declared[n] {
 			v.add(RuleAnthropicUnknownToolReference, i, "Tool reference '%s' not found in available tools", n)
 		}
 	}
-}
-
-// widenAnthropic widens a window of the rule screen to the turn of each
-// end, and one more turn beyond it.
-func widenAnthropic(rs *ruleScreen, a view, w *window) {
-	if w.lo >= 0 {
-		w.lo = rs.turnStart(a, w.lo)
-		if p := a.prev(w.lo); p >= 0 {
-			w.lo = rs.turnStart(a, p)
-		}
-	}
-	if w.hi >= 0 {
-		w.hi = rs.turnEnd(a, w.hi)
-		if n := a.next(w.hi); n >= 0 {
-			w.hi = rs.turnEnd(a, n)
-		}
-	}
+	return v
 }
 
 // wholeAnthropic reports an edit that changes whether the body carries

@@ -9,39 +9,57 @@ import (
 
 // bedrockProvider is the table of AWS Bedrock Converse.
 var bedrockProvider = provider{
+	// how it reads
 	dialect:    Bedrock,
 	historyKey: "messages",
 	entry:      "message",
 	readEntry:  (*reader).readBedrock,
 	readTop:    readBedrockTop,
-	track: func(t *tracker, f *facts, keys []int32, s *step) {
-		t.adjacent(f, keys, s, false, false)
+
+	// how calls pair, and what goes in one unit
+	track:       trackBedrock,
+	userMessage: userRole,
+	coupled:     func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
+
+	// its server: what it holds, where requests go
+	paths: []string{"/converse", "/converse-stream"},
+
+	// its rules
+	emptyRule:    RuleBedrockEmptyMessages,
+	emptyWording: "messages: the conversation is empty; it must start with a user message.",
+	validate: func(b *Body, ms []*facts, sc scope, v violations) violations {
+		validateBedrock(b, ms, sc, &v)
+		return v
 	},
-	userMessage:   userRole,
-	coupled:       func(prev, f *facts) bool { return coupledTurns(prev.role, f.role) },
-	emptyRule:     RuleBedrockEmptyMessages,
-	emptyWording:  "messages: the conversation is empty; it must start with a user message.",
-	validate:      validateBedrock,
-	toolFields:    bedrockToolFields,
-	screenWhole:   wholeBedrock,
-	stub:          stubBedrock,
-	toolLists:     []toolList{{key: "toolConfig", inner: "tools"}},
-	toolDecl:      bedrockToolDecl,
-	schemaInJSON:  true,
+	toolFields: func(b *Body, ts *toolState, v violations) violations { bedrockToolFields(b, ts, &v); return v },
+
+	// how the rule screen checks an edit
+	screenWhole: wholeBedrock,
+
+	// what a stub replaces
+	stub: stubBedrock,
+
+	// where its tools live
+	toolLists:    []toolList{{key: "toolConfig", inner: "tools"}},
+	toolDecl:     bedrockToolDecl,
+	schemaInJSON: true,
+
+	// where its system prompt lives
 	promptKey:     promptAt("system"),
 	hasPrompt:     bedrockHasPrompt,
 	addPromptText: bedrockAddText,
 	systemPrompt:  func(texts []string) json.RawMessage { return textBlocks(texts, plainText) },
-	textBlock:     plainText,
-	turns:         true,
-	turnKey:       "content",
-	modelRole:     "assistant",
-	callBlock:     bedrockCall,
-	writeResult:   bedrockResult,
-	declare:       bedrockDeclare,
-	callType:      "toolUse",
-	resultType:    "toolResult",
-	paths:         []string{"/converse", "/converse-stream"},
+
+	// how it writes messages
+	turns:       true,
+	turnKey:     "content",
+	modelRole:   "assistant",
+	textBlock:   plainText,
+	callBlock:   bedrockCall,
+	writeResult: bedrockResult,
+	declare:     bedrockDeclare,
+	callType:    "toolUse",
+	resultType:  "toolResult",
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -118,6 +136,14 @@ func readBedrockTop(b *Body) error {
 	raw, ok := b.top.fields["toolConfig"]
 	b.hasToolConfig = ok && !isNull(raw)
 	return nil
+}
+
+// ---- pairing -------------------------------------------------------------------
+
+// trackBedrock pairs the toolResult blocks of a user message with the
+// toolUse blocks of the message right before it, by id.
+func trackBedrock(t *tracker, f *facts, keys []int32, s *step) {
+	t.adjacent(f, keys, s, false, false)
 }
 
 // ---- stubs ---------------------------------------------------------------------

@@ -210,6 +210,7 @@ type reader struct {
 	v      viewer
 	intern map[string]string
 	parts  []fpart // the parts of the message being read
+	cur    facts   // the message the provider's table is reading
 	chunk  []fpart // where the parts of the messages read are kept
 }
 
@@ -307,7 +308,12 @@ func (r *reader) read(raw []byte, ws int, inputString bool) (facts, error) {
 	if !ok {
 		return f, errAt(here, "%s is %s, not an object", r.p.entry, kindName(raw))
 	}
-	return f, r.p.readEntry(r, &f, obj)
+	// The provider reads into the reader's own facts, so that handing
+	// them to its table costs no allocation.
+	r.cur = f
+	err := r.p.readEntry(r, &r.cur, obj)
+	f, r.cur = r.cur, facts{}
+	return f, err
 }
 
 func trimSpace(raw []byte) []byte {

@@ -98,12 +98,6 @@ func (f *topFields) get(key string) (json.RawMessage, bool) {
 	return v, ok
 }
 
-// has reports whether key is present.
-func (f *topFields) has(key string) bool {
-	_, ok := f.vals[key]
-	return ok
-}
-
 // set gives key a value, appending the key when it is new.
 func (f *topFields) set(key string, v json.RawMessage) {
 	if f.vals == nil {

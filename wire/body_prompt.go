@@ -31,7 +31,7 @@ func placeLines(p *provider, top *topFields, ps []rpiece, lines []string) []rpie
 		return ps
 	}
 	if !p.promptInHistory {
-		key := p.promptKey(top.has)
+		key := p.promptKey(top.vals)
 		cur, _ := top.get(key)
 		if v, ok := p.addLines(cur, lines); ok {
 			top.set(key, v)
@@ -62,7 +62,7 @@ func (b *Body) setTombstones(lines []string) {
 		return
 	}
 	orig := b.top.fields
-	key := p.promptKey(func(k string) bool { _, ok := orig[k]; return ok })
+	key := p.promptKey(orig)
 	if v, ok := p.addLines(orig[key], lines); ok {
 		b.setField(key, v)
 	}
@@ -163,8 +163,8 @@ func textBlocks(texts []string, block func(string) json.RawMessage) json.RawMess
 }
 
 // promptAt returns a prompt key that does not depend on the request.
-func promptAt(key string) func(func(string) bool) string {
-	return func(func(string) bool) string { return key }
+func promptAt(key string) func(map[string]json.RawMessage) string {
+	return func(map[string]json.RawMessage) string { return key }
 }
 
 // alwaysPrompt is the hasPrompt of a provider whose system prompt every

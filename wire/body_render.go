@@ -182,7 +182,7 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 		return r.system
 	})
 	if len(system) > 0 {
-		sk := p.promptKey(top.has)
+		sk := p.promptKey(top.vals)
 		if _, ok := top.get(sk); ok {
 			return nil, fmt.Errorf("wire: render: field %q is written from the Context's system messages", sk)
 		}

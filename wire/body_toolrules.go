@@ -81,7 +81,7 @@ func validateTools(p *provider, ms []*facts, ts *toolState) []Violation {
 	if ts.emptyTools && p.toolBlocks != nil {
 		for i, m := range ms {
 			if m.ncalls > 0 || m.nresults > 0 {
-				p.toolBlocks(i, &v)
+				v = p.toolBlocks(i, v)
 				break
 			}
 		}
@@ -94,11 +94,10 @@ func validateTools(p *provider, ms []*facts, ts *toolState) []Violation {
 // table checks them, and reads into ts what the rules of the history
 // need of the tools array.
 func validateToolFields(b *Body, ts *toolState) []Violation {
-	var v violations
 	if check := b.provider().toolFields; check != nil {
-		check(b, ts, &v)
+		return check(b, ts, nil)
 	}
-	return v
+	return nil
 }
 
 // unknownTools returns the names that are not empty and not declared.

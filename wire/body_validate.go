@@ -66,7 +66,7 @@ func validateAll(b *Body, ms []*facts, ts *toolState) []Violation {
 	}
 	var v violations
 	sc := scopeOf(b, ms, ts)
-	validateMessages(b, ms, sc, &v)
+	v = validateMessages(b, ms, sc, v)
 	v = append(v, validateTools(p, ms, ts)...)
 	sortViolations(v)
 	return v
@@ -106,9 +106,10 @@ func scopeOf(b *Body, ms []*facts, ts *toolState) scope {
 	return sc
 }
 
-// validateMessages adds the violations of the history rules found in ms.
-func validateMessages(b *Body, ms []*facts, sc scope, v *violations) {
-	b.provider().validate(b, ms, sc, v)
+// validateMessages adds to v the violations of the history rules found
+// in ms.
+func validateMessages(b *Body, ms []*facts, sc scope, v violations) violations {
+	return b.provider().validate(b, ms, sc, v)
 }
 
 // callIDs returns the ids of the calls of m, in order.

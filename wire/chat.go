@@ -8,32 +8,49 @@ import (
 
 // chatProvider is the table of OpenAI Chat Completions.
 var chatProvider = provider{
-	dialect:         OpenAIChat,
-	historyKey:      "messages",
-	entry:           "message",
-	readEntry:       (*reader).readChat,
-	track:           trackChat,
-	userMessage:     userRole,
-	emptyRule:       RuleChatEmptyMessages,
-	emptyWording:    "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
-	validate:        func(_ *Body, ms []*facts, sc scope, v *violations) { validateChat(ms, sc, v) },
-	toolFields:      chatToolFields,
-	widen:           widenChat,
-	cleanWindows:    true,
-	stub:            stubChat,
-	toolLists:       []toolList{{key: "tools"}, {key: "functions"}},
-	toolDecl:        chatToolDecl,
+	// how it reads
+	dialect:    OpenAIChat,
+	historyKey: "messages",
+	entry:      "message",
+	readEntry:  (*reader).readChat,
+
+	// how calls pair, and what goes in one unit
+	track:       trackChat,
+	userMessage: userRole,
+
+	// its server: what it holds, where requests go
+	paths: []string{"/chat/completions"},
+
+	// its rules
+	emptyRule:    RuleChatEmptyMessages,
+	emptyWording: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+	validate:     func(_ *Body, ms []*facts, sc scope, v violations) violations { validateChat(ms, sc, &v); return v },
+	toolFields:   func(b *Body, ts *toolState, v violations) violations { chatToolFields(b, ts, &v); return v },
+
+	// how the rule screen checks an edit
+	window:       windowToolBlocks,
+	cleanWindows: true,
+
+	// what a stub replaces
+	stub: stubChat,
+
+	// where its tools live
+	toolLists: []toolList{{key: "tools"}, {key: "functions"}},
+	toolDecl:  chatToolDecl,
+
+	// where its system prompt lives
 	promptInHistory: true,
 	hasPrompt:       func(b *Body) bool { return b.systemMessage() >= 0 },
 	addPromptText:   chatAddText,
-	modelRole:       "assistant",
-	writeEntries:    chatEntries,
-	writeResult:     chatResult,
-	declare:         chatDeclare,
-	eventFacts:      chatEventFacts,
-	callType:        "tool_call",
-	resultType:      "tool",
-	paths:           []string{"/chat/completions"},
+
+	// how it writes messages
+	modelRole:    "assistant",
+	writeEntries: chatEntries,
+	writeResult:  chatResult,
+	declare:      chatDeclare,
+	eventKind:    chatEventKind,
+	callType:     "tool_call",
+	resultType:   "tool",
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -332,9 +349,10 @@ func chatDeclare(name string, schema json.RawMessage) json.RawMessage {
 	return jk.marshal(map[string]any{"type": "function", "function": map[string]any{"name": name, "parameters": schema}})
 }
 
-// chatEventFacts makes a message carrying results a tool message.
-func chatEventFacts(m pruneguard.Message, f *facts) {
-	if f.role == "user" && len(m.Answers) > 0 {
-		f.role = "tool"
+// chatEventKind makes a message carrying results a tool message.
+func chatEventKind(m pruneguard.Message, role string) (string, string) {
+	if role == "user" && len(m.Answers) > 0 {
+		return "tool", ""
 	}
+	return role, ""
 }

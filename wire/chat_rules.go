@@ -240,16 +240,3 @@ func chatToolFields(b *Body, ts *toolState, v *violations) {
 		v.add(RuleChatUnknownFunctionCall, 0, "Invalid 'function_call': no function named '%s' is declared in 'functions'.", n)
 	}
 }
-
-// widenChat widens a window of the rule screen to whole blocks of tool
-// messages: a block starts at the message before it. The window is open
-// at its end, so that it never ends inside a block (see cleanWindows).
-func widenChat(rs *ruleScreen, a view, w *window) {
-	for w.lo >= 0 && rs.factsIn(a, w.lo).role == "tool" {
-		w.lo = a.prev(w.lo)
-	}
-	for w.hi >= 0 && rs.factsIn(a, w.hi).role == "tool" {
-		w.hi = a.next(w.hi)
-	}
-	w.open = true
-}

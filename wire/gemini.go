@@ -9,37 +9,52 @@ import (
 
 // geminiProvider is the table of Google Gemini generateContent.
 var geminiProvider = provider{
+	// how it reads
 	dialect:    Gemini,
 	historyKey: "contents",
 	entry:      "content",
 	readEntry:  (*reader).readGemini,
-	track: func(t *tracker, f *facts, keys []int32, s *step) {
-		t.adjacent(f, keys, s, true, true)
-	},
-	userMessage:   func(f *facts) bool { return isGeminiUserRole(f.role) },
-	coupled:       func(prev, f *facts) bool { return coupledTurns(geminiSide(prev), geminiSide(f)) },
-	emptyRule:     RuleGeminiEmptyContents,
-	emptyWording:  "GenerateContentRequest.contents: contents is not specified",
-	validate:      func(_ *Body, ms []*facts, sc scope, v *violations) { validateGemini(ms, sc, v) },
-	toolFields:    geminiToolFields,
-	screenWhole:   wholeGemini,
-	stub:          stubGemini,
-	toolLists:     []toolList{{key: "tools", groups: []string{"functionDeclarations", "function_declarations"}}},
-	toolDecl:      geminiToolDecl,
+
+	// how calls pair, and what goes in one unit
+	track:       trackGemini,
+	userMessage: func(role, _ string) bool { return isGeminiUserRole(role) },
+	coupled:     func(prev, f *facts) bool { return coupledTurns(geminiSide(prev), geminiSide(f)) },
+
+	// its server: what it holds, where requests go
+	paths: []string{":generateContent", ":streamGenerateContent"},
+
+	// its rules
+	emptyRule:    RuleGeminiEmptyContents,
+	emptyWording: "GenerateContentRequest.contents: contents is not specified",
+	validate:     func(_ *Body, ms []*facts, sc scope, v violations) violations { validateGemini(ms, sc, &v); return v },
+	toolFields:   func(b *Body, ts *toolState, v violations) violations { geminiToolFields(b, ts, &v); return v },
+
+	// how the rule screen checks an edit
+	screenWhole: wholeGemini,
+
+	// what a stub replaces
+	stub: stubGemini,
+
+	// where its tools live
+	toolLists: []toolList{{key: "tools", groups: []string{"functionDeclarations", "function_declarations"}}},
+	toolDecl:  geminiToolDecl,
+
+	// where its system prompt lives
 	promptKey:     geminiPromptKey,
 	hasPrompt:     geminiHasPrompt,
 	addPromptText: geminiAddText,
 	systemPrompt:  geminiSystemPrompt,
-	textBlock:     plainText,
-	turns:         true,
-	turnKey:       "parts",
-	modelRole:     "model",
-	callBlock:     geminiCall,
-	writeResult:   geminiResult,
-	declare:       geminiDeclare,
-	callType:      "functionCall",
-	resultType:    "functionResponse",
-	paths:         []string{":generateContent", ":streamGenerateContent"},
+
+	// how it writes messages
+	turns:       true,
+	turnKey:     "parts",
+	modelRole:   "model",
+	textBlock:   plainText,
+	callBlock:   geminiCall,
+	writeResult: geminiResult,
+	declare:     geminiDeclare,
+	callType:    "functionCall",
+	resultType:  "functionResponse",
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -110,6 +125,15 @@ func (r *reader) readGemini(f *facts, obj jobj) error {
 	})
 }
 
+// ---- pairing -------------------------------------------------------------------
+
+// trackGemini pairs the functionResponse parts of a turn with the
+// functionCall parts of the turn right before it, whatever its role: by
+// id when both sides carry ids, by position otherwise.
+func trackGemini(t *tracker, f *facts, keys []int32, s *step) {
+	t.adjacent(f, keys, s, true, true)
+}
+
 // geminiSide folds a Gemini role into "user" or "assistant": function
 // and tool turns are the user's side.
 func geminiSide(f *facts) string {
@@ -162,8 +186,8 @@ func geminiToolDecl(entry map[string]json.RawMessage) (string, map[string]json.R
 
 // geminiPromptKey is systemInstruction, or system_instruction in a
 // request that spells it so.
-func geminiPromptKey(has func(string) bool) string {
-	if has("system_instruction") {
+func geminiPromptKey(fields map[string]json.RawMessage) string {
+	if _, ok := fields["system_instruction"]; ok {
 		return "system_instruction"
 	}
 	return "systemInstruction"

@@ -255,6 +255,49 @@ func (rs *ruleScreen) whole(b, a view, gb, ga globals, ts *toolState) bool {
 	return false
 }
 
+// windowShape is how far around an edited run of messages a provider's
+// history rules read: the message on each side, whole blocks of tool
+// messages (Chat), or whole turns and one more each side (Anthropic).
+type windowShape uint8
+
+const (
+	windowMessages windowShape = iota
+	windowToolBlocks
+	windowTurns
+)
+
+// widenToToolBlocks widens window w to whole blocks of tool messages (a
+// block starts at the message before it). The window is open at its end,
+// so that it never ends inside a block (see provider.cleanWindows).
+func (rs *ruleScreen) widenToToolBlocks(a view, w window) window {
+	for w.lo >= 0 && rs.factsIn(a, w.lo).role == "tool" {
+		w.lo = a.prev(w.lo)
+	}
+	for w.hi >= 0 && rs.factsIn(a, w.hi).role == "tool" {
+		w.hi = a.next(w.hi)
+	}
+	w.open = true
+	return w
+}
+
+// widenToTurns widens window w to the turn of each end, and one more
+// turn beyond it.
+func (rs *ruleScreen) widenToTurns(a view, w window) window {
+	if w.lo >= 0 {
+		w.lo = rs.turnStart(a, w.lo)
+		if p := a.prev(w.lo); p >= 0 {
+			w.lo = rs.turnStart(a, p)
+		}
+	}
+	if w.hi >= 0 {
+		w.hi = rs.turnEnd(a, w.hi)
+		if n := a.next(w.hi); n >= 0 {
+			w.hi = rs.turnEnd(a, n)
+		}
+	}
+	return w
+}
+
 // window is a stretch of kept messages, from lo to hi (body indexes; -1
 // for the body's start or end). hi is excluded when open is set.
 type window struct {
@@ -298,11 +341,11 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 			after = append(after, v)
 		}
 	}
-	if keyed := rs.b.provider().screenKeyed; keyed != nil {
-		for _, v := range keyed(rs, b, e, gb) {
+	if rs.b.provider().pairKeys != nil {
+		for _, v := range screenKeyedPairs(rs, b, e, gb) {
 			delta[violationKey(v)]--
 		}
-		for _, v := range keyed(rs, a, e, ga) {
+		for _, v := range screenKeyedPairs(rs, a, e, ga) {
 			delta[violationKey(v)]++
 			after = append(after, v)
 		}
@@ -348,7 +391,7 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 		}
 		slices.Sort(pos)
 	}
-	widen := rs.b.provider().widen
+	shape := rs.b.provider().window
 	var out []window
 	for k := 0; k < len(pos); {
 		// A cluster: edited messages with nothing kept between them, walked
@@ -362,8 +405,11 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 			k++
 		}
 		w := window{lo: x, hi: y}
-		if widen != nil {
-			widen(rs, a, &w)
+		switch shape {
+		case windowToolBlocks:
+			w = rs.widenToToolBlocks(a, w)
+		case windowTurns:
+			w = rs.widenToTurns(a, w)
 		}
 		if n := len(out); n > 0 && overlaps(out[n-1], w) {
 			out[n-1].hi = w.hi
@@ -444,7 +490,7 @@ func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []Viola
 		sc.lastUser = v.rank(gl.lastUser)
 	}
 	var out violations
-	validateMessages(rs.b, ms, sc, &out)
+	out = validateMessages(rs.b, ms, sc, out)
 	return out
 }
 
@@ -517,8 +563,11 @@ func (rs *ruleScreen) fresh(base map[string]int, delta map[string]int, after []V
 // walking it again.
 func (rs *ruleScreen) greedy(cands []candidate, ts *toolState, base map[string]int) (kept []candidate, refused []Refusal) {
 	taken := rs.seq.newEdits()
-	for _, c := range cands {
-		e := rs.seq.newEdits()
+	e := rs.seq.newEdits() // each candidate's, in turn
+	for k, c := range cands {
+		if k > 0 {
+			rs.seq.reuse(e)
+		}
 		for _, i := range c.rm {
 			e.remove(i)
 		}
@@ -557,7 +606,7 @@ func (rs *ruleScreen) toolRules(v view, ts *toolState) []Violation {
 	if ts.emptyTools && p.toolBlocks != nil {
 		for j := v.first(); j >= 0; j = v.next(j) {
 			if f := rs.factsIn(v, j); f.ncalls > 0 || f.nresults > 0 {
-				p.toolBlocks(v.rank(j), &out)
+				out = p.toolBlocks(v.rank(j), out)
 				break
 			}
 		}
@@ -565,7 +614,7 @@ func (rs *ruleScreen) toolRules(v view, ts *toolState) []Violation {
 	if p.toolRefs != nil {
 		for _, i := range rs.refs {
 			if !v.isRemoved(i) {
-				p.toolRefs(ts, v.rank(i), rs.factsIn(v, i).refs, &out)
+				out = p.toolRefs(ts, v.rank(i), rs.factsIn(v, i).refs, out)
 			}
 		}
 	}

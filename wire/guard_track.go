@@ -40,6 +40,8 @@ type tracker struct {
 	queue   map[[2]string][]int
 	n       int // messages added
 	barrier int
+
+	st step // the step of the message being added
 }
 
 // tcall is a call the tracker follows.
@@ -86,7 +88,12 @@ func (t *tracker) add(f *facts, keys []int32) step {
 	if f.nresults > 0 {
 		s.answers = make([]int32, 0, f.nresults)
 	}
-	t.p.track(t, f, keys, &s)
+	// The table fills the tracker's own step, so that handing it over
+	// costs no allocation; f must not be a local variable of the caller
+	// for the same reason.
+	t.st = s
+	t.p.track(t, f, keys, &t.st)
+	s, t.st = t.st, step{}
 	t.n++
 	return s
 }
@@ -212,10 +219,15 @@ func coupled(p *provider, prev, f *facts) bool {
 func coupledTurns(prev, cur string) bool { return prev == cur || prev == "assistant" }
 
 // realUser reports a user message that is not (only) tool results.
-func (p *provider) realUser(f *facts) bool { return f.nresults == 0 && p.userMessage(f) }
+func (p *provider) realUser(f *facts) bool { return f.nresults == 0 && p.userMessage(f.role, f.typ) }
 
-// userRole reports a message whose role is "user".
-func userRole(f *facts) bool { return f.role == "user" }
+// closesTurn reports a message after which calls still waiting for their
+// results are a trailing batch: one that carries results, or a user
+// message (what Responses calls its barrier).
+func (p *provider) closesTurn(f *facts) bool { return f.nresults > 0 || p.userMessage(f.role, f.typ) }
+
+// userRole reports the role "user".
+func userRole(role, _ string) bool { return role == "user" }
 
 // isSystem reports a system or developer message, which is pinned.
 func isSystem(f *facts) bool { return f.role == "system" || f.role == "developer" }

@@ -12,9 +12,12 @@ import (
 // system prompt live and how messages are written. Each provider's table
 // is in a file named after it (chat.go, responses.go, anthropic.go,
 // gemini.go, bedrock.go), with its rules beside it (chat_rules.go, ...);
-// [Dialect.provider] is the one place that chooses among them. A func said to be optional may be nil, when the
-// provider has nothing to do at that step; TestProviderTables checks that
-// every table sets the others.
+// [Dialect.provider] is the one place that chooses among them. A func
+// said to be optional may be nil, when the provider has nothing to do at
+// that step; TestProviderTables checks that every table sets the others.
+// The funcs take and return values rather than pointers to the caller's
+// variables where they run for every message or window: what an
+// indirect call is handed a pointer to is moved to the heap.
 type provider struct {
 	dialect Dialect
 
@@ -42,8 +45,9 @@ type provider struct {
 	// finish returns the calls the end of the history leaves unanswered
 	// for good, and which of them to report (optional: none).
 	finish func(t *tracker) (closed []int32, report func(key int32) bool)
-	// userMessage reports a message of the user's side.
-	userMessage func(f *facts) bool
+	// userMessage reports a message of the user's side, by its role and
+	// type.
+	userMessage func(role, typ string) bool
 	// coupled reports whether message f goes in one unit with prev, the
 	// message before it, beyond the core's own grouping of calls and
 	// results (optional: never).
@@ -52,7 +56,7 @@ type provider struct {
 	// (Responses server items), so that it is classed as a server result.
 	callOutcome bool
 
-	// ---- what a provider's server holds
+	// ---- its server: what it holds, where requests go
 
 	// serverHeld is set when the history may refer to what the server
 	// holds (Responses): item references and outputs answering calls it
@@ -75,23 +79,23 @@ type provider struct {
 	// needs at least one message to answer.
 	emptyRule, emptyWording string
 	// validate adds the violations of the history rules found in ms.
-	validate func(b *Body, ms []*facts, sc scope, v *violations)
+	validate func(b *Body, ms []*facts, sc scope, v violations) violations
 	// toolFields adds the violations of the tools arrays and tool choice,
 	// which depend on the top-level fields alone, and reads into ts what
 	// the history rules need of the tools array.
-	toolFields func(b *Body, ts *toolState, v *violations)
+	toolFields func(b *Body, ts *toolState, v violations) violations
 	// toolBlocks reports the tool blocks of message i of a body whose
 	// tools array is empty; toolRefs the tools the tool references of
 	// message i name and the tools array does not declare (optional: the
 	// provider has no such rules).
-	toolBlocks func(i int, v *violations)
-	toolRefs   func(ts *toolState, i int, names []string, v *violations)
+	toolBlocks func(i int, v violations) violations
+	toolRefs   func(ts *toolState, i int, names []string, v violations) violations
 
 	// ---- how the rule screen checks an edit (see guard_rulescreen.go)
 
-	// widen widens a window around edited messages to what the history
-	// rules read around them (optional: the message on each side).
-	widen func(rs *ruleScreen, a view, w *window)
+	// window is how far around edited messages the history rules read
+	// (the zero shape: the message on each side).
+	window windowShape
 	// cleanWindows is set when a window's violations are those of the
 	// whole body within it, so that the windows of a body that breaks no
 	// rule need no check before an edit.
@@ -102,11 +106,11 @@ type provider struct {
 	screenWhole func(b *Body, gb, ga globals, ts *toolState) bool
 	// pairKeys returns the (call type, id) keys of the calls and outputs
 	// of f, for a provider whose calls and outputs pair by kind and id
-	// anywhere in the history (Responses); screenKeyed checks again, in
-	// view v, the keys and item ids the edits e touch (both optional: the
-	// provider pairs by position).
-	pairKeys    func(f *facts) [][2]string
-	screenKeyed func(rs *ruleScreen, v view, e *edits, gl globals) []Violation
+	// anywhere in the history (Responses; optional: the provider pairs
+	// by position). The screen then checks them again with
+	// screenKeyedPairs, by a direct call: what an indirect call is handed
+	// (the screen's sets of edits) would be moved to the heap.
+	pairKeys func(f *facts) [][2]string
 
 	// ---- what a stub replaces
 
@@ -133,8 +137,8 @@ type provider struct {
 	// or developer message of the history (Chat), not a top-level field.
 	promptInHistory bool
 	// promptKey returns the top-level key of the system prompt, given
-	// which keys the request has (unset when promptInHistory is).
-	promptKey func(has func(key string) bool) string
+	// the request's top-level fields (unset when promptInHistory is).
+	promptKey func(fields map[string]json.RawMessage) string
 	// hasPrompt reports whether a body has a system prompt that lines can
 	// go into without adding one.
 	hasPrompt func(b *Body) bool
@@ -168,10 +172,10 @@ type provider struct {
 	writeResult func(id pruneguard.CallID, text, tool string) json.RawMessage
 	// declare writes the declaration of a tool with its input schema.
 	declare func(name string, schema json.RawMessage) json.RawMessage
-	// eventFacts sets, on the facts f of a message of a Context, the role
-	// and type it takes when written, beyond the common ones (optional;
+	// eventKind returns the role and type a message of a Context takes
+	// when written, given the role it takes in every provider (optional;
 	// see eventFacts); callType and resultType are the types of its call
 	// and result parts.
-	eventFacts           func(m pruneguard.Message, f *facts)
+	eventKind            func(m pruneguard.Message, role string) (string, string)
 	callType, resultType string
 }

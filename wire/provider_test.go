@@ -32,7 +32,6 @@ func TestProviderTables(t *testing.T) {
 		missing("validate", p.validate != nil)
 		missing("toolFields", p.toolFields != nil)
 		missing("both toolBlocks and toolRefs", (p.toolBlocks == nil) == (p.toolRefs == nil))
-		missing("both pairKeys and screenKeyed", (p.pairKeys == nil) == (p.screenKeyed == nil))
 		missing("stub", p.stub != nil)
 		missing("toolLists", len(p.toolLists) > 0)
 		missing("toolDecl", p.toolDecl != nil)

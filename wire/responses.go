@@ -10,40 +10,59 @@ import (
 
 // responsesProvider is the table of OpenAI Responses.
 var responsesProvider = provider{
+	// how it reads
 	dialect:       OpenAIResponses,
 	historyKey:    "input",
 	entry:         "item",
 	stringHistory: true,
 	readEntry:     (*reader).readResponsesItem,
 	readTop:       readResponsesTop,
-	track:         trackResponses,
-	finish:        finishResponses,
-	userMessage:   isUserMessage,
-	coupled:       coupledItems,
-	callOutcome:   true,
-	emptyRule:     RuleResponsesEmptyInput,
-	emptyWording:  "input: the input array is empty; at least one item is required.",
-	validate:      validateResponses,
-	toolFields:    responsesToolFields,
-	screenWhole:   wholeResponses,
-	pairKeys:      responsesKeys,
-	screenKeyed:   screenKeyedResponses,
-	stub:          stubResponses,
-	toolLists:     []toolList{{key: "tools"}},
-	toolDecl:      responsesToolDecl,
+
+	// how calls pair, and what goes in one unit
+	track:       trackResponses,
+	finish:      finishResponses,
+	userMessage: responsesUser,
+	coupled:     coupledItems,
+	callOutcome: true,
+
+	// its server: what it holds, where requests go
+	serverHeld: true,
+	itemIDs:    true,
+	paths:      []string{"/responses"},
+
+	// its rules
+	emptyRule:    RuleResponsesEmptyInput,
+	emptyWording: "input: the input array is empty; at least one item is required.",
+	validate: func(b *Body, ms []*facts, sc scope, v violations) violations {
+		validateResponses(b, ms, sc, &v)
+		return v
+	},
+	toolFields: func(b *Body, ts *toolState, v violations) violations { responsesToolFields(b, ts, &v); return v },
+
+	// how the rule screen checks an edit
+	screenWhole: wholeResponses,
+	pairKeys:    responsesKeys,
+
+	// what a stub replaces
+	stub: stubResponses,
+
+	// where its tools live
+	toolLists: []toolList{{key: "tools"}},
+	toolDecl:  responsesToolDecl,
+
+	// where its system prompt lives
 	promptKey:     promptAt("instructions"),
 	hasPrompt:     alwaysPrompt,
 	addPromptText: responsesAddText,
-	modelRole:     "assistant",
-	writeEntries:  responsesEntries,
-	writeResult:   responsesResult,
-	declare:       responsesDeclare,
-	eventFacts:    responsesEventFacts,
-	callType:      "function_call",
-	resultType:    "function_call_output",
-	serverHeld:    true,
-	itemIDs:       true,
-	paths:         []string{"/responses"},
+
+	// how it writes messages
+	modelRole:    "assistant",
+	writeEntries: responsesEntries,
+	writeResult:  responsesResult,
+	declare:      responsesDeclare,
+	eventKind:    responsesEventKind,
+	callType:     "function_call",
+	resultType:   "function_call_output",
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -287,9 +306,10 @@ func coupledItems(prev, f *facts) bool {
 }
 
 // isUserMessage reports a message item of the user.
-func isUserMessage(m *facts) bool {
-	return m.typ == "message" && m.role == "user"
-}
+func isUserMessage(m *facts) bool { return responsesUser(m.role, m.typ) }
+
+// responsesUser reports a message item of the user, by its role and type.
+func responsesUser(role, typ string) bool { return typ == "message" && role == "user" }
 
 // ---- stubs ---------------------------------------------------------------------
 
@@ -374,13 +394,14 @@ func responsesDeclare(name string, schema json.RawMessage) json.RawMessage {
 	return jk.marshal(map[string]any{"type": "function", "name": name, "parameters": schema, "strict": false})
 }
 
-// responsesEventFacts gives a message its item type: a message, a
+// responsesEventKind gives a message its item type: a message, a
 // reasoning item, or a call or output item (which has no role).
-func responsesEventFacts(m pruneguard.Message, f *facts) {
-	f.typ = "message"
-	if m.Role == pruneguard.RoleReasoning {
-		f.typ = "reasoning"
-	} else if len(m.Calls) > 0 || len(m.Answers) > 0 {
-		f.typ, f.role = "function_call", ""
+func responsesEventKind(m pruneguard.Message, role string) (string, string) {
+	switch {
+	case m.Role == pruneguard.RoleReasoning:
+		return role, "reasoning"
+	case len(m.Calls) > 0 || len(m.Answers) > 0:
+		return "", "function_call"
 	}
+	return role, "message"
 }

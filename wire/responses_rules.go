@@ -174,9 +174,9 @@ func responsesKeys(f *facts) [][2]string {
 	return out
 }
 
-// screenKeyedResponses returns, in view v, the violations of the Responses pairing and
+// screenKeyedPairs returns, in view v, the violations of the Responses pairing and
 // item ids for the kinds, ids and items the edits e touch.
-func screenKeyedResponses(rs *ruleScreen, v view, e *edits, gl globals) []Violation {
+func screenKeyedPairs(rs *ruleScreen, v view, e *edits, gl globals) []Violation {
 	var out violations
 	keys := map[[2]string]bool{}
 	ids := map[string]bool{}

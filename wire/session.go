@@ -252,6 +252,8 @@ type sessionState struct {
 	keyMsg   []pruneguard.MessageID // the message making each call
 	open     map[pruneguard.CallID]bool
 	answered map[pruneguard.CallID]bool
+	evf      facts   // an event message being paired (see eventPaired)
+	kbuf     []int32 // the keys of a message's calls, reused from one to the next
 
 	firstUser bool
 	lastUser  *sentry
@@ -566,7 +568,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	}
 	// The Context's call ids are the provider's, unless a call has none or
 	// shares one with a call still waiting for its result.
-	keys := make([]int32, 0, f.ncalls)
+	keys := s.kbuf[:0]
 	taken := map[pruneguard.CallID]bool{}
 	f.eachCall(func(k int, p *fpart) {
 		id := pruneguard.CallID(p.id)
@@ -577,7 +579,8 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: p.name, Args: argsJSON(p.val)})
 		keys = append(keys, s.newKey(id, p.name, e.id))
 	})
-	st := s.tr.add(&f, keys)
+	st := s.tr.add(&e.f, keys)
+	s.kbuf = keys
 	unpaired := 0
 	for i, k := range st.answers {
 		if k >= 0 && !s.answered[s.keyCall[k]] {
@@ -796,8 +799,8 @@ func eventFacts(p *provider, m pruneguard.Message) facts {
 	case assistant:
 		f.role = p.modelRole
 	}
-	if p.eventFacts != nil {
-		p.eventFacts(m, &f)
+	if p.eventKind != nil {
+		f.role, f.typ = p.eventKind(m, f.role)
 	}
 	for _, c := range m.Calls {
 		f.add(fpart{kind: PartCall, typ: p.callType, id: string(c.ID), name: c.Tool})
@@ -811,12 +814,14 @@ func eventFacts(p *provider, m pruneguard.Message) facts {
 // eventPaired records an event message's calls and answers for pairing:
 // the tracker follows them as it follows provider JSON.
 func (s *Session) eventPaired(m pruneguard.Message) {
-	f := eventFacts(s.p, m)
-	keys := make([]int32, len(m.Calls))
-	for i, c := range m.Calls {
-		keys[i] = s.newKey(c.ID, c.Tool, m.ID)
+	s.evf = eventFacts(s.p, m)
+	keys := s.kbuf[:0]
+	for _, c := range m.Calls {
+		keys = append(keys, s.newKey(c.ID, c.Tool, m.ID))
 	}
-	s.tr.add(&f, keys)
+	s.tr.add(&s.evf, keys)
+	s.kbuf = keys
+	s.evf = facts{}
 	s.noteCalls(m.ID, m.Calls, m.Answers)
 }
 

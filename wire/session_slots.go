@@ -430,11 +430,12 @@ func (s *Session) screenSlots(d *pruneguard.Decision) (refs []Refusal, ok bool) 
 	if len(refs) > 0 {
 		return refs, true
 	}
-	ts, base, refs := s.screenSlotSchemas(d)
-	if len(refs) > 0 {
+	ts, base := s.toolState(nil), map[string]int{}
+	if refs := s.screenSlotSchemas(d, &ts, base); len(refs) > 0 {
 		return refs, true
 	}
-	cands, whole, cut := s.slotCandidates(d)
+	whole := sl.seq.newEdits()
+	groups, cut := s.slotCandidates(d, whole)
 	if cut {
 		return nil, false
 	}
@@ -445,39 +446,41 @@ func (s *Session) screenSlots(d *pruneguard.Decision) (refs []Refusal, ok bool) 
 	if len(sl.rules.fresh(base, delta, after)) == 0 {
 		return nil, true
 	}
-	_, refused := sl.rules.greedy(cands, ts, base)
+	_, refused := sl.rules.greedy(inOrder(groups), ts, base)
 	return refused, true
 }
 
 // screenSlotSchemas screens the schema edits of d: it refuses those that
-// leave no tool declared or break a rule, and otherwise returns the
-// tools state they leave and how they change the violation counts.
-func (s *Session) screenSlotSchemas(d *pruneguard.Decision) (ts *toolState, base map[string]int, refs []Refusal) {
-	ts, base = s.toolState(nil), map[string]int{}
+// leave no tool declared or break a rule, and otherwise sets *ts to the
+// tools state they leave and adds to base how they change the violation
+// counts.
+func (s *Session) screenSlotSchemas(d *pruneguard.Decision, ts **toolState, base map[string]int) []Refusal {
 	if len(d.DropSchemas) == 0 && len(d.Compress) == 0 {
-		return ts, base, nil
+		return nil
 	}
 	now, then := s.topFor(nil), s.topFor(d)
 	if declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
-		return nil, nil, schemaRefusal(d, CodeEmptyTools, "")
+		return schemaRefusal(d, CodeEmptyTools, "")
 	}
 	sl := s.sl
 	next := s.toolState(d)
-	delta, after := sl.rules.toolDelta(view{s: sl.seq}, ts, next)
+	delta, after := sl.rules.toolDelta(view{s: sl.seq}, *ts, next)
 	if nv := sl.rules.fresh(nil, delta, after); len(nv) > 0 {
-		return nil, nil, schemaRefusal(d, nv[0].Rule, nv[0].Message)
+		return schemaRefusal(d, nv[0].Rule, nv[0].Message)
 	}
-	return next, delta, nil
+	for k, n := range delta {
+		base[k] += n
+	}
+	*ts = next
+	return nil
 }
 
 // slotCandidates groups the slots d evicts or stubs by unit, as the
-// decision's records say, in transcript order, with the edits of the
-// whole decision. cut is set when d evicts part of a merged turn.
-func (s *Session) slotCandidates(d *pruneguard.Decision) (cands []candidate, whole *edits, cut bool) {
+// decision's records say, and adds the edits of the whole decision to
+// whole. cut is set when d evicts part of a merged turn.
+func (s *Session) slotCandidates(d *pruneguard.Decision, whole *edits) (groups []*candidate, cut bool) {
 	sl := s.sl
-	var groups []*candidate
 	at := map[pruneguard.UnitID]*candidate{}
-	whole = sl.seq.newEdits()
 	var evicted map[pruneguard.MessageID]bool
 	for _, r := range d.Records() {
 		e := s.byID[r.Message]
@@ -518,14 +521,19 @@ func (s *Session) slotCandidates(d *pruneguard.Decision) (cands []candidate, who
 			whole.remove(i)
 		})
 	}
-	cands = make([]candidate, 0, len(groups))
+	return groups, cut
+}
+
+// inOrder returns the groups that edit a slot, in transcript order.
+func inOrder(groups []*candidate) []candidate {
+	cands := make([]candidate, 0, len(groups))
 	for _, c := range groups {
 		if len(c.rm) > 0 || len(c.st) > 0 {
 			cands = append(cands, *c)
 		}
 	}
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
-	return cands, whole, cut
+	return cands
 }
 
 // topBody returns the request's fields, as the last decisions left them,
