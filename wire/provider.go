@@ -15,9 +15,11 @@ import (
 // [Dialect.provider] is the one place that chooses among them. A func
 // said to be optional may be nil, when the provider has nothing to do at
 // that step; TestProviderTables checks that every table sets the others.
-// The funcs take and return values rather than pointers to the caller's
-// variables where they run for every message or window: what an
-// indirect call is handed a pointer to is moved to the heap.
+// Where they run for every message or window, the funcs are handed
+// values, or pointers into what is on the heap already (the reader's own
+// facts, the tracker's own step, a body's messages), never a pointer to
+// a caller's variable: what an indirect call is handed a pointer to is
+// moved to the heap.
 type provider struct {
 	dialect Dialect
 
