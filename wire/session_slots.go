@@ -44,6 +44,8 @@ type slots struct {
 	// irregular is set when the history cannot be followed slot by slot;
 	// broken when a decision cut a merged turn: the slots are made again.
 	irregular, broken bool
+	// groups is the screen's scratch list of candidates, by unit.
+	groups []*candidate
 }
 
 // newSlots returns the slots of an empty history.
@@ -480,6 +482,7 @@ func (s *Session) screenSlotSchemas(d *pruneguard.Decision, ts **toolState, base
 // whole. cut is set when d evicts part of a merged turn.
 func (s *Session) slotCandidates(d *pruneguard.Decision, whole *edits) (groups []*candidate, cut bool) {
 	sl := s.sl
+	groups = sl.groups[:0] // reused: the groups live until the screen returns
 	at := map[pruneguard.UnitID]*candidate{}
 	var evicted map[pruneguard.MessageID]bool
 	for _, r := range d.Records() {
@@ -521,6 +524,7 @@ func (s *Session) slotCandidates(d *pruneguard.Decision, whole *edits) (groups [
 			whole.remove(i)
 		})
 	}
+	sl.groups = groups
 	return groups, cut
 }
 
