@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -53,11 +54,7 @@ func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 		pointers.WriteString(g.pointerText(p) + "\n")
 	}
 	room := g.limit(b)*4 - len(header) - len(required) - pointers.Len()
-	var others []Fact
-	for _, m := range b.Messages {
-		others = append(others, m.Facts...)
-	}
-	other := factLine("Other facts:", others, written, room)
+	other := factLine("Other facts:", otherFacts(b), written, room)
 	room -= len(other)
 	var lines strings.Builder
 	for i, m := range b.Messages {
@@ -70,6 +67,32 @@ func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 		room -= len(line)
 	}
 	return header + lines.String() + required + other + pointers.String(), nil
+}
+
+// otherFacts lists the facts of a run's messages in the order a summary
+// keeps them when its bound cuts the list: those the user gave, then the
+// model's own, then the tools', each in transcript order, and last those
+// an earlier summary carried, the newest first (its run was spilled:
+// what it carried can be read back).
+func otherFacts(b *Brief) []Fact {
+	rank := func(r Role) int {
+		switch r {
+		case RoleUser:
+			return 0
+		case RoleAssistant, RoleReasoning:
+			return 1
+		case RoleSummary:
+			return 3
+		}
+		return 2
+	}
+	var groups [4][]Fact
+	for _, m := range b.Messages {
+		k := rank(m.Role)
+		groups[k] = append(groups[k], m.Facts...)
+	}
+	slices.Reverse(groups[3])
+	return slices.Concat(groups[:]...)
 }
 
 // limit returns the bound of what a summary of b holds beyond what it
