@@ -1,0 +1,371 @@
+package policytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// One ask: a policy's plan for one Context and need, checked against
+// the Context as the policy saw it.
+
+// run asks policies about the scenario's Context at each need, then
+// behind a guard.
+func (sc scenario) run(newPolicy func() pruneguard.Policy) []*Finding {
+	c, _ := sc.build()
+	var out []*Finding
+	for _, need := range needs(c) {
+		out = append(out, sc.ask(newPolicy, need)...)
+	}
+	if !sc.zeroView && c.Len() > 0 {
+		out = append(out, sc.underGuard(newPolicy)...)
+	}
+	return out
+}
+
+// needs are the needs a policy is asked for: one token, an eighth of the
+// Context, and more than it holds.
+func needs(c *pruneguard.Context) []int {
+	n := c.Tokens()
+	return []int{1, max(2, n/8), 2*n + 100}
+}
+
+// view makes the View a policy is handed for c, hiding units.
+func (sc scenario) view(c *pruneguard.Context, hide []pruneguard.UnitID) *pruneguard.View {
+	if sc.zeroView {
+		return &pruneguard.View{}
+	}
+	v := c.View()
+	v.Hide(hide...)
+	return v
+}
+
+// ask asks a policy for need on a new build of the scenario, checks the
+// plan, and asks again to see that the plan does not change.
+func (sc scenario) ask(newPolicy func() pruneguard.Policy, need int) []*Finding {
+	r := &report{name: sc.name, need: need}
+	c, hide := sc.build()
+	pol := newPolicy()
+	v := sc.view(c, hide)
+	kept, keeps, ok := r.kept(pol, v)
+	if !ok {
+		return r.out
+	}
+	p, ok := r.propose(pol, v, need)
+	if !ok {
+		return r.out
+	}
+	x := newIndex(c)
+	r.plan(x, v, p, kept, keeps)
+	r.warnings(x, v, p, kept, keeps)
+
+	// The same policy asked again, and a new one asked about an equal
+	// Context, with Views hiding the same units.
+	again, ok := r.propose(pol, sc.view(c, hide), need)
+	if !ok {
+		return r.out
+	}
+	c2, hide2 := sc.build()
+	other, ok := r.propose(newPolicy(), sc.view(c2, hide2), need)
+	if !ok {
+		return r.out
+	}
+	for _, q := range []struct {
+		who  string
+		plan pruneguard.Plan
+	}{{"the same policy asked again", again}, {"a new policy asked about an equal Context", other}} {
+		if d := differ(p, q.plan); d != "" {
+			r.add(ErrUnstable, false, nil, "%s proposed another plan: %s", q.who, d)
+		}
+	}
+	return r.out
+}
+
+// report gathers the findings of one ask.
+type report struct {
+	name string
+	need int
+	out  []*Finding
+}
+
+func (r *report) add(err error, warning bool, ids []pruneguard.MessageID, format string, args ...any) {
+	r.out = append(r.out, &Finding{Case: r.name, Need: r.need, Err: err, Warning: warning, Messages: ids, Detail: fmt.Sprintf(format, args...)})
+}
+
+// kept calls Kept if pol is a Keeper, recovering a panic.
+func (r *report) kept(pol pruneguard.Policy, v *pruneguard.View) (id pruneguard.MessageID, keeps, ok bool) {
+	k, is := pol.(pruneguard.Keeper)
+	if !is {
+		return "", false, true
+	}
+	defer func() {
+		if e := recover(); e != nil {
+			r.add(ErrPanic, false, nil, "Kept: %v", e)
+			ok = false
+		}
+	}()
+	id, keeps = k.Kept(v)
+	return id, keeps, true
+}
+
+// propose calls Propose, recovering a panic.
+func (r *report) propose(pol pruneguard.Policy, v *pruneguard.View, need int) (p pruneguard.Plan, ok bool) {
+	defer func() {
+		if e := recover(); e != nil {
+			r.add(ErrPanic, false, nil, "Propose: %v", e)
+			ok = false
+		}
+	}()
+	return pol.Propose(v, need), true
+}
+
+// index is the Context as the suite reads it: every message's place
+// and description, and the units the plan names.
+type index struct {
+	c     *pruneguard.Context
+	pos   map[pruneguard.MessageID]int
+	entry []pruneguard.Entry
+	units map[pruneguard.MessageID]pruneguard.Unit // by message named
+}
+
+func newIndex(c *pruneguard.Context) *index {
+	es := c.Snapshot()
+	x := &index{c: c, entry: es, pos: make(map[pruneguard.MessageID]int, len(es)), units: map[pruneguard.MessageID]pruneguard.Unit{}}
+	for i, e := range es {
+		x.pos[e.ID] = i
+	}
+	return x
+}
+
+// unit describes the unit of message id, which the Context holds.
+func (x *index) unit(id pruneguard.MessageID) pruneguard.Unit {
+	u, ok := x.units[id]
+	if !ok {
+		u, _ = x.c.UnitOf(id)
+		for _, m := range u.Messages {
+			x.units[m] = u
+		}
+	}
+	return u
+}
+
+// last returns the place of the unit's newest message.
+func (x *index) last(u pruneguard.Unit) int {
+	n := -1
+	for _, m := range u.Messages {
+		n = max(n, x.pos[m])
+	}
+	return n
+}
+
+// faults gathers the messages at fault for each check, once each.
+type faults map[error][]pruneguard.MessageID
+
+func (f faults) add(err error, id pruneguard.MessageID) {
+	if !slices.Contains(f[err], id) {
+		f[err] = append(f[err], id)
+	}
+}
+
+// The requirements a plan's names are checked for, in the order they
+// are reported.
+var order = []error{ErrUnknown, ErrNotResult, ErrStubbed, ErrPinned, ErrInFlight, ErrUnread, ErrHidden, ErrKept}
+
+// messages says how many messages n is.
+func messages(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return fmt.Sprintf("%d messages", n)
+}
+
+// plan checks what p names against the Context, the View as the policy
+// left it, and what the policy keeps.
+func (r *report) plan(x *index, v *pruneguard.View, p pruneguard.Plan, kept pruneguard.MessageID, keeps bool) {
+	f := faults{}
+	keptAt, held := x.pos[kept]
+	if keeps && !held {
+		r.add(ErrKept, false, []pruneguard.MessageID{kept}, "Kept names a message the Context does not hold")
+		keeps = false
+	}
+	unitFaults := func(id pruneguard.MessageID, u pruneguard.Unit) {
+		switch {
+		case u.Pinned:
+			f.add(ErrPinned, id)
+		case u.Open || len(u.Pending) > 0:
+			f.add(ErrInFlight, id)
+		case u.Unread:
+			f.add(ErrUnread, id)
+		}
+	}
+	evict := slices.Clone(p.Evict)
+	if p.Summary != nil {
+		evict = append(evict, p.Summary.Replace...)
+	}
+	for _, id := range evict {
+		if _, ok := x.pos[id]; !ok {
+			f.add(ErrUnknown, id)
+			continue
+		}
+		u := x.unit(id)
+		unitFaults(id, u)
+		if v.Hidden(u.ID) {
+			f.add(ErrHidden, id)
+		}
+		if keeps && x.last(u) >= keptAt {
+			f.add(ErrKept, id)
+		}
+	}
+	var whole map[pruneguard.MessageID]bool // the results the View offers to stub
+	for _, id := range p.Stub {
+		at, ok := x.pos[id]
+		if !ok {
+			f.add(ErrUnknown, id)
+			continue
+		}
+		e := x.entry[at]
+		if !e.Result {
+			f.add(ErrNotResult, id)
+			continue
+		}
+		unitFaults(id, x.unit(id))
+		if e.Stubbed {
+			f.add(ErrStubbed, id)
+		} else {
+			if whole == nil {
+				whole = map[pruneguard.MessageID]bool{}
+				for w := range v.WholeResults() {
+					whole[w.ID] = true
+				}
+			}
+			if !whole[id] {
+				f.add(ErrHidden, id)
+			}
+		}
+		if keeps && at >= keptAt {
+			f.add(ErrKept, id)
+		}
+	}
+	for _, err := range order {
+		if ids := f[err]; len(ids) > 0 {
+			r.add(err, false, ids, "%s", messages(len(ids)))
+		}
+	}
+	if len(f[ErrUnknown]) == 0 && len(f[ErrNotResult]) == 0 {
+		// What the suite does not look at itself: tools, schemas, the
+		// form of a summary.
+		if _, err := x.c.Prune(p); isInput(err) {
+			r.add(ErrUnknown, false, nil, "Prune: %v", err)
+		}
+	}
+}
+
+// warnings checks the plan for what is safe but could be better: an
+// empty plan while something may go, a plan that goes on past the need.
+func (r *report) warnings(x *index, v *pruneguard.View, p pruneguard.Plan, kept pruneguard.MessageID, keeps bool) {
+	keptAt, held := x.pos[kept]
+	keeps = keeps && held
+	if p.Empty() {
+		for e := range v.WholeResults() {
+			u, ok := v.Unit(e.Unit)
+			if !ok || e.Tokens <= pruneguard.DefaultStubTokens || !mayGo(u) || v.Hidden(u.ID) || keeps && x.last(u) >= keptAt {
+				continue
+			}
+			r.add(ErrIdle, true, []pruneguard.MessageID{e.ID}, "the plan is empty, and the View offers the result named here, %d tokens, whose unit may go", e.Tokens)
+			break
+		}
+		return
+	}
+	freed, largest := proposed(x, p)
+	if freed-largest >= r.need {
+		r.add(ErrOvershoot, true, nil, "the plan proposes %d tokens, and %d without its largest proposal (%d)", freed, freed-largest, largest)
+	}
+}
+
+// mayGo reports whether a policy may propose unit u.
+func mayGo(u pruneguard.Unit) bool {
+	return !u.Pinned && !u.Open && !u.Unread && len(u.Pending) == 0
+}
+
+// proposed returns what p proposes to free, and its largest proposal: a
+// unit it evicts (or summarizes), or a result it stubs less a default
+// stub's size. Messages the Context does not hold count nothing.
+func proposed(x *index, p pruneguard.Plan) (freed, largest int) {
+	seen := map[pruneguard.UnitID]bool{}
+	count := func(n int) {
+		freed += n
+		largest = max(largest, n)
+	}
+	evict := slices.Clone(p.Evict)
+	if p.Summary != nil {
+		evict = append(evict, p.Summary.Replace...)
+	}
+	for _, id := range evict {
+		if _, ok := x.pos[id]; !ok {
+			continue
+		}
+		if u := x.unit(id); !seen[u.ID] {
+			seen[u.ID] = true
+			count(u.Tokens)
+		}
+	}
+	if p.Summary != nil {
+		freed -= p.Summary.Tokens
+	}
+	for _, id := range p.Stub {
+		if at, ok := x.pos[id]; ok && !seen[x.unit(id).ID] {
+			count(max(0, x.entry[at].Tokens-pruneguard.DefaultStubTokens))
+		}
+	}
+	return freed, largest
+}
+
+// differ describes how plans p and q differ, if they do, as a guard
+// would take them: the order of the names does not count.
+func differ(p, q pruneguard.Plan) string {
+	if d := differIDs("evicts", p.Evict, q.Evict); d != "" {
+		return d
+	}
+	if d := differIDs("stubs", p.Stub, q.Stub); d != "" {
+		return d
+	}
+	switch {
+	case !slices.Equal(slices.Sorted(slices.Values(p.DropSchemas)), slices.Sorted(slices.Values(q.DropSchemas))):
+		return "it drops other schemas"
+	case !maps.EqualFunc(p.CompressSchemas, q.CompressSchemas, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }):
+		return "it compresses other schemas"
+	case p.Split != q.Split:
+		return "its split mode differs"
+	case !reflect.DeepEqual(p.Summary, q.Summary):
+		return "its summary differs"
+	}
+	return ""
+}
+
+// differIDs describes how lists of ids a and b differ as sets, if they
+// do.
+func differIDs(verb string, a, b []pruneguard.MessageID) string {
+	as, bs := slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	if slices.Equal(as, bs) {
+		return ""
+	}
+	for _, id := range bs {
+		if _, found := slices.BinarySearch(as, id); !found {
+			return fmt.Sprintf("it %s %d messages where the first plan %s %d, %s among them", verb, len(b), verb, len(a), id)
+		}
+	}
+	for _, id := range as {
+		if _, found := slices.BinarySearch(bs, id); !found {
+			return fmt.Sprintf("it %s %d messages where the first plan %s %d, not %s", verb, len(b), verb, len(a), id)
+		}
+	}
+	return fmt.Sprintf("it %s %d messages where the first plan %s %d", verb, len(b), verb, len(a))
+}
+
+func isInput(err error) bool { return errors.Is(err, pruneguard.ErrInvalidInput) }
