@@ -11,7 +11,9 @@ import (
 // and stops once it has proposed enough costs in proportion to what it
 // proposes; [PolicyFunc] takes the simple way, a snapshot of every
 // message. Implementations must be safe for the concurrency their
-// callers use; the built-in ones are stateless values.
+// callers use; the built-in ones are stateless values. Package
+// [github.com/pruneguard/pruneguard/policytest] checks that a policy's
+// plans keep this contract.
 //
 // A nil Policy in a [Guard] means OldestFirst{}.
 type Policy interface {
