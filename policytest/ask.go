@@ -188,81 +188,103 @@ func messages(n int) string {
 // plan checks what p names against the Context, the View as the policy
 // left it, and what the policy keeps.
 func (r *report) plan(x *index, v *pruneguard.View, p pruneguard.Plan, kept pruneguard.MessageID, keeps bool) {
-	f := faults{}
-	keptAt, held := x.pos[kept]
-	if keeps && !held {
+	n := &names{x: x, v: v, f: faults{}}
+	n.keptAt, n.keeps = x.pos[kept]
+	if keeps && !n.keeps {
 		r.add(ErrKept, false, []pruneguard.MessageID{kept}, "Kept names a message the Context does not hold")
-		keeps = false
 	}
-	unitFaults := func(id pruneguard.MessageID, u pruneguard.Unit) {
-		switch {
-		case u.Pinned:
-			f.add(ErrPinned, id)
-		case u.Open || len(u.Pending) > 0:
-			f.add(ErrInFlight, id)
-		case u.Unread:
-			f.add(ErrUnread, id)
-		}
+	n.keeps = n.keeps && keeps
+	for _, id := range p.Evict {
+		n.evicted(id)
 	}
-	evict := slices.Clone(p.Evict)
 	if p.Summary != nil {
-		evict = append(evict, p.Summary.Replace...)
-	}
-	for _, id := range evict {
-		if _, ok := x.pos[id]; !ok {
-			f.add(ErrUnknown, id)
-			continue
-		}
-		u := x.unit(id)
-		unitFaults(id, u)
-		if v.Hidden(u.ID) {
-			f.add(ErrHidden, id)
-		}
-		if keeps && x.last(u) >= keptAt {
-			f.add(ErrKept, id)
+		for _, id := range p.Summary.Replace {
+			n.evicted(id)
 		}
 	}
-	var whole map[pruneguard.MessageID]bool // the results the View offers to stub
 	for _, id := range p.Stub {
-		at, ok := x.pos[id]
-		if !ok {
-			f.add(ErrUnknown, id)
-			continue
-		}
-		e := x.entry[at]
-		if !e.Result {
-			f.add(ErrNotResult, id)
-			continue
-		}
-		unitFaults(id, x.unit(id))
-		if e.Stubbed {
-			f.add(ErrStubbed, id)
-		} else {
-			if whole == nil {
-				whole = map[pruneguard.MessageID]bool{}
-				for w := range v.WholeResults() {
-					whole[w.ID] = true
-				}
-			}
-			if !whole[id] {
-				f.add(ErrHidden, id)
-			}
-		}
-		if keeps && at >= keptAt {
-			f.add(ErrKept, id)
-		}
+		n.stubbed(id)
 	}
 	for _, err := range order {
-		if ids := f[err]; len(ids) > 0 {
+		if ids := n.f[err]; len(ids) > 0 {
 			r.add(err, false, ids, "%s", messages(len(ids)))
 		}
 	}
-	if len(f[ErrUnknown]) == 0 && len(f[ErrNotResult]) == 0 {
+	if len(n.f[ErrUnknown]) == 0 && len(n.f[ErrNotResult]) == 0 {
 		// What the suite does not look at itself: tools, schemas, the
 		// form of a summary.
 		if _, err := x.c.Prune(p); isInput(err) {
 			r.add(ErrUnknown, false, nil, "Prune: %v", err)
 		}
+	}
+}
+
+// names checks the messages a plan names, one by one.
+type names struct {
+	x      *index
+	v      *pruneguard.View
+	f      faults
+	keeps  bool // the policy keeps the message at keptAt and later ones
+	keptAt int
+	whole  map[pruneguard.MessageID]bool // the results the View offers to stub
+}
+
+// unit checks the unit of message id, which the plan names.
+func (n *names) unit(id pruneguard.MessageID, u pruneguard.Unit) {
+	switch {
+	case u.Pinned:
+		n.f.add(ErrPinned, id)
+	case u.Open || len(u.Pending) > 0:
+		n.f.add(ErrInFlight, id)
+	case u.Unread:
+		n.f.add(ErrUnread, id)
+	}
+}
+
+// evicted checks a message the plan evicts, or replaces by a summary.
+func (n *names) evicted(id pruneguard.MessageID) {
+	if _, ok := n.x.pos[id]; !ok {
+		n.f.add(ErrUnknown, id)
+		return
+	}
+	u := n.x.unit(id)
+	n.unit(id, u)
+	if n.v.Hidden(u.ID) {
+		n.f.add(ErrHidden, id)
+	}
+	if n.keeps && n.x.last(u) >= n.keptAt {
+		n.f.add(ErrKept, id)
+	}
+}
+
+// stubbed checks a result the plan stubs.
+func (n *names) stubbed(id pruneguard.MessageID) {
+	at, ok := n.x.pos[id]
+	if !ok {
+		n.f.add(ErrUnknown, id)
+		return
+	}
+	e := n.x.entry[at]
+	if !e.Result {
+		n.f.add(ErrNotResult, id)
+		return
+	}
+	n.unit(id, n.x.unit(id))
+	if e.Stubbed {
+		n.f.add(ErrStubbed, id)
+	} else {
+		if n.whole == nil {
+			n.whole = map[pruneguard.MessageID]bool{}
+			for w := range n.v.WholeResults() {
+				n.whole[w.ID] = true
+			}
+		}
+		if !n.whole[id] {
+			n.f.add(ErrHidden, id)
+		}
+	}
+	if n.keeps && at >= n.keptAt {
+		n.f.add(ErrKept, id)
 	}
 }
 

@@ -141,6 +141,11 @@ func checks() []check {
 // Findings runs every check, each ask of a policy on a new one from
 // newPolicy, and returns what it found, requirements and warnings, in
 // the order of the checks.
+//
+// Findings, [TestPolicy] and [Run] may be called from several goroutines
+// at once. The check of cost counts what every goroutine allocates while
+// the policy proposes, so that heavy allocation elsewhere meanwhile may
+// raise [ErrCost] falsely.
 func Findings(newPolicy func() pruneguard.Policy) []*Finding {
 	var out []*Finding
 	for _, c := range checks() {

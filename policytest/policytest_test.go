@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pruneguard/pruneguard"
@@ -306,5 +307,22 @@ func TestBadPolicy(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), `case "tool loop"`) {
 		t.Errorf("the error does not say where: %v", err)
+	}
+}
+
+// Suites may run at once: they share only what policies read.
+func TestConcurrentSuites(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = policytest.TestPolicy(func() pruneguard.Policy { return pruneguard.LargestResultsFirst{Stub: i%2 == 0} })
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Error(err)
 	}
 }
