@@ -210,6 +210,9 @@ func (r *report) plan(x *index, v *pruneguard.View, p pruneguard.Plan, kept prun
 			r.add(err, false, ids, "%s", messages(len(ids)))
 		}
 	}
+	if ids := n.f[ErrStubRefused]; len(ids) > 0 {
+		r.add(ErrStubRefused, true, ids, "%s", messages(len(ids)))
+	}
 	if len(n.f[ErrUnknown]) == 0 && len(n.f[ErrNotResult]) == 0 {
 		// What the suite does not look at itself: tools, schemas, the
 		// form of a summary.
@@ -226,7 +229,25 @@ type names struct {
 	f      faults
 	keeps  bool // the policy keeps the message at keptAt and later ones
 	keptAt int
-	whole  map[pruneguard.MessageID]bool // the results the View offers to stub
+	// whole and anyWhole are the results the View, and a View hiding
+	// nothing, offer to stub, once a stub asks.
+	whole, anyWhole map[pruneguard.MessageID]bool
+}
+
+// offered reports whether the walk of whole results of the View yields
+// result id, and whether that of a View hiding nothing does: those a
+// guard remembers as refused a stub are passed over by both.
+func (n *names) offered(id pruneguard.MessageID) (here, anywhere bool) {
+	if n.whole == nil {
+		n.whole, n.anyWhole = map[pruneguard.MessageID]bool{}, map[pruneguard.MessageID]bool{}
+		for w := range n.v.WholeResults() {
+			n.whole[w.ID] = true
+		}
+		for w := range n.x.c.View().WholeResults() {
+			n.anyWhole[w.ID] = true
+		}
+	}
+	return n.whole[id], n.anyWhole[id]
 }
 
 // unit checks the unit of message id, which the plan names.
@@ -270,18 +291,14 @@ func (n *names) stubbed(id pruneguard.MessageID) {
 		return
 	}
 	n.unit(id, n.x.unit(id))
-	if e.Stubbed {
+	here, anywhere := n.offered(id)
+	switch {
+	case e.Stubbed:
 		n.f.add(ErrStubbed, id)
-	} else {
-		if n.whole == nil {
-			n.whole = map[pruneguard.MessageID]bool{}
-			for w := range n.v.WholeResults() {
-				n.whole[w.ID] = true
-			}
-		}
-		if !n.whole[id] {
-			n.f.add(ErrHidden, id)
-		}
+	case !anywhere:
+		n.f.add(ErrStubRefused, id)
+	case !here:
+		n.f.add(ErrHidden, id)
 	}
 	if n.keeps && at >= n.keptAt {
 		n.f.add(ErrKept, id)

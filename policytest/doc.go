@@ -9,8 +9,11 @@
 //		policytest.Run(t, func(*testing.T) pruneguard.Policy { return MyPolicy{} })
 //	}
 //
-// or from anywhere, with TestPolicy. The suite asks a new policy from
-// newPolicy for each plan, so a policy with state starts afresh.
+// or from anywhere, with TestPolicy. The suite makes a new policy with
+// newPolicy for each Context and need, and for each guard's check, so
+// that a policy with state starts afresh; it asks the same policy again
+// to see that the plan does not change, and a guard asks it round after
+// round.
 //
 // # The Contexts
 //
@@ -37,8 +40,9 @@
 //     [ErrStubbed]);
 //   - name no message of a unit that is pinned, in flight or unread
 //     ([ErrPinned], [ErrInFlight], [ErrUnread]);
-//   - evict no unit the View hides, and stub no result its walk of whole
-//     results passes over ([ErrHidden]);
+//   - evict no unit the View hides, and stub no result in a unit hidden
+//     through [pruneguard.View.Hide] nor one whose stub the guard refused
+//     earlier in the check ([ErrHidden]);
 //   - if the policy is a [pruneguard.Keeper], name neither the message
 //     Kept returns nor a later one, nor evict a unit holding one
 //     ([ErrKept]);
@@ -48,22 +52,26 @@
 //     ([ErrPanic]).
 //
 // Behind a [pruneguard.Guard] whose budget asks for a quarter of each
-// Context, the check must reach the budget whenever the guard reaches it
-// with a policy that proposes nothing, unless the policy hid units
-// through its View ([ErrStalls]).
+// Context, every plan the guard asks for is checked as the first was,
+// against a View that now hides what the gates refused in the check; and
+// the check must reach the budget whenever the guard reaches it with a
+// policy that proposes nothing, unless the policy hid units through its
+// View ([ErrStalls]).
 //
-// The gates would refuse what the first three rules forbid, and the
-// guard takes it out of later plans, but a conforming policy does not
-// lean on them: each such plan costs the check a round, puts refusals the
-// runtime did not cause in Result.Refused and the log, and the Context
-// remembers the refusals of pinned units. Worse, in the relaxed mode a
-// plan naming only units in flight defers the whole check, as the strict
-// reading would, so that the guard's own furthest safe prune never runs;
-// and a plan of stubs of stubbed results is applied, freeing nothing,
-// round after round until the check's rounds are spent. Both show as
-// [ErrStalls] too. A Keeper's Kept is what the guard's hoarding rule,
-// compaction and furthest safe prune spare or reach last; a policy that
-// proposes what it says it keeps contradicts itself.
+// What the first three rules forbid, the gates refuse, or the guard
+// takes out of the plan before the gates see it; a conforming policy does
+// not lean on them. A plan naming a pinned, in-flight or unread unit
+// costs the check a prune and puts refusals the runtime did not cause in
+// Result.Refused and the log (and, for a pinned unit, in the Context's
+// memory). In the relaxed mode a plan naming only units in flight defers
+// the whole check, as the strict reading would, so that the guard's
+// furthest safe prune never runs; a plan of stubs of stubbed results is
+// applied, freeing nothing, round after round until the rounds are
+// spent (both show as [ErrStalls] too); and a plan whose every name the
+// guard takes out is left empty, which ends the policy's part of the
+// check. A Keeper's Kept is what the guard's hoarding rule, compaction
+// and furthest safe prune spare or reach last; a policy that proposes
+// what it says it keeps contradicts itself.
 //
 // # Warnings
 //
@@ -79,14 +87,19 @@
 //     proposal, so that the policy went on proposing after it had
 //     proposed enough. A policy that clears in bulk on purpose, as
 //     [pruneguard.KeepLastToolUses] does, draws it.
+//   - [ErrStubRefused]: a stub of a result a guard remembers as refused a
+//     stub. The guard takes it out of the plan unseen; a plan left empty
+//     ends the policy's part of the check. The View's walks of whole and
+//     largest results pass over such results, but a snapshot cannot tell
+//     them from others.
 //   - [ErrCost]: on the Context of 100,000 messages and a need a few units
 //     fill, Propose allocated, for each message it proposed, more than
 //     ten times what it allocated on one of 1,000: it reads the whole
 //     Context instead of walking the View and stopping once it has
 //     enough. A [pruneguard.PolicyFunc] does so by design. The suite
 //     measures allocated bytes, which every step of a View's walks and
-//     every message of a snapshot cost, rather than time, so that a busy
-//     machine does not change the answer.
+//     every message of a snapshot cost, rather than time, which a busy
+//     machine changes.
 //
 // The suite does not check that a policy is safe for concurrent use,
 // that the schemas it compresses are any good, nor that the message Kept

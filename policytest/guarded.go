@@ -27,11 +27,24 @@ func (sc scenario) underGuard(newPolicy func() pruneguard.Policy) (out []*Findin
 
 	c, _ = sc.build()
 	pol, hid, asked := newPolicy(), false, 0
+	seen := map[error]bool{}
 	watched := pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
 		asked++
 		before := hiddenUnits(c, v)
+		each := &report{name: r.name, need: need}
+		kept, keeps, _ := each.kept(pol, v)
 		p := pol.Propose(v, need)
 		hid = hid || hiddenUnits(c, v) != before
+		// Every plan is checked as the first is: the View now hides
+		// what the gates refused in this check.
+		each.plan(newIndex(c), v, p, kept, keeps)
+		for _, f := range each.out {
+			if !seen[f.Err] {
+				seen[f.Err] = true
+				f.Detail = fmt.Sprintf("ask %d: %s", asked, f.Detail)
+				r.out = append(r.out, f)
+			}
+		}
 		return p
 	})
 	res, err := func() (res pruneguard.Result, err error) {
@@ -45,10 +58,10 @@ func (sc scenario) underGuard(newPolicy func() pruneguard.Policy) (out []*Findin
 	switch {
 	case errors.Is(err, ErrPanic):
 		r.add(ErrPanic, false, nil, "the guard's check: %v", err)
-	case errors.Is(err, pruneguard.ErrNotResult):
-		r.add(ErrNotResult, false, nil, "the guard's check, after %d asks: %v", asked, err)
 	case isInput(err):
-		r.add(ErrUnknown, false, nil, "the guard's check, after %d asks: %v", asked, err)
+		if !seen[ErrUnknown] && !seen[ErrNotResult] {
+			r.add(ErrUnknown, false, nil, "the guard's check, after %d asks: %v", asked, err)
+		}
 	case res.After > budget && !hid:
 		r.add(ErrStalls, false, nil, "the check ended %s at %d tokens, over its budget of %d, after %d asks and %d decisions applied; the guard alone reaches %d",
 			res.Outcome, res.After, budget, asked, len(res.Decisions), ref.After)

@@ -23,7 +23,9 @@ var (
 	// nothing; a guard asked again gets the same plan round after round.
 	ErrStubbed = errors.New("policytest: stubs a result already stubbed")
 	// ErrPinned: the plan names a message of a unit holding a pinned
-	// message ([pruneguard.Unit.Pinned]).
+	// message ([pruneguard.Unit.Pinned]). In a snapshot, Entry.Pinned
+	// and Entry.Open describe the message alone: look at every entry of
+	// a unit.
 	ErrPinned = errors.New("policytest: names a pinned unit")
 	// ErrInFlight: the plan names a message of a unit with a pending call
 	// or a streaming message ([pruneguard.Unit.Pending],
@@ -33,10 +35,13 @@ var (
 	// read yet ([pruneguard.Unit.Unread]).
 	ErrUnread = errors.New("policytest: names a unit the model has not read")
 	// ErrHidden: the plan evicts a unit the View hides
-	// ([pruneguard.View.Hidden]: hidden in this check, or remembered as
-	// refused eviction), or stubs a result the View's walk of whole
-	// results passes over (in a hidden unit, or remembered as refused a
-	// stub).
+	// ([pruneguard.View.Hidden]: hidden through [pruneguard.View.Hide],
+	// as a guard hides the units the gates refused in a check, or
+	// remembered as refused eviction at an earlier check), or stubs a
+	// result in a unit hidden through Hide or, behind a guard, one whose
+	// stub the guard refused earlier in the check. The View's walks and
+	// its snapshot pass over hidden units, and the walks of whole and
+	// largest results over refused stubs.
 	ErrHidden = errors.New("policytest: names what the View hides")
 	// ErrKept: a policy that is a [pruneguard.Keeper] names the message
 	// its Kept returns or a later one, or evicts a unit holding one; or
@@ -50,7 +55,8 @@ var (
 	// ErrStalls: behind a [pruneguard.Guard] the check ended over a
 	// budget the guard reaches on its own (with a policy that proposes
 	// nothing), though the policy hid nothing through its View: its
-	// plans used up the check's rounds without making room.
+	// plans spent the check's rounds, or deferred it, without making
+	// room.
 	ErrStalls = errors.New("policytest: keeps a guard from its budget")
 )
 
@@ -75,6 +81,13 @@ var (
 	// ten times what it did on a Context of 1,000: it reads the whole
 	// Context, as a [pruneguard.PolicyFunc] does by design.
 	ErrCost = errors.New("policytest: costs in proportion to the Context")
+	// ErrStubRefused: the plan stubs a result a guard remembers as
+	// refused a stub ([pruneguard.Context.Refusals]). The guard takes it
+	// out of the plan before the gates see it, and a plan left empty
+	// ends the policy's part of the check. The View's walks of whole and
+	// largest results pass over such results; a snapshot cannot tell
+	// them from others, hence a warning.
+	ErrStubRefused = errors.New("policytest: stubs a result refused a stub")
 )
 
 // A Finding is one way a policy fell short: a requirement its plans

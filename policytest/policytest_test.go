@@ -145,7 +145,37 @@ func TestChecksCatch(t *testing.T) {
 		{"unread", func() pruneguard.Policy { return evictEntries(func(e pruneguard.Entry) bool { return e.Unread }) },
 			[]error{policytest.ErrUnread}, []error{policytest.ErrIdle, policytest.ErrCost}},
 		{"hidden, evicted", func() pruneguard.Policy { return resultsWalker(false) }, []error{policytest.ErrHidden}, nil},
-		{"hidden, stubbed", func() pruneguard.Policy { return resultsWalker(true) }, []error{policytest.ErrHidden}, nil},
+		// The walk of all results yields results remembered as refused a
+		// stub: a warning, for a snapshot cannot tell them either.
+		{"refused a stub", func() pruneguard.Policy { return resultsWalker(true) }, nil, []error{policytest.ErrStubRefused}},
+		{"hidden by itself", func() pruneguard.Policy {
+			return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+				var p pruneguard.Plan
+				for e := range v.Largest() {
+					if need <= 0 {
+						break
+					}
+					if u, ok := v.Unit(e.Unit); ok && !u.Pinned && !u.Unread && !u.Open && len(u.Pending) == 0 {
+						p.Stub = append(p.Stub, e.ID)
+						need -= e.Tokens
+						v.Hide(u.ID)
+					}
+				}
+				return p
+			})
+		}, []error{policytest.ErrHidden}, nil},
+		// It proposes what it proposed first, whatever the guard refused
+		// and pruned since.
+		{"caching", func() pruneguard.Policy {
+			var first *pruneguard.Plan
+			return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+				if first == nil {
+					p := pruneguard.OldestFirst{}.Propose(v, need)
+					first = &p
+				}
+				return *first
+			})
+		}, []error{policytest.ErrHidden, policytest.ErrUnknown}, nil},
 		{"keeper", func() pruneguard.Policy { return forgetful{} }, []error{policytest.ErrKept}, nil},
 		{"unstable", func() pruneguard.Policy {
 			n := 0
