@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/pruneguard/pruneguard"
 )
@@ -18,10 +19,15 @@ import (
 // run asks policies about the scenario's Context at each need, then
 // behind a guard.
 func (sc scenario) run(newPolicy func() pruneguard.Policy) []*Finding {
-	c, _ := sc.build()
+	// Asks change nothing in a Context: two builds serve every need.
+	var b [2]built
+	for i := range b {
+		b[i].c, b[i].hide = sc.build()
+	}
+	c, l := b[0].c, layoutOf(b[0].c)
 	var out []*Finding
 	for _, need := range needs(c) {
-		out = append(out, sc.ask(newPolicy, need)...)
+		out = append(out, sc.ask(newPolicy, b, l, need)...)
 	}
 	if !sc.zeroView && c.Len() > 0 {
 		out = append(out, sc.underGuard(newPolicy)...)
@@ -46,11 +52,18 @@ func (sc scenario) view(c *pruneguard.Context, hide []pruneguard.UnitID) *pruneg
 	return v
 }
 
-// ask asks a policy for need on a new build of the scenario, checks the
-// plan, and asks again to see that the plan does not change.
-func (sc scenario) ask(newPolicy func() pruneguard.Policy, need int) []*Finding {
+// built is one build of a scenario.
+type built struct {
+	c    *pruneguard.Context
+	hide []pruneguard.UnitID
+}
+
+// ask asks a policy for need about the first build of the scenario,
+// laid out in l, checks the plan, and asks again, and a new policy about the second
+// build, to see that the plan does not change.
+func (sc scenario) ask(newPolicy func() pruneguard.Policy, b [2]built, l *layout, need int) []*Finding {
 	r := &report{name: sc.name, need: need}
-	c, hide := sc.build()
+	c, hide := b[0].c, b[0].hide
 	pol := newPolicy()
 	v := sc.view(c, hide)
 	kept, keeps, ok := r.kept(pol, v)
@@ -61,7 +74,7 @@ func (sc scenario) ask(newPolicy func() pruneguard.Policy, need int) []*Finding 
 	if !ok {
 		return r.out
 	}
-	x := newIndex(c)
+	x := withLayout(l)
 	r.plan(x, v, p, kept, keeps)
 	r.warnings(x, v, p, kept, keeps)
 
@@ -71,8 +84,7 @@ func (sc scenario) ask(newPolicy func() pruneguard.Policy, need int) []*Finding 
 	if !ok {
 		return r.out
 	}
-	c2, hide2 := sc.build()
-	other, ok := r.propose(newPolicy(), sc.view(c2, hide2), need)
+	other, ok := r.propose(newPolicy(), sc.view(b[1].c, b[1].hide), need)
 	if !ok {
 		return r.out
 	}
@@ -126,21 +138,42 @@ func (r *report) propose(pol pruneguard.Policy, v *pruneguard.View, need int) (p
 }
 
 // index is the Context as the suite reads it: every message's place
-// and description, and the units the plan names.
+// and description, the results a View hiding nothing offers to stub, and
+// the units the plan names.
 type index struct {
-	c     *pruneguard.Context
-	pos   map[pruneguard.MessageID]int
-	entry []pruneguard.Entry
+	*layout
 	units map[pruneguard.MessageID]pruneguard.Unit // by message named
 }
 
-func newIndex(c *pruneguard.Context) *index {
+// layout is what an index reads once of a Context that does not change.
+type layout struct {
+	c     *pruneguard.Context
+	pos   map[pruneguard.MessageID]int
+	entry []pruneguard.Entry
+	// anyWhole: the results a View hiding nothing offers to stub.
+	anyWhole func() map[pruneguard.MessageID]bool
+}
+
+func newIndex(c *pruneguard.Context) *index { return withLayout(layoutOf(c)) }
+
+func withLayout(l *layout) *index {
+	return &index{layout: l, units: map[pruneguard.MessageID]pruneguard.Unit{}}
+}
+
+func layoutOf(c *pruneguard.Context) *layout {
 	es := c.Snapshot()
-	x := &index{c: c, entry: es, pos: make(map[pruneguard.MessageID]int, len(es)), units: map[pruneguard.MessageID]pruneguard.Unit{}}
+	l := &layout{c: c, entry: es, pos: make(map[pruneguard.MessageID]int, len(es))}
 	for i, e := range es {
-		x.pos[e.ID] = i
+		l.pos[e.ID] = i
 	}
-	return x
+	l.anyWhole = sync.OnceValue(func() map[pruneguard.MessageID]bool {
+		whole := map[pruneguard.MessageID]bool{}
+		for w := range c.View().WholeResults() {
+			whole[w.ID] = true
+		}
+		return whole
+	})
+	return l
 }
 
 // unit describes the unit of message id, which the Context holds.
@@ -229,9 +262,8 @@ type names struct {
 	f      faults
 	keeps  bool // the policy keeps the message at keptAt and later ones
 	keptAt int
-	// whole and anyWhole are the results the View, and a View hiding
-	// nothing, offer to stub, once a stub asks.
-	whole, anyWhole map[pruneguard.MessageID]bool
+	// whole: the results the View offers to stub, once a stub asks.
+	whole map[pruneguard.MessageID]bool
 }
 
 // offered reports whether the walk of whole results of the View yields
@@ -239,15 +271,12 @@ type names struct {
 // guard remembers as refused a stub are passed over by both.
 func (n *names) offered(id pruneguard.MessageID) (here, anywhere bool) {
 	if n.whole == nil {
-		n.whole, n.anyWhole = map[pruneguard.MessageID]bool{}, map[pruneguard.MessageID]bool{}
+		n.whole = map[pruneguard.MessageID]bool{}
 		for w := range n.v.WholeResults() {
 			n.whole[w.ID] = true
 		}
-		for w := range n.x.c.View().WholeResults() {
-			n.anyWhole[w.ID] = true
-		}
 	}
-	return n.whole[id], n.anyWhole[id]
+	return n.whole[id], n.x.anyWhole()[id]
 }
 
 // unit checks the unit of message id, which the plan names.

@@ -27,6 +27,7 @@ const costNeed = 5000
 var (
 	smallContext = sync.OnceValue(func() *pruneguard.Context { return longSession(fewRounds) })
 	largeContext = sync.OnceValue(func() *pruneguard.Context { return longSession(manyRounds) })
+	largeLayout  = sync.OnceValue(func() *layout { return layoutOf(largeContext()) })
 )
 
 func longSession(rounds int) *pruneguard.Context {
@@ -53,7 +54,7 @@ func costs(newPolicy func() pruneguard.Policy) []*Finding {
 	if !ok {
 		return r.out
 	}
-	x := newIndex(big)
+	x := withLayout(largeLayout())
 	r.plan(x, v, p, kept, keeps)
 	r.warnings(x, v, p, kept, keeps)
 

@@ -15,7 +15,7 @@ import (
 // asks for a quarter of it, with the policy and with one that proposes
 // nothing. When the guard alone reaches the budget, so must the guard
 // with the policy, unless the policy hid units through its View.
-func (sc scenario) underGuard(newPolicy func() pruneguard.Policy) (out []*Finding) {
+func (sc scenario) underGuard(newPolicy func() pruneguard.Policy) []*Finding {
 	c, _ := sc.build()
 	budget := c.Tokens() - c.Tokens()/4
 	r := &report{name: sc.name + " behind a guard", need: c.Tokens() - budget}

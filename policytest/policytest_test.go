@@ -95,113 +95,121 @@ func found(fs []*policytest.Finding) (reqs, warns []error) {
 	return reqs, warns
 }
 
+// A badPolicy breaks the requirements reqs and draws the warnings
+// warns.
+type badPolicy struct {
+	name        string
+	pol         func() pruneguard.Policy
+	reqs, warns []error
+}
+
+// badPolicies are policies each check catches, with what else they
+// break.
+var badPolicies = []badPolicy{
+	{"unknown message", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan {
+			return pruneguard.Plan{Evict: []pruneguard.MessageID{"no such message"}}
+		})
+	}, []error{policytest.ErrUnknown}, nil},
+	{"unknown tool", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan {
+			return pruneguard.Plan{DropSchemas: []string{"no such tool"}}
+		})
+	}, []error{policytest.ErrUnknown}, nil},
+	{"stub of a user message", func() pruneguard.Policy {
+		return pruneguard.PolicyFunc(func(es []pruneguard.Entry, _ int) pruneguard.Plan {
+			for _, e := range es {
+				if e.Role == pruneguard.RoleUser && !e.Unread && !e.Pinned {
+					return pruneguard.Plan{Stub: []pruneguard.MessageID{e.ID}}
+				}
+			}
+			return pruneguard.Plan{}
+		})
+	}, []error{policytest.ErrNotResult}, []error{policytest.ErrIdle, policytest.ErrCost}},
+	{"stub of a stubbed result", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+			var p pruneguard.Plan
+			for e := range v.Results() {
+				if e.Stubbed {
+					p.Stub = append(p.Stub, e.ID)
+				}
+			}
+			if p.Empty() {
+				return pruneguard.OldestFirst{}.Propose(v, need)
+			}
+			return p
+		})
+	}, []error{policytest.ErrStubbed, policytest.ErrStalls}, []error{policytest.ErrCost}},
+	{"pinned", func() pruneguard.Policy { return evictEntries(func(e pruneguard.Entry) bool { return e.Pinned }) },
+		[]error{policytest.ErrPinned}, []error{policytest.ErrOvershoot, policytest.ErrCost}},
+	{"in flight", func() pruneguard.Policy {
+		return evictEntries(func(e pruneguard.Entry) bool { return e.Pending || e.Open })
+	}, []error{policytest.ErrInFlight, policytest.ErrStalls}, []error{policytest.ErrIdle, policytest.ErrCost}},
+	{"unread", func() pruneguard.Policy { return evictEntries(func(e pruneguard.Entry) bool { return e.Unread }) },
+		[]error{policytest.ErrUnread}, []error{policytest.ErrIdle, policytest.ErrCost}},
+	{"hidden, evicted", func() pruneguard.Policy { return resultsWalker(false) }, []error{policytest.ErrHidden}, nil},
+	// The walk of all results yields results remembered as refused a
+	// stub: a warning, for a snapshot cannot tell them either.
+	{"refused a stub", func() pruneguard.Policy { return resultsWalker(true) }, nil, []error{policytest.ErrStubRefused}},
+	{"hidden by itself", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+			var p pruneguard.Plan
+			for e := range v.Largest() {
+				if need <= 0 {
+					break
+				}
+				if u, ok := v.Unit(e.Unit); ok && !u.Pinned && !u.Unread && !u.Open && len(u.Pending) == 0 {
+					p.Stub = append(p.Stub, e.ID)
+					need -= e.Tokens
+					v.Hide(u.ID)
+				}
+			}
+			return p
+		})
+	}, []error{policytest.ErrHidden}, nil},
+	// It proposes what it proposed first, whatever the guard refused
+	// and pruned since.
+	{"caching", func() pruneguard.Policy {
+		var first *pruneguard.Plan
+		return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+			if first == nil {
+				p := pruneguard.OldestFirst{}.Propose(v, need)
+				first = &p
+			}
+			return *first
+		})
+	}, []error{policytest.ErrHidden, policytest.ErrUnknown}, nil},
+	{"keeper", func() pruneguard.Policy { return forgetful{} }, []error{policytest.ErrKept}, nil},
+	{"unstable", func() pruneguard.Policy {
+		n := 0
+		return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
+			if n++; n%2 == 0 {
+				return pruneguard.LargestResultsFirst{}.Propose(v, need)
+			}
+			return pruneguard.OldestFirst{}.Propose(v, need)
+		})
+	}, []error{policytest.ErrUnstable}, nil},
+	{"panic", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan { panic("no plan") })
+	}, []error{policytest.ErrPanic}, nil},
+	{"one unit a round", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(v *pruneguard.View, _ int) pruneguard.Plan { return pruneguard.OldestFirst{}.Propose(v, 1) })
+	}, []error{policytest.ErrStalls}, nil},
+	{"nothing", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan { return pruneguard.Plan{} })
+	}, nil, []error{policytest.ErrIdle}},
+	{"everything", func() pruneguard.Policy {
+		return pruneguard.ViewFunc(func(v *pruneguard.View, _ int) pruneguard.Plan {
+			return pruneguard.OldestFirst{}.Propose(v, math.MaxInt)
+		})
+	}, nil, []error{policytest.ErrOvershoot}},
+	{"snapshot", func() pruneguard.Policy { return snapshotOldest }, nil, []error{policytest.ErrCost}},
+}
+
 // Each check catches the policy that breaks it, and only that one: a
 // policy that breaks one requirement is not reported for others.
 func TestChecksCatch(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		pol         func() pruneguard.Policy
-		reqs, warns []error
-	}{
-		{"unknown message", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan {
-				return pruneguard.Plan{Evict: []pruneguard.MessageID{"no such message"}}
-			})
-		}, []error{policytest.ErrUnknown}, nil},
-		{"unknown tool", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan {
-				return pruneguard.Plan{DropSchemas: []string{"no such tool"}}
-			})
-		}, []error{policytest.ErrUnknown}, nil},
-		{"stub of a user message", func() pruneguard.Policy {
-			return pruneguard.PolicyFunc(func(es []pruneguard.Entry, _ int) pruneguard.Plan {
-				for _, e := range es {
-					if e.Role == pruneguard.RoleUser && !e.Unread && !e.Pinned {
-						return pruneguard.Plan{Stub: []pruneguard.MessageID{e.ID}}
-					}
-				}
-				return pruneguard.Plan{}
-			})
-		}, []error{policytest.ErrNotResult}, []error{policytest.ErrIdle, policytest.ErrCost}},
-		{"stub of a stubbed result", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
-				var p pruneguard.Plan
-				for e := range v.Results() {
-					if e.Stubbed {
-						p.Stub = append(p.Stub, e.ID)
-					}
-				}
-				if p.Empty() {
-					return pruneguard.OldestFirst{}.Propose(v, need)
-				}
-				return p
-			})
-		}, []error{policytest.ErrStubbed, policytest.ErrStalls}, []error{policytest.ErrCost}},
-		{"pinned", func() pruneguard.Policy { return evictEntries(func(e pruneguard.Entry) bool { return e.Pinned }) },
-			[]error{policytest.ErrPinned}, []error{policytest.ErrOvershoot, policytest.ErrCost}},
-		{"in flight", func() pruneguard.Policy {
-			return evictEntries(func(e pruneguard.Entry) bool { return e.Pending || e.Open })
-		}, []error{policytest.ErrInFlight, policytest.ErrStalls}, []error{policytest.ErrIdle, policytest.ErrCost}},
-		{"unread", func() pruneguard.Policy { return evictEntries(func(e pruneguard.Entry) bool { return e.Unread }) },
-			[]error{policytest.ErrUnread}, []error{policytest.ErrIdle, policytest.ErrCost}},
-		{"hidden, evicted", func() pruneguard.Policy { return resultsWalker(false) }, []error{policytest.ErrHidden}, nil},
-		// The walk of all results yields results remembered as refused a
-		// stub: a warning, for a snapshot cannot tell them either.
-		{"refused a stub", func() pruneguard.Policy { return resultsWalker(true) }, nil, []error{policytest.ErrStubRefused}},
-		{"hidden by itself", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
-				var p pruneguard.Plan
-				for e := range v.Largest() {
-					if need <= 0 {
-						break
-					}
-					if u, ok := v.Unit(e.Unit); ok && !u.Pinned && !u.Unread && !u.Open && len(u.Pending) == 0 {
-						p.Stub = append(p.Stub, e.ID)
-						need -= e.Tokens
-						v.Hide(u.ID)
-					}
-				}
-				return p
-			})
-		}, []error{policytest.ErrHidden}, nil},
-		// It proposes what it proposed first, whatever the guard refused
-		// and pruned since.
-		{"caching", func() pruneguard.Policy {
-			var first *pruneguard.Plan
-			return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
-				if first == nil {
-					p := pruneguard.OldestFirst{}.Propose(v, need)
-					first = &p
-				}
-				return *first
-			})
-		}, []error{policytest.ErrHidden, policytest.ErrUnknown}, nil},
-		{"keeper", func() pruneguard.Policy { return forgetful{} }, []error{policytest.ErrKept}, nil},
-		{"unstable", func() pruneguard.Policy {
-			n := 0
-			return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan {
-				if n++; n%2 == 0 {
-					return pruneguard.LargestResultsFirst{}.Propose(v, need)
-				}
-				return pruneguard.OldestFirst{}.Propose(v, need)
-			})
-		}, []error{policytest.ErrUnstable}, nil},
-		{"panic", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(v *pruneguard.View, need int) pruneguard.Plan { panic("no plan") })
-		}, []error{policytest.ErrPanic}, nil},
-		{"one unit a round", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(v *pruneguard.View, _ int) pruneguard.Plan { return pruneguard.OldestFirst{}.Propose(v, 1) })
-		}, []error{policytest.ErrStalls}, nil},
-		{"nothing", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(*pruneguard.View, int) pruneguard.Plan { return pruneguard.Plan{} })
-		}, nil, []error{policytest.ErrIdle}},
-		{"everything", func() pruneguard.Policy {
-			return pruneguard.ViewFunc(func(v *pruneguard.View, _ int) pruneguard.Plan {
-				return pruneguard.OldestFirst{}.Propose(v, math.MaxInt)
-			})
-		}, nil, []error{policytest.ErrOvershoot}},
-		{"snapshot", func() pruneguard.Policy { return snapshotOldest }, nil, []error{policytest.ErrCost}},
-	} {
+	for _, tc := range badPolicies {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := policytest.Findings(tc.pol)
 			reqs, warns := found(fs)
