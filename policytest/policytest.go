@@ -9,9 +9,9 @@ import (
 	"github.com/pruneguard/pruneguard"
 )
 
-// The requirements. A plan that breaks one is wrong: the gates or the
-// guard would refuse or drop what it names, or, for ErrStalls, the guard
-// could not do its work.
+// The requirements. A policy that breaks one is wrong: the gates or the
+// guard would refuse or drop what its plan names, it proposes what it
+// says it keeps, or the guard cannot rely on it.
 var (
 	// ErrUnknown: the plan names a message, tool or schema the Context
 	// does not hold, or is otherwise malformed: Prune answers it with a
@@ -20,7 +20,7 @@ var (
 	// ErrNotResult: the plan stubs a message that answers no call.
 	ErrNotResult = errors.New("policytest: stubs a message that is not a tool result")
 	// ErrStubbed: the plan stubs a result already stubbed, which frees
-	// nothing; a guard asked again gets the same plan round after round.
+	// nothing; a guard applies such a plan round after round.
 	ErrStubbed = errors.New("policytest: stubs a result already stubbed")
 	// ErrPinned: the plan names a message of a unit holding a pinned
 	// message ([pruneguard.Unit.Pinned]). In a snapshot, Entry.Pinned
@@ -91,7 +91,8 @@ var (
 )
 
 // A Finding is one way a policy fell short: a requirement its plans
-// broke, or a warning. It matches its check with errors.Is.
+// broke, or a warning. It matches its check with errors.Is. It is a
+// plain value.
 type Finding struct {
 	// Case names the Context the policy was asked about.
 	Case string
