@@ -36,7 +36,8 @@ func (o OldestFirst) Kept(v *View) (MessageID, bool) {
 }
 
 // Kept implements [Keeper]: the oldest of the tool uses kept (the
-// oldest tool result when there are no more than Keep).
+// oldest tool result when there are no more than Keep). With Exclude,
+// the results of excluded tools are not counted.
 func (k KeepLastToolUses) Kept(v *View) (MessageID, bool) {
 	keep := k.Keep
 	if keep <= 0 {
@@ -45,10 +46,23 @@ func (k KeepLastToolUses) Kept(v *View) (MessageID, bool) {
 	if v.c == nil {
 		return "", false
 	}
+	if len(k.Exclude) > 0 {
+		n := 0
+		for e := range v.Results() {
+			if !k.excluded(e) {
+				if n++; n == keep {
+					return e.ID, true
+				}
+			}
+		}
+	}
 	c := v.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	p, ok := c.results.Select(c.results.Len() - keep)
+	p, ok := none, false
+	if len(k.Exclude) == 0 {
+		p, ok = c.results.Select(c.results.Len() - keep)
+	}
 	if !ok {
 		p, ok = c.results.Min()
 	}

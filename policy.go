@@ -11,7 +11,9 @@ import (
 // and stops once it has proposed enough costs in proportion to what it
 // proposes; [PolicyFunc] takes the simple way, a snapshot of every
 // message. Implementations must be safe for the concurrency their
-// callers use; the built-in ones are stateless values.
+// callers use; the built-in ones are stateless values. Package
+// [github.com/pruneguard/pruneguard/policytest] checks that a policy's
+// plans keep this contract.
 //
 // A nil Policy in a [Guard] means OldestFirst{}.
 type Policy interface {
@@ -266,7 +268,7 @@ func (k KeepLastToolUses) Propose(v *View, need int) Plan {
 
 // olderUses finds the oldest kept use in logarithmic time and walks the
 // uses older than it (with Stub, those still whole). A unit that also
-// holds a kept use is protected.
+// holds the oldest kept use or a later message is protected.
 func (k KeepLastToolUses) olderUses(v *View, keep int) ([]Entry, func(Entry) bool) {
 	b := v.newestResult(keep)
 	if b == none {
@@ -283,17 +285,21 @@ func (k KeepLastToolUses) olderUses(v *View, keep int) ([]Entry, func(Entry) boo
 	return older, func(e Entry) bool { return v.reaches(e.Unit, b) }
 }
 
+// excluded reports whether result e answers a call to a tool of Exclude.
+func (k KeepLastToolUses) excluded(e Entry) bool {
+	return slices.ContainsFunc(e.Tools, func(t string) bool { return slices.Contains(k.Exclude, t) })
+}
+
 // olderUsesExcluding walks the kept uses, newest first, passing over the
-// results of excluded tools, whose units it protects with the kept ones;
-// then, without Stub, every older use, and with it, the older ones still
+// results of excluded tools, whose units it protects with the kept ones
+// and those holding a message no older than the oldest kept use; then,
+// without Stub, every older use, and with it, the older ones still
 // whole.
 func (k KeepLastToolUses) olderUsesExcluding(v *View, keep int) ([]Entry, func(Entry) bool) {
-	excluded := func(e Entry) bool {
-		return slices.ContainsFunc(e.Tools, func(t string) bool { return slices.Contains(k.Exclude, t) })
-	}
 	protect := make(map[UnitID]bool)
 	kept, whole := 0, 0
 	var older []Entry
+	var oldest MessageID // the oldest kept use
 	for e := range v.Results() {
 		if kept == keep && k.Stub {
 			older = append(older, e) // a sign that there are older uses
@@ -302,13 +308,14 @@ func (k KeepLastToolUses) olderUsesExcluding(v *View, keep int) ([]Entry, func(E
 		if v.wholeEntry(e) {
 			whole++
 		}
-		if excluded(e) {
+		if k.excluded(e) {
 			protect[e.Unit] = true
 			continue
 		}
 		if kept < keep {
 			protect[e.Unit] = true
 			kept++
+			oldest = e.ID
 			continue
 		}
 		older = append(older, e)
@@ -322,10 +329,11 @@ func (k KeepLastToolUses) olderUsesExcluding(v *View, keep int) ([]Entry, func(E
 				whole--
 				continue
 			}
-			if !excluded(e) {
+			if !k.excluded(e) {
 				older = append(older, e)
 			}
 		}
 	}
-	return older, func(e Entry) bool { return protect[e.Unit] }
+	b := v.position(oldest)
+	return older, func(e Entry) bool { return protect[e.Unit] || v.reaches(e.Unit, b) }
 }

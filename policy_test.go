@@ -108,3 +108,39 @@ func TestStubbingPoliciesSkipSmallResults(t *testing.T) {
 	p = KeepLastToolUses{Keep: 1, Stub: true, MinTokens: 20}.Propose(c.View(), 1)
 	assert.Equal(t, []MessageID{"r3", "r5"}, p.Stub)
 }
+
+// A unit holding a message newer than the oldest kept use stays whole,
+// with Exclude too: KeepLastToolUses proposes nothing its Kept keeps.
+func TestKeepLastToolUsesKeepsLaterMessages(t *testing.T) {
+	c := toolLoop(t, Config{}, []string{"x"}, 10, 20, 30, 40, 50, 60)
+	mustAppend(t, c, Message{ID: "late", Role: RoleUser, Tokens: 5, Content: []byte("about r0")})
+	require.NoError(t, c.Couple("r0", "late"))
+	modelReads(t, c, "read")
+	for _, k := range []KeepLastToolUses{{}, {Exclude: []string{"memory"}}, {Stub: true}} {
+		kept, ok := k.Kept(c.View())
+		require.True(t, ok)
+		assert.Equal(t, MessageID("r3"), kept, "%+v", k)
+		p := k.Propose(c.View(), 1)
+		if k.Stub {
+			assert.Equal(t, []MessageID{"r0", "r1", "r2"}, p.Stub, "a stub of r0 leaves late")
+			continue
+		}
+		assert.Equal(t, []MessageID{"a1", "r1", "a2", "r2"}, p.Evict, "%+v: a0 and r0 stay with late", k)
+	}
+}
+
+// With Exclude, Kept names the oldest of the last Keep results of tools
+// not excluded, and the oldest result when there are no more.
+func TestKeepLastToolUsesKeptExcluding(t *testing.T) {
+	c := toolLoop(t, Config{}, []string{"x", "memory"}, 10, 20, 30, 40, 50, 60)
+	// Results r0 (x), r1 (memory), r2 (x), r3 (memory), r4 (x), r5 (memory).
+	for keep, want := range map[int]MessageID{1: "r4", 2: "r2", 3: "r0", 4: "r0"} {
+		k := KeepLastToolUses{Keep: keep, Exclude: []string{"memory"}}
+		kept, ok := k.Kept(c.View())
+		require.True(t, ok)
+		assert.Equal(t, want, kept, "Keep %d", keep)
+		for _, id := range k.Propose(c.View(), 1).Evict {
+			assert.Less(t, id, want, "Keep %d: proposes no kept use", keep)
+		}
+	}
+}

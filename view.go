@@ -313,9 +313,12 @@ func (v *View) newestResult(k int) int32 {
 	return none
 }
 
-// reaches reports whether unit id holds a tool result no older than
-// message b.
+// reaches reports whether unit id holds a message no older than message
+// b; never when b is none.
 func (v *View) reaches(id UnitID, b int32) bool {
+	if b == none {
+		return false
+	}
 	c := v.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -324,9 +327,23 @@ func (v *View) reaches(id UnitID, b int32) bool {
 		return false
 	}
 	for m := range c.members(c.msg(p).unit) {
-		if m >= b && c.isResult(m) {
+		if m >= b {
 			return true
 		}
 	}
 	return false
+}
+
+// position returns where message id is, or none.
+func (v *View) position(id MessageID) int32 {
+	if v.c == nil || id == "" {
+		return none
+	}
+	c := v.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if p, ok := c.find(id); ok {
+		return p
+	}
+	return none
 }
