@@ -49,6 +49,16 @@ func (r *guardRun) try(p Plan, h planHint, from string) (tryOutcome, error) {
 					}
 					return tryNothing, err
 				}
+				var de *DeferredError
+				if errors.As(err, &de) && len(de.Units) > 0 {
+					// The relaxed boundary: every unit the plan named is
+					// in flight. They stay out of the rest of the check,
+					// which goes on without them.
+					for _, u := range de.Units {
+						r.noEvictUnit(u)
+					}
+					continue
+				}
 				return tryDeferred, nil
 			}
 			vs = pe.Violations
@@ -146,7 +156,10 @@ func (r *guardRun) filter(p Plan, h planHint) (Plan, planHint) {
 		if ur := c.mem.refused(c, x.unit); ur != nil && !ur.regen {
 			return true // held back by the boundary: nothing of it may go
 		}
-		if x.flags&mStubbed == 0 && x.ans != none && c.tokensOf(q) <= c.stubTokens(q) {
+		if x.flags&mStubbed != 0 {
+			return true // stubbed already: a stub frees nothing more
+		}
+		if x.ans != none && c.tokensOf(q) <= c.stubTokens(q) {
 			small = append(small, id)
 			return true
 		}
