@@ -294,28 +294,38 @@ func TestFactsKeepAMessage(t *testing.T) {
 	}
 }
 
+// A custom stub text and counter: the budget counts the stubs as the
+// counter counts the text sent, whatever StubTokens says, so the guard
+// goes on until the list as sent is within it.
 func TestCustomStubAndTokens(t *testing.T) {
 	calls := 0
+	count := func(m *schema.Message) int {
+		calls++
+		return len(m.Content)
+	}
 	s := mustNew(t, einoguard.Config{
 		Guard:   pruneguard.Guard{Budget: 75, Policy: pruneguard.LargestResultsFirst{Stub: true}},
 		Context: pruneguard.Config{StubText: "[cleared]", StubTokens: 2},
 		Tools:   []pruneguard.Tool{readTool},
-		Tokens: func(m *schema.Message) int {
-			calls++
-			return len(m.Content)
-		},
+		Tokens:  count,
 	})
 	// The model has read both results and answered.
 	c := newConv("task").round("read_file", 30).round("read_file", 40).say(schema.Assistant, "ok")
 	out, r := prune(t, s, c.msgs)
-	if calls != len(c.msgs) {
-		t.Errorf("Tokens called %d times for %d messages", calls, len(c.msgs))
+	if calls != len(c.msgs)+len(r.Stubbed) {
+		t.Errorf("Tokens called %d times for %d messages and %d stubs", calls, len(c.msgs), len(r.Stubbed))
 	}
-	if len(r.Stubbed) != 1 || r.Stubbed[0] != c.msgs[5] || out[5].Content != "[cleared]" {
-		t.Errorf("stubbed %v, sent %q", r.Stubbed, out[5].Content)
+	// Stubbing the larger result leaves 76 as sent (the Context counts
+	// 69): the smaller one goes too.
+	if len(r.Stubbed) != 2 || r.Stubbed[0] != c.msgs[3] || r.Stubbed[1] != c.msgs[5] || out[3].Content != "[cleared]" || out[5].Content != "[cleared]" {
+		t.Errorf("stubbed %v, sent %q", contents(r.Stubbed), contents(out))
 	}
-	if want := len(systemPrompt) + 4 + 0 + 30 + 0 + 2 + 2; r.Result.After != want {
-		t.Errorf("after %d tokens, want %d", r.Result.After, want)
+	n := 0
+	for _, m := range out {
+		n += len(m.Content)
+	}
+	if want := len(systemPrompt) + 4 + 0 + 9 + 0 + 9 + 2; r.Result.After != want || n != want || s.Tokens() != want {
+		t.Errorf("after %d tokens, sent %d, session %d, want %d", r.Result.After, n, s.Tokens(), want)
 	}
 }
 

@@ -1,0 +1,199 @@
+package einoguard
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+
+	"github.com/cloudwego/eino/schema"
+)
+
+// Recognising a history. eino hands a hook the same conversation in
+// several shapes: the whole history (a MessageModifier), the session's
+// own last answer with new messages appended (a MessageRewriter, an adk
+// middleware), and, at the start of each adk Run, copies of the messages
+// it had. A list is taken to continue what the session holds when every
+// message of one of two lists is equal, in order, to the list's first
+// messages: the messages taken in so far, evicted ones included, or the
+// list last sent. Equal means the same pointer or, for a copy, the same
+// content hash; a copy recognised takes the place of the message it
+// equals, so the next pass finds it by pointer.
+
+// given is one message the session took in: the message and the hash of
+// its content.
+type given struct {
+	m    *schema.Message
+	hash uint64
+}
+
+// hashMessage hashes what the model reads of m: its role, content,
+// reasoning, name, multimodal parts, tool calls (id, type, name and
+// arguments, and their Extra), the call it answers and the tool name,
+// and its Extra. ResponseMeta and a call's Index (stream bookkeeping) are
+// left out. Parts or an Extra that cannot be written as JSON make a hash
+// that no other message shares.
+func hashMessage(seed maphash.Seed, m *schema.Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var n [8]byte
+	num := func(v int) {
+		binary.LittleEndian.PutUint64(n[:], uint64(v))
+		h.Write(n[:])
+	}
+	str := func(s string) {
+		num(len(s))
+		h.WriteString(s)
+	}
+	opaque := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			str(fmt.Sprintf("%p", m))
+		}
+		str(string(b))
+	}
+	str(string(m.Role))
+	str(m.Content)
+	str(m.ReasoningContent)
+	str(m.Name)
+	str(m.ToolCallID)
+	str(m.ToolName)
+	num(len(m.ToolCalls))
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		str(tc.ID)
+		str(tc.Type)
+		str(tc.Function.Name)
+		str(tc.Function.Arguments)
+		if len(tc.Extra) > 0 {
+			opaque(tc.Extra)
+		}
+	}
+	num(len(m.MultiContent) + len(m.UserInputMultiContent) + len(m.AssistantGenMultiContent) + len(m.Extra))
+	if len(m.MultiContent)+len(m.UserInputMultiContent)+len(m.AssistantGenMultiContent) > 0 {
+		opaque([]any{m.MultiContent, m.UserInputMultiContent, m.AssistantGenMultiContent})
+	}
+	if len(m.Extra) > 0 {
+		opaque(m.Extra)
+	}
+	return h.Sum64()
+}
+
+// same reports whether m is the message of hash h: p itself, or a
+// message with its content.
+func (s *Session) same(m, p *schema.Message, h uint64) bool {
+	return m == p || (m != nil && hashMessage(s.seed, m) == h)
+}
+
+// match returns the messages of msgs new to the session, and false when
+// msgs continues neither the messages taken in nor the list last sent.
+func (s *Session) match(msgs []*schema.Message) ([]*schema.Message, bool) {
+	switch {
+	case s.broken:
+		return nil, false
+	case len(s.hist) == 0:
+		return msgs, true
+	case s.matchHist(msgs):
+		return msgs[len(s.hist):], true
+	case s.matchSent(msgs):
+		return msgs[s.sentLen():], true
+	}
+	return nil, false
+}
+
+// matchHist reports whether msgs starts with the messages taken in, and
+// then records the copies among them in their place.
+func (s *Session) matchHist(msgs []*schema.Message) bool {
+	if len(msgs) < len(s.hist) {
+		return false
+	}
+	copied := 0
+	for i, g := range s.hist {
+		if msgs[i] == g.m {
+			continue
+		}
+		if !s.same(msgs[i], g.m, g.hash) {
+			return false
+		}
+		copied++
+	}
+	for i := 0; copied > 0 && i < len(s.hist); i++ {
+		if m := msgs[i]; m != s.hist[i].m {
+			s.hist[i].m = m
+			s.copied(uint64(i)+1, m)
+			copied--
+		}
+	}
+	return true
+}
+
+// copied puts m, a copy of the message taken in as number seq, in its
+// place in the view when the view shows it as it was given.
+func (s *Session) copied(seq uint64, m *schema.Message) {
+	i, ok := s.findSeq(seq)
+	if !ok || s.live[i].sum {
+		return
+	}
+	sl := &s.live[i]
+	if sl.sent == sl.orig {
+		sl.sent = m
+	}
+	sl.orig = m
+}
+
+// sentLen is the length of the list last sent.
+func (s *Session) sentLen() int {
+	if s.note != nil {
+		return len(s.live) + 1
+	}
+	return len(s.live)
+}
+
+// sentAt returns the slot at position i of the list last sent, or nil
+// for the note.
+func (s *Session) sentAt(i int) *slot {
+	if s.note != nil {
+		switch {
+		case i == s.lead:
+			return nil
+		case i > s.lead:
+			i--
+		}
+	}
+	return &s.live[i]
+}
+
+// matchSent reports whether msgs starts with the list last sent, and
+// then records the copies among them in their place.
+func (s *Session) matchSent(msgs []*schema.Message) bool {
+	n := s.sentLen()
+	if len(msgs) < n {
+		return false
+	}
+	copied := 0
+	for i := range n {
+		sl := s.sentAt(i)
+		switch {
+		case sl == nil:
+			if !s.same(msgs[i], s.note, s.noteHash) {
+				return false
+			}
+		case msgs[i] != sl.sent:
+			if !s.same(msgs[i], sl.sent, sl.hash) {
+				return false
+			}
+			copied++
+		}
+	}
+	for i := 0; copied > 0 && i < n; i++ {
+		if sl := s.sentAt(i); sl != nil && msgs[i] != sl.sent {
+			if sl.sent == sl.orig && !sl.sum {
+				s.hist[sl.seq-1].m = msgs[i]
+				sl.orig = msgs[i]
+			}
+			sl.sent = msgs[i]
+			copied--
+		}
+	}
+	return true
+}
