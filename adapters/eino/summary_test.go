@@ -9,6 +9,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/pruneguard/pruneguard"
 	einoguard "github.com/pruneguard/pruneguard/adapters/eino"
+	"github.com/pruneguard/pruneguard/spill"
 )
 
 // summaryConv is a conversation of reads, each followed by what the model
@@ -119,4 +120,37 @@ func renumber(m *schema.Message) *schema.Message {
 		m.ToolCalls[i].ID = "x" + m.ToolCalls[i].ID
 	}
 	return m
+}
+
+// A summary of spilled content carries its pointer: no line of the note
+// repeats it.
+func TestSummaryCarriesItsPointer(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}, Namespace: "conv-3"}
+	s := mustNew(t, einoguard.Config{
+		Guard: pruneguard.Guard{Budget: 1200, Policy: pruneguard.OldestFirst{}, Summarizer: pruneguard.Digest{}, Spill: sp},
+		Tools: []pruneguard.Tool{readTool},
+	})
+	out, r := prune(t, s, deployConv(true, 3))
+	var summary *pruneguard.Summary
+	for _, d := range r.Result.Decisions {
+		if d.Summary != nil {
+			summary = d.Summary
+		}
+	}
+	if summary == nil || len(summary.Pointers) == 0 {
+		t.Fatalf("no summary carrying a pointer: %+v", r.Result)
+	}
+	for _, p := range summary.Pointers {
+		if !strings.Contains(summary.Text, p.Key) {
+			t.Errorf("the summary does not name %s", p.Key)
+		}
+		for _, m := range out {
+			if m.Role != schema.Tool && m.Content != summary.Text && strings.Contains(m.Content, p.Key) {
+				t.Errorf("%s message %q repeats the summary's pointer", m.Role, m.Content)
+			}
+		}
+	}
+	if n := sum(out, einoguard.ApproxTokens); n != r.Result.After || n > 1200 {
+		t.Errorf("sent %d tokens, report %d, budget 1200", n, r.Result.After)
+	}
 }

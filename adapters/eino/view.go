@@ -14,8 +14,8 @@ import (
 // apply mirrors applied decisions in the view and notes in the pass
 // what they took: stubs carry the stub text, or their pointer's text
 // when their content was spilled; evicted messages leave, a line with
-// the pointer of those spilled staying in the note; a summary takes the
-// place of its run.
+// the pointer of those spilled staying in the note, unless a summary
+// takes the place of their run and carries it.
 func (s *Session) apply(ds []*pruneguard.Decision) {
 	cut := -1 // the first slot evicted
 	for _, d := range ds {
@@ -46,7 +46,7 @@ func (s *Session) apply(ds []*pruneguard.Decision) {
 			}
 			sl := &s.live[i]
 			s.evicted = append(s.evicted, seqMsg{sl.seq, sl.orig})
-			if p, ok := ptr[id]; ok {
+			if p, ok := ptr[id]; ok && d.Summary == nil { // a summary carries its pointers
 				s.addLine(p)
 			}
 			if sl.sum {
