@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -230,14 +231,21 @@ func New(cfg Config) (*Session, error) {
 // SetBudget changes the budget of the guard the session runs, from its
 // next pass on, for a runtime whose allowance changes as a conversation
 // goes (another model, a window that grows with the turns). It fails with
-// [ErrBudget], changing nothing, when budget is not positive.
+// [ErrBudget], changing nothing, when budget is not positive, or when the
+// guard would refuse it (above its Trigger or its Ceiling): then the
+// error wraps the guard's *pruneguard.ConfigError too.
 func (s *Session) SetBudget(budget int) error {
 	if budget <= 0 {
 		return ErrBudget
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.cfg.Guard
+	g.Budget = budget
+	if err := g.ValidateFor(s.c); err != nil {
+		return fmt.Errorf("%w: %w", ErrBudget, err)
+	}
 	s.cfg.Guard.Budget = budget
-	s.mu.Unlock()
 	return nil
 }
 

@@ -510,3 +510,22 @@ func TestSetBudget(t *testing.T) {
 		t.Fatalf("budget 1 not in force: %+v", rep.Result)
 	}
 }
+
+// A budget the guard would refuse (above its ceiling or its trigger) is
+// refused by SetBudget, not met as a configuration error at every pass.
+func TestSetBudgetKeepsTheGuardValid(t *testing.T) {
+	s := mustNew(t, einoguard.Config{Guard: pruneguard.Guard{Budget: 100, Trigger: 200, Ceiling: 500}})
+	var ce *pruneguard.ConfigError
+	for _, b := range []int{300, 600} {
+		if err := s.SetBudget(b); !errors.As(err, &ce) || !errors.Is(err, einoguard.ErrBudget) {
+			t.Errorf("SetBudget(%d): %v, want a configuration error", b, err)
+		}
+	}
+	msgs := newConv("task").round("read_file", 100).msgs
+	if _, _, err := s.Prune(context.Background(), msgs); err != nil {
+		t.Errorf("after refused budgets: %v", err)
+	}
+	if err := s.SetBudget(150); err != nil {
+		t.Errorf("SetBudget(150): %v", err)
+	}
+}
