@@ -20,13 +20,6 @@ import (
 // content hash; a copy recognised takes the place of the message it
 // equals, so the next pass finds it by pointer.
 
-// given is one message the session took in: the message and the hash of
-// its content.
-type given struct {
-	m    *schema.Message
-	hash uint64
-}
-
 // hashMessage hashes what the model reads of m: its role, content,
 // reasoning, name, multimodal parts, tool calls (id, type, name and
 // arguments, and their Extra), the call it answers and the tool name,
@@ -108,59 +101,53 @@ func (s *Session) matchHist(msgs []*schema.Message) bool {
 		return false
 	}
 	copied := 0
-	for i, g := range s.hist {
-		if msgs[i] == g.m {
+	for i, m := range s.hist {
+		if msgs[i] == m {
 			continue
 		}
-		if !s.same(msgs[i], g.m, g.hash) {
+		if !s.same(msgs[i], m, s.histHash[i]) {
 			return false
 		}
 		copied++
 	}
 	for i := 0; copied > 0 && i < len(s.hist); i++ {
-		if m := msgs[i]; m != s.hist[i].m {
-			s.hist[i].m = m
-			s.copied(uint64(i)+1, m)
+		if m, old := msgs[i], s.hist[i]; m != old {
+			s.hist[i] = m
+			s.copied(uint64(i)+1, old, m)
 			copied--
 		}
 	}
 	return true
 }
 
-// copied puts m, a copy of the message taken in as number seq, in its
-// place in the view when the view shows it as it was given.
-func (s *Session) copied(seq uint64, m *schema.Message) {
-	i, ok := s.findSeq(seq)
-	if !ok || s.live[i].sum {
-		return
+// copied puts m, a copy of old, the message taken in as number seq, in
+// its place in the view when the view shows it as it was given.
+func (s *Session) copied(seq uint64, old, m *schema.Message) {
+	if i, ok := s.findSeq(seq); ok && !s.live[i].sum && s.shown[i] == old {
+		s.shown[i] = m
 	}
-	sl := &s.live[i]
-	if sl.sent == sl.orig {
-		sl.sent = m
-	}
-	sl.orig = m
 }
 
 // sentLen is the length of the list last sent.
 func (s *Session) sentLen() int {
 	if s.note != nil {
-		return len(s.live) + 1
+		return len(s.shown) + 1
 	}
-	return len(s.live)
+	return len(s.shown)
 }
 
-// sentAt returns the slot at position i of the list last sent, or nil
-// for the note.
-func (s *Session) sentAt(i int) *slot {
+// sentAt returns the index in the view of position i of the list last
+// sent, or -1 for the note.
+func (s *Session) sentAt(i int) int {
 	if s.note != nil {
 		switch {
 		case i == s.lead:
-			return nil
+			return -1
 		case i > s.lead:
 			i--
 		}
 	}
-	return &s.live[i]
+	return i
 }
 
 // matchSent reports whether msgs starts with the list last sent, and
@@ -172,26 +159,25 @@ func (s *Session) matchSent(msgs []*schema.Message) bool {
 	}
 	copied := 0
 	for i := range n {
-		sl := s.sentAt(i)
+		k := s.sentAt(i)
 		switch {
-		case sl == nil:
+		case k < 0:
 			if !s.same(msgs[i], s.note, s.noteHash) {
 				return false
 			}
-		case msgs[i] != sl.sent:
-			if !s.same(msgs[i], sl.sent, sl.hash) {
+		case msgs[i] != s.shown[k]:
+			if !s.same(msgs[i], s.shown[k], s.live[k].hash) {
 				return false
 			}
 			copied++
 		}
 	}
 	for i := 0; copied > 0 && i < n; i++ {
-		if sl := s.sentAt(i); sl != nil && msgs[i] != sl.sent {
-			if sl.sent == sl.orig && !sl.sum {
-				s.hist[sl.seq-1].m = msgs[i]
-				sl.orig = msgs[i]
+		if k := s.sentAt(i); k >= 0 && msgs[i] != s.shown[k] {
+			if sl := &s.live[k]; !sl.sum && s.shown[k] == s.hist[sl.seq-1] {
+				s.hist[sl.seq-1] = msgs[i]
 			}
-			sl.sent = msgs[i]
+			s.shown[k] = msgs[i]
 			copied--
 		}
 	}

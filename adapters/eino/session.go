@@ -156,11 +156,17 @@ type Session struct {
 	pointerText func(pruneguard.Pointer) string // how spill pointers are worded
 	recall      bool                            // "recall" is the spill's recall tool
 
-	mu     sync.Mutex
-	c      *pruneguard.Context
-	seq    uint64
-	hist   []given // every message taken in since the last reset: hist[k] is number k+1
-	live   []slot  // the model's view, in order
+	mu  sync.Mutex
+	c   *pruneguard.Context
+	seq uint64
+	// hist is every message taken in since the last reset, hist[k] the
+	// message numbered k+1, and histHash the hash of each.
+	hist     []*schema.Message
+	histHash []uint64
+	// shown is the model's view, in order, each message as sent, and live
+	// what the session knows of each.
+	shown  []*schema.Message
+	live   []slot
 	broken bool
 	user   pruneguard.StepID // the step protecting the latest user message
 	anon   []pruneguard.CallID
@@ -178,16 +184,24 @@ type Session struct {
 	evicted, stubbed []seqMsg // what the pass under way took
 }
 
-// slot is one message of the model's view: the message as sent, the one
-// the runtime gave (they differ once stubbed), its number, the hash and
-// tokens of the message as sent, and whether it is a summary.
+// slot is what the session knows of one message of the model's view
+// besides the message as sent: its number, the hash and tokens of the
+// message as sent, and whether it is a summary. It holds no pointer, so
+// that the garbage collector need not scan the view twice.
 type slot struct {
 	seq  uint64
-	sent *schema.Message
-	orig *schema.Message
 	hash uint64
 	tok  int
 	sum  bool
+}
+
+// orig is the message at index i of the view as the runtime gave it (the
+// one sent differs once stubbed), or the summary it is.
+func (s *Session) orig(i int) *schema.Message {
+	if s.live[i].sum {
+		return s.shown[i]
+	}
+	return s.hist[s.live[i].seq-1]
 }
 
 // seqMsg is a message the runtime gave, with its number.
@@ -260,7 +274,9 @@ func (s *Session) reset() error {
 	s.c = c
 	s.seq = 0
 	clear(s.hist)
-	s.hist = s.hist[:0]
+	s.hist, s.histHash = s.hist[:0], s.histHash[:0]
+	clear(s.shown)
+	s.shown = s.shown[:0]
 	clear(s.live)
 	s.live = s.live[:0]
 	s.broken = false
@@ -358,7 +374,7 @@ func (s *Session) pass(ctx context.Context, msgs []*schema.Message, r *Report) (
 		rf := Refusal{Violation: v}
 		for _, id := range v.Messages {
 			if i, ok := s.find(id); ok {
-				rf.Messages = append(rf.Messages, s.live[i].orig)
+				rf.Messages = append(rf.Messages, s.orig(i))
 			}
 		}
 		r.Refused = append(r.Refused, rf)
@@ -431,8 +447,9 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 			s.user = step
 		}
 		h := hashMessage(s.seed, m)
-		s.hist = append(s.hist, given{m: m, hash: h})
-		s.live = append(s.live, slot{seq: s.seq, sent: m, orig: m, hash: h, tok: tokens})
+		s.hist, s.histHash = append(s.hist, m), append(s.histHash, h)
+		s.shown = append(s.shown, m)
+		s.live = append(s.live, slot{seq: s.seq, hash: h, tok: tokens})
 		s.sent += tokens
 		r.Taken++
 	}

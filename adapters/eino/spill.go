@@ -115,7 +115,7 @@ func (sp spillAs) SpillMessages(ctx context.Context, ms []pruneguard.Message) (p
 		if !ok || sp.s.live[k].sum {
 			continue
 		}
-		if b, err := json.Marshal(sp.s.live[k].orig); err == nil {
+		if b, err := json.Marshal(sp.s.orig(k)); err == nil {
 			ms[i].Content = b
 		}
 	}

@@ -25,7 +25,7 @@ func (s *Session) textOf(id pruneguard.MessageID) []byte {
 	if !ok {
 		return nil
 	}
-	return []byte(textOf(s.live[i].orig))
+	return []byte(textOf(s.orig(i)))
 }
 
 // SummaryMessage is the message a summary is sent as: a user message
@@ -49,13 +49,14 @@ func (s *Session) summarySlot(d *pruneguard.Decision) int {
 // placeSummary puts the summary of decision d in slot i, that of the
 // first message of its run, which apply has just evicted.
 func (s *Session) placeSummary(d *pruneguard.Decision, i int) {
-	if i < 0 || s.live[i].sent != nil {
+	if i < 0 || s.shown[i] != nil {
 		return
 	}
 	m := SummaryMessage(d.Summary)
 	tok := s.cfg.Tokens(m)
 	n := s.live[i].seq
-	s.live[i] = slot{seq: n, sent: m, orig: m, hash: hashMessage(s.seed, m), tok: tok, sum: true}
+	s.shown[i] = m
+	s.live[i] = slot{seq: n, hash: hashMessage(s.seed, m), tok: tok, sum: true}
 	if s.sums == nil {
 		s.sums = make(map[pruneguard.MessageID]uint64)
 	}

@@ -36,16 +36,16 @@ func (s *Session) apply(ds []*pruneguard.Decision) {
 				text = s.pointerText(p)
 			}
 			s.restub(i, text)
-			s.stubbed = append(s.stubbed, seqMsg{s.live[i].seq, s.live[i].orig})
+			s.stubbed = append(s.stubbed, seqMsg{s.live[i].seq, s.orig(i)})
 		}
 		at := s.summarySlot(d)
 		for _, id := range d.Evict {
 			i, ok := s.find(id)
-			if !ok || s.live[i].sent == nil {
+			if !ok || s.shown[i] == nil {
 				continue
 			}
 			sl := &s.live[i]
-			s.evicted = append(s.evicted, seqMsg{sl.seq, sl.orig})
+			s.evicted = append(s.evicted, seqMsg{sl.seq, s.orig(i)})
 			if p, ok := ptr[id]; ok && d.Summary == nil { // a summary carries its pointers
 				s.addLine(p)
 			}
@@ -53,7 +53,7 @@ func (s *Session) apply(ds []*pruneguard.Decision) {
 				delete(s.sums, id)
 			}
 			s.sent -= sl.tok
-			sl.sent = nil
+			s.shown[i] = nil
 			if cut < 0 || i < cut {
 				cut = i
 			}
@@ -68,21 +68,33 @@ func (s *Session) apply(ds []*pruneguard.Decision) {
 		}
 	}
 	if cut >= 0 {
-		kept := slices.DeleteFunc(s.live[cut:], func(sl slot) bool { return sl.sent == nil })
-		clear(s.live[cut+len(kept):])
-		s.live = s.live[:cut+len(kept)]
+		s.compact(cut)
 	}
 	s.fixNote()
+}
+
+// compact drops the messages of the view evicted, from index cut on.
+func (s *Session) compact(cut int) {
+	j := cut
+	for i := cut; i < len(s.shown); i++ {
+		if s.shown[i] != nil {
+			s.shown[j], s.live[j] = s.shown[i], s.live[i]
+			j++
+		}
+	}
+	clear(s.shown[j:])
+	clear(s.live[j:])
+	s.shown, s.live = s.shown[:j], s.live[:j]
 }
 
 // restub sends slot i's message as the runtime gave it with its content
 // replaced by text.
 func (s *Session) restub(i int, text string) {
 	sl := &s.live[i]
-	m := Stub(sl.orig, text)
+	m := Stub(s.orig(i), text)
 	tok := s.cfg.Tokens(m)
 	s.sent += tok - sl.tok
-	sl.sent, sl.tok, sl.hash = m, tok, hashMessage(s.seed, m)
+	s.shown[i], sl.tok, sl.hash = m, tok, hashMessage(s.seed, m)
 }
 
 // tombstones records the tombstones decision d adds and retires.
@@ -123,7 +135,7 @@ func (s *Session) dropNote() {
 // message first when there are none.
 func (s *Session) fixNote() {
 	lead := 0
-	for lead < len(s.live) && s.live[lead].sent.Role == schema.System {
+	for lead < len(s.shown) && s.shown[lead].Role == schema.System {
 		lead++
 	}
 	s.lead = lead
@@ -164,14 +176,9 @@ func (s *Session) noteText() string {
 // view builds the list to send.
 func (s *Session) view() []*schema.Message {
 	out := make([]*schema.Message, 0, s.sentLen())
-	for _, sl := range s.live[:s.lead] {
-		out = append(out, sl.sent)
-	}
+	out = append(out, s.shown[:s.lead]...)
 	if s.note != nil {
 		out = append(out, s.note)
 	}
-	for _, sl := range s.live[s.lead:] {
-		out = append(out, sl.sent)
-	}
-	return out
+	return append(out, s.shown[s.lead:]...)
 }
