@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"slices"
 
 	"github.com/cloudwego/eino/schema"
 )
@@ -100,24 +101,54 @@ func (s *Session) matchHist(msgs []*schema.Message) bool {
 	if len(msgs) < len(s.hist) {
 		return false
 	}
-	copied := 0
-	for i, m := range s.hist {
+	var copied []int
+	for i := 0; i < len(s.hist); i++ {
+		m := s.hist[i]
 		if msgs[i] == m {
 			continue
 		}
-		if !s.same(msgs[i], m, s.histHash[i]) {
+		if s.same(msgs[i], m, s.histHash[i]) {
+			copied = append(copied, i)
+			continue
+		}
+		j, ok := s.reordered(msgs, i)
+		if !ok {
 			return false
 		}
-		copied++
+		i = j - 1
 	}
-	for i := 0; copied > 0 && i < len(s.hist); i++ {
-		if m, old := msgs[i], s.hist[i]; m != old {
-			s.hist[i] = m
-			s.copied(uint64(i)+1, old, m)
-			copied--
-		}
+	for _, i := range copied {
+		old := s.hist[i]
+		s.hist[i] = msgs[i]
+		s.copied(uint64(i)+1, old, msgs[i])
 	}
 	return true
+}
+
+// reordered reports whether the tool results taken in from number i+1
+// on, up to the next message that is not one, are those of msgs from
+// index i on in another order, as eino's parallel tools may hand them
+// back, and returns the index after them. The session keeps its own
+// order: the results answer calls by id.
+func (s *Session) reordered(msgs []*schema.Message, i int) (int, bool) {
+	j := i
+	for j < len(s.hist) && s.hist[j].Role == schema.Tool {
+		j++
+	}
+	if j-i < 2 {
+		return 0, false
+	}
+	want := slices.Clone(s.histHash[i:j])
+	got := make([]uint64, 0, j-i)
+	for _, m := range msgs[i:j] {
+		if m == nil || m.Role != schema.Tool {
+			return 0, false
+		}
+		got = append(got, hashMessage(s.seed, m))
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	return j, slices.Equal(want, got)
 }
 
 // copied puts m, a copy of old, the message taken in as number seq, in

@@ -108,3 +108,28 @@ func TestChangedContentSameLength(t *testing.T) {
 		t.Fatalf("rebuilt %v, sent %q", r.Rebuilt, contents(got))
 	}
 }
+
+// eino's parallel tools may hand their results back in another order:
+// the same results, the same history.
+func TestReorderedResultsAreTheSameHistory(t *testing.T) {
+	s := mustNew(t, einoguard.Config{Guard: pruneguard.Guard{Budget: 100000}, Tools: []pruneguard.Tool{readTool}})
+	msgs := append(newConv("task").msgs,
+		schema.AssistantMessage("", []schema.ToolCall{{ID: "a", Function: schema.FunctionCall{Name: "read_file"}}, {ID: "b", Function: schema.FunctionCall{Name: "read_file"}}}),
+		schema.ToolMessage("result a", "a", schema.WithToolName("read_file")),
+		schema.ToolMessage("result b", "b", schema.WithToolName("read_file")),
+		schema.AssistantMessage("read both", nil))
+	prune(t, s, msgs)
+	in := copies(msgs)
+	in[3], in[4] = in[4], in[3]
+	in = append(in, schema.UserMessage("next"))
+	out, r := prune(t, s, in)
+	if r.Rebuilt || r.Taken != 1 || len(out) != len(in) {
+		t.Errorf("reordered results: rebuilt %v, took %d, sent %d", r.Rebuilt, r.Taken, len(out))
+	}
+	// A result changed in the block is no reordering.
+	in = copies(in)
+	in[3].Content = "result b, edited"
+	if got, r := prune(t, s, in); !r.Rebuilt || got[3].Content != "result b, edited" && got[4].Content != "result b, edited" {
+		t.Errorf("an edited result in a reordered block: rebuilt %v, sent %q", r.Rebuilt, contents(got))
+	}
+}

@@ -119,7 +119,8 @@ type Refusal struct {
 // own answer, as a MessageRewriter or an adk middleware sees it). Each
 // message of the known list must be the same *schema.Message or one of
 // equal content (role, content, reasoning, parts, name, tool calls, call
-// id, tool name and Extra: eino hands back copies); a copy then takes the
+// id, tool name and Extra: eino hands back copies), and the tool results
+// of one parallel batch may come in another order; a copy then takes the
 // place of the message it equals. Any other list (shorter, or with a
 // message changed anywhere before its end) makes the session start a new
 // Context from the whole list and prune it afresh, so the model is never
