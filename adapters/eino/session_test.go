@@ -73,6 +73,14 @@ func TestNewRefusesNoBudget(t *testing.T) {
 	if !errors.Is(err, pruneguard.ErrInvalidInput) {
 		t.Errorf("a nameless tool: New = %v, want an input error", err)
 	}
+	// What the guard would refuse at every pass is refused at once.
+	var ce *pruneguard.ConfigError
+	if _, err := einoguard.New(einoguard.Config{Guard: pruneguard.Guard{Budget: 100, Trigger: 50}}); !errors.As(err, &ce) {
+		t.Errorf("a trigger below the budget: New = %v, want a configuration error", err)
+	}
+	if _, err := einoguard.New(einoguard.Config{Guard: pruneguard.Guard{Budget: 100}, Context: pruneguard.Config{StubText: " "}}); !errors.As(err, &ce) {
+		t.Errorf("a blank stub text: New = %v, want a configuration error", err)
+	}
 }
 
 // A MessageModifier sees the full history each time: the session takes
