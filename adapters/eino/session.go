@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/cloudwego/eino/schema"
@@ -128,6 +127,13 @@ type Refusal struct {
 // hands over are treated as immutable: a message edited in place after
 // the session took it in is not seen again.
 //
+// Results pair with calls as in eino's lists: the tool messages right
+// after an assistant message answer its calls, by ToolCallID (calls and
+// results without ids in order). A call whose turn ended without its
+// result is abandoned, so that it does not hold up every later prune;
+// a result that answers no call waiting is kept, answering nothing, as
+// the result of a tool nobody described.
+//
 // Every system message is pinned, and the latest user message is
 // protected by a planned step until the next user message arrives, so the
 // task the model is working on is never pruned.
@@ -169,8 +175,8 @@ type Session struct {
 	shown  []*schema.Message
 	live   []slot
 	broken bool
-	user   pruneguard.StepID // the step protecting the latest user message
-	anon   []pruneguard.CallID
+	user   pruneguard.StepID               // the step protecting the latest user message
+	wait   []waiting                       // the calls of the last assistant turn still waiting for a result
 	sums   map[pruneguard.MessageID]uint64 // summary messages, by the number of their slot
 	recent map[pruneguard.CallID]bool      // recall calls waiting for their result
 
@@ -282,7 +288,7 @@ func (s *Session) reset() error {
 	s.live = s.live[:0]
 	s.broken = false
 	s.user = ""
-	s.anon = s.anon[:0]
+	s.wait = s.wait[:0]
 	clear(s.sums)
 	clear(s.recent)
 	clear(s.tombs)
@@ -332,10 +338,10 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 // answer, passed back) counts as a stub. ctx governs the guard's spills,
 // when Config.Guard has a Spill store (see pruneguard.Guard.CheckContext).
 //
-// Errors: an error matching pruneguard.ErrInvalidInput when msgs is not a
-// well-formed conversation (a nil message, a tool result for a call it
-// does not hold, a second result for one call), with msgs returned as
-// given; the next pass then rebuilds. Otherwise the error is the guard's,
+// Errors: an error matching pruneguard.ErrInvalidInput when msgs cannot
+// be taken in (a nil message), with msgs returned as given; the next
+// pass then rebuilds. A list a provider would refuse is guarded all the
+// same (see [Session] for how results pair with calls). Otherwise the error is the guard's,
 // with the list pruned as far as it went: a *pruneguard.CeilingError
 // (its Tokens and Ceiling those of the list as sent), or the
 // *pruneguard.InputError of a policy that named what the session does
@@ -396,9 +402,8 @@ func inOrder(ms []seqMsg) []*schema.Message {
 	return out
 }
 
-// take appends fresh messages to the Context and the view. Calls without
-// an id get one made from the message's; tool results without a call id
-// answer the oldest such call still unanswered.
+// take appends fresh messages to the Context and the view, pairing
+// results with calls as the list's order says (see pair).
 func (s *Session) take(fresh []*schema.Message, r *Report) error {
 	for _, m := range fresh {
 		if m == nil {
@@ -415,16 +420,8 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 		if s.cfg.Facts != nil {
 			e.Facts = s.cfg.Facts(m)
 		}
-		var anon []pruneguard.CallID
-		for i := range e.Calls {
-			if e.Calls[i].ID == "" {
-				e.Calls[i].ID = pruneguard.CallID(string(id) + "." + strconv.Itoa(i))
-				anon = append(anon, e.Calls[i].ID)
-			}
-		}
-		popped := m.Role == schema.Tool && m.ToolCallID == "" && len(s.anon) > 0
-		if popped {
-			e.Answers[0] = s.anon[0]
+		if err := s.pair(m, &e); err != nil {
+			return err
 		}
 		s.recallClass(&e)
 		var step pruneguard.StepID
@@ -435,10 +432,6 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 		if err := s.c.Append(e); err != nil {
 			return err
 		}
-		if popped {
-			s.anon = s.anon[1:]
-		}
-		s.anon = append(s.anon, anon...)
 		if step != "" {
 			if s.user != "" {
 				if err := s.c.CompleteStep(s.user); err != nil {
