@@ -255,8 +255,10 @@ func TestADKChatModelAgent(t *testing.T) {
 					rebuilt++
 				}
 			}
-			if rebuilt > len(tasks)-1 {
-				t.Errorf("%d rebuilds over %d runs: more than one a run", rebuilt, len(tasks))
+			// Each Run starts from copies of the history the last one
+			// left: the same history, taken up where it was.
+			if rebuilt != 0 {
+				t.Errorf("%d rebuilds over %d runs: the copies adk hands back were not recognised", rebuilt, len(tasks))
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package einoguard
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/pruneguard/pruneguard"
@@ -55,7 +56,10 @@ func Role(r schema.RoleType) pruneguard.Role {
 // its ToolCallID; reasoning content stays with the assistant message that
 // carries it, so it is kept or pruned with that message's calls, as
 // providers that sign reasoning require; system messages are pinned. The
-// content itself is not copied: the guard sees only its token count.
+// content is not copied, the guard sees only its token count, except the
+// prose of an assistant message that makes calls (its content and the
+// text of its parts, when not blank): that is text the model wrote, and
+// the guard classes it as text rather than as what the calls return.
 //
 // Calls without an id, and tool messages without a ToolCallID, are left
 // as they are here; a [Session] pairs them in order.
@@ -68,6 +72,11 @@ func Event(m *schema.Message, id pruneguard.MessageID, tokens int) pruneguard.Me
 		e.Answers = []pruneguard.CallID{pruneguard.CallID(m.ToolCallID)}
 	}
 	if len(m.ToolCalls) > 0 {
+		if m.Role == schema.Assistant {
+			if prose := textOf(m); prose != "" {
+				e.Content = []byte(prose)
+			}
+		}
 		e.Calls = make([]pruneguard.Call, len(m.ToolCalls))
 		for i, tc := range m.ToolCalls {
 			e.Calls[i] = pruneguard.Call{ID: pruneguard.CallID(tc.ID), Tool: tc.Function.Name}
@@ -77,6 +86,21 @@ func Event(m *schema.Message, id pruneguard.MessageID, tokens int) pruneguard.Me
 		}
 	}
 	return e
+}
+
+// textOf is the text of m: its content, then the text of each part.
+func textOf(m *schema.Message) string {
+	parts := []string{m.Content}
+	for _, p := range m.MultiContent {
+		parts = append(parts, p.Text)
+	}
+	for _, p := range m.UserInputMultiContent {
+		parts = append(parts, p.Text)
+	}
+	for _, p := range m.AssistantGenMultiContent {
+		parts = append(parts, p.Text)
+	}
+	return strings.TrimSpace(strings.Join(parts, "\n"))
 }
 
 // Stub returns a copy of a tool message whose content is replaced by

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cloudwego/eino/components/tool"
@@ -141,3 +143,39 @@ func TestTools(t *testing.T) {
 type badTool struct{}
 
 func (badTool) Info(context.Context) (*schema.ToolInfo, error) { return nil, context.Canceled }
+
+// The model's prose beside its calls is text the model wrote: it is not
+// the class of what it calls, and leaves only spilled.
+func TestProseBesideCallsIsText(t *testing.T) {
+	e := einoguard.Event(schema.AssistantMessage("thinking aloud", []schema.ToolCall{{ID: "c", Function: schema.FunctionCall{Name: "read_file"}}}), "m1", 3)
+	if string(e.Content) != "thinking aloud" {
+		t.Errorf("content %q, want the prose", e.Content)
+	}
+	if e := einoguard.Event(schema.AssistantMessage(" \n", []schema.ToolCall{{ID: "c", Function: schema.FunctionCall{Name: "read_file"}}}), "m1", 3); len(e.Content) != 0 {
+		t.Errorf("blank prose gave content %q", e.Content)
+	}
+	if e := einoguard.Event(schema.ToolMessage("result", "c"), "m2", 3); len(e.Content) != 0 {
+		t.Errorf("a result gave content %q: the guard sees only its count", e.Content)
+	}
+
+	s := mustNew(t, einoguard.Config{
+		Guard: pruneguard.Guard{Budget: 300, Policy: pruneguard.OldestFirst{}},
+		Tools: []pruneguard.Tool{readTool},
+	})
+	read := func(id, prose string) []*schema.Message {
+		return []*schema.Message{
+			schema.AssistantMessage(prose, []schema.ToolCall{{ID: id, Function: schema.FunctionCall{Name: "read_file", Arguments: `{}`}}}),
+			schema.ToolMessage(strings.Repeat("r", 1000), id, schema.WithToolName("read_file")),
+		}
+	}
+	msgs := append(newConv("task").msgs, read("c1", "The config must be wrong; I promised the user to check billing next.")...)
+	msgs = append(msgs, read("c2", "")...)
+	msgs = append(msgs, schema.AssistantMessage("read both", nil))
+	out, r, _ := s.Prune(context.Background(), msgs)
+	if slices.Contains(r.Evicted, msgs[2]) || !slices.Contains(out, msgs[2]) {
+		t.Errorf("the prose beside a call was evicted: %v", contents(out))
+	}
+	if !slices.Contains(r.Evicted, msgs[4]) {
+		t.Errorf("the unit of pure calls stayed: evicted %v", contents(r.Evicted))
+	}
+}

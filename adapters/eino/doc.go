@@ -11,9 +11,12 @@
 // eino's call ids, a tool message answers its ToolCallID, reasoning
 // content stays with the message that carries it) and the guard's
 // decisions back to eino's types: evicted messages leave the list,
-// cleared tool results keep their call id under a placeholder, tombstones
-// become one system message. It plugs in where eino lets a caller rewrite
-// the messages before a model call:
+// cleared tool results keep their call id under a placeholder (or, when
+// their content was spilled, the pointer's text), a summary takes its
+// run's place as a user message, and tombstones and the pointers of
+// spilled content that left go into one note. The budget counts the list
+// as sent, with the session's counter. It plugs in where eino lets a
+// caller rewrite the messages before a model call:
 //
 //   - [Session.Modifier] for react.AgentConfig's MessageModifier (or
 //     MessageRewriter) in github.com/cloudwego/eino/flow/agent/react;
@@ -22,8 +25,9 @@
 //
 // Wiring it into a react agent:
 //
-//	tools, _ := einoguard.Tools(ctx, []tool.BaseTool{readFile}, map[string]pruneguard.Annotations{
-//		"read_file": {ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)},
+//	tools, _ := einoguard.ToolsWith(ctx, []tool.BaseTool{readFile, writeFile}, map[string]pruneguard.Tool{
+//		"read_file":  {Annotations: pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}, Scope: "repo"},
+//		"write_file": {Scope: "repo"},
 //	})
 //	s, err := einoguard.New(einoguard.Config{
 //		Guard: pruneguard.Guard{Budget: 60000, Policy: pruneguard.KeepLastToolUses{Keep: 3, Stub: true}},
@@ -31,10 +35,16 @@
 //	})
 //	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 //		ToolCallingModel: chatModel,
-//		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{readFile}},
+//		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{readFile, writeFile}},
 //		MessageModifier:  s.Modifier(),
 //	})
 //
 // Tools the session is not told about take MCP's default annotations:
-// they count as mutating, and their results are never cleared.
+// they count as mutating, with a scope of everything, and their results
+// are never cleared; a tool's spec ([ToolsWith]) is the core's Tool, so
+// it says what the tool touches (Scope) as well as how it behaves.
+//
+// With Guard.Spill set, content that cannot be had again is spilled
+// before it leaves, and the model reads it back with the recall tool:
+// add [RecallTool] to the agent's tools.
 package einoguard

@@ -53,7 +53,7 @@ func ExampleSession_Modifier() {
 	// tool call_1: [tool result removed to save context; ca
 	// assistant calls call_2
 	// tool call_2: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
-	// tokens: 1034 history: 4000 bytes kept
+	// tokens: 1045 history: 4000 bytes kept
 }
 
 // Wiring a session into an eino ReAct agent (for an adk ChatModelAgent,
@@ -96,5 +96,5 @@ func Example() {
 	fmt.Println("tokens in the model's view:", s.Tokens())
 	// Output:
 	// done after 6 rounds
-	// tokens in the model's view: 1656
+	// tokens in the model's view: 1711
 }

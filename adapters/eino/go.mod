@@ -10,6 +10,7 @@ replace github.com/pruneguard/pruneguard => ../..
 
 require (
 	github.com/cloudwego/eino v0.7.36
+	github.com/eino-contrib/jsonschema v1.0.3
 	github.com/pruneguard/pruneguard v0.0.0-00010101000000-000000000000
 )
 
@@ -21,7 +22,6 @@ require (
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
-	github.com/eino-contrib/jsonschema v1.0.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/goph/emperror v0.17.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect

@@ -35,8 +35,8 @@ func (s *Session) pick(ctx context.Context) *Session {
 // Modifier returns the session as a message modifier: the function type
 // of eino's react.AgentConfig MessageModifier and MessageRewriter. It
 // returns the pruned list. A modifier has no error result: on an error it
-// returns what [Session.Prune] returns (the input as given for a malformed
-// conversation, the furthest safe prune past the ceiling), and the error
+// returns what [Session.Prune] returns (the input as given for a list it
+// cannot take in, the furthest safe prune past the ceiling), and the error
 // reaches Config.OnReport.
 //
 // As a MessageModifier (the pruned list goes to the model, the agent's
@@ -53,7 +53,7 @@ func (s *Session) Modifier() func(context.Context, []*schema.Message) []*schema.
 // Middleware returns the session as an adk agent middleware: its
 // BeforeChatModel replaces the state's messages with the pruned list
 // before each model call of a ChatModelAgent, and fails the call with the
-// guard's error (a *pruneguard.CeilingError, or a malformed conversation
+// guard's error (a *pruneguard.CeilingError, or a list it cannot take in
 // matching pruneguard.ErrInvalidInput) rather than send it.
 func (s *Session) Middleware() adk.AgentMiddleware {
 	return adk.AgentMiddleware{

@@ -1,11 +1,12 @@
 package einoguard
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/cloudwego/eino/schema"
@@ -19,21 +20,39 @@ var ErrBudget = errors.New("einoguard: budget must be positive")
 // Config sets up a [Session]. It is a plain value, copied by [New].
 // The zero Config is refused: Guard.Budget must be set.
 type Config struct {
-	// Guard is the guard run before each model call: its Budget
-	// (required), Ceiling, Policy (nil means pruneguard.OldestFirst{}) and
-	// Split.
+	// Guard is the guard run before each model call. Its Budget
+	// (required), Trigger and Ceiling count the list the model is sent,
+	// as Tokens counts it: stubs, pointer texts and the note included.
+	// Policy nil means pruneguard.OldestFirst{}. Spill, when set, is
+	// where the guard stores content before it evicts or stubs it: each
+	// message as the eino message's JSON. A stubbed result whose content
+	// was spilled carries the pointer's text, never the stub text, and
+	// content spilled and evicted leaves a line with its pointer in the
+	// note (see [Session]); the pointer texts are the Spiller's own when
+	// it words them (a *spill.Spiller does), else spill.PointerText's.
+	// With Spill set the model reads its content back with the recall
+	// tool: declare [RecallTool] among the agent's tools (the session
+	// registers its annotations itself when Tools does not name it). New
+	// refuses a Guard that Guard.ValidateFor refuses.
 	Guard pruneguard.Guard
 	// Context configures the gates of the Context the session keeps (and
-	// of each one it rebuilds): boundary and regenerability modes, spill
-	// resolver, stub text. An empty StubText means
-	// pruneguard.DefaultStubText.
+	// of each one it rebuilds): boundary and regenerability modes, stub
+	// text. An empty StubText means pruneguard.DefaultStubText. A nil
+	// Resolver means Guard.Spill, when set. A zero StubTokens is set to
+	// what Tokens counts for a stubbed result, and, with Guard.Spill set,
+	// a zero PointerTokens to what Tokens counts for the longest pointer
+	// text, as a stubbed result's content or as a line of the note. A nil
+	// Text gives the Context each message's text (its content and the
+	// text of its parts), for the facts a summary must carry.
 	Context pruneguard.Config
-	// Tools are registered with the Context, for example from [Tools] or
-	// [ToolOf]. A tool the model calls that is not among them takes MCP's
-	// defaults: it counts as mutating and its results are never cleared.
+	// Tools are registered with the Context, for example from [Tools],
+	// [ToolsWith], [ToolOf] or [ToolWith]. A tool the model calls that is
+	// not among them takes MCP's defaults: it counts as mutating, with a
+	// scope of everything, and its results are never cleared.
 	Tools []pruneguard.Tool
 	// Tokens counts a message's tokens; nil means [ApproxTokens]. It is
-	// called once for each message, when the session takes it in.
+	// called once for each message when the session takes it in, and for
+	// each stub, summary and note the session makes.
 	Tokens func(*schema.Message) int
 	// Facts, when set, marks what a message records that no re-run can
 	// give back (a negative result, a one-time secret); such messages are
@@ -55,8 +74,10 @@ type Report struct {
 	// seen (it shrank, or a message before its end changed), so the
 	// session started a new Context from the whole list.
 	Rebuilt bool
-	// Result is what the guard's check did: tokens before and after, the
-	// decisions applied and the refusals met on the way.
+	// Result is what the guard did: the tokens of the list as it would
+	// have been sent before the check and as it is sent (Before and
+	// After, counted with Config.Tokens), the decisions applied and the
+	// refusals met on the way.
 	Result pruneguard.Result
 	// Evicted are the messages that left the model's view in this pass,
 	// and Stubbed those whose content was replaced by a placeholder, as
@@ -65,7 +86,7 @@ type Report struct {
 	// Refused pairs each refusal the guard met (Result.Refused, in the
 	// same order) with the messages it named, as the runtime gave them.
 	Refused []Refusal
-	// Sent is the length of the list returned, tombstone note included.
+	// Sent is the length of the list returned, note included.
 	Sent int
 	// Err is the error of the pass, if any (as Session.Prune returns it).
 	Err error
@@ -83,94 +104,125 @@ type Refusal struct {
 	Messages []*schema.Message
 }
 
-// slot is one message of the model's view: the message as sent, the one
-// the runtime gave (they differ once stubbed) and its number.
-type slot struct {
-	seq  uint64
-	sent *schema.Message
-	orig *schema.Message
-}
-
-// mark remembers a list the session has aligned with: its length and its
-// first and last messages.
-type mark struct {
-	n           int
-	first, last *schema.Message
-}
-
-func markOf(msgs []*schema.Message) mark {
-	if len(msgs) == 0 {
-		return mark{}
-	}
-	return mark{n: len(msgs), first: msgs[0], last: msgs[len(msgs)-1]}
-}
-
-// prefixOf reports whether msgs extends the list k remembers. The first
-// message may be a new pointer to an equal system message, as eino's adk
-// agents build the instruction afresh on each run.
-func (k mark) prefixOf(msgs []*schema.Message) bool {
-	if k.n == 0 || len(msgs) < k.n || msgs[k.n-1] != k.last {
-		return false
-	}
-	f := msgs[0]
-	return f == k.first || (f != nil && f.Role == schema.System && k.first.Role == schema.System &&
-		f.Content == k.first.Content && len(f.MultiContent) == 0 && len(k.first.MultiContent) == 0 &&
-		len(f.UserInputMultiContent) == 0 && len(k.first.UserInputMultiContent) == 0)
-}
-
 // Session keeps a pruneguard Context in step with the message list an
 // eino runtime passes before each model call, guards it, and answers with
 // the list to send: evicted messages gone, stubbed tool results carrying
-// the stub text, and tombstones (when a policy withdraws schemas) in one
-// system message after the leading system messages.
+// the stub text (or, spilled, their pointer's text), a summary in place
+// of the run it replaces, and one note for the tombstones and pointer
+// lines that stand.
 //
-// The session takes in only what is new. A list that extends the last
-// list it was given (the raw history, as a MessageModifier sees it) or the
-// last list it returned (its own pruned view plus new messages, as a
-// MessageRewriter or an adk middleware sees it) is recognised in constant
-// time by its length and its first and last *schema.Message pointers; any
-// other list (shorter, or changed before its end) makes the session start
-// a new Context from the whole list and prune it afresh. Messages a
-// runtime hands over are treated as immutable: a message edited in place
-// after the session took it in is not seen again.
+// The session takes in only what is new. A list is new messages after
+// one of two lists the session knows: every message it took in so far,
+// evicted ones included (the raw history, as a MessageModifier and an adk
+// agent at the start of a Run see it), or the list it last returned (its
+// own answer, as a MessageRewriter or an adk middleware sees it). Each
+// message of the known list must be the same *schema.Message or one of
+// equal content (role, content, reasoning, parts, name, tool calls, call
+// id, tool name and Extra: eino hands back copies), and the tool results
+// of one parallel batch may come in another order; a copy then takes the
+// place of the message it equals. Any other list (shorter, or with a
+// message changed anywhere before its end) makes the session start a new
+// Context from the whole list and prune it afresh, so the model is never
+// sent a message as it was rather than as it is. Messages a runtime
+// hands over are treated as immutable: a message edited in place after
+// the session took it in is not seen again.
+//
+// Results pair with calls as in eino's lists: the tool messages right
+// after an assistant message answer its calls, by ToolCallID (calls and
+// results without ids in order). A call whose turn ended without its
+// result is abandoned, so that it does not hold up every later prune;
+// a result that answers no call waiting is kept, answering nothing, as
+// the result of a tool nobody described.
 //
 // Every system message is pinned, and the latest user message is
 // protected by a planned step until the next user message arrives, so the
-// task the model is working on is never pruned. The tombstone note is not
-// counted toward the budget.
+// task the model is working on is never pruned.
 //
-// A pass costs the messages it takes in, the guard's check, and one copy
-// of the list it returns. A rebuild costs the whole list. eino's adk
-// agents build their state afresh on each Run from the history the caller
-// passes, and their events carry copies of tool results, so a session
-// behind an adk middleware rebuilds once at the start of each Run and then
-// follows the Run incrementally.
+// The note is one message the session adds for what stands in for
+// content that left: a tombstone line for each tool whose schema a
+// policy withdrew, and a line with the pointer of each spill whose
+// content was evicted. It is a system message after the leading system
+// messages, or, in a list that does not start with one, a user message
+// put first: the session never adds a system message to a list that has
+// none, which some models refuse. It counts toward the budget.
+//
+// A pass costs the messages it takes in, a comparison of the known list
+// with the list given (a pointer each, and a hash of each copy), the
+// guard's check, and one copy of the list it returns. A rebuild costs the
+// whole list. The session keeps every message it took in, evicted ones
+// included, to recognise the history.
 //
 // A Session is safe for concurrent use; passes are serialised. One
 // session follows one conversation: to share an agent between
 // conversations, give each its own session with [WithSession].
 // Create sessions with [New]; the zero Session is not usable.
 type Session struct {
-	cfg Config
+	cfg         Config
+	seed        maphash.Seed
+	stub        string                          // the stub text
+	pointerText func(pruneguard.Pointer) string // how spill pointers are worded
+	recall      bool                            // "recall" is the spill's recall tool
 
-	mu      sync.Mutex
-	c       *pruneguard.Context
-	seq     uint64
-	live    []slot
-	in, out mark
-	broken  bool
-	user    pruneguard.StepID // the step protecting the latest user message
-	anon    []pruneguard.CallID
-	tombs   map[string]string // tool name -> tombstone text
-	note    *schema.Message
+	mu  sync.Mutex
+	c   *pruneguard.Context
+	seq uint64
+	// hist is every message taken in since the last reset, hist[k] the
+	// message numbered k+1, and histHash the hash of each.
+	hist     []*schema.Message
+	histHash []uint64
+	// shown is the model's view, in order, each message as sent, and live
+	// what the session knows of each.
+	shown  []*schema.Message
+	live   []slot
+	broken bool
+	user   pruneguard.StepID               // the step protecting the latest user message
+	wait   []waiting                       // the calls of the last assistant turn still waiting for a result
+	sums   map[pruneguard.MessageID]uint64 // summary messages, by the number of their slot
+	recent map[pruneguard.CallID]bool      // recall calls waiting for their result
 
-	stub       string // the stub text and its tokens
-	stubTokens int
+	tombs    map[string]string    // tool name -> tombstone text
+	lines    []pruneguard.Pointer // pointers of spilled content evicted, each once
+	note     *schema.Message
+	noteHash uint64
+	noteTok  int
+	lead     int // the leading system messages of the view
+	sent     int // the tokens of the list as sent
+
+	evicted, stubbed []seqMsg // what the pass under way took
+}
+
+// slot is what the session knows of one message of the model's view
+// besides the message as sent: its number, the hash and tokens of the
+// message as sent, and whether it is a summary. It holds no pointer, so
+// that the garbage collector need not scan the view twice.
+type slot struct {
+	seq  uint64
+	hash uint64
+	tok  int
+	sum  bool
+}
+
+// orig is the message at index i of the view as the runtime gave it (the
+// one sent differs once stubbed), or the summary it is.
+func (s *Session) orig(i int) *schema.Message {
+	if s.live[i].sum {
+		return s.shown[i]
+	}
+	return s.hist[s.live[i].seq-1]
+}
+
+// seqMsg is a message the runtime gave, with its number.
+type seqMsg struct {
+	seq uint64
+	m   *schema.Message
 }
 
 // New returns a session for one conversation. It fails with [ErrBudget]
-// when cfg.Guard.Budget is not positive, and with the Context's error when
-// a tool cannot be registered.
+// when cfg.Guard.Budget is not positive, with the Context's error when a
+// tool cannot be registered (an error matching [ErrToolInfo] for a tool
+// named recall that is not read-only and closed-world while Guard.Spill
+// is set), and with the *pruneguard.ConfigError of a guard or Context
+// configuration that Guard.ValidateFor refuses.
 func New(cfg Config) (*Session, error) {
 	if cfg.Guard.Budget <= 0 {
 		return nil, ErrBudget
@@ -179,14 +231,19 @@ func New(cfg Config) (*Session, error) {
 		cfg.Tokens = ApproxTokens
 	}
 	cfg.Tools = slices.Clone(cfg.Tools)
-	s := &Session{cfg: cfg, stub: cfg.Context.StubText, stubTokens: cfg.Context.StubTokens}
+	s := &Session{cfg: cfg, seed: maphash.MakeSeed(), stub: cfg.Context.StubText}
 	if s.stub == "" {
 		s.stub = pruneguard.DefaultStubText
 	}
-	if s.stubTokens <= 0 {
-		s.stubTokens = pruneguard.DefaultStubTokens
+	if err := s.configureSpill(); err != nil {
+		return nil, err
 	}
+	s.configureCounts()
+	s.configureSummaries()
 	if err := s.reset(); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Guard.ValidateFor(s.c); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -195,14 +252,21 @@ func New(cfg Config) (*Session, error) {
 // SetBudget changes the budget of the guard the session runs, from its
 // next pass on, for a runtime whose allowance changes as a conversation
 // goes (another model, a window that grows with the turns). It fails with
-// [ErrBudget], changing nothing, when budget is not positive.
+// [ErrBudget], changing nothing, when budget is not positive, or when the
+// guard would refuse it (above its Trigger or its Ceiling): then the
+// error wraps the guard's *pruneguard.ConfigError too.
 func (s *Session) SetBudget(budget int) error {
 	if budget <= 0 {
 		return ErrBudget
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.cfg.Guard
+	g.Budget = budget
+	if err := g.ValidateFor(s.c); err != nil {
+		return fmt.Errorf("%w: %w", ErrBudget, err)
+	}
 	s.cfg.Guard.Budget = budget
-	s.mu.Unlock()
 	return nil
 }
 
@@ -215,22 +279,30 @@ func (s *Session) reset() error {
 		}
 	}
 	s.c = c
+	s.seq = 0
+	clear(s.hist)
+	s.hist, s.histHash = s.hist[:0], s.histHash[:0]
+	clear(s.shown)
+	s.shown = s.shown[:0]
+	clear(s.live)
 	s.live = s.live[:0]
-	s.in, s.out = mark{}, mark{}
 	s.broken = false
 	s.user = ""
-	s.anon = s.anon[:0]
+	s.wait = s.wait[:0]
+	clear(s.sums)
+	clear(s.recent)
 	clear(s.tombs)
-	s.note = nil
+	s.lines = nil
+	s.note, s.noteTok, s.lead, s.sent = nil, 0, 0, 0
 	return nil
 }
 
-// Tokens reports the tokens of the session's current view, as its Context
-// counts them.
+// Tokens reports the tokens of the list the session last sent, as
+// Config.Tokens counts them.
 func (s *Session) Tokens() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.c.Tokens()
+	return s.sent
 }
 
 // Tool returns the guard's record of a tool: whether its schema is still
@@ -266,12 +338,13 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 // answer, passed back) counts as a stub. ctx governs the guard's spills,
 // when Config.Guard has a Spill store (see pruneguard.Guard.CheckContext).
 //
-// Errors: an error matching pruneguard.ErrInvalidInput when msgs is not a
-// well-formed conversation (a nil message, a tool result for a call it
-// does not hold, a second result for one call), with msgs returned as
-// given; the next pass then rebuilds. Otherwise the error is the guard's,
-// with the list pruned as far as it went: a *pruneguard.CeilingError, or
-// the *pruneguard.InputError of a policy that named what the session does
+// Errors: an error matching pruneguard.ErrInvalidInput when msgs cannot
+// be taken in (a nil message), with msgs returned as given; the next
+// pass then rebuilds. A list a provider would refuse is guarded all the
+// same (see [Session] for how results pair with calls). Otherwise the error is the guard's,
+// with the list pruned as far as it went: a *pruneguard.CeilingError
+// (its Tokens and Ceiling those of the list as sent), or the
+// *pruneguard.InputError of a policy that named what the session does
 // not hold.
 func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.Message, Report, error) {
 	s.mu.Lock()
@@ -287,50 +360,50 @@ func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.
 }
 
 func (s *Session) pass(ctx context.Context, msgs []*schema.Message, r *Report) ([]*schema.Message, error) {
-	var fresh []*schema.Message
-	switch {
-	case s.broken:
-	case len(s.live) == 0 && s.in.n == 0 && s.out.n == 0:
-		fresh = msgs
-	case s.in.prefixOf(msgs):
-		fresh = msgs[s.in.n:]
-	case s.out.prefixOf(msgs):
-		fresh = msgs[s.out.n:]
-	default:
-		s.broken = true
-	}
-	if s.broken {
+	fresh, ok := s.match(msgs)
+	if !ok {
+		r.Rebuilt = true
 		if err := s.reset(); err != nil {
 			return msgs, err
 		}
-		r.Rebuilt = true
 		fresh = msgs
 	}
-	s.in = markOf(msgs)
+	s.evicted, s.stubbed = s.evicted[:0], s.stubbed[:0]
 	if err := s.take(fresh, r); err != nil {
 		s.broken = true
 		return msgs, err
 	}
-	res, err := s.cfg.Guard.CheckContext(ctx, s.c)
+	s.fixNote()
+	res, err := s.guard(ctx)
 	r.Result = res
-	s.apply(res.Decisions, r)
+	r.Stubbed, r.Evicted = inOrder(s.stubbed), inOrder(s.evicted)
 	for _, v := range res.Refused {
 		rf := Refusal{Violation: v}
 		for _, id := range v.Messages {
 			if i, ok := s.find(id); ok {
-				rf.Messages = append(rf.Messages, s.live[i].orig)
+				rf.Messages = append(rf.Messages, s.orig(i))
 			}
 		}
 		r.Refused = append(r.Refused, rf)
 	}
-	out := s.view()
-	s.out = markOf(out)
-	return out, err
+	return s.view(), err
 }
 
-// take appends fresh messages to the Context and the view. Calls without
-// an id get one made from the message's; tool results without a call id
-// answer the oldest such call still unanswered.
+// inOrder returns the messages of ms in transcript order, or nil.
+func inOrder(ms []seqMsg) []*schema.Message {
+	if len(ms) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(ms, func(a, b seqMsg) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]*schema.Message, len(ms))
+	for i, x := range ms {
+		out[i] = x.m
+	}
+	return out
+}
+
+// take appends fresh messages to the Context and the view, pairing
+// results with calls as the list's order says (see pair).
 func (s *Session) take(fresh []*schema.Message, r *Report) error {
 	for _, m := range fresh {
 		if m == nil {
@@ -339,24 +412,18 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 		s.seq++
 		id := messageID(s.seq)
 		tokens := s.cfg.Tokens(m)
+		counted := tokens
 		if m.Role == schema.Tool && m.Content == s.stub {
-			tokens = min(tokens, s.stubTokens)
+			counted = min(tokens, s.cfg.Context.StubTokens)
 		}
-		e := Event(m, id, tokens)
+		e := Event(m, id, counted)
 		if s.cfg.Facts != nil {
 			e.Facts = s.cfg.Facts(m)
 		}
-		var anon []pruneguard.CallID
-		for i := range e.Calls {
-			if e.Calls[i].ID == "" {
-				e.Calls[i].ID = pruneguard.CallID(string(id) + "." + strconv.Itoa(i))
-				anon = append(anon, e.Calls[i].ID)
-			}
+		if err := s.pair(m, &e); err != nil {
+			return err
 		}
-		popped := m.Role == schema.Tool && m.ToolCallID == "" && len(s.anon) > 0
-		if popped {
-			e.Answers[0] = s.anon[0]
-		}
+		s.recallClass(&e)
 		var step pruneguard.StepID
 		if m.Role == schema.User {
 			step = pruneguard.StepID("user:" + string(id))
@@ -365,10 +432,6 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 		if err := s.c.Append(e); err != nil {
 			return err
 		}
-		if popped {
-			s.anon = s.anon[1:]
-		}
-		s.anon = append(s.anon, anon...)
 		if step != "" {
 			if s.user != "" {
 				if err := s.c.CompleteStep(s.user); err != nil {
@@ -377,122 +440,31 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 			}
 			s.user = step
 		}
-		s.live = append(s.live, slot{seq: s.seq, sent: m, orig: m})
+		h := hashMessage(s.seed, m)
+		s.hist, s.histHash = append(s.hist, m), append(s.histHash, h)
+		s.shown = append(s.shown, m)
+		s.live = append(s.live, slot{seq: s.seq, hash: h, tok: tokens})
+		s.sent += tokens
 		r.Taken++
 	}
 	return nil
 }
 
-// apply mirrors applied decisions in the view and lists in r what they
-// took.
-func (s *Session) apply(ds []*pruneguard.Decision, r *Report) {
-	var stubbed, evicted []int
-	for _, d := range ds {
-		for _, id := range d.Stub {
-			if i, ok := s.find(id); ok {
-				sl := &s.live[i]
-				sl.sent = Stub(sl.orig, s.stub)
-				stubbed = append(stubbed, i)
-			}
-		}
-		for _, id := range d.Evict {
-			if i, ok := s.find(id); ok {
-				evicted = append(evicted, i)
-			}
-		}
-		for _, t := range d.Tombstones {
-			if s.tombs == nil {
-				s.tombs = make(map[string]string)
-			}
-			s.tombs[t.Tool] = t.Text
-			s.note = nil
-		}
-		for _, t := range d.Retire {
-			delete(s.tombs, t)
-			s.note = nil
-		}
-	}
-	for t := range s.tombs {
-		if st, ok := s.c.Tool(t); !ok || !st.Tombstoned {
-			delete(s.tombs, t)
-			s.note = nil
-		}
-	}
-	if len(stubbed) > 0 {
-		slices.Sort(stubbed)
-		r.Stubbed = make([]*schema.Message, len(stubbed))
-		for k, i := range stubbed {
-			r.Stubbed[k] = s.live[i].orig
-		}
-	}
-	if len(evicted) > 0 {
-		slices.Sort(evicted)
-		r.Evicted = make([]*schema.Message, len(evicted))
-		for k, i := range evicted {
-			r.Evicted[k] = s.live[i].orig
-			s.live[i].sent = nil
-		}
-		kept := slices.DeleteFunc(s.live[evicted[0]:], func(sl slot) bool { return sl.sent == nil })
-		s.live = s.live[:evicted[0]+len(kept)]
-	}
+// findSeq locates the slot of number n.
+func (s *Session) findSeq(n uint64) (int, bool) {
+	return slices.BinarySearchFunc(s.live, n, func(sl slot, n uint64) int { return cmp.Compare(sl.seq, n) })
 }
 
 // find locates a message of the view by id.
 func (s *Session) find(id pruneguard.MessageID) (int, bool) {
+	if n, ok := s.sums[id]; ok {
+		i, ok := s.findSeq(n)
+		return i, ok && s.live[i].sum
+	}
 	n, ok := seqOf(id)
 	if !ok {
 		return 0, false
 	}
-	return slices.BinarySearchFunc(s.live, n, func(sl slot, n uint64) int {
-		switch {
-		case sl.seq < n:
-			return -1
-		case sl.seq > n:
-			return 1
-		}
-		return 0
-	})
-}
-
-// view builds the list to send.
-func (s *Session) view() []*schema.Message {
-	lead := 0
-	for lead < len(s.live) && s.live[lead].sent.Role == schema.System {
-		lead++
-	}
-	n := len(s.live)
-	if len(s.tombs) > 0 {
-		n++
-	}
-	out := make([]*schema.Message, 0, n)
-	for _, sl := range s.live[:lead] {
-		out = append(out, sl.sent)
-	}
-	if len(s.tombs) > 0 {
-		if s.note == nil {
-			s.note = schema.SystemMessage(s.noteText())
-		}
-		out = append(out, s.note)
-	}
-	for _, sl := range s.live[lead:] {
-		out = append(out, sl.sent)
-	}
-	return out
-}
-
-// noteText joins the tombstones, one line each, sorted by tool.
-func (s *Session) noteText() string {
-	names := make([]string, 0, len(s.tombs))
-	for t := range s.tombs {
-		names = append(names, t)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	for i, t := range names {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(s.tombs[t])
-	}
-	return b.String()
+	i, ok := s.findSeq(n)
+	return i, ok && !s.live[i].sum
 }

@@ -73,6 +73,14 @@ func TestNewRefusesNoBudget(t *testing.T) {
 	if !errors.Is(err, pruneguard.ErrInvalidInput) {
 		t.Errorf("a nameless tool: New = %v, want an input error", err)
 	}
+	// What the guard would refuse at every pass is refused at once.
+	var ce *pruneguard.ConfigError
+	if _, err := einoguard.New(einoguard.Config{Guard: pruneguard.Guard{Budget: 100, Trigger: 50}}); !errors.As(err, &ce) {
+		t.Errorf("a trigger below the budget: New = %v, want a configuration error", err)
+	}
+	if _, err := einoguard.New(einoguard.Config{Guard: pruneguard.Guard{Budget: 100}, Context: pruneguard.Config{StubText: " "}}); !errors.As(err, &ce) {
+		t.Errorf("a blank stub text: New = %v, want a configuration error", err)
+	}
 }
 
 // A MessageModifier sees the full history each time: the session takes
@@ -183,27 +191,24 @@ func TestMalformedConversation(t *testing.T) {
 		Guard:    pruneguard.Guard{Budget: 100},
 		OnReport: func(_ context.Context, r einoguard.Report) { got = append(got, r) },
 	})
-	bad := []*schema.Message{schema.SystemMessage(systemPrompt), schema.UserMessage("task"),
+	bad := []*schema.Message{schema.SystemMessage(systemPrompt), schema.UserMessage("task"), nil,
 		schema.ToolMessage(strings.Repeat("z", 4000), "nobody-called-me")}
 	out, _, err := s.Prune(context.Background(), bad)
-	if !errors.Is(err, pruneguard.ErrUnknownCall) || !errors.Is(err, pruneguard.ErrInvalidInput) {
-		t.Fatalf("orphan result: err %v, want ErrUnknownCall", err)
+	if !errors.Is(err, pruneguard.ErrInvalidInput) {
+		t.Fatalf("a nil message: err %v, want an input error", err)
 	}
 	if !slices.Equal(out, bad) {
 		t.Error("a malformed list was not returned as given")
 	}
-	if len(got) != 1 || !errors.Is(got[0].Err, pruneguard.ErrUnknownCall) {
+	if len(got) != 1 || !errors.Is(got[0].Err, pruneguard.ErrInvalidInput) {
 		t.Errorf("OnReport got %+v", got)
 	}
 	if mod := s.Modifier()(context.Background(), bad); !slices.Equal(mod, bad) {
 		t.Error("the modifier changed a malformed list")
 	}
 	st := &adk.ChatModelAgentState{Messages: bad}
-	if err := s.Middleware().BeforeChatModel(context.Background(), st); !errors.Is(err, pruneguard.ErrUnknownCall) || !slices.Equal(st.Messages, bad) {
+	if err := s.Middleware().BeforeChatModel(context.Background(), st); !errors.Is(err, pruneguard.ErrInvalidInput) || !slices.Equal(st.Messages, bad) {
 		t.Errorf("middleware: %v", err)
-	}
-	if _, _, err := s.Prune(context.Background(), []*schema.Message{schema.UserMessage("a"), nil}); !errors.Is(err, pruneguard.ErrInvalidInput) {
-		t.Errorf("nil message: %v", err)
 	}
 	// A good list afterwards starts over and works.
 	good := newConv("task").round("read_file", 10).msgs
@@ -294,28 +299,38 @@ func TestFactsKeepAMessage(t *testing.T) {
 	}
 }
 
+// A custom stub text and counter: the budget counts the stubs as the
+// counter counts the text sent, whatever StubTokens says, so the guard
+// goes on until the list as sent is within it.
 func TestCustomStubAndTokens(t *testing.T) {
 	calls := 0
+	count := func(m *schema.Message) int {
+		calls++
+		return len(m.Content)
+	}
 	s := mustNew(t, einoguard.Config{
 		Guard:   pruneguard.Guard{Budget: 75, Policy: pruneguard.LargestResultsFirst{Stub: true}},
 		Context: pruneguard.Config{StubText: "[cleared]", StubTokens: 2},
 		Tools:   []pruneguard.Tool{readTool},
-		Tokens: func(m *schema.Message) int {
-			calls++
-			return len(m.Content)
-		},
+		Tokens:  count,
 	})
 	// The model has read both results and answered.
 	c := newConv("task").round("read_file", 30).round("read_file", 40).say(schema.Assistant, "ok")
 	out, r := prune(t, s, c.msgs)
-	if calls != len(c.msgs) {
-		t.Errorf("Tokens called %d times for %d messages", calls, len(c.msgs))
+	if calls != len(c.msgs)+len(r.Stubbed) {
+		t.Errorf("Tokens called %d times for %d messages and %d stubs", calls, len(c.msgs), len(r.Stubbed))
 	}
-	if len(r.Stubbed) != 1 || r.Stubbed[0] != c.msgs[5] || out[5].Content != "[cleared]" {
-		t.Errorf("stubbed %v, sent %q", r.Stubbed, out[5].Content)
+	// Stubbing the larger result leaves 76 as sent (the Context counts
+	// 69): the smaller one goes too.
+	if len(r.Stubbed) != 2 || r.Stubbed[0] != c.msgs[3] || r.Stubbed[1] != c.msgs[5] || out[3].Content != "[cleared]" || out[5].Content != "[cleared]" {
+		t.Errorf("stubbed %v, sent %q", contents(r.Stubbed), contents(out))
 	}
-	if want := len(systemPrompt) + 4 + 0 + 30 + 0 + 2 + 2; r.Result.After != want {
-		t.Errorf("after %d tokens, want %d", r.Result.After, want)
+	n := 0
+	for _, m := range out {
+		n += len(m.Content)
+	}
+	if want := len(systemPrompt) + 4 + 0 + 9 + 0 + 9 + 2; r.Result.After != want || n != want || s.Tokens() != want {
+		t.Errorf("after %d tokens, sent %d, session %d, want %d", r.Result.After, n, s.Tokens(), want)
 	}
 }
 
@@ -345,9 +360,10 @@ func TestCallsWithoutIDs(t *testing.T) {
 	if len(out) != 5 || out[2] != msgs[5] {
 		t.Errorf("sent %v", contents(out))
 	}
-	// A result with no call to answer is refused.
-	if _, _, err := s.Prune(context.Background(), append(msgs, schema.ToolMessage("x", ""))); !errors.Is(err, pruneguard.ErrInvalidInput) {
-		t.Errorf("a result without a call: %v", err)
+	// A result with no call to answer is kept, answering nothing.
+	extra := schema.ToolMessage("x", "")
+	if out, _, err := s.Prune(context.Background(), append(msgs, extra)); err != nil || !slices.Contains(out, extra) {
+		t.Errorf("a result without a call: %v, sent %q", err, contents(out))
 	}
 }
 
@@ -498,5 +514,24 @@ func TestSetBudget(t *testing.T) {
 	_, rep, _ := s.Prune(ctx, msgs)
 	if rep.Result.Before <= 1 || rep.Result.Outcome == pruneguard.UnderBudget {
 		t.Fatalf("budget 1 not in force: %+v", rep.Result)
+	}
+}
+
+// A budget the guard would refuse (above its ceiling or its trigger) is
+// refused by SetBudget, not met as a configuration error at every pass.
+func TestSetBudgetKeepsTheGuardValid(t *testing.T) {
+	s := mustNew(t, einoguard.Config{Guard: pruneguard.Guard{Budget: 100, Trigger: 200, Ceiling: 500}})
+	var ce *pruneguard.ConfigError
+	for _, b := range []int{300, 600} {
+		if err := s.SetBudget(b); !errors.As(err, &ce) || !errors.Is(err, einoguard.ErrBudget) {
+			t.Errorf("SetBudget(%d): %v, want a configuration error", b, err)
+		}
+	}
+	msgs := newConv("task").round("read_file", 100).msgs
+	if _, _, err := s.Prune(context.Background(), msgs); err != nil {
+		t.Errorf("after refused budgets: %v", err)
+	}
+	if err := s.SetBudget(150); err != nil {
+		t.Errorf("SetBudget(150): %v", err)
 	}
 }

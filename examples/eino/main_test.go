@@ -16,13 +16,13 @@ func Example() {
 	// call 2:   106 tokens, under budget; 4 messages sent
 	// call 3:  2220 tokens, under budget; 7 messages sent
 	// call 4:  2248 tokens, under budget; 9 messages sent
-	// call 5:  3157 -> 1006 tokens (pruned); 11 messages sent
+	// call 5:  3157 -> 1039 tokens (pruned); 11 messages sent
 	//         cleared read_file call_1 (75 tokens), read_file call_2 (600 tokens), read_file call_3 (1500 tokens)
-	// call 6:  2213 tokens, under budget; 13 messages sent
-	// call 7:  2235 tokens, under budget; 15 messages sent
-	// call 8:  2642 tokens, under budget; 17 messages sent
-	// call 9:  4150 -> 2058 tokens (pruned); 19 messages sent
-	//         cleared read_file call_5 (900 tokens), read_file call_6 (1200 tokens), grep call_7 (16 tokens)
+	// call 6:  2246 tokens, under budget; 13 messages sent
+	// call 7:  2268 tokens, under budget; 15 messages sent
+	// call 8:  2675 tokens, under budget; 17 messages sent
+	// call 9:  4183 -> 2121 tokens (pruned); 19 messages sent
+	//         cleared read_file call_5 (900 tokens), read_file call_6 (1200 tokens)
 	//         kept run_tests call_4 (21 tokens): irreducible
 	// answer: The parser does not handle EOF inside a string literal (parser.go:88).
 	// every one of the 9 model calls got a well-formed conversation
