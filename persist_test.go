@@ -222,12 +222,23 @@ func exercise(t testing.TB, c *Context) {
 
 func TestRestoreRefusesOtherFormats(t *testing.T) {
 	for _, in := range []string{
-		``, `null`, `[]`, `{}`, `{"format":"pruneguard.context","version":2}`,
+		``, `null`, `[]`, `{}`, `{"format":"pruneguard.context","version":3}`,
 		`{"format":"other","version":1}`, `{"format":"pruneguard.context","version":1,"extra":1}`,
 		`{"format":"pruneguard.context","version":1} {}`,
 		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}]}`,
 		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{},{}]}`,
 		`{"format":"pruneguard.context","version":1,"config":{"stubText":" "}}`,
+		`{"format":"pruneguard.context","version":2,"extra":1}`,
+		`{"format":"pruneguard.context","version":2,"config":{"stubText":" "}}`,
+		`{"format":"pruneguard.context","version":2,"config":{"boundary":1}}`,
+		`{"format":"pruneguard.context","version":2,"config":{"boundary":"loose"}}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a"},{"id":"a"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","answers":["k"]}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","calls":[{"id":"k","tool":"t","state":"answered"}]}],"tools":[{"name":"t"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","calls":[{"id":"k","tool":"t","state":"pending"}]}]}`,
+		`{"format":"pruneguard.context","version":2,"tools":[{"name":"b"},{"name":"a"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a"},{"id":"b"}],"couplings":[["a"]]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","role":"assistant"}],"readThrough":"a"}`,
 	} {
 		c, err := Restore(bytes.NewReader([]byte(in)), Config{})
 		require.Nil(t, c, in)
@@ -239,9 +250,15 @@ func TestRestoreRefusesOtherFormats(t *testing.T) {
 			require.ErrorIs(t, err, ErrBadState, in)
 		}
 	}
-	c, err := Restore(bytes.NewReader(Reseal([]byte(`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{}]}`))), Config{})
-	require.NoError(t, err)
-	require.Equal(t, 1, c.Len())
+	for _, in := range []string{
+		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","pinned":false}],"tools":[]}`,
+	} {
+		c, err := Restore(bytes.NewReader(Reseal([]byte(in))), Config{})
+		require.NoError(t, err, in)
+		require.Equal(t, 1, c.Len())
+	}
 }
 
 // Ids, roles and tool names that are not UTF-8 come back byte for byte.
@@ -412,7 +429,7 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 		Message{ID: "u2", Role: RoleUser, Tokens: 10},
 	)
 	plain := saved(t, c)
-	require.NotContains(t, string(plain), `"readEnd"`, "the roles say it: the state is what earlier releases wrote")
+	require.NotContains(t, string(plain), `"readThrough"`, "the roles say it")
 
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
 	require.NoError(t, err)
@@ -421,7 +438,7 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 	require.Equal(t, []MessageID{"u2"}, c.Unread())
 
 	state := saved(t, c)
-	require.Contains(t, string(state), `"readEnd":1`)
+	require.Contains(t, string(state), `"readThrough":"u1"`)
 	r, err := Restore(bytes.NewReader(state), Config{})
 	require.NoError(t, err)
 	require.Equal(t, c.Unread(), r.Unread())
@@ -444,7 +461,7 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 
 	// Without the member, the messages say it: u1 came after no message
 	// of the model, so it is unread too.
-	old := Reseal(bytes.Replace(state, []byte(`,"readEnd":1`), nil, 1))
+	old := Reseal(bytes.Replace(state, []byte(`,"readThrough":"u1"`), nil, 1))
 	require.NotEqual(t, state, old)
 	o, err := Restore(bytes.NewReader(old), Config{})
 	require.NoError(t, err)
@@ -452,15 +469,15 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 
 	// Out of range, or before the model's last message: not what Save
 	// writes.
-	for _, bad := range []string{`"readEnd":3`, `"readEnd":-1`, `"readEnd":"1"`} {
-		b := Reseal(bytes.Replace(state, []byte(`"readEnd":1`), []byte(bad), 1))
+	for _, bad := range []string{`"readThrough":"u3"`, `"readThrough":1`, `"readThrough":"a1"`} {
+		b := Reseal(bytes.Replace(state, []byte(`"readThrough":"u1"`), []byte(bad), 1))
 		_, err := Restore(bytes.NewReader(b), Config{})
 		require.True(t, errors.Is(err, ErrBadState), "%s: %v", bad, err)
 	}
 	m := NewContext(Config{})
 	mustAppend(t, m, Message{ID: "u1", Role: RoleUser}, Message{ID: "a1", Role: RoleAssistant}, Message{ID: "u2", Role: RoleUser})
 	b := saved(t, m)
-	b = Reseal(bytes.Replace(b, []byte(`,"sha256"`), []byte(`,"readEnd":1,"sha256"`), 1))
+	b = Reseal(bytes.Replace(b, []byte(`,"sha256"`), []byte(`,"readThrough":"u1","sha256"`), 1))
 	_, err = Restore(bytes.NewReader(b), Config{})
 	require.True(t, errors.Is(err, ErrBadState), "the model read u1 before writing a1: %v", err)
 }
