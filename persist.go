@@ -223,7 +223,7 @@ func (c *Context) savedMessage(p int32, named []bool) savedMessage {
 
 // savedSide fills m with what side record sd holds.
 func (c *Context) savedSide(m *savedMessage, sd *side) {
-	m.Counted, m.IsError = sd.counted, sd.isError
+	m.Counted, m.IsError = sd.counted && m.Open, sd.isError
 	if !sd.pointer.IsZero() {
 		m.Pointer = &savedPointer{Store: str(sd.pointer.Store), Key: str(sd.pointer.Key)}
 	}
