@@ -385,6 +385,10 @@ type savedPublicFact struct {
 type str string
 
 func (s str) MarshalJSON() ([]byte, error) {
+	if plain(string(s)) {
+		b := make([]byte, 0, len(s)+2)
+		return append(append(append(b, '"'), s...), '"'), nil
+	}
 	if utf8.ValidString(string(s)) {
 		return json.Marshal(string(s))
 	}
@@ -404,12 +408,29 @@ func (s *str) UnmarshalJSON(b []byte) error {
 		*s = str(v.B)
 		return nil
 	}
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && plain(string(b[1:len(b)-1])) {
+		*s = str(b[1 : len(b)-1])
+		return nil
+	}
 	var v string
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*s = str(v)
 	return nil
+}
+
+// plain reports whether s is written in JSON as it is between quotes:
+// printable ASCII but for the quote, the backslash and what
+// encoding/json escapes in HTML (<, > and &).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch < 0x20 || ch >= 0x7f, ch == '"', ch == '\\', ch == '<', ch == '>', ch == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // optStr returns b as an optional str: nil for nil.

@@ -80,6 +80,11 @@ func readState(b []byte) (*savedState, error) {
 	if !ok {
 		return nil, badState("sha256", "")
 	}
+	s := new(savedState)
+	err := strict(b, s)
+	if err == nil && s.Format == stateFormat && s.Version == stateVersion {
+		return s, nil
+	}
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
@@ -94,11 +99,7 @@ func readState(b []byte) (*savedState, error) {
 	case 1:
 		return upgradeV1(b)
 	case stateVersion:
-		s := new(savedState)
-		if err := strict(b, s); err != nil {
-			return nil, badStateBecause("", "", err)
-		}
-		return s, nil
+		return nil, badStateBecause("", "", err)
 	}
 	return nil, badState("version", "")
 }
@@ -158,6 +159,7 @@ func (s *savedState) build(fns Config) (*Context, error) {
 	replay.HoardTokens = 0
 	cfg.Oracle, cfg.Resolver, cfg.Counter, cfg.Text = fns.Oracle, fns.Resolver, fns.Counter, fns.Text
 	b := &restorer{s: s, c: NewContext(replay), cfg: cfg}
+	b.reserve()
 	for _, step := range []func() error{
 		b.registry, b.messages, b.couplings, b.steps, b.marks, b.toolStates, b.readThrough, b.finish, b.memory,
 	} {
@@ -170,6 +172,18 @@ func (s *savedState) build(fns Config) (*Context, error) {
 		return nil, badStateBecause(part, id, "a Context made from it saves otherwise")
 	}
 	return b.c, nil
+}
+
+// reserve sizes the Context's indexes for what the state holds.
+func (b *restorer) reserve() {
+	calls := 0
+	for i := range b.s.Messages {
+		calls += len(b.s.Messages[i].Calls)
+	}
+	b.c.byID.Reset(len(b.s.Messages))
+	b.c.byCall.Reset(calls)
+	b.c.msgs.Reserve(len(b.s.Messages))
+	b.c.calls.Reserve(calls)
 }
 
 // registry adds the tools, registered or known by name, each with its
