@@ -3,9 +3,12 @@ package pruneguard
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"testing"
@@ -138,67 +141,85 @@ func TestPropertyRestoredContinuesAlike(t *testing.T) {
 // Every prefix of a saved state, and the state with a byte changed, is
 // refused with ErrBadState, or restores to a Context that saves and
 // restores again (a change inside content may still be a valid state).
+// Under the race detector, or with -short, it takes every prefix of a
+// small state, a stride of the prefixes of a large one, and fewer
+// changes; CI runs it in full without the detector.
 func TestRestoreTruncatedOrCorrupt(t *testing.T) {
-	h, err := seedRun(7, 0, 150)
+	small, err := seedRun(7, 0, 20)
 	require.NoError(t, err)
-	b := saved(t, h.c)
-	require.Greater(t, len(b), 1000)
-	for n := range len(b) {
-		c, err := Restore(bytes.NewReader(b[:n]), Config{})
-		if c != nil || !errors.Is(err, ErrBadState) || !errors.Is(err, ErrInvalidInput) {
-			t.Fatalf("prefix of %d bytes: %v, %v", n, c, err)
-		}
-		var ie *InputError
-		require.ErrorAs(t, err, &ie)
+	large, err := seedRun(7, 0, 150)
+	require.NoError(t, err)
+	b := saved(t, large.c)
+	require.Greater(t, len(b), 10000)
+	tries, stride := 2000, 1
+	if testing.Short() || underRace {
+		tries, stride = 200, 89
 	}
+	refusesPrefixes(t, saved(t, small.c), 1)
+	refusesPrefixes(t, b, stride)
+	valid := refusesChanges(t, b, tries)
+	t.Logf("%d of %d corrupted states, sealed again, were still sound", valid, 2*tries)
+}
+
+// refusesPrefixes checks that every stride-th prefix of state b, and
+// the last, is refused as ErrBadState in an *InputError.
+func refusesPrefixes(t *testing.T, b []byte, stride int) {
+	for n := 0; n < len(b); n += stride {
+		for _, m := range []int{n, len(b) - 1 - n} {
+			c, err := Restore(bytes.NewReader(b[:max(m, 0)]), Config{})
+			if c != nil || !errors.Is(err, ErrBadState) || !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("prefix of %d bytes: %v, %v", m, c, err)
+			}
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+		}
+	}
+}
+
+// refusesChanges changes bytes of state b, and numbers in it, tries times
+// each: the digest refuses every change, and, sealed again, the change
+// is refused for what it says or restores to a sound Context. It
+// returns how many were sound.
+func refusesChanges(t *testing.T, b []byte, tries int) (valid int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	valid, tries := 0, 2000
-	if testing.Short() {
-		tries = 300
+	check := func(bad []byte, sealed bool) {
+		if !sealed && !bytes.Equal(bad, b) {
+			// Altered as it is, the digest refuses it.
+			c, err := Restore(bytes.NewReader(bad), Config{})
+			require.Nil(t, c)
+			require.ErrorIs(t, err, ErrBadState)
+			return
+		}
+		// With its digest made again (an alteration that knows the
+		// format), what it says is checked: refused or sound.
+		c, err := Restore(bytes.NewReader(Reseal(bad)), Config{})
+		if err != nil {
+			require.Nil(t, c)
+			require.ErrorIs(t, err, ErrBadState)
+			return
+		}
+		valid++
+		exercise(t, c)
 	}
 	for range tries {
 		bad := bytes.Clone(b)
 		for range 1 + r.IntN(3) {
 			bad[r.IntN(len(bad))] ^= byte(1 + r.IntN(255))
 		}
-		// Altered as it is, the digest refuses it.
-		c, err := Restore(bytes.NewReader(bad), Config{})
-		require.Nil(t, c)
-		require.ErrorIs(t, err, ErrBadState)
-		// With its digest made again (an alteration that knows the
-		// format), what it says is checked: refused or sound.
-		c, err = Restore(bytes.NewReader(Reseal(bad)), Config{})
-		if err != nil {
-			require.Nil(t, c)
-			require.ErrorIs(t, err, ErrBadState)
-			continue
-		}
-		valid++
-		exercise(t, c)
+		check(bad, false)
+		check(bad, true)
 	}
-	// Numbers changed to others: references out of range or to the
-	// wrong record, counts and marks that do not fit.
+	// Numbers changed to others: counts, tokens, ids made of digits.
 	numbers := regexp.MustCompile(`-?[0-9]+`)
 	spots := numbers.FindAllIndex(b, -1)
 	for range tries {
 		at := spots[r.IntN(len(spots))]
 		v := []string{"-1", "0", "1", "2", "3", "7", "8", "255", "65536", "2147483648", "-9223372036854775808"}[r.IntN(11)]
 		bad := append(append(bytes.Clone(b[:at[0]]), v...), b[at[1]:]...)
-		if !bytes.Equal(bad, b) {
-			c, err := Restore(bytes.NewReader(bad), Config{})
-			require.Nil(t, c)
-			require.ErrorIs(t, err, ErrBadState)
-		}
-		c, err := Restore(bytes.NewReader(Reseal(bad)), Config{})
-		if err != nil {
-			require.Nil(t, c)
-			require.ErrorIs(t, err, ErrBadState)
-			continue
-		}
-		valid++
-		exercise(t, c)
+		check(bad, false)
+		check(bad, true)
 	}
-	t.Logf("%d of %d corrupted states, sealed again, were still sound", valid, 2*tries)
+	return valid
 }
 
 // exercise uses a restored Context: it must not panic, and it saves and
@@ -352,16 +373,10 @@ func TestRestoreContextDone(t *testing.T) {
 	require.NotNil(t, r)
 }
 
-// A zero Context saves and restores.
-func TestSaveRestoreZero(t *testing.T) {
-	var c Context
-	r, err := Restore(bytes.NewReader(saved(t, &c)), Config{})
-	require.NoError(t, err)
-	require.Zero(t, r.Len())
-	require.NoError(t, r.Append(Message{ID: "a"}))
-}
-
-// Restore never panics, and what it accepts can be used.
+// Restore never panics; a state that loads saves back to the same
+// bytes when it was written as Save writes (version 2, its JSON as
+// encoding/json writes it), and to a state that says the same
+// otherwise; and what it accepts can be used.
 func FuzzRestore(f *testing.F) {
 	for _, seed := range []uint64{1, 2, 3} {
 		h, err := seedRun(seed, 0, 60)
@@ -369,20 +384,86 @@ func FuzzRestore(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(saved(f, h.c))
+		w := newTwin(randSource{rand.New(rand.NewPCG(seed, 9))})
+		if err := w.run(80, 5); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(saved(f, w.a))
+	}
+	for _, name := range []string{"guard-compact", "ghost-tombstone", "read-end", "harness-2-3"} {
+		b, err := os.ReadFile(filepath.Join("testdata/state/v1", name+".state"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
 	}
 	f.Add([]byte(`{"format":"pruneguard.context","version":1}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		// As given, and sealed as Save seals, so that the checks behind
-		// the digest are reached.
-		for _, in := range [][]byte{b, Reseal(b)} {
-			c, err := Restore(bytes.NewReader(in), Config{})
-			if err != nil {
-				if c != nil || !errors.Is(err, ErrBadState) {
-					t.Fatalf("%v, %v", c, err)
-				}
-				continue
+	f.Add([]byte(`{"format":"pruneguard.context","version":2}`))
+	f.Fuzz(checkRestoreInput)
+}
+
+// checkRestoreInput restores b as given, and sealed as Save seals (so
+// that the checks behind the digest are reached): it is refused with
+// ErrBadState, or it loads and saves what it says, and can be used.
+func checkRestoreInput(t *testing.T, b []byte) {
+	for _, in := range [][]byte{b, Reseal(b)} {
+		c, err := Restore(bytes.NewReader(in), Config{})
+		if err != nil {
+			if c != nil || !errors.Is(err, ErrBadState) {
+				t.Fatalf("%v, %v", c, err)
 			}
-			exercise(t, c)
+			continue
+		}
+		out := saved(t, c)
+		if written, ok := savedForm(in); ok && !bytes.Equal(out, written) {
+			t.Fatalf("a state loads but saves other facts:\n%s\n%s", in, out)
+		} else if ok && isCanonical(in, written) && !bytes.Equal(in, out) {
+			t.Fatalf("a state Save could have written saves otherwise:\n%s\n%s", in, out)
+		}
+		exercise(t, c)
+	}
+}
+
+// savedForm returns state b of version 2 as Save writes what it says:
+// its JSON written again by encoding/json and sealed.
+func savedForm(b []byte) ([]byte, bool) {
+	obj, ok := unsealState(b)
+	if !ok {
+		return nil, false
+	}
+	var s savedState
+	if strict(obj, &s) != nil || s.Version != stateVersion {
+		return nil, false
+	}
+	out, err := json.Marshal(&s)
+	if err != nil {
+		return nil, false
+	}
+	return sealState(out), true
+}
+
+// isCanonical reports whether b is written as written is, but for the
+// white space after it.
+func isCanonical(b, written []byte) bool { return bytes.Equal(bytes.TrimRight(b, " \t\r\n"), written) }
+
+// A random sequence of events, plans, summaries and guard checks, saved
+// and restored every few steps: a twin that never was saved answers,
+// decides and saves alike (see the twin runs).
+func FuzzSaveRestoreEvents(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := &byteSource{b: data}
+		w := newTwin(src)
+		every := 1 + src.intn(8)
+		for i := 0; i < 300 && !src.done(); i++ {
+			if err := w.step(); err != nil {
+				t.Fatal(err)
+			}
+			if i%every == every-1 {
+				if err := w.restore(); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	})
 }
