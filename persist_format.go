@@ -27,17 +27,18 @@ import (
 // is UTF-8, and otherwise an object {"base64": "..."} of its bytes, so
 // that every byte comes back. A member whose value is zero (false, 0,
 // "", an empty list) may be left out, and Save leaves it out. This
-// state holds a schema withdrawn behind a tombstone, a result the model
-// has read and that was stubbed, and a pending call:
+// state (which the package's tests restore) holds a schema withdrawn
+// behind a tombstone, a pure read the model has read and that was
+// stubbed, and a pending call to the withdrawn tool:
 //
 //	{"format": "pruneguard.context", "version": 2,
 //	 "config": {"boundary": "relaxed", "textClass": "reconstructible"},
 //	 "tools": [
+//	  {"name": "deploy", "registered": true, "scope": "prod", "withdrawn": true, "tombstoned": true,
+//	   "recentCalls": [{"message": "a2", "call": "k2"}]},
 //	  {"name": "grep", "registered": true, "schema": "{\"type\":\"object\"}",
-//	   "annotations": {"readOnlyHint": true, "openWorldHint": false},
-//	   "recentCalls": [{"message": "a1", "call": "k1"}]},
-//	  {"name": "deploy", "registered": true, "withdrawn": true, "tombstoned": true,
-//	   "recentCalls": [{"message": "a2", "call": "k2"}]}],
+//	   "annotations": {"readOnlyHint": true, "openWorldHint": false}, "scope": "repo",
+//	   "recentCalls": [{"message": "a1", "call": "k1"}]}],
 //	 "messages": [
 //	  {"id": "sys", "role": "system", "tokens": 50, "content": "You are ...", "pinned": true},
 //	  {"id": "a1", "role": "assistant", "tokens": 20,

@@ -562,3 +562,40 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 	_, err = Restore(bytes.NewReader(b), Config{})
 	require.True(t, errors.Is(err, ErrBadState), "the model read u1 before writing a1: %v", err)
 }
+
+// Restore takes the functions of the Config it is given (Oracle,
+// Resolver, Counter and Text) and the data of the state: a runtime that
+// keeps only token counts in its Context (a provider body's view, with
+// the text in its own records) restores it with the same ids and gives
+// the text again, so that a summary's Brief finds the same facts.
+func TestRestoreTakesTheFunctions(t *testing.T) {
+	texts := map[MessageID]string{"u1": "The order ORD-1042 is held.", "a1": "Checked: ORD-1042 held since 2024-05-01."}
+	cfg := Config{
+		TextClass: Reconstructible, StubTokens: 3,
+		Text:      TextFunc(func(id MessageID) []byte { return []byte(texts[id]) }),
+		Counter:   ApproxCounter{},
+		Oracle:    OracleFunc(func(m Message) Class { return Irreducible }),
+		Resolver:  ResolverFunc(func(Pointer) bool { return true }),
+	}
+	c := NewContext(cfg)
+	mustAppend(t, c, Message{ID: "u1", Role: RoleUser, Tokens: 7}, Message{ID: "a1", Role: RoleAssistant, Tokens: 9}, Message{ID: "u2", Role: RoleUser, Tokens: 2})
+	r, err := Restore(bytes.NewReader(saved(t, c)), Config{Text: cfg.Text, Counter: cfg.Counter, Oracle: cfg.Oracle, Resolver: cfg.Resolver, StubTokens: 99})
+	require.NoError(t, err)
+	got := r.Config()
+	require.Equal(t, 3, got.StubTokens, "the data come from the state")
+	require.Equal(t, Reconstructible, got.TextClass)
+	require.NotNil(t, got.Text)
+	require.Equal(t, Irreducible, got.Oracle.Classify(Message{}))
+	require.True(t, got.Resolver.Resolvable(Pointer{Store: "s", Key: "k"}))
+	require.Equal(t, 2, got.Counter.Count([]byte("12345678")))
+	for _, x := range []*Context{c, r} {
+		b, err := x.Brief(Plan{Summary: &Summary{Replace: []MessageID{"u1", "a1"}}})
+		require.NoError(t, err)
+		var facts []string
+		for _, f := range b.Facts {
+			facts = append(facts, f.Text)
+		}
+		require.Contains(t, facts, "ORD-1042", "the text comes from the Text source")
+		require.Equal(t, c.Messages(), x.Messages(), "the same ids, roles and counts")
+	}
+}

@@ -2,6 +2,8 @@ package pruneguard
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -107,4 +109,61 @@ func goldenDecisions(c *Context, plans []Plan) []string {
 		out = append(out, string(b))
 	}
 	return out
+}
+
+// handWritten returns the state persist_format.go shows, as its
+// comment writes it (with white space, members in another order than
+// Save's), without its digest.
+func handWritten(t *testing.T) []byte {
+	src, err := os.ReadFile("persist_format.go")
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(l, "//\t{\"format\"") || len(lines) > 0 && strings.HasPrefix(l, "//\t") {
+			lines = append(lines, strings.TrimPrefix(l, "//\t"))
+		} else if len(lines) > 0 {
+			break
+		}
+	}
+	doc := strings.Join(lines, "\n")
+	require.True(t, strings.HasSuffix(doc, `,`+"\n"+` "sha256": "..."}`), doc)
+	return []byte(strings.TrimSuffix(doc, `,`+"\n"+` "sha256": "..."}`) + "}")
+}
+
+// The state the format's description shows, written by hand and sealed
+// as it says (the hex SHA-256 of the object, as a last member),
+// restores to the Context it describes.
+func TestRestoreHandWrittenState(t *testing.T) {
+	obj := handWritten(t)
+	sum := sha256.Sum256(obj)
+	i := bytes.LastIndexByte(obj, '}')
+	state := append(append(bytes.Clone(obj[:i]), `,"sha256":"`+hex.EncodeToString(sum[:])+`"`...), obj[i:]...)
+	c, err := Restore(bytes.NewReader(state), Config{})
+	require.NoError(t, err)
+
+	require.Equal(t, []CallID{"k2"}, c.Pending())
+	require.Equal(t, 98, c.Tokens())
+	r1, _ := c.Message("r1")
+	require.Equal(t, DefaultStubText, string(r1.Content), "a stubbed result shows the stub")
+	deploy, _ := c.Tool("deploy")
+	require.False(t, deploy.Resident)
+	require.True(t, deploy.Tombstoned)
+	require.Empty(t, c.Unsound(), "the tombstone stands for the pending call's arguments")
+	grep, _ := c.Tool("grep")
+	require.True(t, grep.Resident)
+	require.Equal(t, json.RawMessage(`{"type":"object"}`), grep.Tool.Schema)
+	require.Empty(t, c.Unread())
+
+	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, DropSchemas: []string{"grep"}})
+	require.NoError(t, err, "a pure read the model has seen may go, with its schema")
+	require.Equal(t, []MessageID{"a1", "r1"}, d.Evict)
+	require.Equal(t, []string{"grep"}, d.DropSchemas)
+	_, err = c.Prune(Plan{Evict: []MessageID{"sys"}, Split: SplitStrict})
+	require.ErrorIs(t, err, ErrBoundary)
+
+	// The state Save writes says the same.
+	again, err := Restore(bytes.NewReader(saved(t, c)), Config{})
+	require.NoError(t, err)
+	require.Equal(t, capture(c), capture(again))
+	require.Contains(t, string(saved(t, c)), `"checks":4`)
 }
