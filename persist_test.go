@@ -572,10 +572,10 @@ func TestRestoreTakesTheFunctions(t *testing.T) {
 	texts := map[MessageID]string{"u1": "The order ORD-1042 is held.", "a1": "Checked: ORD-1042 held since 2024-05-01."}
 	cfg := Config{
 		TextClass: Reconstructible, StubTokens: 3,
-		Text:      TextFunc(func(id MessageID) []byte { return []byte(texts[id]) }),
-		Counter:   ApproxCounter{},
-		Oracle:    OracleFunc(func(m Message) Class { return Irreducible }),
-		Resolver:  ResolverFunc(func(Pointer) bool { return true }),
+		Text:     TextFunc(func(id MessageID) []byte { return []byte(texts[id]) }),
+		Counter:  ApproxCounter{},
+		Oracle:   OracleFunc(func(m Message) Class { return Irreducible }),
+		Resolver: ResolverFunc(func(Pointer) bool { return true }),
 	}
 	c := NewContext(cfg)
 	mustAppend(t, c, Message{ID: "u1", Role: RoleUser, Tokens: 7}, Message{ID: "a1", Role: RoleAssistant, Tokens: 9}, Message{ID: "u2", Role: RoleUser, Tokens: 2})
