@@ -261,7 +261,7 @@ func (u *upgrader) messages() error {
 	v := u.v
 	for _, m := range v.Messages {
 		sm := savedMessage{
-			ID: m.ID, Role: m.Role, Tokens: m.Tokens, Open: m.Open, Counted: m.Counted, Pinned: m.Pinned,
+			ID: m.ID, Role: m.Role, Tokens: m.Tokens, Open: m.Open, Counted: m.Counted && m.Open, Pinned: m.Pinned,
 			Class: className(m.Class), Facts: factNames(m.Facts), IsError: m.IsError, Stubbed: m.Stubbed,
 		}
 		if len(m.Body) > 0 || m.Empty && !m.Stubbed {

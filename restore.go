@@ -387,21 +387,18 @@ func (b *restorer) findCall(ref *savedCallRef) (int32, bool) {
 	return none, false
 }
 
-// lists returns the parts of a saved state that Save writes as lists
-// of records, each with the id it names them by, for diffStates.
-func (s *savedState) lists() []struct {
+// stateList is a part of a saved state that Save writes as a list of
+// records, each named by an id, for diffStates.
+type stateList struct {
 	part string
 	n    int
 	at   func(i int) any
 	id   func(i int) str
-} {
-	type list = struct {
-		part string
-		n    int
-		at   func(i int) any
-		id   func(i int) str
-	}
-	return []list{
+}
+
+// lists returns the parts of s that are lists of records.
+func (s *savedState) lists() []stateList {
+	return []stateList{
 		{"tools", len(s.Tools), func(i int) any { return s.Tools[i] }, func(i int) str { return s.Tools[i].Name }},
 		{"messages", len(s.Messages), func(i int) any { return s.Messages[i] }, func(i int) str { return s.Messages[i].ID }},
 		{"closes", len(s.Closes), func(i int) any { return s.Closes[i] }, func(i int) str { return s.Closes[i].Message }},
