@@ -33,7 +33,7 @@ import (
 //
 // A Context also remembers the refusals the guards that check it met, so
 // that later checks pass over them ([Context.Refusals]): the memory is the
-// Context's, shared by every [Guard] on it, and is not saved with it.
+// Context's, shared by every [Guard] on it, and [Context.Save] keeps it.
 //
 // A zero Context is ready to use with a zero [Config]; [NewContext] sets
 // another. A Context is safe for concurrent use by multiple goroutines:

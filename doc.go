@@ -178,7 +178,10 @@
 // spilled, and [Context.Apply] asks the Resolver again about every pointer
 // its decision relies on, refusing with a [*StaleError] when one stopped
 // resolving. [Context.Save] and [Restore] carry a session to another
-// process, where Prune decides as it would have.
+// process, where Prune and the guards decide as they would have: the
+// state is JSON that says what the session holds (messages, calls,
+// tools, plan, what the Context remembers) by ids and names, and a
+// Context restored saves it again byte for byte.
 //
 // # Diagnostics
 //

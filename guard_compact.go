@@ -24,6 +24,7 @@ func (r *guardRun) compact() {
 	if now <= r.target {
 		return
 	}
+	r.v.arm() // the walks of the View, for the policy's Keeper, see the Context as it is
 	run := r.summaryRun(2 * (now - r.target))
 	if len(run) == 0 {
 		return

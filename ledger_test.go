@@ -17,8 +17,8 @@ import (
 // a scripted session: the saved lists after every Apply, the errors of
 // late results and the alerts of refetches.
 type ledgerRun struct {
-	gone    [][]savedGone
-	cleared [][]savedPruned
+	gone    [][]*savedGone
+	cleared [][]*savedPruned
 	late    []string
 	alerts  []RefetchAlert
 }
@@ -92,8 +92,8 @@ func runLedgerScript(t *testing.T, seed uint64) ledgerRun {
 		c.settleCleared()
 		s := c.state()
 		c.mu.Unlock()
-		run.gone = append(run.gone, s.Gone)
-		run.cleared = append(run.cleared, s.Cleared)
+		run.gone = append(run.gone, s.Memory.PrunedCalls)
+		run.cleared = append(run.cleared, s.Memory.PrunedResults)
 	}
 	for range 200 {
 		i := rng.IntN(next)
@@ -284,8 +284,8 @@ func ledgerQueue(c *Context) queued {
 // was written.
 type severalRun struct {
 	queue   queued
-	gone    []savedGone
-	cleared []savedPruned
+	gone    []*savedGone
+	cleared []*savedPruned
 	alerts  []RefetchAlert
 	late    []string
 }
@@ -358,7 +358,7 @@ func runSeveralDecisions(t *testing.T) severalRun {
 	c.settleLedger()
 	s := c.state()
 	c.mu.Unlock()
-	run.gone, run.cleared = s.Gone, s.Cleared
+	run.gone, run.cleared = s.Memory.PrunedCalls, s.Memory.PrunedResults
 	for _, i := range []int{10, 20, 390, 5} {
 		err := c.Append(Message{ID: MessageID(fmt.Sprint("late", i)), Answers: []CallID{CallID(fmt.Sprint("lost", i))}})
 		run.late = append(run.late, lateOutcome(err))
@@ -493,7 +493,7 @@ func TestLedgerQueuesTheLastCalls(t *testing.T) {
 	}
 	require.Greater(t, len(all), recentBound)
 	assert.Equal(t, all[len(all)-recentBound:], q.Calls, "the last calls, in order")
-	assert.Equal(t, want.state().Gone, got.state().Gone)
+	assert.Equal(t, want.state().Memory.PrunedCalls, got.state().Memory.PrunedCalls)
 	assert.Zero(t, got.ledger.goneN)
 	assert.Empty(t, got.ledger.gone)
 	assert.ErrorIs(t, got.Append(Message{ID: "late0", Answers: []CallID{"k0"}}), ErrUnknownCall)

@@ -3,9 +3,12 @@ package pruneguard
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"testing"
@@ -138,67 +141,85 @@ func TestPropertyRestoredContinuesAlike(t *testing.T) {
 // Every prefix of a saved state, and the state with a byte changed, is
 // refused with ErrBadState, or restores to a Context that saves and
 // restores again (a change inside content may still be a valid state).
+// Under the race detector, or with -short, it takes every prefix of a
+// small state, a stride of the prefixes of a large one, and fewer
+// changes; CI runs it in full without the detector.
 func TestRestoreTruncatedOrCorrupt(t *testing.T) {
-	h, err := seedRun(7, 0, 150)
+	small, err := seedRun(7, 0, 20)
 	require.NoError(t, err)
-	b := saved(t, h.c)
-	require.Greater(t, len(b), 1000)
-	for n := range len(b) {
-		c, err := Restore(bytes.NewReader(b[:n]), Config{})
-		if c != nil || !errors.Is(err, ErrBadState) || !errors.Is(err, ErrInvalidInput) {
-			t.Fatalf("prefix of %d bytes: %v, %v", n, c, err)
-		}
-		var ie *InputError
-		require.ErrorAs(t, err, &ie)
+	large, err := seedRun(7, 0, 150)
+	require.NoError(t, err)
+	b := saved(t, large.c)
+	require.Greater(t, len(b), 10000)
+	tries, stride := 2000, 1
+	if testing.Short() || underRace {
+		tries, stride = 200, 89
 	}
+	refusesPrefixes(t, saved(t, small.c), 1)
+	refusesPrefixes(t, b, stride)
+	valid := refusesChanges(t, b, tries)
+	t.Logf("%d of %d corrupted states, sealed again, were still sound", valid, 2*tries)
+}
+
+// refusesPrefixes checks that every stride-th prefix of state b, and
+// the last, is refused as ErrBadState in an *InputError.
+func refusesPrefixes(t *testing.T, b []byte, stride int) {
+	for n := 0; n < len(b); n += stride {
+		for _, m := range []int{n, len(b) - 1 - n} {
+			c, err := Restore(bytes.NewReader(b[:max(m, 0)]), Config{})
+			if c != nil || !errors.Is(err, ErrBadState) || !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("prefix of %d bytes: %v, %v", m, c, err)
+			}
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+		}
+	}
+}
+
+// refusesChanges changes bytes of state b, and numbers in it, tries times
+// each: the digest refuses every change, and, sealed again, the change
+// is refused for what it says or restores to a sound Context. It
+// returns how many were sound.
+func refusesChanges(t *testing.T, b []byte, tries int) (valid int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	valid, tries := 0, 2000
-	if testing.Short() {
-		tries = 300
+	check := func(bad []byte, sealed bool) {
+		if !sealed && !bytes.Equal(bad, b) {
+			// Altered as it is, the digest refuses it.
+			c, err := Restore(bytes.NewReader(bad), Config{})
+			require.Nil(t, c)
+			require.ErrorIs(t, err, ErrBadState)
+			return
+		}
+		// With its digest made again (an alteration that knows the
+		// format), what it says is checked: refused or sound.
+		c, err := Restore(bytes.NewReader(Reseal(bad)), Config{})
+		if err != nil {
+			require.Nil(t, c)
+			require.ErrorIs(t, err, ErrBadState)
+			return
+		}
+		valid++
+		exercise(t, c)
 	}
 	for range tries {
 		bad := bytes.Clone(b)
 		for range 1 + r.IntN(3) {
 			bad[r.IntN(len(bad))] ^= byte(1 + r.IntN(255))
 		}
-		// Altered as it is, the digest refuses it.
-		c, err := Restore(bytes.NewReader(bad), Config{})
-		require.Nil(t, c)
-		require.ErrorIs(t, err, ErrBadState)
-		// With its digest made again (an alteration that knows the
-		// format), what it says is checked: refused or sound.
-		c, err = Restore(bytes.NewReader(Reseal(bad)), Config{})
-		if err != nil {
-			require.Nil(t, c)
-			require.ErrorIs(t, err, ErrBadState)
-			continue
-		}
-		valid++
-		exercise(t, c)
+		check(bad, false)
+		check(bad, true)
 	}
-	// Numbers changed to others: references out of range or to the
-	// wrong record, counts and marks that do not fit.
+	// Numbers changed to others: counts, tokens, ids made of digits.
 	numbers := regexp.MustCompile(`-?[0-9]+`)
 	spots := numbers.FindAllIndex(b, -1)
 	for range tries {
 		at := spots[r.IntN(len(spots))]
 		v := []string{"-1", "0", "1", "2", "3", "7", "8", "255", "65536", "2147483648", "-9223372036854775808"}[r.IntN(11)]
 		bad := append(append(bytes.Clone(b[:at[0]]), v...), b[at[1]:]...)
-		if !bytes.Equal(bad, b) {
-			c, err := Restore(bytes.NewReader(bad), Config{})
-			require.Nil(t, c)
-			require.ErrorIs(t, err, ErrBadState)
-		}
-		c, err := Restore(bytes.NewReader(Reseal(bad)), Config{})
-		if err != nil {
-			require.Nil(t, c)
-			require.ErrorIs(t, err, ErrBadState)
-			continue
-		}
-		valid++
-		exercise(t, c)
+		check(bad, false)
+		check(bad, true)
 	}
-	t.Logf("%d of %d corrupted states, sealed again, were still sound", valid, 2*tries)
+	return valid
 }
 
 // exercise uses a restored Context: it must not panic, and it saves and
@@ -222,12 +243,23 @@ func exercise(t testing.TB, c *Context) {
 
 func TestRestoreRefusesOtherFormats(t *testing.T) {
 	for _, in := range []string{
-		``, `null`, `[]`, `{}`, `{"format":"pruneguard.context","version":2}`,
+		``, `null`, `[]`, `{}`, `{"format":"pruneguard.context","version":3}`,
 		`{"format":"other","version":1}`, `{"format":"pruneguard.context","version":1,"extra":1}`,
 		`{"format":"pruneguard.context","version":1} {}`,
 		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}]}`,
 		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{},{}]}`,
 		`{"format":"pruneguard.context","version":1,"config":{"stubText":" "}}`,
+		`{"format":"pruneguard.context","version":2,"extra":1}`,
+		`{"format":"pruneguard.context","version":2,"config":{"stubText":" "}}`,
+		`{"format":"pruneguard.context","version":2,"config":{"boundary":1}}`,
+		`{"format":"pruneguard.context","version":2,"config":{"boundary":"loose"}}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a"},{"id":"a"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","answers":["k"]}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","calls":[{"id":"k","tool":"t","state":"answered"}]}],"tools":[{"name":"t"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","calls":[{"id":"k","tool":"t","state":"pending"}]}]}`,
+		`{"format":"pruneguard.context","version":2,"tools":[{"name":"b"},{"name":"a"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a"},{"id":"b"}],"couplings":[["a"]]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","role":"assistant"}],"readThrough":"a"}`,
 	} {
 		c, err := Restore(bytes.NewReader([]byte(in)), Config{})
 		require.Nil(t, c, in)
@@ -239,9 +271,15 @@ func TestRestoreRefusesOtherFormats(t *testing.T) {
 			require.ErrorIs(t, err, ErrBadState, in)
 		}
 	}
-	c, err := Restore(bytes.NewReader(Reseal([]byte(`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{}]}`))), Config{})
-	require.NoError(t, err)
-	require.Equal(t, 1, c.Len())
+	for _, in := range []string{
+		`{"format":"pruneguard.context","version":1,"messages":[{"id":"a","unit":0}],"units":[{}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a"}]}`,
+		`{"format":"pruneguard.context","version":2,"messages":[{"id":"a","pinned":false}],"tools":[]}`,
+	} {
+		c, err := Restore(bytes.NewReader(Reseal([]byte(in))), Config{})
+		require.NoError(t, err, in)
+		require.Equal(t, 1, c.Len())
+	}
 }
 
 // Ids, roles and tool names that are not UTF-8 come back byte for byte.
@@ -335,16 +373,10 @@ func TestRestoreContextDone(t *testing.T) {
 	require.NotNil(t, r)
 }
 
-// A zero Context saves and restores.
-func TestSaveRestoreZero(t *testing.T) {
-	var c Context
-	r, err := Restore(bytes.NewReader(saved(t, &c)), Config{})
-	require.NoError(t, err)
-	require.Zero(t, r.Len())
-	require.NoError(t, r.Append(Message{ID: "a"}))
-}
-
-// Restore never panics, and what it accepts can be used.
+// Restore never panics; a state that loads saves back to the same
+// bytes when it was written as Save writes (version 2, its JSON as
+// encoding/json writes it), and to a state that says the same
+// otherwise; and what it accepts can be used.
 func FuzzRestore(f *testing.F) {
 	for _, seed := range []uint64{1, 2, 3} {
 		h, err := seedRun(seed, 0, 60)
@@ -352,20 +384,86 @@ func FuzzRestore(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(saved(f, h.c))
+		w := newTwin(randSource{rand.New(rand.NewPCG(seed, 9))})
+		if err := w.run(80, 5); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(saved(f, w.a))
+	}
+	for _, name := range []string{"guard-compact", "ghost-tombstone", "read-end", "harness-2-3"} {
+		b, err := os.ReadFile(filepath.Join("testdata/state/v1", name+".state"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
 	}
 	f.Add([]byte(`{"format":"pruneguard.context","version":1}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		// As given, and sealed as Save seals, so that the checks behind
-		// the digest are reached.
-		for _, in := range [][]byte{b, Reseal(b)} {
-			c, err := Restore(bytes.NewReader(in), Config{})
-			if err != nil {
-				if c != nil || !errors.Is(err, ErrBadState) {
-					t.Fatalf("%v, %v", c, err)
-				}
-				continue
+	f.Add([]byte(`{"format":"pruneguard.context","version":2}`))
+	f.Fuzz(checkRestoreInput)
+}
+
+// checkRestoreInput restores b as given, and sealed as Save seals (so
+// that the checks behind the digest are reached): it is refused with
+// ErrBadState, or it loads and saves what it says, and can be used.
+func checkRestoreInput(t *testing.T, b []byte) {
+	for _, in := range [][]byte{b, Reseal(b)} {
+		c, err := Restore(bytes.NewReader(in), Config{})
+		if err != nil {
+			if c != nil || !errors.Is(err, ErrBadState) {
+				t.Fatalf("%v, %v", c, err)
 			}
-			exercise(t, c)
+			continue
+		}
+		out := saved(t, c)
+		if written, ok := savedForm(in); ok && !bytes.Equal(out, written) {
+			t.Fatalf("a state loads but saves other facts:\n%s\n%s", in, out)
+		} else if ok && isCanonical(in, written) && !bytes.Equal(in, out) {
+			t.Fatalf("a state Save could have written saves otherwise:\n%s\n%s", in, out)
+		}
+		exercise(t, c)
+	}
+}
+
+// savedForm returns state b of version 2 as Save writes what it says:
+// its JSON written again by encoding/json and sealed.
+func savedForm(b []byte) ([]byte, bool) {
+	obj, ok := unsealState(b)
+	if !ok {
+		return nil, false
+	}
+	var s savedState
+	if strict(obj, &s) != nil || s.Version != stateVersion {
+		return nil, false
+	}
+	out, err := json.Marshal(&s)
+	if err != nil {
+		return nil, false
+	}
+	return sealState(out), true
+}
+
+// isCanonical reports whether b is written as written is, but for the
+// white space after it.
+func isCanonical(b, written []byte) bool { return bytes.Equal(bytes.TrimRight(b, " \t\r\n"), written) }
+
+// A random sequence of events, plans, summaries and guard checks, saved
+// and restored every few steps: a twin that never was saved answers,
+// decides and saves alike (see the twin runs).
+func FuzzSaveRestoreEvents(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := &byteSource{b: data}
+		w := newTwin(src)
+		every := 1 + src.intn(8)
+		for i := 0; i < 300 && !src.done(); i++ {
+			if err := w.step(); err != nil {
+				t.Fatal(err)
+			}
+			if i%every == every-1 {
+				if err := w.restore(); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	})
 }
@@ -412,7 +510,7 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 		Message{ID: "u2", Role: RoleUser, Tokens: 10},
 	)
 	plain := saved(t, c)
-	require.NotContains(t, string(plain), `"readEnd"`, "the roles say it: the state is what earlier releases wrote")
+	require.NotContains(t, string(plain), `"readThrough"`, "the roles say it")
 
 	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
 	require.NoError(t, err)
@@ -421,7 +519,7 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 	require.Equal(t, []MessageID{"u2"}, c.Unread())
 
 	state := saved(t, c)
-	require.Contains(t, string(state), `"readEnd":1`)
+	require.Contains(t, string(state), `"readThrough":"u1"`)
 	r, err := Restore(bytes.NewReader(state), Config{})
 	require.NoError(t, err)
 	require.Equal(t, c.Unread(), r.Unread())
@@ -444,7 +542,7 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 
 	// Without the member, the messages say it: u1 came after no message
 	// of the model, so it is unread too.
-	old := Reseal(bytes.Replace(state, []byte(`,"readEnd":1`), nil, 1))
+	old := Reseal(bytes.Replace(state, []byte(`,"readThrough":"u1"`), nil, 1))
 	require.NotEqual(t, state, old)
 	o, err := Restore(bytes.NewReader(old), Config{})
 	require.NoError(t, err)
@@ -452,15 +550,52 @@ func TestSaveRestoreKeepsWhatTheModelRead(t *testing.T) {
 
 	// Out of range, or before the model's last message: not what Save
 	// writes.
-	for _, bad := range []string{`"readEnd":3`, `"readEnd":-1`, `"readEnd":"1"`} {
-		b := Reseal(bytes.Replace(state, []byte(`"readEnd":1`), []byte(bad), 1))
+	for _, bad := range []string{`"readThrough":"u3"`, `"readThrough":1`, `"readThrough":"a1"`} {
+		b := Reseal(bytes.Replace(state, []byte(`"readThrough":"u1"`), []byte(bad), 1))
 		_, err := Restore(bytes.NewReader(b), Config{})
 		require.True(t, errors.Is(err, ErrBadState), "%s: %v", bad, err)
 	}
 	m := NewContext(Config{})
 	mustAppend(t, m, Message{ID: "u1", Role: RoleUser}, Message{ID: "a1", Role: RoleAssistant}, Message{ID: "u2", Role: RoleUser})
 	b := saved(t, m)
-	b = Reseal(bytes.Replace(b, []byte(`,"sha256"`), []byte(`,"readEnd":1,"sha256"`), 1))
+	b = Reseal(bytes.Replace(b, []byte(`,"sha256"`), []byte(`,"readThrough":"u1","sha256"`), 1))
 	_, err = Restore(bytes.NewReader(b), Config{})
 	require.True(t, errors.Is(err, ErrBadState), "the model read u1 before writing a1: %v", err)
+}
+
+// Restore takes the functions of the Config it is given (Oracle,
+// Resolver, Counter and Text) and the data of the state: a runtime that
+// keeps only token counts in its Context (a provider body's view, with
+// the text in its own records) restores it with the same ids and gives
+// the text again, so that a summary's Brief finds the same facts.
+func TestRestoreTakesTheFunctions(t *testing.T) {
+	texts := map[MessageID]string{"u1": "The order ORD-1042 is held.", "a1": "Checked: ORD-1042 held since 2024-05-01."}
+	cfg := Config{
+		TextClass: Reconstructible, StubTokens: 3,
+		Text:     TextFunc(func(id MessageID) []byte { return []byte(texts[id]) }),
+		Counter:  ApproxCounter{},
+		Oracle:   OracleFunc(func(m Message) Class { return Irreducible }),
+		Resolver: ResolverFunc(func(Pointer) bool { return true }),
+	}
+	c := NewContext(cfg)
+	mustAppend(t, c, Message{ID: "u1", Role: RoleUser, Tokens: 7}, Message{ID: "a1", Role: RoleAssistant, Tokens: 9}, Message{ID: "u2", Role: RoleUser, Tokens: 2})
+	r, err := Restore(bytes.NewReader(saved(t, c)), Config{Text: cfg.Text, Counter: cfg.Counter, Oracle: cfg.Oracle, Resolver: cfg.Resolver, StubTokens: 99})
+	require.NoError(t, err)
+	got := r.Config()
+	require.Equal(t, 3, got.StubTokens, "the data come from the state")
+	require.Equal(t, Reconstructible, got.TextClass)
+	require.NotNil(t, got.Text)
+	require.Equal(t, Irreducible, got.Oracle.Classify(Message{}))
+	require.True(t, got.Resolver.Resolvable(Pointer{Store: "s", Key: "k"}))
+	require.Equal(t, 2, got.Counter.Count([]byte("12345678")))
+	for _, x := range []*Context{c, r} {
+		b, err := x.Brief(Plan{Summary: &Summary{Replace: []MessageID{"u1", "a1"}}})
+		require.NoError(t, err)
+		var facts []string
+		for _, f := range b.Facts {
+			facts = append(facts, f.Text)
+		}
+		require.Contains(t, facts, "ORD-1042", "the text comes from the Text source")
+		require.Equal(t, c.Messages(), x.Messages(), "the same ids, roles and counts")
+	}
 }

@@ -235,10 +235,11 @@ func (c *Context) derive(p int32) Class {
 // regenGate checks every message that would leave the prompt: each
 // member of the closing set, a unit at a time, and each stub target. In
 // RegenRefuse an unsafe one refuses the plan; in RegenDropUnsafe its unit,
-// or its stub, is left out.
+// or its stub, is left out, but for a summary's run, which goes whole or
+// not at all: a unit left out would stay inside it, or leave it empty.
 func (r *pruneRun) regenGate() {
 	c := r.c
-	drop := c.cfg.Regen == RegenDropUnsafe
+	drop := c.cfg.Regen == RegenDropUnsafe && r.sum == nil
 	var unsafe []int32
 	t := r.pass()
 	for _, first := range r.evict {

@@ -1,35 +1,47 @@
 package pruneguard
 
 import (
+	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
-	"slices"
+	"reflect"
 )
 
 // Restore rebuilds a Context from the state [Context.Save] wrote, so
 // that it makes the same decisions as the Context saved: the same
-// [Context.Snapshot], [Context.Messages] and [Context.Tools], and, for
-// the same plan and the same events after, the same [Decision] (the
-// remembered refusals of guards aside; see Save).
+// [Context.Snapshot], [Context.Messages], [Context.Tools] and
+// [Context.Refusals], the same message and call ids, and, for the same
+// plan and the same events after, the same [Decision]; its guards go on
+// as the original's would, with the same compaction ids. It reads the
+// states of version 1, which earlier releases wrote, too (their
+// summaries carry no facts of their runs: those releases did not save
+// them); a restored Context saves version 2.
 //
-// The Config is the saved one, but for its Oracle, Resolver and Counter,
-// which are functions and are taken from cfg; cfg's other fields are not
-// used. When cfg.Resolver is a [Verifier] (as spill.Spiller is), Restore
-// verifies each distinct pointer the state holds that it does not resolve
-// yet, so that later prunes, which ask the Resolver from memory, resolve
-// those that lead to their content. A pointer that does not resolve is kept, and counts for no
+// The Config is the saved one, but for its Oracle, Resolver, Counter and
+// Text, which are functions and are taken from cfg; cfg's other fields
+// are not used. The refusals the guards remember hold as they did: call
+// [Context.ForgetRefusals] when the Oracle or the Resolver given answers
+// otherwise than the original's did. When cfg.Resolver is a [Verifier]
+// (as spill.Spiller is), Restore verifies each distinct pointer the
+// state holds that it does not resolve yet, so that later prunes, which
+// ask the Resolver from memory, resolve those that lead to their
+// content. A pointer that does not resolve is kept, and counts for no
 // prune, as always.
 //
-// Restore reads r to its end; its other I/O is the Verifier's. State that
-// Save did not write, or that was truncated or altered since (its digest
-// does not match), fails with an [*InputError] matching [ErrBadState] and
-// [ErrInvalidInput]; an error reading r is returned as it is. On error it
-// returns no Context.
+// Restore rebuilds the Context by replaying the state through the paths
+// events take (appends, closes, couplings, abandons, registrations),
+// then takes what no event says (what the prompt shows of each tool,
+// stubs, counters, memory). State that Save did not write, that was
+// truncated or altered since (its digest does not match), or that does
+// not hold together (a Context rebuilt from it would not save it) fails
+// with an [*InputError] matching [ErrBadState] and [ErrInvalidInput],
+// naming the part of the state at fault; an error reading r is returned
+// as it is. On error it returns no Context.
 //
-// Restore verifies with context.Background(); use [RestoreContext] to
-// bound the verification.
+// Restore reads r to its end; its other I/O is the Verifier's. It
+// verifies with context.Background(); use [RestoreContext] to bound the
+// verification.
 func Restore(r io.Reader, cfg Config) (*Context, error) {
 	return RestoreContext(context.Background(), r, cfg)
 }
@@ -45,19 +57,9 @@ func RestoreContext(ctx context.Context, r io.Reader, cfg Config) (*Context, err
 	if err != nil {
 		return nil, err
 	}
-	b, ok := unsealState(b)
-	if !ok {
-		return nil, badState("sha256", "")
-	}
-	var s savedState
-	if err := strict(b, &s); err != nil {
-		return nil, badState("", "")
-	}
-	if s.Format != stateFormat {
-		return nil, badState("format", s.Format)
-	}
-	if s.Version != stateVersion {
-		return nil, badState("version", "")
+	s, err := readState(b)
+	if err != nil {
+		return nil, err
 	}
 	c, err := s.build(cfg)
 	if err != nil {
@@ -71,13 +73,47 @@ func RestoreContext(ctx context.Context, r io.Reader, cfg Config) (*Context, err
 	return c, nil
 }
 
+// readState checks the digest of b and reads the state it holds, of
+// either version, in the form of version 2.
+func readState(b []byte) (*savedState, error) {
+	b, ok := unsealState(b)
+	if !ok {
+		return nil, badState("sha256", "")
+	}
+	s := new(savedState)
+	err := strict(b, s)
+	if err == nil && s.Format == stateFormat && s.Version == stateVersion {
+		return s, nil
+	}
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, badStateBecause("", "", err)
+	}
+	if head.Format != stateFormat {
+		return nil, badState("format", head.Format)
+	}
+	switch head.Version {
+	case 1:
+		return upgradeV1(b)
+	case stateVersion:
+		return nil, badStateBecause("", "", err)
+	}
+	return nil, badState("version", "")
+}
+
 // verify asks v to verify each distinct pointer of s's messages it does
 // not resolve yet; it fails only when ctx is done.
 func (s *savedState) verify(ctx context.Context, v Verifier) error {
 	seen := make(map[Pointer]bool)
 	for _, m := range s.Messages {
-		p := Pointer{Store: string(m.Store), Key: string(m.Key)}
-		if p.IsZero() || seen[p] || v.Resolvable(p) {
+		if m.Pointer == nil {
+			continue
+		}
+		p := Pointer{Store: string(m.Pointer.Store), Key: string(m.Pointer.Key)}
+		if seen[p] || v.Resolvable(p) {
 			continue
 		}
 		seen[p] = true
@@ -94,557 +130,361 @@ func (s *savedState) verify(ctx context.Context, v Verifier) error {
 	return nil
 }
 
-// build makes the Context s describes, checking every reference and
-// every relation on the way; derived counts and indexes are computed,
-// not read.
+// restorer rebuilds a Context from a saved state, a step at a time.
+type restorer struct {
+	s   *savedState
+	c   *Context
+	cfg Config // the Config the Context ends with
+	// late maps the messages the closes name to their close.
+	late map[str]*savedClose
+	// tools maps the names of the tools to their saved form.
+	tools map[str]*savedTool
+}
+
+// build makes the Context s describes: it replays the events that make
+// it, takes what they do not say, and checks that the Context saves s.
 func (s *savedState) build(fns Config) (*Context, error) {
+	sc := s.Config
 	cfg := Config{
-		Boundary: s.Config.Boundary, Regen: s.Config.Regen, TextClass: s.Config.TextClass,
-		NoTombstones: s.Config.NoTombstones, Ceiling: s.Config.Ceiling, HoardTokens: s.Config.HoardTokens,
-		StubText: string(s.Config.StubText), StubTokens: s.Config.StubTokens, PointerTokens: s.Config.PointerTokens,
-		Oracle: fns.Oracle, Resolver: fns.Resolver, Counter: fns.Counter,
+		Boundary: BoundaryMode(sc.Boundary), Regen: RegenMode(sc.Regen), TextClass: Class(sc.TextClass),
+		NoTombstones: sc.NoTombstones, Ceiling: sc.Ceiling, HoardTokens: sc.HoardTokens,
+		StubText: string(sc.StubText), StubTokens: sc.StubTokens, PointerTokens: sc.PointerTokens,
 	}
-	if cfg.Validate() != nil {
-		return nil, badState("config", "")
+	if err := cfg.Validate(); err != nil {
+		return nil, badStateBecause("config", "", err)
 	}
-	if len(s.Messages) > 1<<30 || len(s.Calls) > 1<<30 {
-		return nil, badState("", "")
-	}
-	b := &restorer{
-		s: s, c: NewContext(cfg),
-		nm: int32(len(s.Messages)), nk: int32(len(s.Calls)), nu: int32(len(s.Units)), nt: int32(len(s.Tools)),
-	}
+	// The replay counts nothing, asks nobody and judges no hoarding: the
+	// state has the counts, and the Context is judged once it is whole.
+	replay := cfg
+	replay.HoardTokens = 0
+	cfg.Oracle, cfg.Resolver, cfg.Counter, cfg.Text = fns.Oracle, fns.Resolver, fns.Counter, fns.Text
+	b := &restorer{s: s, c: NewContext(replay), cfg: cfg}
+	b.reserve()
 	for _, step := range []func() error{
-		b.scopes, b.tools, b.units, b.messages, b.members, b.calls, b.callLinks,
-		b.inFlight, b.steps, b.toolTallies, b.memory, b.pointerLines,
+		b.registry, b.messages, b.couplings, b.steps, b.marks, b.toolStates, b.readThrough, b.finish, b.memory,
 	} {
 		if err := step(); err != nil {
 			return nil, err
 		}
 	}
+	b.c.mem.checks.Store(s.Checks)
+	if part, id := diffStates(s, b.c.state()); part != "" {
+		return nil, badStateBecause(part, id, "a Context made from it saves otherwise")
+	}
 	return b.c, nil
 }
 
-// restorer builds a Context from a saved state, a section at a time:
-// each step checks what its section refers to and adds it.
-type restorer struct {
-	s              *savedState
-	c              *Context
-	nm, nk, nu, nt int32 // messages, calls, units and tools saved
-	// caller and result are, for each call, the message that emits it
-	// and the one that answers it, or none.
-	caller, result []int32
-	// latest is, for each call id, the latest call with it.
-	latest map[string]int32
+// reserve sizes the Context's indexes for what the state holds.
+func (b *restorer) reserve() {
+	calls := 0
+	for i := range b.s.Messages {
+		calls += len(b.s.Messages[i].Calls)
+	}
+	b.c.byID.Reset(len(b.s.Messages))
+	b.c.byCall.Reset(calls)
+	b.c.msgs.Reserve(len(b.s.Messages))
+	b.c.calls.Reserve(calls)
 }
 
-// inRange reports whether i indexes a list of n.
-func inRange(i, n int32) bool { return i >= 0 && i < n }
-
-// markOK reports whether m is a mark of a call: 0, 2k+2 for call k, 2k+1
-// just before call k (or after the last).
-func (b *restorer) markOK(m int64) bool { return m >= 0 && m <= 2*int64(b.nk)+1 }
-
-// scopes adds the scopes of mutating tools and their latest marks.
-func (b *restorer) scopes() error {
-	s, c := b.s, b.c
-	for i, sc := range s.Scopes {
-		if sc.Name == "" || c.scopeIdx[string(sc.Name)] != 0 || !b.markOK(sc.Mut) {
-			return badState("scopes", string(sc.Name))
+// registry adds the tools, registered or known by name, each with its
+// schema shown whole for the replay.
+func (b *restorer) registry() error {
+	b.tools = make(map[str]*savedTool, len(b.s.Tools))
+	for i := range b.s.Tools {
+		st := &b.s.Tools[i]
+		if _, dup := b.tools[st.Name]; dup || st.Name == "" {
+			return badStateBecause("tools", string(st.Name), "a tool with no name, or twice")
 		}
-		if c.scopeIdx == nil {
-			c.scopeIdx = make(map[string]int32)
-		}
-		c.scopes = append(c.scopes, scopeRec{name: string(sc.Name), mut: sc.Mut})
-		c.scopeIdx[string(sc.Name)] = int32(i + 1)
-	}
-	if !b.markOK(s.MutAny) || !b.markOK(s.MutAll) {
-		return badState("scopes", "")
-	}
-	c.mutAny, c.mutAll = s.MutAny, s.MutAll
-	return nil
-}
-
-// tools adds the tools, registered or only called.
-func (b *restorer) tools() error {
-	c := b.c
-	for i, st := range b.s.Tools {
-		name := string(st.Name)
-		if _, dup := c.toolIdx[name]; dup || len(st.Schema) > 0 && !json.Valid(st.Schema) ||
-			st.Registered && name == "" || !b.markOK(st.Last) || st.WindowAt >= ghostWindow {
-			return badState("tools", name)
-		}
-		t := toolRec{
-			t: Tool{
-				Name: name, Schema: st.Schema, Version: string(st.Version), Annotations: st.Annotations,
-				Output: st.Output, NoTombstone: st.NoTombstone, Family: string(st.Family), Scope: string(st.Scope),
-			},
-			registered: st.Registered, resident: st.Resident, tombstoned: st.Tombstoned,
-			compressed: st.Compressed, lossy: st.Lossy, ver: st.Ver, head: none, tail: none,
-			reexpand: st.Reexpansions, ghostCalls: st.GhostCalls, refetches: st.Refetches,
-			irreducibleRefetches: st.IrreducibleRefetches, ghostCopies: st.GhostCopies,
-			ghostRejections: st.GhostRejections, ghostDetours: st.GhostDetours, ghostTriads: st.GhostTriads,
-			mismatchedRefetches: st.MismatchedRefetches, schemaTok: st.SchemaTokens, compTok: st.CompressedTokens,
-			tombTok: st.TombstoneTokens, last: st.Last, windowAt: st.WindowAt,
-		}
-		if t.t.Scope != "" {
-			if t.scope = c.scopeIdx[t.t.Scope]; t.scope == 0 {
-				return badState("tools", name)
-			}
-		}
-		for j, e := range st.Window {
-			if e < 0 || e > b.nk {
-				return badState("tools", name)
-			}
-			t.window[j] = e
-		}
-		t.props = schemaProps(t.t.Schema)
-		c.tools = append(c.tools, t)
-		c.toolIdx[name] = int32(i)
-	}
-	return nil
-}
-
-// units adds the units, empty: each needs a member, and the members say
-// which.
-func (b *restorer) units() error {
-	for range b.s.Units {
-		b.c.newUnit()
-	}
-	for i, su := range b.s.Units {
-		b.c.unit(int32(i)).version = su.Version
-	}
-	return nil
-}
-
-// messages adds the messages, noting the calls they emit and answer.
-func (b *restorer) messages() error {
-	b.caller = make([]int32, b.nk)
-	b.result = make([]int32, b.nk)
-	for k := range b.caller {
-		b.caller[k], b.result[k] = none, none
-	}
-	for p := range b.nm {
-		if !b.messageOK(p) {
-			return badState("messages", string(b.s.Messages[p].ID))
-		}
-		b.addMessage(p)
-	}
-	return nil
-}
-
-// messageOK checks saved message p: its fields agree, its id is new, and
-// it names calls no other message emits or answers and tools that exist.
-// It records p as the caller and the result of the calls it names.
-func (b *restorer) messageOK(p int32) bool {
-	m := &b.s.Messages[p]
-	if m.ID == "" || m.Tokens < 0 || !inRange(m.Unit, b.nu) || slices.Contains(m.NeededBy, "") ||
-		m.Open && (m.Store != "" || m.Key != "") || m.Counted && !m.Open || m.Empty && len(m.Body) > 0 ||
-		m.Stubbed && !m.Open && len(m.Body) > 0 {
-		return false
-	}
-	if _, dup := b.c.find(MessageID(m.ID)); dup {
-		return false
-	}
-	for j, k := range m.Calls {
-		if !inRange(k, b.nk) || b.caller[k] != none || slices.Contains(m.Answers, k) || slices.Contains(m.Calls[:j], k) {
-			return false
-		}
-		b.caller[k] = p
-	}
-	for _, k := range m.Answers {
-		if !inRange(k, b.nk) || b.result[k] != none || b.s.Calls[k].Server {
-			return false
-		}
-		b.result[k] = p
-	}
-	for j, t := range m.Requires {
-		if !inRange(t, b.nt) || slices.Contains(m.Requires[:j], t) {
-			return false
-		}
-	}
-	return true
-}
-
-// addMessage adds the record of saved message p, checked.
-func (b *restorer) addMessage(p int32) {
-	c, m := b.c, &b.s.Messages[p]
-	id := string(m.ID)
-	q := c.msgs.Push()
-	x := c.msg(q)
-	*x = mrec{idLen: uint32(len(id)), unit: m.Unit, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
-	if m.Open {
-		x.text = c.text.Add([]byte(id))
-		x.flags |= mOpen
-		c.side(q).buf = slices.Clone(m.Body)
-	} else {
-		x.text = c.text.Add([]byte(id), m.Body)
-	}
-	if m.Empty {
-		x.flags |= mEmpty
-	}
-	if m.Stubbed {
-		x.flags |= mStubbed
-	}
-	if m.Pinned {
-		x.flags |= mPinned
-	}
-	if r := c.internRole(Role(m.Role)); r == roleSide {
-		c.side(q).role = Role(m.Role)
-		c.msg(q).role = roleSide
-	} else {
-		c.msg(q).role = r
-	}
-	c.setTokens(q, m.Tokens)
-	if m.Counted {
-		c.side(q).counted = true
-	}
-	if m.IsError {
-		c.side(q).isError = true
-	}
-	if m.Store != "" || m.Key != "" {
-		c.side(q).pointer = Pointer{Store: string(m.Store), Key: string(m.Key)}
-	}
-	if m.NeededBy != nil {
-		c.side(q).neededBy = unstrs[StepID](m.NeededBy)
-	}
-	if len(m.Requires) > 0 {
-		c.side(q).requires = slices.Clone(m.Requires)
-		for _, t := range m.Requires {
-			c.tools[t].reqBy = append(c.tools[t].reqBy, q)
-		}
-	}
-	c.live++
-	c.byID.Put(q)
-}
-
-// members links the messages into their units, in transcript order, and
-// checks that every unit has members and is listed by its first.
-func (b *restorer) members() error {
-	c := b.c
-	for p := range b.nm {
-		x := c.msg(p)
-		un := c.unit(x.unit)
-		if un.tail == none {
-			un.head = p
-		} else {
-			c.msg(un.tail).nextM = p
-		}
-		un.tail = p
-		if x.flags&mPinned != 0 {
-			un.pinned++
-		}
-		if x.flags&mOpen != 0 {
-			un.open++
-		}
-		c.tokens += c.tokensOf(p)
-	}
-	for u := range b.nu {
-		if c.unit(u).head == none || u > 0 && c.unit(u-1).head > c.unit(u).head {
-			return badState("units", "")
-		}
-	}
-	return nil
-}
-
-// calls adds the calls, each after checking that its state agrees with
-// the messages that emit and answer it.
-func (b *restorer) calls() error {
-	b.latest = make(map[string]int32, b.nk)
-	for k := range b.nk {
-		sc := &b.s.Calls[k]
-		if !b.callOK(k) {
-			return badState("calls", string(sc.ID))
-		}
-		b.addCall(k)
-		if b.caller[k] == none {
+		b.tools[st.Name] = st
+		if !st.Registered {
+			b.c.tool(string(st.Name))
 			continue
 		}
-		// An earlier call with this id must be done: two calls with one
-		// id never wait at once.
-		id := string(sc.ID)
-		if old, ok := b.latest[id]; ok && b.c.call(old).flags&cDone == 0 {
-			return badState("calls", id)
-		}
-		b.latest[id] = k
-	}
-	return nil
-}
-
-// callOK checks saved call k against itself and its messages.
-func (b *restorer) callOK(k int32) bool {
-	c, sc := b.c, &b.s.Calls[k]
-	caller, result := b.caller[k], b.result[k]
-	if sc.ID == "" || !inRange(sc.Tool, b.nt) || caller == none && result == none {
-		return false
-	}
-	open := result != none && c.msg(result).flags&mOpen != 0
-	switch {
-	case sc.Server && (caller == none || !sc.Done || sc.Abandoned),
-		sc.Abandoned && (!sc.Done || result != none),
-		sc.Superseded && (!sc.Done || caller == none),
-		result != none && sc.Done == open,
-		sc.Ver > c.tools[sc.Tool].ver,
-		caller != none && result != none && c.msg(caller).unit != c.msg(result).unit:
-		return false
-	}
-	return true
-}
-
-// addCall adds the record of saved call k, checked, and links it into
-// its tool's calls and, while it waits, its unit's pending count.
-func (b *restorer) addCall(k int32) {
-	c, sc := b.c, &b.s.Calls[k]
-	id := string(sc.ID)
-	k2 := c.calls.Push()
-	r := c.call(k2)
-	*r = crec{
-		text: c.text.Add([]byte(id), sc.Args), idLen: uint32(len(id)), tool: sc.Tool,
-		caller: b.caller[k], result: b.result[k], sib: none, nextAns: none, nextTool: none, ver: sc.Ver,
-	}
-	if sc.Args == nil {
-		r.flags |= cArgsNil
-	}
-	if sc.Done {
-		r.flags |= cDone
-	}
-	if sc.Ghost {
-		r.flags |= cGhost
-	}
-	if sc.Server {
-		r.flags |= cServer
-	}
-	if sc.Abandoned {
-		r.flags |= cAbandon
-	}
-	if b.caller[k] == none {
-		return
-	}
-	if !sc.Server {
-		r.flags |= cArgsMade
-		c.tools[sc.Tool].args++
-		if !sc.Done {
-			r.flags |= cPending
-			c.unit(c.msg(b.caller[k]).unit).pending++
-			c.nPending++
-		}
-	}
-	t := &c.tools[sc.Tool]
-	if t.tail == none {
-		t.head = k
-	} else {
-		c.call(t.tail).nextTool = k
-	}
-	t.tail = k
-}
-
-// callLinks files each call id under the latest call with it, unless a
-// later call took it (and was pruned), and links the calls of each
-// message, and its answers, in order.
-func (b *restorer) callLinks() error {
-	c := b.c
-	for k := range b.nk {
-		if r := c.call(k); r.caller != none && !b.s.Calls[k].Superseded {
-			if q, ok := b.latest[string(c.callID(k))]; ok && q == k {
-				c.byCall.Put(k)
-			}
-		}
-	}
-	for p := range b.nm {
-		m := &b.s.Messages[p]
-		last := none
-		for _, k := range m.Calls {
-			if last == none {
-				c.msg(p).call = k
-			} else {
-				c.call(last).sib = k
-			}
-			last = k
-		}
-		last = none
-		for _, k := range m.Answers {
-			if last == none {
-				c.msg(p).ans = k
-			} else {
-				c.call(last).nextAns = k
-			}
-			last = k
-		}
-		c.readTo(p)
-	}
-	// What the model has read: at least up to its last message.
-	if s := b.s; s.ReadEnd != nil {
-		if *s.ReadEnd < c.readEnd || *s.ReadEnd > b.nm {
-			return badState("readEnd", "")
-		}
-		c.readEnd = *s.ReadEnd
-	}
-	return nil
-}
-
-// inFlight takes the pending calls and the streaming messages, in the
-// saved order, checking them against the records.
-func (b *restorer) inFlight() error {
-	s, c := b.s, b.c
-	if len(s.Pending) != c.nPending {
-		return badState("pending", "")
-	}
-	for i, k := range s.Pending {
-		if !inRange(k, b.nk) || c.call(k).flags&cPending == 0 || slices.Contains(s.Pending[:i], k) {
-			return badState("pending", "")
-		}
-	}
-	c.pend = slices.Clone(s.Pending)
-	nOpen := 0
-	for p := range b.nm {
-		if c.msg(p).flags&mOpen != 0 {
-			nOpen++
-		}
-	}
-	if len(s.Open) != nOpen {
-		return badState("open", "")
-	}
-	for i, p := range s.Open {
-		if !inRange(p, b.nm) || c.msg(p).flags&mOpen == 0 || slices.Contains(s.Open[:i], p) {
-			return badState("open", "")
-		}
-	}
-	c.open = slices.Clone(s.Open)
-	if nOpen == 0 {
-		c.open = nil
-	}
-	return nil
-}
-
-// steps adds the planned steps and the messages they name.
-func (b *restorer) steps() error {
-	c := b.c
-	for _, st := range b.s.Steps {
-		id := StepID(st.ID)
-		if id == "" || c.steps[id] != nil {
-			return badState("steps", string(id))
-		}
-		c.steps[id] = &step{refs: make([]int32, 0, len(st.Refs))}
-		for _, p := range st.Refs {
-			if !inRange(p, b.nm) {
-				return badState("steps", string(id))
-			}
-			c.steps[id].refs = append(c.steps[id].refs, p)
-			c.side(p).refs++
-		}
-	}
-	c.sealed = b.s.Sealed
-	return nil
-}
-
-// toolTallies computes what the tools add to the tokens, takes the
-// unsound ones in the saved order, and files the results and the large
-// messages in their indexes.
-func (b *restorer) toolTallies() error {
-	s, c := b.s, b.c
-	for i := range c.tools {
-		c.retally(int32(i))
-	}
-	want := 0
-	for i := range c.tools {
-		if c.tools[i].isUnsound() {
-			want++
-		}
-	}
-	if len(s.Unsound) != want {
-		return badState("unsound", "")
-	}
-	for j, i := range s.Unsound {
-		if !inRange(i, b.nt) || !c.tools[i].isUnsound() || c.tools[i].unsound != 0 {
-			return badState("unsound", "")
-		}
-		c.tools[i].unsound = int32(j + 1)
-	}
-	c.unsound = slices.Clone(s.Unsound)
-	for p := range b.nm {
-		if x := c.msg(p); x.ans != none {
-			c.results.Insert(p)
-			if x.flags&mStubbed == 0 {
-				c.whole.Insert(p)
-				c.bySize.Insert(c.sizeKey(p))
-			}
-		}
-		c.trackLarge(p)
-	}
-	return nil
-}
-
-// memory takes what the Context remembers: the calls and results pruned
-// last, the alerts, the ghost-tool episodes and the count of checks.
-func (b *restorer) memory() error {
-	s, c := b.s, b.c
-	for _, g := range s.Gone {
-		c.gone.Put(string(g.Call), g.Abandoned)
-	}
-	for _, pr := range s.Cleared {
-		sig, err := base64.StdEncoding.DecodeString(pr.Sig)
-		if err != nil {
-			return badState("cleared", "")
-		}
-		c.cleared.Put(string(sig), prunedResult{class: pr.Class, hash: pr.Hash, msg: MessageID(pr.Message), stubbed: pr.Stubbed})
-	}
-	if len(s.Alerts) > alertBound {
-		return badState("alerts", "")
-	}
-	for _, a := range s.Alerts {
-		c.alerts = append(c.alerts, RefetchAlert{
-			Tool: string(a.Tool), Call: CallID(a.Call), Result: MessageID(a.Result), Pruned: MessageID(a.Pruned),
-			Stubbed: a.Stubbed, Class: a.Class, Match: a.Match, Was: a.Was, Now: a.Now,
+		err := b.c.RegisterTool(Tool{
+			Name: string(st.Name), Schema: bytesOf(st.Schema), Version: string(st.Version), Annotations: st.Annotations,
+			Output: Class(st.Output), NoTombstone: st.NoTombstone, Family: string(st.Family), Scope: string(st.Scope),
 		})
-	}
-	if err := b.ghosts(); err != nil {
-		return err
-	}
-	c.mem.checks.Store(s.Checks)
-	return nil
-}
-
-// ghosts takes the ghost-tool episodes, open ones on their tools.
-func (b *restorer) ghosts() error {
-	c := b.c
-	if len(b.s.Ghosts) > ghostLogBound {
-		return badState("ghosts", "")
-	}
-	for _, g := range b.s.Ghosts {
-		if !inRange(g.Tool, b.nt) || g.Open && c.tools[g.Tool].ep != nil {
-			return badState("ghosts", "")
+		if err != nil {
+			return badStateBecause("tools", string(st.Name), err)
 		}
-		ep := &ghostEpisode{
-			ev: GhostEvidence{
-				Tool: c.tools[g.Tool].t.Name, Call: CallID(g.Call), Copied: CallID(g.Copied),
-				Missing: unstrs[string](g.Missing), Stale: unstrs[string](g.Stale), Rejected: CallID(g.Rejected),
-				Fields: unstrs[string](g.Fields), Sibling: string(g.Sibling), SiblingCall: CallID(g.SiblingCall),
-				Reexpanded: g.Reexpanded,
-			},
-			tool: g.Tool, open: g.Open, from: MessageID(g.From),
-		}
-		if g.Open {
-			c.tools[g.Tool].ep = ep
-			c.openGhosts++
-		}
-		c.ghostLog = append(c.ghostLog, ep)
 	}
 	return nil
 }
 
-// pointerLines takes the pointer lines: only with PointerTokens set, each
-// once.
-func (b *restorer) pointerLines() error {
+// messages replays the messages in transcript order: each appended, or
+// opened, with its calls, then abandoned what it abandoned; and, after
+// the message a close follows, the close.
+func (b *restorer) messages() error {
+	s := b.s
+	b.late = make(map[str]*savedClose, len(s.Closes))
+	for i := range s.Closes {
+		cl := &s.Closes[i]
+		if _, dup := b.late[cl.Message]; dup || cl.Calls <= 0 {
+			return badStateBecause("closes", string(cl.Message), "closed twice, or with no call")
+		}
+		b.late[cl.Message] = cl
+	}
+	next := 0
+	for i := range s.Messages {
+		if err := b.add(&s.Messages[i]); err != nil {
+			return err
+		}
+		for next < len(s.Closes) && s.Closes[next].After == s.Messages[i].ID {
+			if err := b.close(&s.Closes[next]); err != nil {
+				return err
+			}
+			next++
+		}
+	}
+	if next < len(s.Closes) {
+		return badStateBecause("closes", string(s.Closes[next].Message), "after no message before it")
+	}
+	return nil
+}
+
+// add appends or opens saved message m: open when it is still
+// streaming or a close follows it, less the calls the close gives.
+func (b *restorer) add(m *savedMessage) error {
+	msg := Message{
+		ID: MessageID(m.ID), Role: Role(m.Role), Tokens: m.Tokens, Content: bytesOf(m.Content),
+		Answers: unstrs[CallID](m.Answers), Pinned: m.Pinned, Class: Class(m.Class), Facts: Facts(m.Facts),
+		Requires: unstrs[string](m.Requires), IsError: m.IsError,
+	}
+	calls := m.Calls
+	cl := b.late[m.ID]
+	if cl != nil {
+		if m.Open || cl.Calls > len(calls) {
+			return badStateBecause("closes", string(m.ID), "an open message, or more calls than it has")
+		}
+		calls = calls[:len(calls)-cl.Calls]
+	}
+	msg.Calls = savedCalls(calls)
+	if m.Pointer != nil && cl == nil {
+		msg.Pointer = Pointer{Store: string(m.Pointer.Store), Key: string(m.Pointer.Key)}
+	}
+	var err error
+	if m.Open || cl != nil {
+		err = b.c.Open(msg)
+	} else {
+		err = b.c.Append(msg)
+	}
+	if err != nil {
+		return badStateBecause("messages", string(m.ID), err)
+	}
+	return b.abandon(m, calls)
+}
+
+// savedCalls returns the calls of their saved form.
+func savedCalls(scs []savedCall) []Call {
+	if len(scs) == 0 {
+		return nil
+	}
+	out := make([]Call, len(scs))
+	for i, sc := range scs {
+		out[i] = Call{ID: CallID(sc.ID), Tool: string(sc.Tool), Args: bytesOf(sc.Args), Server: sc.Server}
+	}
+	return out
+}
+
+// abandon abandons the calls of m among calls that the state says were.
+func (b *restorer) abandon(m *savedMessage, calls []savedCall) error {
+	for _, sc := range calls {
+		if sc.State != callAbandoned {
+			continue
+		}
+		if err := b.c.Abandon(CallID(sc.ID)); err != nil {
+			return badStateBecause("messages", string(m.ID), err)
+		}
+	}
+	return nil
+}
+
+// close closes the message cl names with the calls it gave, and records
+// the pointer it carries, which no open message may.
+func (b *restorer) close(cl *savedClose) error {
+	p, ok := b.c.find(MessageID(cl.Message))
+	if !ok {
+		return badStateBecause("closes", string(cl.Message), "after a message that comes later")
+	}
+	m := &b.s.Messages[p]
+	calls := m.Calls[len(m.Calls)-cl.Calls:]
+	if err := b.c.Close(MessageID(m.ID), savedCalls(calls)...); err != nil {
+		return badStateBecause("closes", string(m.ID), err)
+	}
+	if m.Pointer != nil {
+		if err := b.c.Spill(MessageID(m.ID), Pointer{Store: string(m.Pointer.Store), Key: string(m.Pointer.Key)}); err != nil {
+			return badStateBecause("messages", string(m.ID), err)
+		}
+	}
+	return b.abandon(m, calls)
+}
+
+// couplings couples the messages of each coupling.
+func (b *restorer) couplings() error {
+	for _, g := range b.s.Couplings {
+		if err := b.c.Couple(unstrs[MessageID](g)...); err != nil {
+			return badStateBecause("couplings", "", err)
+		}
+	}
+	return nil
+}
+
+// steps plans the steps and seals the plan.
+func (b *restorer) steps() error {
+	for _, st := range b.s.Steps {
+		if err := b.c.PlanStep(StepID(st.ID), unstrs[MessageID](st.Needs)...); err != nil {
+			return badStateBecause("steps", string(st.ID), err)
+		}
+	}
+	b.c.SealSteps(b.s.Sealed)
+	return nil
+}
+
+// readThrough takes what the model has read, when the state says more
+// than the model's messages.
+func (b *restorer) readThrough() error {
+	if b.s.ReadThrough == "" {
+		return nil
+	}
+	p, ok := b.c.find(MessageID(b.s.ReadThrough))
+	if !ok || p+1 <= b.c.readEnd {
+		return badStateBecause("readThrough", string(b.s.ReadThrough), "not after the model's last message")
+	}
+	b.c.readEnd = p + 1
+	return nil
+}
+
+// finish gives the Context its Config, judges what it may hoard, and
+// counts the pointer lines.
+func (b *restorer) finish() error {
 	c := b.c
+	c.cfg = b.cfg
+	c.retrackLarge()
 	if len(b.s.Lines) > 0 && c.cfg.PointerTokens <= 0 {
-		return badState("pointerLines", "")
+		return badStateBecause("pointerLines", "", "lines without PointerTokens")
 	}
 	for _, sp := range b.s.Lines {
 		ptr := Pointer{Store: string(sp.Store), Key: string(sp.Key)}
 		if _, dup := c.lines[ptr]; dup || ptr.IsZero() {
-			return badState("pointerLines", string(sp.Key))
+			return badStateBecause("pointerLines", string(sp.Key), "a zero pointer, or twice")
 		}
 		c.addLine(ptr)
 	}
 	return nil
+}
+
+// findCall returns the call ref names.
+func (b *restorer) findCall(ref *savedCallRef) (int32, bool) {
+	p, ok := b.c.find(MessageID(ref.Message))
+	if !ok {
+		return none, false
+	}
+	for k := range b.c.callsOf(p) {
+		if string(b.c.callID(k)) == string(ref.Call) {
+			return k, true
+		}
+	}
+	return none, false
+}
+
+// stateList is a part of a saved state that Save writes as a list of
+// records, each named by an id, for diffStates.
+type stateList struct {
+	part string
+	n    int
+	at   func(i int) any
+	id   func(i int) str
+}
+
+// lists returns the parts of s that are lists of records.
+func (s *savedState) lists() []stateList {
+	return []stateList{
+		{"tools", len(s.Tools), func(i int) any { return s.Tools[i] }, func(i int) str { return s.Tools[i].Name }},
+		{"messages", len(s.Messages), func(i int) any { return s.Messages[i] }, func(i int) str { return s.Messages[i].ID }},
+		{"closes", len(s.Closes), func(i int) any { return s.Closes[i] }, func(i int) str { return s.Closes[i].Message }},
+		{"steps", len(s.Steps), func(i int) any { return s.Steps[i] }, func(i int) str { return s.Steps[i].ID }},
+	}
+}
+
+// diffStates returns the first part, and the id in it, where the state
+// read and the state its Context saves differ; an empty part when they
+// do not.
+func diffStates(read, made *savedState) (part, id string) {
+	ra, ma := read.lists(), made.lists()
+	for i := range ra {
+		r, m := ra[i], ma[i]
+		for j := range min(r.n, m.n) {
+			if !deepEqual(r.at(j), m.at(j)) {
+				return r.part, string(r.id(j))
+			}
+		}
+		if r.n != m.n {
+			return r.part, ""
+		}
+	}
+	rest := []struct {
+		part string
+		r, m any
+	}{
+		{"format", read.Format, made.Format}, {"version", read.Version, made.Version}, {"config", read.Config, made.Config},
+		{"couplings", read.Couplings, made.Couplings}, {"readThrough", read.ReadThrough, made.ReadThrough},
+		{"sealed", read.Sealed, made.Sealed}, {"pointerLines", read.Lines, made.Lines},
+		{"memory", read.Memory, made.Memory}, {"checks", read.Checks, made.Checks},
+	}
+	for _, x := range rest {
+		if !deepEqual(x.r, x.m) {
+			return x.part, ""
+		}
+	}
+	return "", ""
+}
+
+// deepEqual compares two parts of saved states, taking an empty list
+// for none.
+func deepEqual(a, b any) bool { return equalValues(reflect.ValueOf(a), reflect.ValueOf(b)) }
+
+func equalValues(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Slice:
+		if a.Len() != b.Len() {
+			return false
+		}
+		if a.Type().Elem().Kind() == reflect.Uint8 {
+			return bytes.Equal(a.Bytes(), b.Bytes())
+		}
+		for i := range a.Len() {
+			if !equalValues(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return equalValues(a.Elem(), b.Elem())
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !equalValues(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Array:
+		for i := range a.Len() {
+			if !equalValues(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return a.Uint() == b.Uint()
+	}
+	return a.Interface() == b.Interface()
 }

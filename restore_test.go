@@ -69,7 +69,7 @@ func TestRestoreRefusesASupersededPendingCall(t *testing.T) {
 	require.NoError(t, c.Save(&b))
 	var s map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &s))
-	calls := s["calls"].([]any)
+	calls := s["messages"].([]any)[0].(map[string]any)["calls"].([]any)
 	require.Len(t, calls, 1)
 	calls[0].(map[string]any)["superseded"] = true
 	delete(s, "sha256")
@@ -85,7 +85,7 @@ func TestRestoreRefusesASupersededPendingCall(t *testing.T) {
 	b.Reset()
 	require.NoError(t, c.Save(&b))
 	require.NoError(t, json.Unmarshal(b.Bytes(), &s))
-	s["calls"].([]any)[0].(map[string]any)["superseded"] = true
+	s["messages"].([]any)[0].(map[string]any)["calls"].([]any)[0].(map[string]any)["superseded"] = true
 	delete(s, "sha256")
 	ok, err := json.Marshal(s)
 	require.NoError(t, err)

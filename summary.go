@@ -30,7 +30,9 @@ const RoleSummary Role = "summary"
 //     one-time secret is never summarized: it stays or is spilled
 //     ([CodeSecret]). A message a pending planned step names stays. An
 //     earlier summary is replaced like any message: its facts, and the
-//     keys of the pointers it carried, must be carried forward.
+//     keys of the pointers it carried, must be carried forward. A run
+//     goes whole or not at all: under RegenDropUnsafe too, an unsafe
+//     message refuses the summary rather than leave its unit out.
 //   - The summary must hold fewer tokens than what it replaces
 //     ([CodeSummaryGrows]).
 //

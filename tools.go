@@ -391,7 +391,7 @@ func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
 // shown whole (withdrawn, tombstoned or compressed), the request waits
 // in the Context, the 256 latest, for the next check of a [Guard] with a
 // Logger, which writes a LogReexpansion record for it; [Context.Save]
-// does not keep the requests waiting.
+// keeps the requests waiting.
 func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

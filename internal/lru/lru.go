@@ -86,3 +86,32 @@ func (r *Map[V]) All() iter.Seq2[string, V] {
 		}
 	}
 }
+
+// Slots yields the puts the map holds a slot for, from the oldest to
+// the most recent: the key and value of a put the map remembers, with
+// ok true, and for a put forgotten or put again since, ok false. A
+// forgotten put keeps its slot until a newer put takes it, so the map
+// forgets its other keys later than a map without it would: put in
+// that order into an empty Map of the same bound, each put not ok
+// forgotten at once, the puts make a map that remembers, and goes on
+// forgetting, as this one does.
+func (r *Map[V]) Slots() iter.Seq2[string, *V] {
+	return func(yield func(string, *V) bool) {
+		n := len(r.ring)
+		start := 0
+		if n == r.bound {
+			start = r.next
+		}
+		for i := range n {
+			slot := (start + i) % max(n, 1)
+			k := r.ring[slot]
+			if e, ok := r.m[k]; ok && e.slot == slot {
+				if !yield(k, &e.v) {
+					return
+				}
+			} else if !yield("", nil) {
+				return
+			}
+		}
+	}
+}

@@ -103,3 +103,50 @@ func TestMapAllRestores(t *testing.T) {
 		}
 	})
 }
+
+// A map made again from the slots of another, each forgotten slot a put
+// forgotten at once, remembers what the other does, and keeps doing so
+// as the same puts and forgets follow on both.
+func TestSlotsMakeAMapThatForgetsAlike(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		bound := rapid.IntRange(1, 20).Draw(rt, "bound")
+		span := rapid.IntRange(1, 3*bound).Draw(rt, "span")
+		step := func(ms ...*Map[int]) {
+			k := fmt.Sprint("k", rapid.IntRange(0, span).Draw(rt, "k"))
+			forget := rapid.IntRange(0, 4).Draw(rt, "forget") == 0
+			for _, m := range ms {
+				if forget {
+					m.Forget(k)
+				} else {
+					m.Put(k, len(k))
+				}
+			}
+		}
+		a := New[int](bound)
+		for range rapid.IntRange(0, 100).Draw(rt, "before") {
+			step(&a)
+		}
+		b := New[int](bound)
+		for k, v := range a.Slots() {
+			if v == nil {
+				b.Put("", 0)
+				b.Forget("")
+				continue
+			}
+			b.Put(k, *v)
+		}
+		all := func(m *Map[int]) []string {
+			var out []string
+			for k, v := range m.All() {
+				out = append(out, fmt.Sprint(k, "=", v))
+			}
+			return out
+		}
+		for i := range rapid.IntRange(0, 100).Draw(rt, "after") {
+			if !slices.Equal(all(&a), all(&b)) {
+				rt.Fatalf("after %d steps: %v, made again %v", i, all(&a), all(&b))
+			}
+			step(&a, &b)
+		}
+	})
+}
