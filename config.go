@@ -121,8 +121,11 @@ func (cfg Config) stub() ([]byte, int) {
 // stubTokens returns the token count message p has once stubbed, less
 // any chunks a stream writes after its stub: PointerTokens when it
 // carries a pointer and PointerTokens is set, the stub's otherwise.
-func (c *Context) stubTokens(p int32) int {
-	if c.cfg.PointerTokens > 0 && !c.pointer(p).IsZero() {
+func (c *Context) stubTokens(p int32) int { return c.stubTokensWith(c.pointer(p)) }
+
+// stubTokensWith is what a stubbed message carrying pointer ptr counts.
+func (c *Context) stubTokensWith(ptr Pointer) int {
+	if c.cfg.PointerTokens > 0 && !ptr.IsZero() {
 		return c.cfg.PointerTokens
 	}
 	_, n := c.cfg.stub()

@@ -94,6 +94,17 @@ type Decision struct {
 	relied []int32
 	// holds: a summary's, the facts of its run it carries.
 	holds []heldFact
+	// takes and adds are the tokens Apply takes from what the Context
+	// holds and adds to it (stubs, pointer lines, schemas, tombstones, a
+	// summary), for the check that the total fits an int.
+	takes int
+	adds  tally
+}
+
+// fits reports whether what the Context holds, once d is applied, fits
+// an int. Under a lock.
+func (d *Decision) fits(c *Context) bool {
+	return !d.adds.over && d.adds.n <= math.MaxInt-max(0, c.heldTokens()-d.takes)
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -422,6 +433,7 @@ func (d *Decision) cutEvictions(r *pruneRun, ids *idCutter) (hashBytes int) {
 		tokens, n := r.record(&d.recs[i], p, x)
 		hashBytes += n
 		d.Freed += tokens
+		d.takes += tokens
 		if x.side == 0 {
 			continue // no pointer
 		}
@@ -437,6 +449,7 @@ func (d *Decision) cutEvictions(r *pruneRun, ids *idCutter) (hashBytes int) {
 				}
 				lined[lp] = struct{}{}
 				d.Freed -= c.cfg.PointerTokens
+				d.adds.add(c.cfg.PointerTokens)
 			}
 		}
 	}
@@ -453,9 +466,12 @@ func (d *Decision) cutStubs(r *pruneRun, ids *idCutter) (hashBytes int) {
 		d.Stub[i] = id
 		n, h := r.record(&d.recs[len(d.evict)+i], p, x)
 		hashBytes += h
-		if stub := c.stubTokens(p); n > stub {
+		stub := c.stubTokens(p)
+		if n > stub {
 			d.Freed += n - stub
 		}
+		d.takes += n
+		d.adds.add(stub)
 		if x.side != 0 {
 			if ptr := c.pointer(p); !ptr.IsZero() {
 				d.Pointers = append(d.Pointers, SpillNote{id, ptr})

@@ -71,6 +71,11 @@ var (
 	// ErrAnsweredCall: [Context.Abandon] named a call that already has a
 	// closed result, or that the provider ran in its own message.
 	ErrAnsweredCall = errors.New("pruneguard: call already has a result")
+	// ErrTokenOverflow: token counts that cannot be summed. The event
+	// (or decision) would take what the Context holds
+	// ([Context.Tokens]) past the largest int, where it would wrap round
+	// to a negative total that a guard reads as under budget.
+	ErrTokenOverflow = errors.New("pruneguard: token counts overflow the context's total")
 )
 
 // InputError reports an event or plan that the Context refused as

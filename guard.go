@@ -258,7 +258,8 @@ type Result struct {
 // the refusals remembered from earlier checks. It fails with a
 // [*CeilingError] when c ends above a positive Ceiling, and with the
 // [*InputError] when the policy proposes ids or tools the Context does not
-// hold. Either error may come after decisions were applied: the Outcome
+// hold, or a decision whose stubs or pointer lines would take
+// [Context.Tokens] past the largest int ([ErrTokenOverflow]). Either error may come after decisions were applied: the Outcome
 // is then Pruned, and Result.Decisions lists them for the runtime to
 // render (tombstones, pointers) as after any prune.
 //

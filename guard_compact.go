@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -24,7 +25,7 @@ func (r *guardRun) compact() {
 	if now <= r.target {
 		return
 	}
-	run := r.summaryRun(2 * (now - r.target))
+	run := r.summaryRun(2 * min(now-r.target, math.MaxInt/2)) // twice what must go, at most all
 	if len(run) == 0 {
 		return
 	}

@@ -30,7 +30,9 @@ import "slices"
 //     plan; a surviving requiring message refuses it.
 //
 // A plan naming a message, tool or schema the Context does not hold is an
-// [*InputError]. A refused plan yields a [*PruneError]. Equal Contexts and
+// [*InputError], and so is a decision whose stubs, pointer lines,
+// schemas, tombstones or summary would take [Context.Tokens] past the
+// largest int ([ErrTokenOverflow]). A refused plan yields a [*PruneError]. Equal Contexts and
 // plans give equal decisions. The cost is proportional to the plan, the
 // units it touches, the bytes of the results it evicts or stubs (which it
 // hashes for [Decision.Records], sharing a large decision's hashing
@@ -146,6 +148,9 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 	r.stampViolations(r.refused)
 	r.d.Refused = r.refused
 	r.d.finish(r)
+	if !r.d.fits(c) {
+		return nil, inputErr("prune", "", ErrTokenOverflow)
+	}
 	return r.d, nil
 }
 

@@ -171,7 +171,8 @@ func (b *restorer) tools() error {
 	for i, st := range b.s.Tools {
 		name := string(st.Name)
 		if _, dup := c.toolIdx[name]; dup || len(st.Schema) > 0 && !json.Valid(st.Schema) ||
-			st.Registered && name == "" || !b.markOK(st.Last) || st.WindowAt >= ghostWindow {
+			st.Registered && name == "" || !b.markOK(st.Last) || st.WindowAt >= ghostWindow ||
+			st.SchemaTokens < 0 || st.CompressedTokens < 0 || st.TombstoneTokens < 0 {
 			return badState("tools", name)
 		}
 		t := toolRec{
@@ -336,6 +337,9 @@ func (b *restorer) members() error {
 		}
 		if x.flags&mOpen != 0 {
 			un.open++
+		}
+		if !c.fits(c.tokensOf(p)) {
+			return badState("messages", string(c.id(p)))
 		}
 		c.tokens += c.tokensOf(p)
 	}
@@ -543,6 +547,9 @@ func (b *restorer) steps() error {
 func (b *restorer) toolTallies() error {
 	s, c := b.s, b.c
 	for i := range c.tools {
+		if n := heldBy(&c.tools[i]); n.over || !c.fits(n.n) {
+			return badState("tools", c.tools[i].t.Name)
+		}
 		c.retally(int32(i))
 	}
 	want := 0
@@ -641,7 +648,7 @@ func (b *restorer) pointerLines() error {
 	}
 	for _, sp := range b.s.Lines {
 		ptr := Pointer{Store: string(sp.Store), Key: string(sp.Key)}
-		if _, dup := c.lines[ptr]; dup || ptr.IsZero() {
+		if _, dup := c.lines[ptr]; dup || ptr.IsZero() || !c.fits(c.cfg.PointerTokens) {
 			return badState("pointerLines", string(sp.Key))
 		}
 		c.addLine(ptr)

@@ -186,19 +186,27 @@ func (d *Decision) finishTools(r *pruneRun) {
 		}
 		return ""
 	}
+	edit := func(t *toolRec, after tally) {
+		d.Freed += t.held - after.n
+		d.takes += t.held
+		d.adds.plus(after)
+	}
 	for _, name := range d.DropSchemas {
 		t := c.toolRec(name)
-		d.Freed += t.held - c.toolTokensAfter(t, true, nil, tombOf(name))
+		edit(t, c.toolTokensAfter(t, true, nil, tombOf(name)))
 	}
 	for _, cs := range d.Compress {
 		t := c.toolRec(cs.Tool)
-		d.Freed += t.held - c.toolTokensAfter(t, false, cs.Schema, tombOf(cs.Tool))
+		edit(t, c.toolTokensAfter(t, false, cs.Schema, tombOf(cs.Tool)))
 	}
 	for _, name := range d.Retire {
 		d.Freed += c.toolRec(name).tombTok
+		d.takes += c.toolRec(name).tombTok
 	}
 	for _, tomb := range r.repairs {
-		d.Freed -= c.count([]byte(tomb.Text))
+		n := c.count([]byte(tomb.Text))
+		d.Freed -= n
+		d.adds.add(n)
 	}
 	d.soundGen = c.unsoundGen
 	for _, i := range c.unsound {

@@ -249,7 +249,9 @@ func (c *Context) toolRec(name string) *toolRec {
 
 // RegisterTool adds a tool to the registry with its schema resident, or
 // updates it. A changed Version (or schema, when no versions are given)
-// is a migration: calls already in the Context become stale. With
+// is a migration: calls already in the Context become stale. A schema
+// whose count (Config.Counter) would take [Context.Tokens] past the
+// largest int is refused with [ErrTokenOverflow], changing nothing. With
 // Config.HoardTokens set, an update that changes how results are classed
 // (the tool's output class, whether it is read-only, or its scope) after
 // calls to it were made judges every message again for hoarding, in time
@@ -265,6 +267,9 @@ func (c *Context) RegisterTool(t Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
+	if !c.registrationFits(t) {
+		return inputErr("register tool", t.Name, ErrTokenOverflow)
+	}
 	same, reclass := false, false
 	if _, ok := c.toolIdx[t.Name]; !ok {
 		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
@@ -290,6 +295,23 @@ func (c *Context) RegisterTool(t Tool) error {
 	}
 	c.epoch++
 	return nil
+}
+
+// registrationFits reports whether what the tools add to the tokens
+// held fits an int once t is registered: its schema counted, and a
+// compression kept from before, while resident, with its tombstone.
+func (c *Context) registrationFits(t Tool) bool {
+	after := toolRec{resident: true, schemaTok: c.count(t.Schema)}
+	held := 0
+	if r := c.toolRec(t.Name); r != nil {
+		after.resident, after.tombstoned, after.tombTok = r.resident, r.tombstoned, r.tombTok
+		if r.compressed != nil && !(r.registered && migrated(r.t, t)) {
+			after.compressed, after.compTok = r.compressed, c.count(r.compressed)
+		}
+		held = r.held
+	}
+	n := heldBy(&after)
+	return !n.over && c.fits(n.n-held)
 }
 
 // toolClassKey is what of a tool decides the class of results: of its
@@ -391,7 +413,9 @@ func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
 // shown whole (withdrawn, tombstoned or compressed), the request waits
 // in the Context, the 256 latest, for the next check of a [Guard] with a
 // Logger, which writes a LogReexpansion record for it; [Context.Save]
-// does not keep the requests waiting.
+// does not keep the requests waiting. A schema whose count would take
+// [Context.Tokens] past the largest int stays out, and the request fails
+// with [ErrTokenOverflow].
 func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -399,6 +423,9 @@ func (c *Context) RequestTool(name string) (bool, error) {
 	r := c.toolRec(name)
 	if r == nil {
 		return false, inputErr("request tool", name, ErrUnknownTool)
+	}
+	if !c.fits(r.schemaTok - r.held) {
+		return false, inputErr("request tool", name, ErrTokenOverflow)
 	}
 	was := r.tombstoned
 	if was {
