@@ -14,6 +14,9 @@ type Config struct {
 	// (RegenRefuse, the default) or only its own unit (RegenDropUnsafe).
 	Regen RegenMode
 	// Oracle, if set, classifies messages that carry no explicit Class.
+	// It cannot lift the results of a tool whose hints say they record a
+	// side effect (destructive, or not idempotent), nor the calls that
+	// made them, unless the tool sets Tool.Output: see [Oracle].
 	Oracle Oracle
 	// Resolver, if set, decides whether spill pointers still resolve.
 	// Without one no pointer counts.

@@ -169,7 +169,11 @@
 // ([Context.PlanStep]) never goes. An [Oracle] or a [Message.Class]
 // decides a message's class in place of that derivation, but never lifts
 // Facts, planned-step references, the resolvable pointer a [Durable] class
-// needs, or anything of the commit boundary.
+// needs, or anything of the commit boundary. An Oracle, which judges
+// every message alike, does not lift the results of a tool annotated
+// destructive or not idempotent (MCP's defaults for a tool that is not
+// read-only) either: only that tool's [Tool.Output], or that message's
+// own Class, may.
 //
 // Calls that will never be answered (an orphan deep in the history, a
 // cancelled stream, a result the runtime lost) are given up with

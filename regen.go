@@ -143,6 +143,16 @@ func (f ResolverFunc) Resolvable(p Pointer) bool { return f(p) }
 // anything of the commit boundary (pending calls, streaming messages,
 // pinned messages and whole units are not its to judge).
 //
+// What an Oracle alone cannot lift either: the MCP hints that a result
+// records a side effect. A message that answers or makes a call to a
+// tool annotated destructive, or not idempotent ([Annotations.SideEffects];
+// MCP's defaults for any tool that is not read-only), stays irreducible
+// whatever the Oracle answers, unless the tool's own [Tool.Output] sets
+// its results' class. An Oracle is one judgement for every message; only
+// a choice made for that tool (Tool.Output) or for that message
+// ([Message.Class]) may say that the record of a side effect can be
+// obtained again.
+//
 // The message passed is a copy whose slices must not be modified. An
 // Oracle must not call back into the Context.
 //
@@ -162,7 +172,9 @@ func (f OracleFunc) Classify(m Message) Class { return f(m) }
 
 // ClassOf reports the regenerability class the guard gives message id
 // now: [Irreducible] if the message carries [Facts]; otherwise its
-// explicit class, or the [Oracle]'s answer, or the derived one. The
+// explicit class, or the [Oracle]'s answer (never below Irreducible for
+// a message that answers or makes a call to a tool with side effects
+// whose Tool.Output is unset: see [Oracle]), or the derived one. The
 // derived class of a message is the most conservative of:
 //
 //   - the class of the results of each call it answers;
@@ -205,10 +217,26 @@ func (c *Context) classify(p int32) Class {
 	}
 	if c.cfg.Oracle != nil {
 		if k := c.cfg.Oracle.Classify(c.copy(p)); k != ClassUnset {
-			return norm(k)
+			return max(norm(k), c.hinted(p))
 		}
 	}
 	return c.derive(p)
+}
+
+// hinted returns the class an Oracle cannot lift message p below:
+// Irreducible when p answers or makes a call (a server call's result
+// included) to a tool whose MCP hints say its result records a side
+// effect (see [Annotations.SideEffects]) and whose [Tool.Output] is not
+// set; ClassUnset otherwise.
+func (c *Context) hinted(p int32) Class {
+	for _, walk := range [2]func(func(int32) bool){c.answersOf(p), c.callsOf(p)} {
+		for k := range walk {
+			if t := &c.tools[c.call(k).tool].t; t.Output == ClassUnset && t.Annotations.SideEffects() {
+				return Irreducible
+			}
+		}
+	}
+	return ClassUnset
 }
 
 // derive returns the class of message p from its calls, its answers and

@@ -37,6 +37,13 @@ func (a Annotations) Idempotent() bool { return a.ReadOnly() || hint(a.Idempoten
 // OpenWorld reports openWorldHint with its default (true).
 func (a Annotations) OpenWorld() bool { return hint(a.OpenWorldHint, true) }
 
+// SideEffects reports whether the hints say a call's result records a
+// side effect: the tool is destructive or not idempotent, with MCP's
+// defaults (so any tool that is not read-only, unless annotated both
+// non-destructive and idempotent). A blanket [Oracle] cannot lift the
+// class of such a tool's results; [Tool.Output] or [Message.Class] can.
+func (a Annotations) SideEffects() bool { return a.Destructive() || !a.Idempotent() }
+
 func hint(p *bool, def bool) bool {
 	if p == nil {
 		return def
@@ -64,7 +71,10 @@ type Tool struct {
 	// tool's results.
 	Annotations Annotations
 	// Output, when set, is the regenerability class of the tool's results,
-	// overriding the one derived from Annotations.
+	// overriding the one derived from Annotations. It is the one choice
+	// that may make the results of a tool with side effects
+	// ([Annotations.SideEffects]) reconstructible for every call: a
+	// blanket [Oracle] cannot (see [Oracle]).
 	Output Class
 	// NoTombstone says the runtime cannot insert a tombstone for this tool.
 	// Withdrawing a mutation tool's schema while its arguments stay is then
