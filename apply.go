@@ -275,6 +275,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 	un := c.unit(u)
 	if x.flags&mPinned != 0 {
 		un.pinned--
+		c.unpin(p)
 	}
 	if x.flags&mOpen != 0 {
 		un.open--

@@ -77,6 +77,7 @@ type Context struct {
 	nPending int           // calls waiting for a closed result
 	pend     []int32       // those calls
 	open     []int32       // messages still streaming
+	pins     []int32       // messages pinned
 
 	tools   []toolRec
 	toolIdx map[string]int32

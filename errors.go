@@ -343,11 +343,17 @@ type CeilingError struct {
 	// Cause is the *DeferredError or *PruneError that stood in the way,
 	// or nil when the policy proposed nothing more.
 	Cause error
+	// Held says what fills the prompt that no prune could touch (see
+	// [Held]); the text lists it, largest first.
+	Held Held
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.
 func (e *CeilingError) Error() string {
 	s := fmt.Sprintf("pruneguard: hard ceiling exceeded: %d tokens, ceiling %d", e.Tokens, e.Ceiling)
+	if !e.Held.IsZero() {
+		s += " (held: " + e.Held.String() + ")"
+	}
 	if e.Cause != nil {
 		s += ": " + strings.TrimPrefix(e.Cause.Error(), "pruneguard: ")
 	}

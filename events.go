@@ -70,7 +70,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 		c.msg(p).flags |= mEmpty
 	}
 	if m.Pinned {
-		c.msg(p).flags |= mPinned
+		c.pin(p)
 	}
 	if r := c.internRole(m.Role); r == roleSide {
 		c.side(p).role = m.Role
@@ -445,7 +445,7 @@ func (c *Context) Pin(id MessageID) error {
 		return err
 	}
 	if x := c.msg(p); x.flags&mPinned == 0 {
-		x.flags |= mPinned
+		c.pin(p)
 		u := c.unit(x.unit)
 		u.pinned++
 		u.version++

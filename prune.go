@@ -134,7 +134,7 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 		s.run(r)
 		if r.deferred != nil {
 			if held := c.heldTokens(); ceiling && c.cfg.Ceiling > 0 && held > c.cfg.Ceiling {
-				return nil, &CeilingError{Tokens: held, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
+				return nil, &CeilingError{Tokens: held, Ceiling: c.cfg.Ceiling, Cause: r.deferred, Held: c.heldIn(nil)}
 			}
 			return nil, r.deferred
 		}

@@ -288,7 +288,7 @@ func (b *restorer) addMessage(p int32) {
 		x.flags |= mStubbed
 	}
 	if m.Pinned {
-		x.flags |= mPinned
+		c.pin(q)
 	}
 	if r := c.internRole(Role(m.Role)); r == roleSide {
 		c.side(q).role = Role(m.Role)
