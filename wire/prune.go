@@ -494,7 +494,7 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 		if res.Reason != nil {
 			out.Reason = res.Reason
 		}
-		out.Outcome = res.Outcome
+		out.Outcome, out.Held = res.Outcome, res.Held
 		if err != nil || g.Tokens() <= budget || len(res.Decisions) == 0 || res.After > guard.Budget || try == 3 {
 			break
 		}
