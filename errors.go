@@ -198,6 +198,9 @@ const (
 
 // Violation is one objection of one gate to a plan. It matches the gate's
 // sentinel ([ErrBoundary], [ErrSchema] or [ErrRegen]) with [errors.Is].
+// An objection to evicting a unit names the unit and every message of it
+// that the objection holds: the regenerability gate makes one per unit
+// and code.
 //
 // The zero Violation names no gate; the package returns violations filled
 // in, and a [Screen] fills in its own (Gate GateScreen, a Code, and what it
@@ -213,6 +216,7 @@ type Violation struct {
 	Facts    []Fact   // the facts a summary drops (CodeMissingFact)
 	pos      uint64   // transcript position of the first message, for ordering
 	seen     seenAt   // the unit as Prune saw it, for the guard's memory
+	one      bool     // pos is the place of its first message, as seen saw it
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.

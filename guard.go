@@ -341,8 +341,8 @@ type guardRun struct {
 	ceiling int
 	rounds  int
 
-	remembered   int             // refusals this check added to the Context's memory
-	met          map[string]bool // the refusals in the result, by key
+	remembered   int    // refusals this check added to the Context's memory
+	met          metSet // the refusals in the result
 	refusedTools map[string]bool
 	noEvict      map[UnitID]bool // units refused eviction in this check, not remembered
 	spillTried   map[string]bool // units and results a spill was tried for

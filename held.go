@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pruneguard/pruneguard/internal/arena"
 )
 
 // Held accounts, in tokens, for what a check left in the prompt that no
@@ -95,12 +97,12 @@ func (c *Context) heldAccount(vs []*Violation) Held {
 // heldIn is heldAccount under a lock.
 func (c *Context) heldIn(vs []*Violation) Held {
 	h := Held{Lines: c.lineTokens, Tools: c.toolTokens}
-	seen := map[int32]bool{}
+	seen := arena.NewSet(c.units.Len())
 	take := func(u int32) int {
-		if u == none || seen[u] || c.unit(u).head == none {
+		if u == none || seen.Has(u) || c.unit(u).head == none {
 			return 0
 		}
-		seen[u] = true
+		seen.Add(u)
 		n := 0
 		for p := range c.members(u) {
 			n += c.tokensOf(p)
@@ -122,6 +124,10 @@ func (c *Context) heldIn(vs []*Violation) Held {
 		h.Pinned += take(c.msg(p).unit)
 	}
 	for _, v := range vs {
+		if c.current(v.seen) && len(v.Units) == 1 {
+			h.Refused += take(v.seen.unit) // as the gate saw it, unchanged
+			continue
+		}
 		for _, id := range v.Units {
 			if p, ok := c.find(MessageID(id)); ok {
 				h.Refused += take(c.msg(p).unit)

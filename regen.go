@@ -263,11 +263,15 @@ func (c *Context) derive(p int32) Class {
 // regenGate checks every message that would leave the prompt: each
 // member of the closing set, a unit at a time, and each stub target. In
 // RegenRefuse an unsafe one refuses the plan; in RegenDropUnsafe its unit,
-// or its stub, is left out.
+// or its stub, is left out. A unit's unsafe messages make one violation
+// per reason (code), naming them all; a message a planned step names
+// makes one of its own, with the steps.
 func (r *pruneRun) regenGate() {
 	c := r.c
 	drop := c.cfg.Regen == RegenDropUnsafe
 	var unsafe []int32
+	var uv []*Violation // the unit's, reused: the gate copies them out
+	var at []codeAt     // the unit's unsafe messages and why, reused
 	t := r.pass()
 	for _, first := range r.evict {
 		u := c.msg(first).unit
@@ -276,12 +280,17 @@ func (r *pruneRun) regenGate() {
 		} else {
 			un.mark = t
 		}
-		var uv []*Violation
+		uv, at = uv[:0], at[:0]
 		for p := range c.members(u) {
 			if r.has(p, kEvict) {
-				uv = append(uv, r.regenCheck(p)...)
+				if r.sum != nil {
+					uv = r.regenCheck(uv, p)
+				} else {
+					at = r.unsafeCodes(at, p)
+				}
 			}
 		}
+		uv = r.vs.unit(r, uv, at)
 		if len(uv) == 0 {
 			continue
 		}
@@ -294,7 +303,7 @@ func (r *pruneRun) regenGate() {
 	}
 	r.dropUnits(unsafe)
 	r.stubs = slices.DeleteFunc(r.stubs, func(p int32) bool {
-		sv := r.regenCheck(p)
+		sv := r.regenCheck(nil, p)
 		switch {
 		case len(sv) == 0:
 			return false
@@ -308,44 +317,51 @@ func (r *pruneRun) regenGate() {
 	})
 }
 
-// regenCheck returns the violations of the regenerability gate for one
-// message, or nil when it may leave the prompt.
-func (r *pruneRun) regenCheck(p int32) []*Violation {
+// regenCheck appends to dst the violations of the regenerability gate for
+// one message, none when it may leave the prompt.
+func (r *pruneRun) regenCheck(dst []*Violation, p int32) []*Violation {
 	if r.sum != nil {
-		return r.summaryCheck(p)
+		return append(dst, r.summaryCheck(p)...)
 	}
+	var at [4]codeAt
+	return r.vs.unit(r, dst, r.unsafeCodes(at[:0], p))
+}
+
+// codeAt is why the regenerability gate holds message p.
+type codeAt struct {
+	code Code
+	p    int32
+}
+
+// unsafeCodes appends to dst why message p may not leave the prompt:
+// nothing when it may.
+func (r *pruneRun) unsafeCodes(dst []codeAt, p int32) []codeAt {
 	c := r.c
-	v := func(code Code) *Violation {
-		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{c.unitID(c.msg(p).unit)}, Messages: []MessageID{c.id(p)}, pos: uint64(p)}
-	}
 	// A planned step that names the message holds it, whatever else.
 	if c.refs(p) > 0 {
-		ref := v(CodeReferenced)
-		ref.Steps = c.stepsOf(p)
-		return []*Violation{ref}
+		return append(dst, codeAt{CodeReferenced, p})
 	}
 	if c.sealed {
-		return nil // condition 3: closed plan, and no remaining step needs it
+		return dst // condition 3: closed plan, and no remaining step needs it
 	}
 	k := r.classOf(p)
 	if k == Reconstructible {
-		return nil
+		return dst
 	}
 	if c.resolvable(c.pointer(p)) {
 		r.relied = append(r.relied, p)
-		return nil // condition 2: durable spill with a live pointer
+		return dst // condition 2: durable spill with a live pointer
 	}
-	if codes := c.msg(p).facts.codes(); len(codes) > 0 {
-		out := make([]*Violation, len(codes))
-		for i, code := range codes {
-			out[i] = v(code)
+	if f := c.msg(p).facts; f != 0 {
+		for _, code := range f.codes() {
+			dst = append(dst, codeAt{code, p})
 		}
-		return out
+		return dst
 	}
 	if k == Durable {
-		return []*Violation{v(CodePointerLost)}
+		return append(dst, codeAt{CodePointerLost, p})
 	}
-	return []*Violation{v(CodeIrreducible)}
+	return append(dst, codeAt{CodeIrreducible, p})
 }
 
 func (c *Context) resolvable(p Pointer) bool {

@@ -837,11 +837,24 @@ func evictedUnits(d *pruneguard.Decision, g *wire.Guarded, before int, listed fu
 	return out
 }
 
+// dedupeRefusals returns rs without the refusals that name what an
+// earlier one names, in order.
 func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
-	seen := map[string]bool{}
-	var out []wire.Refusal
+	type key struct{ gate, code, unit, msg, all string }
+	seen := make(map[key]bool, len(rs))
+	out := make([]wire.Refusal, 0, len(rs))
 	for _, r := range rs {
-		k := fmt.Sprint(r.Gate, r.Code, r.Units, r.Messages, r.Tools, r.Calls)
+		k := key{gate: r.Gate, code: r.Code}
+		if len(r.Units) <= 1 && len(r.Messages) <= 1 && len(r.Tools) == 0 && len(r.Calls) == 0 {
+			if len(r.Units) == 1 {
+				k.unit = string(r.Units[0])
+			}
+			if len(r.Messages) == 1 {
+				k.msg = string(r.Messages[0])
+			}
+		} else {
+			k.all = fmt.Sprint(r.Units, r.Messages, r.Tools, r.Calls)
+		}
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, r)
