@@ -136,10 +136,14 @@ type Context struct {
 	// (guard_memory.go).
 	mem refusalMemory
 	// The marks of the latest mutating calls (regen_scope.go): of any
-	// scope, of the empty scope, and per scope.
+	// scope, of the empty scope, and per scope; those that touched all of
+	// their scope (mut) and those that named their resources (res), with
+	// the marks of the paths they named (resources.go).
 	mutAny, mutAll int64
+	resAny, resAll int64
 	scopes         []scopeRec
 	scopeIdx       map[string]int32
+	paths          map[pathKey]pathMarks
 }
 
 // none marks a missing record in an int32 link.

@@ -159,7 +159,10 @@
 // an open-world tool's are irreducible. A read-only tool's result goes
 // stale, and irreducible, once a mutating call whose [Tool.Scope]
 // overlaps its tool's (equal scopes, or either empty) is made after it or
-// in its parallel batch. An assistant message of calls with no
+// in its parallel batch; with [Tool.ScopeArgs] naming the arguments that
+// hold the path a call touches, only once a mutating call touches an
+// overlapping path (the same, one inside the other). An assistant message
+// of calls with no
 // Content of its own takes the most conservative class of what it calls,
 // so a unit of pure calls and their results goes whole; a [Call.Server]
 // call, run by the provider with its result in the same message, adds its

@@ -102,9 +102,18 @@ func (c *Context) state() *savedState {
 	s.Tools = c.savedTools(rn)
 	s.Unsound = slices.Clone(c.unsound)
 	for _, sc := range c.scopes {
-		s.Scopes = append(s.Scopes, savedScope{Name: str(sc.name), Mut: rn.mark(sc.mut)})
+		s.Scopes = append(s.Scopes, savedScope{Name: str(sc.name), Mut: rn.mark(sc.mut), Res: rn.mark(sc.res)})
 	}
 	s.MutAny, s.MutAll = rn.mark(c.mutAny), rn.mark(c.mutAll)
+	s.ResAny, s.ResAll = rn.mark(c.resAny), rn.mark(c.resAll)
+	for k, pm := range c.paths {
+		if at, under := rn.mark(pm.at), rn.mark(pm.under); under > 1 {
+			s.Paths = append(s.Paths, savedPath{Scope: k.scope, Path: str(k.path), At: at, Under: under})
+		}
+	}
+	slices.SortFunc(s.Paths, func(a, b savedPath) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), strings.Compare(string(a.Path), string(b.Path)))
+	})
 	for _, id := range slices.Sorted(mapKeys(c.steps)) {
 		st := savedStep{ID: str(id), Refs: []int32{}}
 		for _, p := range c.steps[id].refs {
@@ -233,7 +242,7 @@ func (c *Context) savedTools(rn *saveRenumbering) []savedTool {
 		st := savedTool{
 			Name: str(t.t.Name), Schema: slices.Clone(t.t.Schema), Version: str(t.t.Version),
 			Annotations: t.t.Annotations, Output: t.t.Output, NoTombstone: t.t.NoTombstone,
-			Family: str(t.t.Family), Scope: str(t.t.Scope), Registered: t.registered, Resident: t.resident,
+			Family: str(t.t.Family), Scope: str(t.t.Scope), ScopeArgs: strs(t.t.ScopeArgs), Registered: t.registered, Resident: t.resident,
 			Tombstoned: t.tombstoned, Compressed: slices.Clone(t.compressed), Lossy: t.lossy, Ver: t.ver,
 			Reexpansions: t.reexpand, GhostCalls: t.ghostCalls, Refetches: t.refetches,
 			IrreducibleRefetches: t.irreducibleRefetches, GhostCopies: t.ghostCopies,

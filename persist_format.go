@@ -146,6 +146,13 @@ type savedState struct {
 	// having left; a state without it (as earlier releases wrote) has read
 	// the messages up to the model's last (see Context.Append).
 	ReadEnd *int32 `json:"readEnd,omitempty"`
+	// ResAny, ResAll and Paths are the marks of the mutating calls that
+	// named their resources (see Tool.ScopeArgs); written only when some
+	// did, so that a state without them reads as earlier releases wrote
+	// it: every mutating call touched all of its scope.
+	ResAny int64       `json:"resAny,omitempty"`
+	ResAll int64       `json:"resAll,omitempty"`
+	Paths  []savedPath `json:"paths,omitempty"`
 }
 
 type savedPointer struct {
@@ -219,6 +226,7 @@ type savedTool struct {
 	NoTombstone bool        `json:"noTombstone,omitempty"`
 	Family      str         `json:"family,omitempty"`
 	Scope       str         `json:"scope,omitempty"`
+	ScopeArgs   []str       `json:"scopeArgs,omitempty"`
 	Registered  bool        `json:"registered,omitempty"`
 	Resident    bool        `json:"resident,omitempty"`
 	Tombstoned  bool        `json:"tombstoned,omitempty"`
@@ -248,6 +256,17 @@ type savedTool struct {
 type savedScope struct {
 	Name str   `json:"name"`
 	Mut  int64 `json:"mut,omitempty"`
+	Res  int64 `json:"res,omitempty"`
+}
+
+// savedPath is the marks of a path that mutating calls named (see
+// Tool.ScopeArgs); Scope is the scope's index plus one, 0 for the empty
+// scope, -1 for all of them.
+type savedPath struct {
+	Scope int32 `json:"scope"`
+	Path  str   `json:"path"`
+	At    int64 `json:"at,omitempty"`
+	Under int64 `json:"under"`
 }
 
 type savedStep struct {

@@ -189,7 +189,8 @@ func (f OracleFunc) Classify(m Message) Class { return f(m) }
 //
 // The class of a call's results is its tool's [Tool.OutputClass], raised
 // to Irreducible for a read-only tool once a mutating call of an
-// overlapping [Tool.Scope] was made after the call, or in the same batch:
+// overlapping [Tool.Scope] (that touched an overlapping path, when both
+// name theirs by [Tool.ScopeArgs]) was made after the call, or in the same batch:
 // precisely, at or after the first call of the batch, so that a call a
 // streaming message gives at [Context.Close] counts any mutating call
 // made while it streamed. A mutating call counts from the moment it is

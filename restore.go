@@ -149,19 +149,30 @@ func (b *restorer) markOK(m int64) bool { return m >= 0 && m <= 2*int64(b.nk)+1 
 func (b *restorer) scopes() error {
 	s, c := b.s, b.c
 	for i, sc := range s.Scopes {
-		if sc.Name == "" || c.scopeIdx[string(sc.Name)] != 0 || !b.markOK(sc.Mut) {
+		if sc.Name == "" || c.scopeIdx[string(sc.Name)] != 0 || !b.markOK(sc.Mut) || !b.markOK(sc.Res) {
 			return badState("scopes", string(sc.Name))
 		}
 		if c.scopeIdx == nil {
 			c.scopeIdx = make(map[string]int32)
 		}
-		c.scopes = append(c.scopes, scopeRec{name: string(sc.Name), mut: sc.Mut})
+		c.scopes = append(c.scopes, scopeRec{name: string(sc.Name), mut: sc.Mut, res: sc.Res})
 		c.scopeIdx[string(sc.Name)] = int32(i + 1)
 	}
-	if !b.markOK(s.MutAny) || !b.markOK(s.MutAll) {
+	if !b.markOK(s.MutAny) || !b.markOK(s.MutAll) || !b.markOK(s.ResAny) || !b.markOK(s.ResAll) {
 		return badState("scopes", "")
 	}
-	c.mutAny, c.mutAll = s.MutAny, s.MutAll
+	c.mutAny, c.mutAll, c.resAny, c.resAll = s.MutAny, s.MutAll, s.ResAny, s.ResAll
+	for _, sp := range s.Paths {
+		k := pathKey{sp.Scope, string(sp.Path)}
+		if _, dup := c.paths[k]; dup || k.scope < anyScope || k.scope > int32(len(c.scopes)) || cleanPath(k.path) != k.path ||
+			!b.markOK(sp.At) || !b.markOK(sp.Under) || sp.At > sp.Under || sp.Under <= 1 {
+			return badState("paths", k.path)
+		}
+		if c.paths == nil {
+			c.paths = make(map[pathKey]pathMarks, len(s.Paths))
+		}
+		c.paths[k] = pathMarks{at: sp.At, under: sp.Under}
+	}
 	return nil
 }
 
@@ -179,6 +190,7 @@ func (b *restorer) tools() error {
 			t: Tool{
 				Name: name, Schema: st.Schema, Version: string(st.Version), Annotations: st.Annotations,
 				Output: st.Output, NoTombstone: st.NoTombstone, Family: string(st.Family), Scope: string(st.Scope),
+				ScopeArgs: unstrs[string](st.ScopeArgs),
 			},
 			registered: st.Registered, resident: st.Resident, tombstoned: st.Tombstoned,
 			compressed: st.Compressed, lossy: st.Lossy, ver: st.Ver, head: none, tail: none,

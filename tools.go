@@ -93,6 +93,21 @@ type Tool struct {
 	// once a mutating call of an overlapping scope is made after the call
 	// that produced it, or in the same batch (see [Context.ClassOf]).
 	Scope string
+	// ScopeArgs names the arguments of a call (members of its JSON
+	// object) that say which resource within the Scope it reads or
+	// writes, as a '/'-separated path: "path" for a file tool. A mutating
+	// call whose arguments hold each as a string touches only those
+	// paths, and stales only the reads of an overlapping one: the same
+	// path once cleaned ("notes/./a.txt" is "notes/a.txt"), a path inside
+	// it, or a directory holding it (a write to notes/b.txt leaves a read
+	// of notes/a.txt reconstructible; a write to notes, or a read of it,
+	// does not); an absolute and a relative path always overlap. A read
+	// whose arguments name its paths is staled only by writes that touch
+	// them, or that touch all of an overlapping scope. A call whose
+	// arguments lack one, hold one twice or not as a string, or are not
+	// an object, touches all of its Scope, as does every call of a tool
+	// with no ScopeArgs: the default is today's rule.
+	ScopeArgs []string
 }
 
 // Mutating reports whether calling the tool may change its environment
@@ -274,6 +289,7 @@ func (c *Context) RegisterTool(t Tool) error {
 		return inputErr("register tool", t.Name, ErrBadSchema)
 	}
 	t.Schema = slices.Clone(t.Schema)
+	t.ScopeArgs = slices.Clone(t.ScopeArgs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
@@ -296,7 +312,7 @@ func (c *Context) RegisterTool(t Tool) error {
 		r.t = t
 		r.registered = true
 	}
-	c.setScope(c.toolRec(t.Name))
+	c.setScope(c.toolRec(t.Name), reclass)
 	c.registered(c.toolIdx[t.Name], same)
 	if reclass {
 		// The results of its calls, or the reads its calls made stale,
@@ -327,13 +343,16 @@ func (c *Context) registrationFits(t Tool) bool {
 // toolClassKey is what of a tool decides the class of results: of its
 // own calls, and of the reads its calls make stale.
 type toolClassKey struct {
-	output   Class
-	readOnly bool
-	scope    string
+	output    Class
+	readOnly  bool
+	scope     string
+	scopeArgs string
+	hints     bool // the side-effect hints that bind an Oracle
 }
 
 func classKey(t Tool) toolClassKey {
-	return toolClassKey{output: t.OutputClass(), readOnly: t.Annotations.ReadOnly(), scope: t.Scope}
+	return toolClassKey{output: t.OutputClass(), readOnly: t.Annotations.ReadOnly(), scope: t.Scope,
+		scopeArgs: strings.Join(t.ScopeArgs, "\x00"), hints: t.Annotations.SideEffects()}
 }
 
 func migrated(old, new Tool) bool {
