@@ -39,8 +39,14 @@ type Decision struct {
 	// Compress are the accepted schema compressions (lossless, or lossy
 	// with a tombstone).
 	Compress []CompressedSchema
-	// Lossy reports proposed compressions that lose constraints.
+	// Lossy reports proposed compressions that lose constraints, or
+	// narrow the schema against arguments that stay: the gate treats them
+	// as withdrawing the schema (a tombstone stands, or the plan is
+	// refused).
 	Lossy []LossyCompression
+	// Narrowed reports accepted compressions that narrow the schema
+	// without contradicting an argument that stays.
+	Narrowed []NarrowedCompression
 	// Tombstones must be inserted by the runtime, one line per tool, when
 	// it applies the decision.
 	Tombstones []Tombstone

@@ -121,7 +121,10 @@
 // Evict-or-tombstone ([ErrSchema]). A tool's schema may leave the prompt
 // only when no arguments of earlier calls to the tool stay, or behind a
 // one-line [Tombstone] that tells the model to ask for the schema back.
-// A compression that loses a constraint counts as dropping the schema.
+// A compression that loses a constraint counts as dropping the schema,
+// and so does one that narrows it so that arguments of calls that stay
+// are invalid under it, or may be ([LossyCompression]); a narrowing no
+// surviving argument contradicts is reported in [Decision.Narrowed].
 // A mutation tool that cannot be tombstoned keeps its schema; a read-only
 // one may lose it, as it fails closed. The gate runs once the other gates
 // have settled what leaves, so schemas are decided on the arguments that
