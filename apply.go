@@ -19,6 +19,9 @@ import (
 // the [Resolver] again about every pointer the decision relies on (a
 // message that may go only because it was spilled) and refuses, naming
 // those messages in [StaleError.Messages], when one no longer resolves. A
+// decision whose stubs, pointer lines, schemas or tombstones no longer
+// fit beside what arrived since Prune (the total would pass the largest
+// int) is refused with [ErrTokenOverflow], changing nothing. A
 // decision can be applied once, to the Context that made it.
 //
 // Apply is also where the Context reclaims the memory of messages gone:
@@ -38,6 +41,10 @@ func (c *Context) Apply(d *Decision) error {
 	}
 	if err := c.staleness(d); err != nil {
 		return err
+	}
+	if !d.fits(c) {
+		// What arrived since Prune leaves no room for what it adds.
+		return inputErr("apply", "", ErrTokenOverflow)
 	}
 	rebuild, waits := c.prunes(d)
 	c.applySchemas(d)
@@ -268,6 +275,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 	un := c.unit(u)
 	if x.flags&mPinned != 0 {
 		un.pinned--
+		c.unpin(p)
 	}
 	if x.flags&mOpen != 0 {
 		un.open--

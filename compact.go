@@ -259,6 +259,9 @@ func (c *Context) renumberRefs(pm, cm []int32) {
 	for i, p := range c.open {
 		c.open[i] = pm[p]
 	}
+	for i, p := range c.pins {
+		c.pins[i] = pm[p]
+	}
 	for i, k := range c.pend {
 		c.pend[i] = cm[k]
 	}

@@ -51,7 +51,7 @@ func TestCompactIndexesMatchARebuild(t *testing.T) {
 		if err != nil || len(d.Refused) != len(irreducible.Stub) {
 			rt.Fatalf("stubs refused: %v, %v", d, err)
 		}
-		if added := c.remember(nil, d.Refused); added != len(irreducible.Stub) {
+		if added, _ := c.remember(nil, d.Refused); added != len(irreducible.Stub) {
 			rt.Fatalf("%d stub refusals remembered of %d", added, len(irreducible.Stub))
 		}
 		c.mu.Lock()

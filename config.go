@@ -14,6 +14,9 @@ type Config struct {
 	// (RegenRefuse, the default) or only its own unit (RegenDropUnsafe).
 	Regen RegenMode
 	// Oracle, if set, classifies messages that carry no explicit Class.
+	// It cannot lift the results of a tool whose hints say they record a
+	// side effect (destructive, or not idempotent), nor the calls that
+	// made them, unless the tool sets Tool.Output: see [Oracle].
 	Oracle Oracle
 	// Resolver, if set, decides whether spill pointers still resolve.
 	// Without one no pointer counts.
@@ -122,8 +125,11 @@ func (cfg Config) stub() ([]byte, int) {
 // stubTokens returns the token count message p has once stubbed, less
 // any chunks a stream writes after its stub: PointerTokens when it
 // carries a pointer and PointerTokens is set, the stub's otherwise.
-func (c *Context) stubTokens(p int32) int {
-	if c.cfg.PointerTokens > 0 && !c.pointer(p).IsZero() {
+func (c *Context) stubTokens(p int32) int { return c.stubTokensWith(c.pointer(p)) }
+
+// stubTokensWith is what a stubbed message carrying pointer ptr counts.
+func (c *Context) stubTokensWith(ptr Pointer) int {
+	if c.cfg.PointerTokens > 0 && !ptr.IsZero() {
 		return c.cfg.PointerTokens
 	}
 	_, n := c.cfg.stub()

@@ -77,6 +77,7 @@ type Context struct {
 	nPending int           // calls waiting for a closed result
 	pend     []int32       // those calls
 	open     []int32       // messages still streaming
+	pins     []int32       // messages pinned
 
 	tools   []toolRec
 	toolIdx map[string]int32
@@ -135,10 +136,14 @@ type Context struct {
 	// (guard_memory.go).
 	mem refusalMemory
 	// The marks of the latest mutating calls (regen_scope.go): of any
-	// scope, of the empty scope, and per scope.
+	// scope, of the empty scope, and per scope; those that touched all of
+	// their scope (mut) and those that named their resources (res), with
+	// the marks of the paths they named (resources.go).
 	mutAny, mutAll int64
+	resAny, resAll int64
 	scopes         []scopeRec
 	scopeIdx       map[string]int32
+	paths          map[pathKey]pathMarks
 }
 
 // none marks a missing record in an int32 link.

@@ -39,8 +39,14 @@ type Decision struct {
 	// Compress are the accepted schema compressions (lossless, or lossy
 	// with a tombstone).
 	Compress []CompressedSchema
-	// Lossy reports proposed compressions that lose constraints.
+	// Lossy reports proposed compressions that lose constraints, or
+	// narrow the schema against arguments that stay: the gate treats them
+	// as withdrawing the schema (a tombstone stands, or the plan is
+	// refused).
 	Lossy []LossyCompression
+	// Narrowed reports accepted compressions that narrow the schema
+	// without contradicting an argument that stays.
+	Narrowed []NarrowedCompression
 	// Tombstones must be inserted by the runtime, one line per tool, when
 	// it applies the decision.
 	Tombstones []Tombstone
@@ -94,6 +100,17 @@ type Decision struct {
 	relied []int32
 	// holds: a summary's, the facts of its run it carries.
 	holds []heldFact
+	// takes and adds are the tokens Apply takes from what the Context
+	// holds and adds to it (stubs, pointer lines, schemas, tombstones, a
+	// summary), for the check that the total fits an int.
+	takes int
+	adds  tally
+}
+
+// fits reports whether what the Context holds, once d is applied, fits
+// an int. Under a lock.
+func (d *Decision) fits(c *Context) bool {
+	return !d.adds.over && d.adds.n <= math.MaxInt-max(0, c.heldTokens()-d.takes)
 }
 
 // SpillNote pairs an evicted message with the pointer to its content.
@@ -422,6 +439,7 @@ func (d *Decision) cutEvictions(r *pruneRun, ids *idCutter) (hashBytes int) {
 		tokens, n := r.record(&d.recs[i], p, x)
 		hashBytes += n
 		d.Freed += tokens
+		d.takes += tokens
 		if x.side == 0 {
 			continue // no pointer
 		}
@@ -437,6 +455,7 @@ func (d *Decision) cutEvictions(r *pruneRun, ids *idCutter) (hashBytes int) {
 				}
 				lined[lp] = struct{}{}
 				d.Freed -= c.cfg.PointerTokens
+				d.adds.add(c.cfg.PointerTokens)
 			}
 		}
 	}
@@ -453,9 +472,12 @@ func (d *Decision) cutStubs(r *pruneRun, ids *idCutter) (hashBytes int) {
 		d.Stub[i] = id
 		n, h := r.record(&d.recs[len(d.evict)+i], p, x)
 		hashBytes += h
-		if stub := c.stubTokens(p); n > stub {
+		stub := c.stubTokens(p)
+		if n > stub {
 			d.Freed += n - stub
 		}
+		d.takes += n
+		d.adds.add(stub)
 		if x.side != 0 {
 			if ptr := c.pointer(p); !ptr.IsZero() {
 				d.Pointers = append(d.Pointers, SpillNote{id, ptr})

@@ -121,7 +121,10 @@
 // Evict-or-tombstone ([ErrSchema]). A tool's schema may leave the prompt
 // only when no arguments of earlier calls to the tool stay, or behind a
 // one-line [Tombstone] that tells the model to ask for the schema back.
-// A compression that loses a constraint counts as dropping the schema.
+// A compression that loses a constraint counts as dropping the schema,
+// and so does one that narrows it so that arguments of calls that stay
+// are invalid under it, or may be ([LossyCompression]); a narrowing no
+// surviving argument contradicts is reported in [Decision.Narrowed].
 // A mutation tool that cannot be tombstoned keeps its schema; a read-only
 // one may lose it, as it fails closed. The gate runs once the other gates
 // have settled what leaves, so schemas are decided on the arguments that
@@ -159,7 +162,10 @@
 // an open-world tool's are irreducible. A read-only tool's result goes
 // stale, and irreducible, once a mutating call whose [Tool.Scope]
 // overlaps its tool's (equal scopes, or either empty) is made after it or
-// in its parallel batch. An assistant message of calls with no
+// in its parallel batch; with [Tool.ScopeArgs] naming the arguments that
+// hold the path a call touches, only once a mutating call touches an
+// overlapping path (the same, one inside the other). An assistant message
+// of calls with no
 // Content of its own takes the most conservative class of what it calls,
 // so a unit of pure calls and their results goes whole; a [Call.Server]
 // call, run by the provider with its result in the same message, adds its
@@ -169,7 +175,11 @@
 // ([Context.PlanStep]) never goes. An [Oracle] or a [Message.Class]
 // decides a message's class in place of that derivation, but never lifts
 // Facts, planned-step references, the resolvable pointer a [Durable] class
-// needs, or anything of the commit boundary.
+// needs, or anything of the commit boundary. An Oracle, which judges
+// every message alike, does not lift the results of a tool annotated
+// destructive or not idempotent (MCP's defaults for a tool that is not
+// read-only) either: only that tool's [Tool.Output], or that message's
+// own Class, may.
 //
 // Calls that will never be answered (an orphan deep in the history, a
 // cancelled stream, a result the runtime lost) are given up with

@@ -71,6 +71,11 @@ var (
 	// ErrAnsweredCall: [Context.Abandon] named a call that already has a
 	// closed result, or that the provider ran in its own message.
 	ErrAnsweredCall = errors.New("pruneguard: call already has a result")
+	// ErrTokenOverflow: token counts that cannot be summed. The event
+	// (or decision) would take what the Context holds
+	// ([Context.Tokens]) past the largest int, where it would wrap round
+	// to a negative total that a guard reads as under budget.
+	ErrTokenOverflow = errors.New("pruneguard: token counts overflow the context's total")
 )
 
 // InputError reports an event or plan that the Context refused as
@@ -193,6 +198,9 @@ const (
 
 // Violation is one objection of one gate to a plan. It matches the gate's
 // sentinel ([ErrBoundary], [ErrSchema] or [ErrRegen]) with [errors.Is].
+// An objection to evicting a unit names the unit and every message of it
+// that the objection holds: the regenerability gate makes one per unit
+// and code.
 //
 // The zero Violation names no gate; the package returns violations filled
 // in, and a [Screen] fills in its own (Gate GateScreen, a Code, and what it
@@ -208,6 +216,7 @@ type Violation struct {
 	Facts    []Fact   // the facts a summary drops (CodeMissingFact)
 	pos      uint64   // transcript position of the first message, for ordering
 	seen     seenAt   // the unit as Prune saw it, for the guard's memory
+	one      bool     // pos is the place of its first message, as seen saw it
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.
@@ -338,11 +347,17 @@ type CeilingError struct {
 	// Cause is the *DeferredError or *PruneError that stood in the way,
 	// or nil when the policy proposed nothing more.
 	Cause error
+	// Held says what fills the prompt that no prune could touch (see
+	// [Held]); the text lists it, largest first.
+	Held Held
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.
 func (e *CeilingError) Error() string {
 	s := fmt.Sprintf("pruneguard: hard ceiling exceeded: %d tokens, ceiling %d", e.Tokens, e.Ceiling)
+	if !e.Held.IsZero() {
+		s += " (held: " + e.Held.String() + ")"
+	}
 	if e.Cause != nil {
 		s += ": " + strings.TrimPrefix(e.Cause.Error(), "pruneguard: ")
 	}

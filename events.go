@@ -18,7 +18,9 @@ import (
 // itself and never pending. Answers in m bind m to the unit of each
 // answered call; a message answering calls of several units joins those
 // units into one. Append fails, changing nothing, on an empty or
-// duplicate ID (or an empty name in Requires), a negative token count, an
+// duplicate ID (or an empty name in Requires), a negative token count, a
+// count that would take [Context.Tokens] past the largest int
+// ([ErrTokenOverflow]), an
 // answer for a call the Context never saw ([ErrUnknownCall]), a call that
 // was pruned ([ErrPrunedCall]; the Context remembers the 4,096 calls
 // pruned last, and a result for a call pruned before them is
@@ -50,6 +52,10 @@ func (c *Context) add(op string, m Message, open bool) error {
 		// Content still streaming is not what a store could hold.
 		return inputErr(op, string(m.ID), ErrOpenMessage)
 	}
+	tokens, ok := c.tokensFor(m)
+	if !ok || !c.fits(tokens) {
+		return inputErr(op, string(m.ID), ErrTokenOverflow)
+	}
 	p := c.msgs.Push()
 	x := c.msg(p)
 	*x = mrec{idLen: uint32(len(m.ID)), unit: none, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
@@ -64,7 +70,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 		c.msg(p).flags |= mEmpty
 	}
 	if m.Pinned {
-		c.msg(p).flags |= mPinned
+		c.pin(p)
 	}
 	if r := c.internRole(m.Role); r == roleSide {
 		c.side(p).role = m.Role
@@ -72,7 +78,7 @@ func (c *Context) add(op string, m Message, open bool) error {
 	} else {
 		c.msg(p).role = r
 	}
-	c.setTokens(p, c.tokensFor(m))
+	c.setTokens(p, tokens)
 	if open && m.Tokens == 0 && c.cfg.Counter != nil {
 		c.side(p).counted = true
 	}
@@ -294,9 +300,11 @@ func (c *Context) complete(k int32) {
 
 // Write appends a chunk to an open message and adds tokens to its count;
 // with Config.Counter set, a chunk written with 0 tokens is counted.
-// It fails with [ErrClosedMessage] if the message is not open and with
+// It fails with [ErrClosedMessage] if the message is not open, with
 // [ErrUnknownMessage] if the Context does not hold it (for example because
-// an unguarded prune removed it mid-stream).
+// an unguarded prune removed it mid-stream), and with [ErrTokenOverflow]
+// if the tokens would take [Context.Tokens] past the largest int; it
+// then writes nothing.
 func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -312,6 +320,9 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 	}
 	if tokens == 0 {
 		tokens = c.count(chunk)
+	}
+	if !c.fits(tokens) {
+		return inputErr("write", string(id), ErrTokenOverflow)
 	}
 	s := c.side(p)
 	s.buf = append(s.buf, chunk...)
@@ -334,7 +345,10 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 // Close ends the stream of an open message. Calls whose ids arrived only
 // at the end of the stream may be given here; they become pending like
 // the calls of an appended message. Closing a streamed result completes
-// the calls it answers.
+// the calls it answers. It fails, changing nothing, as Write does, and
+// on a call id that is empty or pending; calls counted by
+// Config.Counter (the message was opened with Tokens 0) that would take
+// [Context.Tokens] past the largest int are [ErrTokenOverflow].
 func (c *Context) Close(id MessageID, calls ...Call) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -358,15 +372,18 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 			return inputErr("close", string(call.ID), ErrDuplicateCall)
 		}
 	}
+	var n tally
+	if s := c.sideOf(p); s != nil && s.counted {
+		for _, k := range calls {
+			n.add(c.count(k.Args))
+		}
+		if n.over || !c.fits(n.n) {
+			return inputErr("close", string(id), ErrTokenOverflow)
+		}
+	}
 	c.addCalls(p, calls)
 	c.readTo(p) // calls make it the model's
-	if s := c.sideOf(p); s != nil && s.counted {
-		n := 0
-		for _, k := range calls {
-			n += c.count(k.Args)
-		}
-		c.addTokens(p, n)
-	}
+	c.addTokens(p, n.n)
 	x := c.msg(p)
 	x.flags &^= mOpen
 	old := x.text
@@ -428,7 +445,7 @@ func (c *Context) Pin(id MessageID) error {
 		return err
 	}
 	if x := c.msg(p); x.flags&mPinned == 0 {
-		x.flags |= mPinned
+		c.pin(p)
 		u := c.unit(x.unit)
 		u.pinned++
 		u.version++
@@ -451,7 +468,9 @@ func (c *Context) Pin(id MessageID) error {
 // pointer). A message the model has not read yet may be spilled: a pointer
 // removes nothing, and the boundary gate keeps the message's unit until
 // the model has read it ([Context.Unread]); a [Guard] spills only what
-// may go.
+// may go. A stubbed message whose pointer text would take
+// [Context.Tokens] past the largest int is refused with
+// [ErrTokenOverflow].
 func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -462,6 +481,9 @@ func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	}
 	if c.msg(p).flags&mOpen != 0 {
 		return inputErr("spill", string(id), ErrOpenMessage)
+	}
+	if c.msg(p).flags&mStubbed != 0 && !c.fits(c.stubTokensWith(ptr)-c.stubTokens(p)) {
+		return inputErr("spill", string(id), ErrTokenOverflow)
 	}
 	was := c.stubTokens(p)
 	if !ptr.IsZero() || c.sideOf(p) != nil {

@@ -3,6 +3,7 @@ package pruneguard
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 )
 
@@ -199,8 +200,14 @@ type Result struct {
 	// Reason is the last error met (a *DeferredError, *PruneError or
 	// *StaleError), if any. A check that ends over the budget having met
 	// nothing new gives the refusals remembered from earlier checks that
-	// still hold, and the units left unread, as a *PruneError.
+	// still hold, and the units left unread, as a *PruneError; having met
+	// nothing at all, a *HeldError that says what fills the prompt (Held).
 	Reason error
+	// Held accounts for what the prompt holds that the check could not
+	// touch (pointer lines, schemas and tombstones, units in flight,
+	// unread, pinned or refused), when it ends over the budget; zero
+	// otherwise. It costs a walk of those units, and of nothing else.
+	Held Held
 
 	// Compaction names this check, unique among the checks of one
 	// Context ("pruneguard-" and a count): the compactionId of the Agent
@@ -258,7 +265,8 @@ type Result struct {
 // the refusals remembered from earlier checks. It fails with a
 // [*CeilingError] when c ends above a positive Ceiling, and with the
 // [*InputError] when the policy proposes ids or tools the Context does not
-// hold. Either error may come after decisions were applied: the Outcome
+// hold, or a decision whose stubs or pointer lines would take
+// [Context.Tokens] past the largest int ([ErrTokenOverflow]). Either error may come after decisions were applied: the Outcome
 // is then Pruned, and Result.Decisions lists them for the runtime to
 // render (tombstones, pointers) as after any prune.
 //
@@ -333,8 +341,8 @@ type guardRun struct {
 	ceiling int
 	rounds  int
 
-	remembered   int             // refusals this check added to the Context's memory
-	met          map[string]bool // the refusals in the result, by key
+	remembered   int    // refusals this check added to the Context's memory
+	met          metSet // the refusals in the result
 	refusedTools map[string]bool
 	noEvict      map[UnitID]bool // units refused eviction in this check, not remembered
 	spillTried   map[string]bool // units and results a spill was tried for
@@ -474,12 +482,15 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 		}
 		unread := r.c.unreadHeld(met)
 		r.report(unread)
+		refused := res.Refused
 		if res.Reason == nil && err == nil {
 			// What stood in the way was met at earlier checks, or is unread.
 			if rs := append(r.c.Refusals(), unread...); len(rs) > 0 {
 				res.Reason = &PruneError{Violations: rs}
+				refused = append(slices.Clip(refused), rs...)
 			}
 		}
+		res.Held = r.c.heldAccount(refused)
 	}
 	switch {
 	case err != nil:
@@ -493,7 +504,7 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 		if applied {
 			res.Outcome = Pruned
 		}
-		err = &CeilingError{Tokens: res.After, Ceiling: r.ceiling, Cause: res.Reason}
+		err = &CeilingError{Tokens: res.After, Ceiling: r.ceiling, Cause: res.Reason, Held: res.Held}
 	case applied:
 		res.Outcome = Pruned
 	case !over:
@@ -505,6 +516,10 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 		if res.Reason == nil && !r.c.Settled() {
 			res.Reason = &DeferredError{Pending: r.c.Pending(), Open: r.c.OpenMessages()}
 		}
+	}
+	if res.Reason == nil && over && res.After > r.g.Budget && !res.Held.IsZero() {
+		// Nothing was refused: what stays is what no prune may touch.
+		res.Reason = &HeldError{Tokens: res.After, Budget: r.g.Budget, Held: res.Held}
 	}
 	r.logRefetchAlerts()
 	r.log.check(r, over, err)

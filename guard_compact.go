@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -24,8 +25,8 @@ func (r *guardRun) compact() {
 	if now <= r.target {
 		return
 	}
-	r.v.arm() // the walks of the View, for the policy's Keeper, see the Context as it is
-	run := r.summaryRun(2 * (now - r.target))
+	r.v.arm()                                                 // the walks of the View, for the policy's Keeper, see the Context as it is
+	run := r.summaryRun(2 * min(now-r.target, math.MaxInt/2)) // twice what must go, at most all
 	if len(run) == 0 {
 		return
 	}

@@ -72,8 +72,8 @@ func (c *Context) judge() uint64 { return c.epoch - c.mem.applies }
 func (r *pruneRun) stampViolations(vs []*Violation) {
 	c := r.c
 	for _, v := range vs {
-		if len(v.Units) == 0 {
-			continue
+		if len(v.Units) == 0 || v.seen.ok {
+			continue // none, or stamped when made
 		}
 		p, ok := c.find(MessageID(v.Units[0]))
 		if !ok {
@@ -117,28 +117,47 @@ func (m *refusalMemory) stubRefused(p int32) bool {
 // remember records refusals: units refused eviction and results refused
 // a stub, each as the violation's stamp saw it. A refusal whose unit
 // changed since is not recorded. It returns how many units and results it
-// added.
-func (c *Context) remember(units, stubs []*Violation) (added int) {
+// added, and which of the unit refusals it holds (kept[i] for units[i]).
+func (c *Context) remember(units, stubs []*Violation) (added int, kept []bool) {
+	kept = make([]bool, len(units))
 	if len(units) == 0 && len(stubs) == 0 {
-		return 0
+		return 0, kept
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := &c.mem
 	m.sync(c)
-	for _, v := range units {
+	var fresh []unitRefusal // the records added, in one allocation
+	for i := 0; i < len(units); i++ {
+		v := units[i]
 		s := v.seen
 		if !c.current(s) {
 			continue
 		}
+		kept[i] = true
 		r := m.units[s.unit]
 		if r == nil || r.ver != s.ver {
 			added++
-			r = &unitRefusal{ver: s.ver, last: s.unit}
+			if len(fresh) == cap(fresh) {
+				fresh = make([]unitRefusal, 0, len(units)-i)
+			}
+			fresh = append(fresh, unitRefusal{ver: s.ver, last: s.unit})
+			r = &fresh[len(fresh)-1]
 			if m.units == nil {
-				m.units = make(map[int32]*unitRefusal)
+				m.units = make(map[int32]*unitRefusal, len(units))
 			}
 			m.units[s.unit] = r
+			// The unit's refusals that follow in units are its first ones:
+			// kept as they are, capped so that a later one is copied.
+			j := i + 1
+			for j < len(units) && units[j].seen == s && !slices.ContainsFunc(units[i:j], units[j].same) {
+				kept[j] = true
+				j++
+			}
+			r.vs = units[i:j:j]
+			r.regen = slices.ContainsFunc(r.vs, func(v *Violation) bool { return v.Gate == GateRegen })
+			i = j - 1
+			continue
 		}
 		r.regen = r.regen || v.Gate == GateRegen
 		if !slices.ContainsFunc(r.vs, v.same) {
@@ -167,7 +186,7 @@ func (c *Context) remember(units, stubs []*Violation) (added int) {
 			m.stubs[p] = append(m.stubs[p], v)
 		}
 	}
-	return added
+	return added, kept
 }
 
 // sync drops the regen refusals when the judgement epoch moved on.

@@ -158,10 +158,10 @@ func TestGuardRemembersRefusedStubs(t *testing.T) {
 		return ids
 	}
 	assert.Empty(t, largest(), "rq and rs are stubbed, rp refused")
-	// The unit was refused whole too, for its call of post: a's refusal
-	// names a, and rp's is met by the stub and by the eviction alike.
+	// The unit was refused whole too, for its call of post: the unit's
+	// refusal names a and rp, and rp's stub has its own.
 	require.Len(t, c.Refusals(), 2)
-	assert.Equal(t, []pruneguard.MessageID{"a"}, c.Refusals()[0].Messages)
+	assert.Equal(t, []pruneguard.MessageID{"a", "rp"}, c.Refusals()[0].Messages)
 	assert.Equal(t, []pruneguard.MessageID{"rp"}, c.Refusals()[1].Messages)
 	c.ForgetRefusals()
 	assert.Equal(t, []pruneguard.MessageID{"rp"}, largest())

@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"errors"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,7 +147,7 @@ func (r *guardRun) filter(p Plan, h planHint) (Plan, planHint) {
 	}
 	dropEvict := func(q int32) bool {
 		u := c.msg(q).unit
-		return c.hides(r.v.hidden, q) || c.mem.refused(c, u) != nil || len(r.noEvict) > 0 && r.noEvict[c.unitID(u)]
+		return c.hides(r.v.hidden, q) || c.mem.refused(c, u) != nil || len(r.noEvict) > 0 && r.noEvict[UnitID(c.msgID(c.unit(u).head))]
 	}
 	dropStub := func(q int32, id MessageID) bool {
 		x := c.msg(q)
@@ -220,13 +221,18 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 		evictUnits = r.c.unitsOf(p.Evict)
 	}
 	var remUnits, remStubs []*Violation
-	blocked := map[UnitID]bool{}
-	spillable := func(v *Violation, key string) bool {
-		return r.g.Spill != nil && v.Code != CodeReferenced && !r.spillTried[key]
+	// What blocks a spill, and the spill candidates a regen violation
+	// makes: only with a store to spill to.
+	spills := r.g.Spill != nil
+	var blocked, unitCand map[UnitID]bool
+	var cand []spillCand
+	if spills {
+		blocked, unitCand = map[UnitID]bool{}, map[UnitID]bool{}
+		cand = make([]spillCand, len(vs))
 	}
-	// cand is the spill candidate a regen violation would make, if any.
-	cand := make([]spillCand, len(vs))
-	unitCand := map[UnitID]bool{}
+	spillable := func(v *Violation, key string) bool {
+		return spills && v.Code != CodeReferenced && !r.spillTried[key]
+	}
 	for i, v := range vs {
 		switch v.Gate {
 		case GateBoundary:
@@ -239,7 +245,9 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 				r.v.Hide(v.Units...)
 			}
 			for _, u := range v.Units {
-				blocked[u] = true
+				if spills {
+					blocked[u] = true
+				}
 			}
 		case GateSchema:
 			for _, t := range v.Tools {
@@ -265,13 +273,20 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 				continue
 			}
 			if !spillable(v, string(u)) {
-				blocked[u] = true
+				if spills {
+					blocked[u] = true
+				}
 				remUnits = append(remUnits, v)
-				r.noEvictUnit(u)
-				continue
+				continue // remembered, or held back for this check below
 			}
 			cand[i] = spillCand{unit: u}
 		}
+	}
+	if !spills {
+		added, kept := r.c.remember(remUnits, remStubs)
+		r.keepOut(remUnits, added, kept)
+		r.report(vs)
+		return nil, nil
 	}
 	// A unit held for any reason a spill does not lift is not spilled:
 	// its refusals are remembered whole. The refusals a spill may lift
@@ -284,7 +299,6 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 			now = append(now, v)
 		case k.stub == "" && blocked[k.unit]:
 			remUnits = append(remUnits, v)
-			r.noEvictUnit(k.unit)
 			now = append(now, v)
 		default:
 			pending = append(pending, v)
@@ -294,9 +308,25 @@ func (r *guardRun) learn(p Plan, vs []*Violation) (cands []spillCand, pending []
 			}
 		}
 	}
-	r.remembered += r.c.remember(remUnits, remStubs)
+	added, kept := r.c.remember(remUnits, remStubs)
+	r.keepOut(remUnits, added, kept)
 	r.report(now)
 	return cands, pending
+}
+
+// keepOut records what remember did with the unit refusals vs: how many
+// units and results it added, and, for each unit refusal it could not
+// remember (its unit changed since Prune), that the unit stays out of
+// this check all the same.
+func (r *guardRun) keepOut(vs []*Violation, added int, kept []bool) {
+	r.remembered += added
+	for i, v := range vs {
+		if !kept[i] {
+			for _, u := range v.Units {
+				r.noEvictUnit(u)
+			}
+		}
+	}
 }
 
 // progress measures what this check has taken out of its plans: it only
@@ -453,24 +483,167 @@ func msgStrings(ids []MessageID) []string {
 // and in the log.
 func (r *guardRun) report(vs []*Violation) {
 	n := len(r.res.Refused)
+	c := r.c
+	c.mu.RLock()
 	for _, v := range vs {
-		k := v.key()
-		if r.met[k] {
+		if r.met.seen(c, v, r.res.Refused) {
 			continue
 		}
-		if r.met == nil {
-			r.met = make(map[string]bool)
-		}
-		r.met[k] = true
 		r.res.Refused = append(r.res.Refused, v)
 	}
+	c.mu.RUnlock()
 	for _, v := range r.res.Refused[n:] {
 		r.log.refusal(r, v)
 	}
 }
 
-// key identifies the objection v makes, as same compares them.
-func (v *Violation) key() string {
+// metSet is the set of refusals a check met. Those that name a message,
+// one unit at most and no tool (most refusals, each of the
+// regenerability gate) are chained by the position of their first
+// message, the rest kept by the hash of their key: a refusal costs a few
+// steps, however many there are and however long their ids.
+type metSet struct {
+	// comp is the Context's compactions when at was filled: a compaction
+	// moves the messages, and at is filled again.
+	comp  int
+	at    []int32 // a message's position, to 1 + the index of the last refusal naming it
+	prev  []int32 // a refusal's index, to 1 + the index of the one before it in its chain
+	seed  maphash.Seed
+	first map[uint64]int            // a hash, to the first refusal with it
+	more  map[violationKey]struct{} // refusals whose hash an earlier one took
+}
+
+// place returns the position of the first message v names, when it
+// names one unit at most and no tool, or none: for a refusal the
+// regenerability gate made, where it saw it. Under the read lock.
+func (s *metSet) place(c *Context, v *Violation) int32 {
+	if len(v.Messages) == 0 || len(v.Units) > 1 || len(v.Tools) > 0 {
+		return none
+	}
+	if v.one && v.seen.comp == c.compactions {
+		return int32(v.pos)
+	}
+	if p, ok := c.find(v.Messages[0]); ok {
+		return p
+	}
+	return none
+}
+
+// seen reports whether a refusal that makes v's objection is in met, the
+// refusals reported so far, and records v as the next one when not.
+// Under the read lock.
+func (s *metSet) seen(c *Context, v *Violation, met []*Violation) bool {
+	if s.at == nil || s.comp != c.compactions {
+		s.chain(c, met)
+	}
+	s.prev = append(s.prev, 0) // v's, if it joins met
+	if p := s.place(c, v); p != none {
+		if int(p) >= len(s.at) {
+			s.at = append(s.at, make([]int32, int(p)+1-len(s.at))...)
+		}
+		for i := s.at[p]; i != 0; i = s.prev[i-1] {
+			if met[i-1].same(v) {
+				s.prev = s.prev[:len(met)]
+				return true
+			}
+		}
+		s.prev[len(met)] = s.at[p]
+		s.at[p] = int32(len(met) + 1)
+		return false
+	}
+	if s.hashed(v, met) {
+		s.prev = s.prev[:len(met)]
+		return true
+	}
+	return false
+}
+
+// chain files again, by the positions of their messages now, the
+// refusals met that name one message. Under the read lock.
+func (s *metSet) chain(c *Context, met []*Violation) {
+	s.comp = c.compactions
+	s.at = make([]int32, c.msgs.Len())
+	s.prev = s.prev[:0]
+	for i, v := range met {
+		s.prev = append(s.prev, 0)
+		if p := s.place(c, v); p != none {
+			s.prev[i] = s.at[p]
+			s.at[p] = int32(i + 1)
+		}
+	}
+}
+
+// hashed is seen for a refusal that names no one message held.
+func (s *metSet) hashed(v *Violation, met []*Violation) bool {
+	if s.first == nil {
+		s.seed = maphash.MakeSeed()
+		s.first = make(map[uint64]int)
+	}
+	k := v.key()
+	h := k.hash(s.seed)
+	i, ok := s.first[h]
+	switch {
+	case !ok:
+		s.first[h] = len(met)
+		return false
+	case met[i].key() == k:
+		return true
+	}
+	if _, ok := s.more[k]; ok {
+		return true
+	}
+	if s.more == nil {
+		s.more = make(map[violationKey]struct{})
+	}
+	s.more[k] = struct{}{}
+	return false
+}
+
+// violationKey identifies the objection a violation makes, as same
+// compares them: a violation naming at most one unit, one message and no
+// tool (as most do) by those, any other by the text of all it names.
+type violationKey struct {
+	gate Gate
+	code Code
+	unit UnitID
+	msg  MessageID
+	all  string
+}
+
+// hash returns the hash of k with seed: equal keys hash alike.
+func (k violationKey) hash(seed maphash.Seed) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(string(k.msg))
+	h.WriteByte(0)
+	h.WriteString(string(k.unit))
+	h.WriteByte(0)
+	h.WriteString(string(k.code))
+	h.WriteByte(byte(k.gate))
+	h.WriteString(k.all)
+	return h.Sum64()
+}
+
+// key returns the key of v, without allocating for a violation that
+// names at most one unit, one message and no tool.
+func (v *Violation) key() violationKey {
+	k := violationKey{gate: v.Gate, code: v.Code}
+	switch {
+	case len(v.Units) > 1 || len(v.Messages) > 1 || len(v.Tools) > 0:
+		k.all = v.text()
+	default:
+		if len(v.Units) == 1 {
+			k.unit = v.Units[0]
+		}
+		if len(v.Messages) == 1 {
+			k.msg = v.Messages[0]
+		}
+	}
+	return k
+}
+
+// text writes all that v names, for its key.
+func (v *Violation) text() string {
 	var b strings.Builder
 	b.WriteString(strconv.Itoa(int(v.Gate)))
 	b.WriteByte(0)

@@ -53,7 +53,8 @@ import (
 //   - LogSpillFailed: units, messages, tokens and error.
 //   - LogCheck: outcome, before, after, budget, trigger, target, ceiling,
 //     decisions, refused, spills, spill_errors, and reason (the text of
-//     Result.Reason) and error when set.
+//     Result.Reason), held (Result.Held: [Held.LogValue]) and error when
+//     set.
 //   - LogRefetch: the alert's attributes ([RefetchAlert.LogValue]: tool,
 //     call, result, pruned, stubbed, class, match), never the content or
 //     its hashes.
@@ -162,6 +163,9 @@ func (g *guardLog) check(r *guardRun, over bool, err error) {
 	}
 	if res.Reason != nil {
 		attrs = append(attrs, slog.String("reason", res.Reason.Error()))
+	}
+	if !res.Held.IsZero() {
+		attrs = append(attrs, slog.Any("held", res.Held))
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
@@ -328,6 +332,9 @@ func (r Result) LogValue() slog.Value {
 	if r.Reason != nil {
 		attrs = append(attrs, slog.String("reason", r.Reason.Error()))
 	}
+	if !r.Held.IsZero() {
+		attrs = append(attrs, slog.Any("held", r.Held))
+	}
 	return slog.GroupValue(attrs...)
 }
 
@@ -392,8 +399,31 @@ func (e *DeferredError) LogValue() slog.Value {
 // LogValue returns the tokens, the ceiling and the cause.
 func (e *CeilingError) LogValue() slog.Value {
 	attrs := []slog.Attr{slog.Int("tokens", e.Tokens), slog.Int("ceiling", e.Ceiling)}
+	if !e.Held.IsZero() {
+		attrs = append(attrs, slog.Any("held", e.Held))
+	}
 	if e.Cause != nil {
 		attrs = append(attrs, slog.Any("cause", e.Cause))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// LogValue returns the tokens, the budget and what is held.
+func (e *HeldError) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("tokens", e.Tokens), slog.Int("budget", e.Budget), slog.Any("held", e.Held))
+}
+
+// LogValue returns the parts that hold tokens: lines, tools, in_flight,
+// unread, pinned and refused.
+func (h Held) LogValue() slog.Value {
+	var attrs []slog.Attr
+	for _, a := range []struct {
+		name string
+		n    int
+	}{{"lines", h.Lines}, {"tools", h.Tools}, {"in_flight", h.InFlight}, {"unread", h.Unread}, {"pinned", h.Pinned}, {"refused", h.Refused}} {
+		if a.n > 0 {
+			attrs = append(attrs, slog.Int(a.name, a.n))
+		}
 	}
 	return slog.GroupValue(attrs...)
 }

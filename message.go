@@ -102,8 +102,10 @@ type Message struct {
 	// staleness and Config.TextClass) and of any [Oracle]'s answer. Like
 	// an Oracle it cannot lift [Facts] (they make the message irreducible),
 	// planned-step references, the pointer a [Durable] message needs to
-	// leave, or anything of the commit boundary. A value beyond
-	// [Irreducible] counts as Irreducible.
+	// leave, or anything of the commit boundary. Unlike an Oracle, it may
+	// lift the result of a tool with side effects
+	// ([Annotations.SideEffects]): it is a choice made for this one
+	// message. A value beyond [Irreducible] counts as Irreducible.
 	Class Class
 	// Facts marks what makes the content impossible to obtain again.
 	Facts Facts

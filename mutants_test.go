@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -146,7 +147,11 @@ func TestGuardSaysWhyWhenRelaxedAndIdle(t *testing.T) {
 	res, err = Guard{Budget: 1, Policy: nothing}.Check(settled)
 	require.NoError(t, err)
 	assert.Equal(t, Deferred, res.Outcome)
-	assert.NoError(t, res.Reason, "nothing in flight: the policy simply proposed nothing")
+	assert.False(t, errors.As(res.Reason, &de), "nothing in flight: no deferral is the reason")
+	var he *HeldError
+	require.ErrorAs(t, res.Reason, &he, "what is pinned fills the prompt")
+	h := he.Held
+	assert.Equal(t, res.After, h.Pinned+h.Unread, "%v", h)
 }
 
 func TestSchemaGateCountsEveryEvictedCall(t *testing.T) {

@@ -67,6 +67,7 @@ func (c *Context) state() *savedState {
 	s.ReadThrough = c.savedReadThrough()
 	s.Steps = c.savedSteps()
 	s.Sealed = c.sealed
+	s.Mutations = c.savedMutations()
 	s.Memory = c.savedMemory()
 	s.Checks = c.mem.checks.Load()
 	return s
@@ -131,7 +132,7 @@ func (c *Context) savedTools() []savedTool {
 		if t.registered {
 			st.Schema, st.Version, st.Annotations = optStr(t.t.Schema), str(t.t.Version), t.t.Annotations
 			st.Output, st.NoTombstone = className(t.t.Output), t.t.NoTombstone
-			st.Family, st.Scope = str(t.t.Family), str(t.t.Scope)
+			st.Family, st.Scope, st.ScopeArgs = str(t.t.Family), str(t.t.Scope), strs(t.t.ScopeArgs)
 		}
 		if t.compressed != nil {
 			st.CompressedTokens = t.compTok

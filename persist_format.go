@@ -60,7 +60,7 @@ import (
 //   - tools, sorted by name: every tool registered, called or required.
 //     name; registered, and then the fields of its [Tool]: schema,
 //     version, annotations (the MCP hints), output (a class),
-//     noTombstone, family, scope; migrations: how many registrations
+//     noTombstone, family, scope, scopeArgs; migrations: how many registrations
 //     changed its schema's version (calls made before the last one are
 //     "stale"); withdrawn: its schema is out of the prompt; compressed:
 //     the schema the prompt shows in its place; tombstoned: a tombstone
@@ -104,6 +104,18 @@ import (
 //     when it comes after the model's own last message.
 //   - steps, sorted by id: each planned step {"id", "needs"}, the
 //     messages held it will read. sealed: the plan is sealed.
+//   - mutations: written only when a mutating call named the resources
+//     it touched ([Tool.ScopeArgs]): where the latest mutating calls
+//     came, which the calls held cannot tell once some have gone.
+//     wholeAny and wholeAll: the latest that touched all of its scope,
+//     of any scope and of tools with none; namedAny and namedAll, the
+//     latest that named resources; scopes, per scope {"name", "whole",
+//     "named"}; paths, per path named or holding one named {"scope" or
+//     "anyScope", "path", "at": the latest naming it, "under": the
+//     latest naming it or a path inside it}. A mark is {"call": call}
+//     at a call held, {"after": call} after that call and before the
+//     next held, or {} before every call held. Without the member, each
+//     mutating tool's latest call counts as touching all of its scope.
 //   - pointerLines: the pointers whose lines the Context counts
 //     (Config.PointerTokens), sorted.
 //   - memory: what the Context remembers. prunedCalls {"call",
@@ -166,19 +178,20 @@ func badStateBecause(part, id string, why any) error {
 }
 
 type savedState struct {
-	Format      string         `json:"format"`
-	Version     int            `json:"version"`
-	Config      savedConfig    `json:"config"`
-	Tools       []savedTool    `json:"tools,omitempty"`
-	Messages    []savedMessage `json:"messages,omitempty"`
-	Closes      []savedClose   `json:"closes,omitempty"`
-	Couplings   [][]str        `json:"couplings,omitempty"`
-	ReadThrough str            `json:"readThrough,omitempty"`
-	Steps       []savedStep    `json:"steps,omitempty"`
-	Sealed      bool           `json:"sealed,omitempty"`
-	Lines       []savedPointer `json:"pointerLines,omitempty"`
-	Memory      savedMemory    `json:"memory,omitzero"`
-	Checks      uint64         `json:"checks,omitempty"`
+	Format      string          `json:"format"`
+	Version     int             `json:"version"`
+	Config      savedConfig     `json:"config"`
+	Tools       []savedTool     `json:"tools,omitempty"`
+	Messages    []savedMessage  `json:"messages,omitempty"`
+	Closes      []savedClose    `json:"closes,omitempty"`
+	Couplings   [][]str         `json:"couplings,omitempty"`
+	ReadThrough str             `json:"readThrough,omitempty"`
+	Steps       []savedStep     `json:"steps,omitempty"`
+	Sealed      bool            `json:"sealed,omitempty"`
+	Mutations   *savedMutations `json:"mutations,omitempty"`
+	Lines       []savedPointer  `json:"pointerLines,omitempty"`
+	Memory      savedMemory     `json:"memory,omitzero"`
+	Checks      uint64          `json:"checks,omitempty"`
 }
 
 type savedConfig struct {
@@ -203,6 +216,7 @@ type savedTool struct {
 	NoTombstone bool        `json:"noTombstone,omitempty"`
 	Family      str         `json:"family,omitempty"`
 	Scope       str         `json:"scope,omitempty"`
+	ScopeArgs   []str       `json:"scopeArgs,omitempty"`
 	Migrations  uint32      `json:"migrations,omitempty"`
 	Withdrawn   bool        `json:"withdrawn,omitempty"`
 	Compressed  *str        `json:"compressed,omitempty"`

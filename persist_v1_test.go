@@ -75,15 +75,19 @@ func TestRestoreVersion1(t *testing.T) {
 			require.NoError(t, err)
 			got, err := json.Marshal(capture(c))
 			require.NoError(t, err)
+			var plans []Plan
+			for _, gp := range g.Plans {
+				plans = append(plans, gp.plan())
+			}
+			if os.Getenv(updateV1) != "" {
+				updateGolden(t, name, g, got, goldenDecisions(c, plans))
+				return
+			}
 			require.JSONEq(t, string(g.Capture), string(got))
 			require.Empty(t, c.Refusals())
 			alerts, err := json.Marshal(c.TakeAlerts())
 			require.NoError(t, err)
 			require.JSONEq(t, string(g.Alerts), string(alerts))
-			var plans []Plan
-			for _, gp := range g.Plans {
-				plans = append(plans, gp.plan())
-			}
 			require.Equal(t, g.Decisions, goldenDecisions(c, plans))
 
 			v2 := saved(t, c)
@@ -94,6 +98,21 @@ func TestRestoreVersion1(t *testing.T) {
 			require.Equal(t, g.Decisions, goldenDecisions(r, plans))
 		})
 	}
+}
+
+// updateV1 names the environment variable that, set, has
+// TestRestoreVersion1 write what this code restores and decides into the
+// golden files, for a change of the public types or of the decisions'
+// text made on purpose: the diff then shows what changed.
+const updateV1 = "PRUNEGUARD_UPDATE_V1"
+
+// updateGolden writes g with capture and decisions as the golden file of
+// the state file name.
+func updateGolden(t *testing.T, name string, g v1Golden, capture []byte, decisions []string) {
+	g.Capture, g.Decisions = capture, decisions
+	b, err := json.Marshal(g)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(strings.TrimSuffix(name, ".state")+".golden.json", append(b, '\n'), 0o644))
 }
 
 // goldenDecisions returns what c decides of each plan, as JSON.

@@ -109,7 +109,11 @@ func (o OldestFirst) Propose(v *View, need int) Plan {
 			// and an eighth more, so that a walk of ordinary messages
 			// fills it without growing it.
 			if avg := c.tokens / max(c.live, 1); avg > 0 {
-				at = make([]int32, 0, min(c.live, need/avg+need/avg/8+16))
+				room := c.live
+				if n := need / avg; n < room {
+					room = min(room, n+n/8+16)
+				}
+				at = make([]int32, 0, room)
 			}
 		}
 		for ; u != none && freed < need; u = c.unit(u).next {

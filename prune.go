@@ -1,6 +1,9 @@
 package pruneguard
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Prune decides whether plan p may be carried out, and what it really
 // takes. It changes nothing; pass the decision to [Context.Apply].
@@ -17,7 +20,9 @@ import "slices"
 //  2. Regenerability. Every evicted or stubbed message must be
 //     reconstructible, or spilled behind a resolvable pointer, or outside
 //     every step of a sealed plan; no message a pending planned step names
-//     may go. Facts make a message irreducible whatever else is said.
+//     may go. Facts make a message irreducible whatever else is said. A
+//     unit's messages held for one reason make one violation, naming them
+//     all (a message a step names has its own, with the steps).
 //  3. Evict-or-tombstone, over what survives the first two: a schema may
 //     leave when no arguments of calls to its tool survive, or behind a
 //     tombstone; a mutation tool that cannot be tombstoned keeps it; no
@@ -30,7 +35,9 @@ import "slices"
 //     plan; a surviving requiring message refuses it.
 //
 // A plan naming a message, tool or schema the Context does not hold is an
-// [*InputError]. A refused plan yields a [*PruneError]. Equal Contexts and
+// [*InputError], and so is a decision whose stubs, pointer lines,
+// schemas, tombstones or summary would take [Context.Tokens] past the
+// largest int ([ErrTokenOverflow]). A refused plan yields a [*PruneError]. Equal Contexts and
 // plans give equal decisions. The cost is proportional to the plan, the
 // units it touches, the bytes of the results it evicts or stubs (which it
 // hashes for [Decision.Records], sharing a large decision's hashing
@@ -81,6 +88,8 @@ type pruneRun struct {
 	relied []int32
 	// sum is the summary of a summary plan, nil for any other.
 	sum *sumRun
+	// vs hands out the run's violations of one message.
+	vs violationSlab
 }
 
 // A stage is one step of the pipeline Prune runs. Stages with a gate are
@@ -132,7 +141,7 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 		s.run(r)
 		if r.deferred != nil {
 			if held := c.heldTokens(); ceiling && c.cfg.Ceiling > 0 && held > c.cfg.Ceiling {
-				return nil, &CeilingError{Tokens: held, Ceiling: c.cfg.Ceiling, Cause: r.deferred}
+				return nil, &CeilingError{Tokens: held, Ceiling: c.cfg.Ceiling, Cause: r.deferred, Held: c.heldIn(nil)}
 			}
 			return nil, r.deferred
 		}
@@ -146,6 +155,9 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 	r.stampViolations(r.refused)
 	r.d.Refused = r.refused
 	r.d.finish(r)
+	if !r.d.fits(c) {
+		return nil, inputErr("prune", "", ErrTokenOverflow)
+	}
 	return r.d, nil
 }
 
@@ -272,18 +284,115 @@ func (r *pruneRun) object(vs ...*Violation) { r.violations = append(r.violations
 // leaveOut records a refusal: the plan goes on without what v names.
 func (r *pruneRun) leaveOut(vs ...*Violation) { r.refused = append(r.refused, vs...) }
 
-// dropUnits takes units us out of the closing set, in one pass over it.
-// It sorts us.
+// dropUnits takes units us out of the closing set, in one pass over it,
+// with the units stamped by a pass of their own.
 func (r *pruneRun) dropUnits(us []int32) {
 	if len(us) == 0 {
 		return
 	}
-	slices.Sort(us)
+	c := r.c
+	t := r.pass()
+	for _, u := range us {
+		c.unit(u).mark = t
+	}
 	r.evict = slices.DeleteFunc(r.evict, func(p int32) bool {
-		if _, found := slices.BinarySearch(us, r.c.msg(p).unit); found {
+		if c.unit(c.msg(p).unit).mark == t {
 			r.unset(p, kEvict)
 			return true
 		}
 		return false
 	})
 }
+
+// violationSlab hands out the violations the regenerability gate makes,
+// from chunks, with their ids cut from one string: a plan that names
+// thousands of refused messages allocates a few times, not a few times
+// each. The violations share nothing that a caller could change for
+// another: each slice is capped at its length.
+type violationSlab struct {
+	vs    []Violation
+	units []UnitID
+	msgs  []MessageID
+	ids   strings.Builder
+	// last is the unit whose id units ends with, plus one; zero for none.
+	last int32
+}
+
+// unit appends to dst the violations of the messages of one unit that at
+// says why the gate holds, in the order of at: one per code, naming every
+// message held for it, but one per message for CodeReferenced, which
+// names the steps too.
+func (s *violationSlab) unit(r *pruneRun, dst []*Violation, at []codeAt) []*Violation {
+	for i, a := range at {
+		if a.p == none {
+			continue // named by an earlier violation
+		}
+		v := s.violation(r, a.code, a.p)
+		if a.code == CodeReferenced {
+			v.Steps = r.c.stepsOf(a.p)
+		} else {
+			for j := i + 1; j < len(at); j++ {
+				if at[j].code == a.code && at[j].p != none {
+					s.add(r.c, v, at[j].p)
+					at[j].p = none
+				}
+			}
+		}
+		dst = append(dst, v)
+	}
+	return dst
+}
+
+// violation returns a new violation of the gate with code naming message
+// p and its unit, stamped with the unit as the run sees it (see seenAt).
+func (s *violationSlab) violation(r *pruneRun, code Code, p int32) *Violation {
+	c := r.c
+	u := c.msg(p).unit
+	if s.last != u+1 {
+		if len(s.units) == cap(s.units) {
+			s.units = make([]UnitID, 0, chunkOf(cap(s.units)))
+		}
+		s.units = append(s.units, UnitID(s.cut(c.msgID(c.unit(u).head))))
+		s.last = u + 1
+	}
+	if len(s.vs) == cap(s.vs) {
+		s.vs = make([]Violation, 0, chunkOf(cap(s.vs)))
+	}
+	n := len(s.units)
+	s.vs = append(s.vs, Violation{Gate: GateRegen, Code: code, Units: s.units[n-1 : n : n], pos: uint64(p), one: true,
+		seen: seenAt{unit: u, ver: c.unit(u).version, comp: c.compactions, judge: c.judge(), ok: true}})
+	v := &s.vs[len(s.vs)-1]
+	s.add(c, v, p)
+	return v
+}
+
+// add adds message p to those v names: in the slab's chunk of ids when v's
+// are its last, copied otherwise.
+func (s *violationSlab) add(c *Context, v *Violation, p int32) {
+	id := MessageID(s.cut(c.msgID(p)))
+	m := len(s.msgs)
+	if k := len(v.Messages); k > 0 && m > 0 && m < cap(s.msgs) && &s.msgs[m-1] == &v.Messages[k-1] {
+		s.msgs = append(s.msgs, id)
+		v.Messages = s.msgs[m-k : m+1 : m+1]
+	} else if k > 0 {
+		v.Messages = append(slices.Clip(v.Messages), id)
+	} else {
+		if m == cap(s.msgs) {
+			s.msgs = make([]MessageID, 0, chunkOf(cap(s.msgs)))
+			m = 0
+		}
+		s.msgs = append(s.msgs, id)
+		v.Messages = s.msgs[m : m+1 : m+1]
+	}
+}
+
+// cut returns b as a string cut from the slab's text.
+func (s *violationSlab) cut(b []byte) string {
+	from := s.ids.Len()
+	s.ids.Write(b)
+	return s.ids.String()[from:]
+}
+
+// chunkOf returns the size of the chunk after one of n: twice as large,
+// from 8 to 1,024.
+func chunkOf(n int) int { return min(max(8, 2*n), 1024) }

@@ -41,10 +41,12 @@ func TestDropUnsafeUnitsLeavesTheRest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []pg.MessageID{"a0", "r0", "a2", "r2", "a4", "r4", "a6", "r6", "a8", "r8"}, d.Evict)
 	assert.Equal(t, []pg.UnitID{"a0", "a2", "a4", "a6", "a8"}, d.Units)
-	require.Len(t, d.Refused, 8, "one refusal for each message of the four refused units")
+	require.Len(t, d.Refused, 4, "one refusal for each of the four refused units, naming its messages")
 	for i, v := range d.Refused {
 		assert.Equal(t, pg.GateRegen, v.Gate)
-		assert.Equal(t, []pg.UnitID{pg.UnitID(fmt.Sprint("a", 2*(i/2)+1))}, v.Units)
+		id := fmt.Sprint(2*i + 1)
+		assert.Equal(t, []pg.UnitID{pg.UnitID("a" + id)}, v.Units)
+		assert.Equal(t, []pg.MessageID{pg.MessageID("a" + id), pg.MessageID("r" + id)}, v.Messages)
 	}
 	assert.Equal(t, 5*11, d.Freed)
 }

@@ -143,6 +143,16 @@ func (f ResolverFunc) Resolvable(p Pointer) bool { return f(p) }
 // anything of the commit boundary (pending calls, streaming messages,
 // pinned messages and whole units are not its to judge).
 //
+// What an Oracle alone cannot lift either: the MCP hints that a result
+// records a side effect. A message that answers or makes a call to a
+// tool annotated destructive, or not idempotent ([Annotations.SideEffects];
+// MCP's defaults for any tool that is not read-only), stays irreducible
+// whatever the Oracle answers, unless the tool's own [Tool.Output] sets
+// its results' class. An Oracle is one judgement for every message; only
+// a choice made for that tool (Tool.Output) or for that message
+// ([Message.Class]) may say that the record of a side effect can be
+// obtained again.
+//
 // The message passed is a copy whose slices must not be modified. An
 // Oracle must not call back into the Context.
 //
@@ -162,7 +172,9 @@ func (f OracleFunc) Classify(m Message) Class { return f(m) }
 
 // ClassOf reports the regenerability class the guard gives message id
 // now: [Irreducible] if the message carries [Facts]; otherwise its
-// explicit class, or the [Oracle]'s answer, or the derived one. The
+// explicit class, or the [Oracle]'s answer (never below Irreducible for
+// a message that answers or makes a call to a tool with side effects
+// whose Tool.Output is unset: see [Oracle]), or the derived one. The
 // derived class of a message is the most conservative of:
 //
 //   - the class of the results of each call it answers;
@@ -177,7 +189,8 @@ func (f OracleFunc) Classify(m Message) Class { return f(m) }
 //
 // The class of a call's results is its tool's [Tool.OutputClass], raised
 // to Irreducible for a read-only tool once a mutating call of an
-// overlapping [Tool.Scope] was made after the call, or in the same batch:
+// overlapping [Tool.Scope] (that touched an overlapping path, when both
+// name theirs by [Tool.ScopeArgs]) was made after the call, or in the same batch:
 // precisely, at or after the first call of the batch, so that a call a
 // streaming message gives at [Context.Close] counts any mutating call
 // made while it streamed. A mutating call counts from the moment it is
@@ -205,10 +218,26 @@ func (c *Context) classify(p int32) Class {
 	}
 	if c.cfg.Oracle != nil {
 		if k := c.cfg.Oracle.Classify(c.copy(p)); k != ClassUnset {
-			return norm(k)
+			return max(norm(k), c.hinted(p))
 		}
 	}
 	return c.derive(p)
+}
+
+// hinted returns the class an Oracle cannot lift message p below:
+// Irreducible when p answers or makes a call (a server call's result
+// included) to a tool whose MCP hints say its result records a side
+// effect (see [Annotations.SideEffects]) and whose [Tool.Output] is not
+// set; ClassUnset otherwise.
+func (c *Context) hinted(p int32) Class {
+	for _, walk := range [2]func(func(int32) bool){c.answersOf(p), c.callsOf(p)} {
+		for k := range walk {
+			if t := &c.tools[c.call(k).tool].t; t.Output == ClassUnset && t.Annotations.SideEffects() {
+				return Irreducible
+			}
+		}
+	}
+	return ClassUnset
 }
 
 // derive returns the class of message p from its calls, its answers and
@@ -236,11 +265,15 @@ func (c *Context) derive(p int32) Class {
 // member of the closing set, a unit at a time, and each stub target. In
 // RegenRefuse an unsafe one refuses the plan; in RegenDropUnsafe its unit,
 // or its stub, is left out, but for a summary's run, which goes whole or
-// not at all: a unit left out would stay inside it, or leave it empty.
+// not at all: a unit left out would stay inside it, or leave it empty. A
+// unit's unsafe messages make one violation per reason (code), naming them
+// all; a message a planned step names makes one of its own, with the steps.
 func (r *pruneRun) regenGate() {
 	c := r.c
 	drop := c.cfg.Regen == RegenDropUnsafe && r.sum == nil
 	var unsafe []int32
+	var uv []*Violation // the unit's, reused: the gate copies them out
+	var at []codeAt     // the unit's unsafe messages and why, reused
 	t := r.pass()
 	for _, first := range r.evict {
 		u := c.msg(first).unit
@@ -249,12 +282,17 @@ func (r *pruneRun) regenGate() {
 		} else {
 			un.mark = t
 		}
-		var uv []*Violation
+		uv, at = uv[:0], at[:0]
 		for p := range c.members(u) {
 			if r.has(p, kEvict) {
-				uv = append(uv, r.regenCheck(p)...)
+				if r.sum != nil {
+					uv = r.regenCheck(uv, p)
+				} else {
+					at = r.unsafeCodes(at, p)
+				}
 			}
 		}
+		uv = r.vs.unit(r, uv, at)
 		if len(uv) == 0 {
 			continue
 		}
@@ -267,7 +305,7 @@ func (r *pruneRun) regenGate() {
 	}
 	r.dropUnits(unsafe)
 	r.stubs = slices.DeleteFunc(r.stubs, func(p int32) bool {
-		sv := r.regenCheck(p)
+		sv := r.regenCheck(nil, p)
 		switch {
 		case len(sv) == 0:
 			return false
@@ -281,44 +319,51 @@ func (r *pruneRun) regenGate() {
 	})
 }
 
-// regenCheck returns the violations of the regenerability gate for one
-// message, or nil when it may leave the prompt.
-func (r *pruneRun) regenCheck(p int32) []*Violation {
+// regenCheck appends to dst the violations of the regenerability gate for
+// one message, none when it may leave the prompt.
+func (r *pruneRun) regenCheck(dst []*Violation, p int32) []*Violation {
 	if r.sum != nil {
-		return r.summaryCheck(p)
+		return append(dst, r.summaryCheck(p)...)
 	}
+	var at [4]codeAt
+	return r.vs.unit(r, dst, r.unsafeCodes(at[:0], p))
+}
+
+// codeAt is why the regenerability gate holds message p.
+type codeAt struct {
+	code Code
+	p    int32
+}
+
+// unsafeCodes appends to dst why message p may not leave the prompt:
+// nothing when it may.
+func (r *pruneRun) unsafeCodes(dst []codeAt, p int32) []codeAt {
 	c := r.c
-	v := func(code Code) *Violation {
-		return &Violation{Gate: GateRegen, Code: code, Units: []UnitID{c.unitID(c.msg(p).unit)}, Messages: []MessageID{c.id(p)}, pos: uint64(p)}
-	}
 	// A planned step that names the message holds it, whatever else.
 	if c.refs(p) > 0 {
-		ref := v(CodeReferenced)
-		ref.Steps = c.stepsOf(p)
-		return []*Violation{ref}
+		return append(dst, codeAt{CodeReferenced, p})
 	}
 	if c.sealed {
-		return nil // condition 3: closed plan, and no remaining step needs it
+		return dst // condition 3: closed plan, and no remaining step needs it
 	}
 	k := r.classOf(p)
 	if k == Reconstructible {
-		return nil
+		return dst
 	}
 	if c.resolvable(c.pointer(p)) {
 		r.relied = append(r.relied, p)
-		return nil // condition 2: durable spill with a live pointer
+		return dst // condition 2: durable spill with a live pointer
 	}
-	if codes := c.msg(p).facts.codes(); len(codes) > 0 {
-		out := make([]*Violation, len(codes))
-		for i, code := range codes {
-			out[i] = v(code)
+	if f := c.msg(p).facts; f != 0 {
+		for _, code := range f.codes() {
+			dst = append(dst, codeAt{code, p})
 		}
-		return out
+		return dst
 	}
 	if k == Durable {
-		return []*Violation{v(CodePointerLost)}
+		return append(dst, codeAt{CodePointerLost, p})
 	}
-	return []*Violation{v(CodeIrreducible)}
+	return append(dst, codeAt{CodeIrreducible, p})
 }
 
 func (c *Context) resolvable(p Pointer) bool {

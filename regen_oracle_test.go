@@ -54,7 +54,11 @@ func both(t *testing.T, cfg pruneguard.Config, check func(t *testing.T, c *prune
 func TestOracleDecidesInPlaceOfTheDerivation(t *testing.T) {
 	both(t, pruneguard.Config{}, func(t *testing.T, c *pruneguard.Context, m func(string, pruneguard.Class, string) pruneguard.Message) {
 		mustDo(t,
-			c.RegisterTool(pruneguard.Tool{Name: "fetch"}), // unannotated: irreducible results, mutates
+			// Mutates, so its results are irreducible by the derivation;
+			// idempotent and not destructive, so an Oracle may lift them
+			// (see TestOracleNeverLiftsSideEffectHints).
+			c.RegisterTool(pruneguard.Tool{Name: "fetch", Annotations: pruneguard.Annotations{
+				DestructiveHint: pruneguard.Bool(false), IdempotentHint: pruneguard.Bool(true)}}),
 			c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: pure}),
 		)
 		// The text default.
@@ -241,8 +245,75 @@ func TestTheOracleRuleIsDocumented(t *testing.T) {
 	for _, s := range []string{"[Facts]", "planned-step references", "the pointer a [Durable] class needs", "anything of the commit boundary"} {
 		assert.Contains(t, oracle, s)
 	}
+	// What only a choice for the tool or the message may lift.
+	assert.Contains(t, readme, "A blanket `Config.Oracle` cannot lift MCP's side-effect hints either")
+	assert.Contains(t, doc, "does not lift the results of a tool annotated destructive or not idempotent")
+	hints := paragraph(t, "regen.go", "// What an Oracle alone cannot lift either")
+	for _, s := range []string{"destructive, or not idempotent", "[Tool.Output]", "[Message.Class]"} {
+		assert.Contains(t, hints, s)
+	}
 	class := paragraph(t, "message.go", "// Class, when set, is the message's regenerability class")
+	assert.Contains(t, class, "Unlike an Oracle, it may lift the result of a tool with side effects")
 	for _, s := range []string{"in place of the class the guard would derive (from tool annotations, scope staleness and Config.TextClass) and of any [Oracle]'s answer", "[Facts]", "planned-step references", "the pointer a [Durable] message needs", "anything of the commit boundary"} {
 		assert.Contains(t, class, s)
 	}
+}
+
+// What a blanket Oracle may not lift: the MCP hints that a tool's result
+// is the record of a side effect. A result of a tool annotated
+// destructive, or not idempotent (MCP's defaults for a tool that is not
+// read-only), stays irreducible whatever Config.Oracle answers; only the
+// tool's explicit Tool.Output, or the message's own Class, lifts it. A
+// tool whose hints say neither (read-only, or idempotent and not
+// destructive) is the Oracle's to judge, as is every text.
+func TestOracleNeverLiftsSideEffectHints(t *testing.T) {
+	free := pruneguard.OracleFunc(func(pruneguard.Message) pruneguard.Class { return pruneguard.Reconstructible })
+	tools := []struct {
+		tool   pruneguard.Tool
+		lifted bool
+	}{
+		{pruneguard.Tool{Name: "delete_file", Annotations: pruneguard.Annotations{DestructiveHint: pruneguard.Bool(true), IdempotentHint: pruneguard.Bool(true)}}, false},
+		{pruneguard.Tool{Name: "transfer_funds", Annotations: pruneguard.Annotations{DestructiveHint: pruneguard.Bool(false), IdempotentHint: pruneguard.Bool(false)}}, false},
+		{pruneguard.Tool{Name: "bare"}, false}, // MCP's defaults: destructive, not idempotent
+		{pruneguard.Tool{Name: "put_key", Annotations: pruneguard.Annotations{DestructiveHint: pruneguard.Bool(false), IdempotentHint: pruneguard.Bool(true)}}, true},
+		{pruneguard.Tool{Name: "web_search", Annotations: openRead}, true},
+		{pruneguard.Tool{Name: "wipe", Output: pruneguard.Reconstructible, Annotations: pruneguard.Annotations{DestructiveHint: pruneguard.Bool(true)}}, true},
+	}
+	for _, tt := range tools {
+		t.Run(tt.tool.Name, func(t *testing.T) {
+			c := pruneguard.NewContext(pruneguard.Config{Oracle: free})
+			mustDo(t, c.RegisterTool(tt.tool),
+				c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Tokens: 5, Calls: []pruneguard.Call{{ID: "k", Tool: tt.tool.Name}}}),
+				c.Append(pruneguard.Message{ID: "r", Role: pruneguard.RoleTool, Tokens: 50, Content: []byte("done: 3 rows"), Answers: []pruneguard.CallID{"k"}}),
+				c.Append(pruneguard.Message{ID: "s", Role: pruneguard.RoleAssistant, Tokens: 5, Content: []byte("ran it"),
+					Calls: []pruneguard.Call{{ID: "ks", Tool: tt.tool.Name, Server: true}}}),
+				c.Append(pruneguard.Message{ID: "end", Role: pruneguard.RoleAssistant, Tokens: 5, Content: []byte("next")}),
+			)
+			want := pruneguard.Irreducible
+			if tt.lifted {
+				want = pruneguard.Reconstructible
+			}
+			for _, id := range []pruneguard.MessageID{"a", "r", "s"} {
+				assert.Equal(t, want, classOf(t, c, id), "%s: the call, its result, a server call's message", id)
+			}
+			assert.Equal(t, pruneguard.Reconstructible, classOf(t, c, "end"), "text is the Oracle's to judge")
+			d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a", "s"}})
+			if tt.lifted {
+				require.NoError(t, err)
+				assert.Equal(t, []pruneguard.MessageID{"a", "r", "s"}, d.Evict)
+				return
+			}
+			assert.Equal(t, []string{"a/irreducible", "r/irreducible", "s/irreducible"}, codes(t, err))
+		})
+	}
+
+	// The message's own Class names one message and may lift it.
+	c := pruneguard.NewContext(pruneguard.Config{Oracle: free})
+	mustDo(t, c.RegisterTool(tools[0].tool),
+		c.Append(pruneguard.Message{ID: "a", Role: pruneguard.RoleAssistant, Tokens: 5, Class: pruneguard.Reconstructible, Calls: []pruneguard.Call{{ID: "k", Tool: "delete_file"}}}),
+		c.Append(pruneguard.Message{ID: "r", Role: pruneguard.RoleTool, Tokens: 50, Class: pruneguard.Reconstructible, Answers: []pruneguard.CallID{"k"}}),
+		c.Append(pruneguard.Message{ID: "end", Role: pruneguard.RoleAssistant, Tokens: 5, Content: []byte("next")}),
+	)
+	_, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a"}})
+	assert.NoError(t, err)
 }

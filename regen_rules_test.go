@@ -37,14 +37,18 @@ func classOf(t *testing.T, c *pruneguard.Context, id pruneguard.MessageID) prune
 	return k
 }
 
-// codes lists the regenerability refusals of err as message/code.
+// codes lists the regenerability refusals of err as message/code, for
+// each message a violation names (one violation names every message of
+// its unit held for the same reason).
 func codes(t *testing.T, err error) []string {
 	t.Helper()
 	var pe *pruneguard.PruneError
 	require.ErrorAs(t, err, &pe)
 	var out []string
 	for _, v := range pe.Violations {
-		out = append(out, string(v.Messages[0])+"/"+string(v.Code))
+		for _, m := range v.Messages {
+			out = append(out, string(m)+"/"+string(v.Code))
+		}
 	}
 	return out
 }

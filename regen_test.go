@@ -116,7 +116,9 @@ func TestOracle(t *testing.T) {
 		return ClassUnset
 	})
 	c := NewContext(Config{Oracle: oracle})
-	require.NoError(t, c.RegisterTool(Tool{Name: "t"})) // unannotated: irreducible
+	// Irreducible results (it mutates), which an Oracle may lift: not
+	// destructive, idempotent.
+	require.NoError(t, c.RegisterTool(Tool{Name: "t", Annotations: Annotations{DestructiveHint: Bool(false), IdempotentHint: Bool(true)}}))
 	mustAppend(t, c,
 		Message{ID: "a", Role: RoleAssistant, Calls: []Call{{ID: "k1", Tool: "t"}, {ID: "k2", Tool: "t"}, {ID: "k3", Tool: "t"}, {ID: "k4", Tool: "t"}}},
 		Message{ID: "free", Content: []byte("free"), Answers: []CallID{"k1"}},

@@ -161,7 +161,7 @@ func (s *savedState) build(fns Config) (*Context, error) {
 	b := &restorer{s: s, c: NewContext(replay), cfg: cfg}
 	b.reserve()
 	for _, step := range []func() error{
-		b.registry, b.messages, b.couplings, b.steps, b.marks, b.toolStates, b.readThrough, b.finish, b.memory,
+		b.registry, b.messages, b.couplings, b.steps, b.marks, b.toolStates, b.mutations, b.readThrough, b.finish, b.memory,
 	} {
 		if err := step(); err != nil {
 			return nil, err
@@ -203,6 +203,7 @@ func (b *restorer) registry() error {
 		err := b.c.RegisterTool(Tool{
 			Name: string(st.Name), Schema: bytesOf(st.Schema), Version: string(st.Version), Annotations: st.Annotations,
 			Output: Class(st.Output), NoTombstone: st.NoTombstone, Family: string(st.Family), Scope: string(st.Scope),
+			ScopeArgs: unstrs[string](st.ScopeArgs),
 		})
 		if err != nil {
 			return badStateBecause("tools", string(st.Name), err)
@@ -368,6 +369,9 @@ func (b *restorer) finish() error {
 		if _, dup := c.lines[ptr]; dup || ptr.IsZero() {
 			return badStateBecause("pointerLines", string(sp.Key), "a zero pointer, or twice")
 		}
+		if !c.fits(c.cfg.PointerTokens) {
+			return badStateBecause("pointerLines", string(sp.Key), ErrTokenOverflow)
+		}
 		c.addLine(ptr)
 	}
 	return nil
@@ -428,7 +432,7 @@ func diffStates(read, made *savedState) (part, id string) {
 	}{
 		{"format", read.Format, made.Format}, {"version", read.Version, made.Version}, {"config", read.Config, made.Config},
 		{"couplings", read.Couplings, made.Couplings}, {"readThrough", read.ReadThrough, made.ReadThrough},
-		{"sealed", read.Sealed, made.Sealed}, {"pointerLines", read.Lines, made.Lines},
+		{"sealed", read.Sealed, made.Sealed}, {"mutations", read.Mutations, made.Mutations}, {"pointerLines", read.Lines, made.Lines},
 		{"memory", read.Memory, made.Memory}, {"checks", read.Checks, made.Checks},
 	}
 	for _, x := range rest {

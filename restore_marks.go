@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"math"
 	"slices"
 
 	"github.com/pruneguard/pruneguard/internal/facts"
@@ -127,6 +128,7 @@ func (b *restorer) callMarks(m *savedMessage, p int32) error {
 // tools up to date.
 func (b *restorer) toolStates() error {
 	c := b.c
+	room := math.MaxInt - c.heldTokens() // for what the tools' counts add
 	for i := range c.tools {
 		t := &c.tools[i]
 		st := b.tools[str(t.t.Name)]
@@ -135,6 +137,12 @@ func (b *restorer) toolStates() error {
 		}
 		if st.Withdrawn && st.Compressed != nil {
 			return badStateBecause("tools", string(st.Name), "withdrawn and compressed")
+		}
+		for _, n := range []int{st.SchemaTokens, st.CompressedTokens, st.TombstoneTokens} {
+			if n < 0 || n > room {
+				return badStateBecause("tools", string(st.Name), ErrTokenOverflow)
+			}
+			room -= n
 		}
 		t.ver = st.Migrations
 		t.compressed = slices.Clone(bytesOf(st.Compressed))

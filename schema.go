@@ -27,6 +27,23 @@ type schemaEdit struct {
 	tomb       *Tombstone // the tombstone that stands in for the schema
 }
 
+// narrowing judges a compression that keeps every constraint of the
+// registered schema but may add some: what it adds (narrows, nil when
+// nothing), and the calls to t whose arguments stay (keep says which)
+// and that the compressed schema rejects or may reject. It validates
+// only the tool's calls, and only when the compression narrows.
+func (c *Context) narrowing(t *toolRec, compressed []byte, keep func(k int32) bool) (narrows []string, invalid []CallID) {
+	ls, err := schemadiff.Compare(compressed, t.t.Schema)
+	if err != nil || len(ls) == 0 {
+		return nil, nil
+	}
+	v, err := schemadiff.NewValidator(compressed)
+	invalid = c.callIDs(t, func(k int32) bool {
+		return keep(k) && (err != nil || c.call(k).flags&cArgsNil != 0 || v.Validate(c.args(k)) != schemadiff.Valid)
+	})
+	return lossStrings(ls), invalid
+}
+
 // takeSchemas carries out the plan's schema edits as named, once the
 // closing set is settled: it counts the calls whose arguments leave with
 // it, lists the edits of schemas still in the prompt (withdrawals first,
@@ -62,6 +79,13 @@ func (r *pruneRun) takeSchemas() {
 			e.lossless = len(lossy) == 0
 			if !e.lossless {
 				r.d.Lossy = append(r.d.Lossy, LossyCompression{Tool: name, Losses: lossStrings(lossy)})
+			} else if narrows, invalid := c.narrowing(t, compressed, r.survives); len(invalid) > 0 {
+				// Arguments the model made are invalid under the schema it
+				// would be shown: a withdrawal for them.
+				e.lossless = false
+				r.d.Lossy = append(r.d.Lossy, LossyCompression{Tool: name, Narrows: narrows, Invalid: invalid})
+			} else if len(narrows) > 0 {
+				r.d.Narrowed = append(r.d.Narrowed, NarrowedCompression{Tool: name, Narrows: narrows})
 			}
 		}
 		r.edits = append(r.edits, e)
@@ -126,9 +150,10 @@ func lossStrings(ls []schemadiff.Loss) []string {
 }
 
 // survivingCalls lists the calls to t whose arguments stay after the run.
-func (r *pruneRun) survivingCalls(t *toolRec) []CallID {
-	return r.c.callIDs(t, func(k int32) bool { return !r.has(r.c.call(k).caller, kEvict) })
-}
+func (r *pruneRun) survivingCalls(t *toolRec) []CallID { return r.c.callIDs(t, r.survives) }
+
+// survives reports whether the arguments of call k stay after the run.
+func (r *pruneRun) survives(k int32) bool { return !r.has(r.c.call(k).caller, kEvict) }
 
 // CompressedSchema is a schema a decision replaces with a compressed form
 // that keeps every structural constraint.
@@ -139,15 +164,36 @@ type CompressedSchema struct {
 	Schema json.RawMessage
 }
 
-// LossyCompression reports a proposed compression that may accept
-// arguments the registered schema rejects (a constraint dropped or
-// weakened, named by its place); the gate treats it as withdrawing the
-// schema.
+// LossyCompression reports a proposed compression that the gate treats as
+// withdrawing the schema: it may accept arguments the registered schema
+// rejects (Losses: a constraint dropped or weakened, named by its place),
+// or it narrows the schema (Narrows: a constraint it adds) so that
+// arguments of calls that stay in the prompt are invalid under it, or
+// may be (Invalid): the model would see a call it made rejected by the
+// schema it is shown. Arguments are checked against the compressed
+// schema by a validator of a subset of JSON Schema; what it does not
+// check (format, unevaluatedProperties, $dynamicRef, unknown keywords,
+// references it cannot follow) counts as possibly invalid.
 //
 // The zero LossyCompression names no tool and no loss.
 type LossyCompression struct {
-	Tool   string
-	Losses []string
+	Tool    string
+	Losses  []string
+	Narrows []string
+	Invalid []CallID
+}
+
+// NarrowedCompression reports a compression accepted as it is that
+// narrows the registered schema: it adds constraints (Narrows, named by
+// their place in the compressed schema), against which no argument that
+// stays in the prompt goes (a oneOf branch removed that no call took).
+// The model is shown a stricter schema than the tool's: calls it makes
+// from now on keep to it.
+//
+// The zero NarrowedCompression names no tool.
+type NarrowedCompression struct {
+	Tool    string
+	Narrows []string
 }
 
 // argStamp records how many calls to a tool had their arguments in the

@@ -14,6 +14,7 @@ func (d *Decision) finishSummary(r *pruneRun) {
 	}
 	d.Summary = &Summary{Replace: slices.Clone(d.Evict), ID: s.ID, Text: s.Text, Tokens: n, Pointers: carried}
 	d.Freed -= n
+	d.adds.add(n)
 	// What the summary carries of its run, for a later summary of it.
 	seen := map[string]bool{}
 	for _, p := range d.evict {

@@ -186,19 +186,27 @@ func (d *Decision) finishTools(r *pruneRun) {
 		}
 		return ""
 	}
+	edit := func(t *toolRec, after tally) {
+		d.Freed += t.held - after.n
+		d.takes += t.held
+		d.adds.plus(after)
+	}
 	for _, name := range d.DropSchemas {
 		t := c.toolRec(name)
-		d.Freed += t.held - c.toolTokensAfter(t, true, nil, tombOf(name))
+		edit(t, c.toolTokensAfter(t, true, nil, tombOf(name)))
 	}
 	for _, cs := range d.Compress {
 		t := c.toolRec(cs.Tool)
-		d.Freed += t.held - c.toolTokensAfter(t, false, cs.Schema, tombOf(cs.Tool))
+		edit(t, c.toolTokensAfter(t, false, cs.Schema, tombOf(cs.Tool)))
 	}
 	for _, name := range d.Retire {
 		d.Freed += c.toolRec(name).tombTok
+		d.takes += c.toolRec(name).tombTok
 	}
 	for _, tomb := range r.repairs {
-		d.Freed -= c.count([]byte(tomb.Text))
+		n := c.count([]byte(tomb.Text))
+		d.Freed -= n
+		d.adds.add(n)
 	}
 	d.soundGen = c.unsoundGen
 	for _, i := range c.unsound {
@@ -251,7 +259,9 @@ func (c *Context) applyTools(d *Decision) {
 // registered brings tool i up to date with its registration, unless
 // same says its schema did not change and has no compression: the
 // properties and kinds of its schema, the tokens of its schema, whether
-// a compression kept from before loses constraints of the schema now.
+// a compression kept from before loses constraints of the schema now, or
+// narrows it under arguments in the Context (which costs a validation of
+// each of the tool's calls).
 func (c *Context) registered(i int32, same bool) {
 	if same {
 		return
@@ -263,6 +273,12 @@ func (c *Context) registered(i int32, same bool) {
 	if t.compressed != nil {
 		lossy, err := schemadiff.Compare(t.t.Schema, t.compressed)
 		t.lossy = err != nil || len(lossy) > 0
+		if !t.lossy {
+			// Against the schema registered now, the compression kept may
+			// narrow it under arguments already made.
+			_, invalid := c.narrowing(t, t.compressed, func(int32) bool { return true })
+			t.lossy = len(invalid) > 0
+		}
 		t.compTok = c.count(t.compressed)
 	}
 	c.retally(i)

@@ -37,6 +37,13 @@ func (a Annotations) Idempotent() bool { return a.ReadOnly() || hint(a.Idempoten
 // OpenWorld reports openWorldHint with its default (true).
 func (a Annotations) OpenWorld() bool { return hint(a.OpenWorldHint, true) }
 
+// SideEffects reports whether the hints say a call's result records a
+// side effect: the tool is destructive or not idempotent, with MCP's
+// defaults (so any tool that is not read-only, unless annotated both
+// non-destructive and idempotent). A blanket [Oracle] cannot lift the
+// class of such a tool's results; [Tool.Output] or [Message.Class] can.
+func (a Annotations) SideEffects() bool { return a.Destructive() || !a.Idempotent() }
+
 func hint(p *bool, def bool) bool {
 	if p == nil {
 		return def
@@ -64,7 +71,10 @@ type Tool struct {
 	// tool's results.
 	Annotations Annotations
 	// Output, when set, is the regenerability class of the tool's results,
-	// overriding the one derived from Annotations.
+	// overriding the one derived from Annotations. It is the one choice
+	// that may make the results of a tool with side effects
+	// ([Annotations.SideEffects]) reconstructible for every call: a
+	// blanket [Oracle] cannot (see [Oracle]).
 	Output Class
 	// NoTombstone says the runtime cannot insert a tombstone for this tool.
 	// Withdrawing a mutation tool's schema while its arguments stay is then
@@ -83,6 +93,21 @@ type Tool struct {
 	// once a mutating call of an overlapping scope is made after the call
 	// that produced it, or in the same batch (see [Context.ClassOf]).
 	Scope string
+	// ScopeArgs names the arguments of a call (members of its JSON
+	// object) that say which resource within the Scope it reads or
+	// writes, as a '/'-separated path: "path" for a file tool. A mutating
+	// call whose arguments hold each as a string touches only those
+	// paths, and stales only the reads of an overlapping one: the same
+	// path once cleaned ("notes/./a.txt" is "notes/a.txt"), a path inside
+	// it, or a directory holding it (a write to notes/b.txt leaves a read
+	// of notes/a.txt reconstructible; a write to notes, or a read of it,
+	// does not); an absolute and a relative path always overlap. A read
+	// whose arguments name its paths is staled only by writes that touch
+	// them, or that touch all of an overlapping scope. A call whose
+	// arguments lack one, hold one twice or not as a string, or are not
+	// an object, touches all of its Scope, as does every call of a tool
+	// with no ScopeArgs: the default is today's rule.
+	ScopeArgs []string
 }
 
 // Mutating reports whether calling the tool may change its environment
@@ -249,7 +274,9 @@ func (c *Context) toolRec(name string) *toolRec {
 
 // RegisterTool adds a tool to the registry with its schema resident, or
 // updates it. A changed Version (or schema, when no versions are given)
-// is a migration: calls already in the Context become stale. With
+// is a migration: calls already in the Context become stale. A schema
+// whose count (Config.Counter) would take [Context.Tokens] past the
+// largest int is refused with [ErrTokenOverflow], changing nothing. With
 // Config.HoardTokens set, an update that changes how results are classed
 // (the tool's output class, whether it is read-only, or its scope) after
 // calls to it were made judges every message again for hoarding, in time
@@ -262,9 +289,13 @@ func (c *Context) RegisterTool(t Tool) error {
 		return inputErr("register tool", t.Name, ErrBadSchema)
 	}
 	t.Schema = slices.Clone(t.Schema)
+	t.ScopeArgs = slices.Clone(t.ScopeArgs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
+	if !c.registrationFits(t) {
+		return inputErr("register tool", t.Name, ErrTokenOverflow)
+	}
 	same, reclass := false, false
 	if _, ok := c.toolIdx[t.Name]; !ok {
 		c.tools = append(c.tools, toolRec{t: t, registered: true, resident: true, head: none, tail: none})
@@ -281,7 +312,7 @@ func (c *Context) RegisterTool(t Tool) error {
 		r.t = t
 		r.registered = true
 	}
-	c.setScope(c.toolRec(t.Name))
+	c.setScope(c.toolRec(t.Name), reclass)
 	c.registered(c.toolIdx[t.Name], same)
 	if reclass {
 		// The results of its calls, or the reads its calls made stale,
@@ -292,16 +323,36 @@ func (c *Context) RegisterTool(t Tool) error {
 	return nil
 }
 
+// registrationFits reports whether what the tools add to the tokens
+// held fits an int once t is registered: its schema counted, and a
+// compression kept from before, while resident, with its tombstone.
+func (c *Context) registrationFits(t Tool) bool {
+	after := toolRec{resident: true, schemaTok: c.count(t.Schema)}
+	held := 0
+	if r := c.toolRec(t.Name); r != nil {
+		after.resident, after.tombstoned, after.tombTok = r.resident, r.tombstoned, r.tombTok
+		if r.compressed != nil && !(r.registered && migrated(r.t, t)) {
+			after.compressed, after.compTok = r.compressed, c.count(r.compressed)
+		}
+		held = r.held
+	}
+	n := heldBy(&after)
+	return !n.over && c.fits(n.n-held)
+}
+
 // toolClassKey is what of a tool decides the class of results: of its
 // own calls, and of the reads its calls make stale.
 type toolClassKey struct {
-	output   Class
-	readOnly bool
-	scope    string
+	output    Class
+	readOnly  bool
+	scope     string
+	scopeArgs string
+	hints     bool // the side-effect hints that bind an Oracle
 }
 
 func classKey(t Tool) toolClassKey {
-	return toolClassKey{output: t.OutputClass(), readOnly: t.Annotations.ReadOnly(), scope: t.Scope}
+	return toolClassKey{output: t.OutputClass(), readOnly: t.Annotations.ReadOnly(), scope: t.Scope,
+		scopeArgs: strings.Join(t.ScopeArgs, "\x00"), hints: t.Annotations.SideEffects()}
 }
 
 func migrated(old, new Tool) bool {
@@ -391,7 +442,9 @@ func (c *Context) callIDs(r *toolRec, keep func(k int32) bool) []CallID {
 // shown whole (withdrawn, tombstoned or compressed), the request waits
 // in the Context, the 256 latest, for the next check of a [Guard] with a
 // Logger, which writes a LogReexpansion record for it; [Context.Save]
-// keeps the requests waiting.
+// keeps the requests waiting. A schema whose count would take
+// [Context.Tokens] past the largest int stays out, and the request fails
+// with [ErrTokenOverflow].
 func (c *Context) RequestTool(name string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -399,6 +452,9 @@ func (c *Context) RequestTool(name string) (bool, error) {
 	r := c.toolRec(name)
 	if r == nil {
 		return false, inputErr("request tool", name, ErrUnknownTool)
+	}
+	if !c.fits(r.schemaTok - r.held) {
+		return false, inputErr("request tool", name, ErrTokenOverflow)
 	}
 	was := r.tombstoned
 	if was {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"sort"
@@ -494,7 +495,7 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 		if res.Reason != nil {
 			out.Reason = res.Reason
 		}
-		out.Outcome = res.Outcome
+		out.Outcome, out.Held = res.Outcome, res.Held
 		if err != nil || g.Tokens() <= budget || len(res.Decisions) == 0 || res.After > guard.Budget || try == 3 {
 			break
 		}
@@ -691,18 +692,47 @@ func (g *Guarded) fromViolations(vs []*pruneguard.Violation) []Refusal {
 	return out
 }
 
+// dedupe returns rs without the refusals that name what an earlier one
+// names (gate, code, units, messages, tools and calls), in order. They
+// are found by a hash of their gate, code, first unit and first message,
+// and compared whole when two hash alike.
 func dedupe(rs []Refusal) []Refusal {
-	seen := map[string]bool{}
-	out := rs[:0:0]
+	seed := maphash.MakeSeed()
+	last := make(map[uint64]int32, len(rs)) // a hash, to 1 + the last refusal of out with it
+	prev := make([]int32, 0, len(rs))       // a refusal of out, to 1 + the one before it with its hash
+	out := make([]Refusal, 0, len(rs))
+next:
 	for _, r := range rs {
-		k := r.Gate + "|" + r.Code + "|" + joinStrings(r.Units) + "|" + joinStrings(r.Messages) + "|" + strings.Join(r.Tools, ",") + "|" + joinStrings(r.Calls)
-		if seen[k] {
-			continue
+		h := refusalHash(seed, &r)
+		for i := last[h]; i != 0; i = prev[i-1] {
+			if sameRefusal(&out[i-1], &r) {
+				continue next
+			}
 		}
-		seen[k] = true
+		prev = append(prev, last[h])
+		last[h] = int32(len(out) + 1)
 		out = append(out, r)
 	}
 	return out
+}
+
+// refusalHash hashes refusal r's gate, code, first unit and first
+// message.
+func refusalHash(seed maphash.Seed, r *Refusal) uint64 {
+	var unit, msg string
+	if len(r.Units) > 0 {
+		unit = string(r.Units[0])
+	}
+	if len(r.Messages) > 0 {
+		msg = string(r.Messages[0])
+	}
+	return maphash.String(seed, msg) ^ 31*maphash.String(seed, unit) ^ 17*maphash.String(seed, r.Code) ^ maphash.String(seed, r.Gate)<<1
+}
+
+// sameRefusal reports whether a and b name the same.
+func sameRefusal(a, b *Refusal) bool {
+	return a.Gate == b.Gate && a.Code == b.Code && slices.Equal(a.Units, b.Units) && slices.Equal(a.Messages, b.Messages) &&
+		slices.Equal(a.Tools, b.Tools) && slices.Equal(a.Calls, b.Calls)
 }
 
 func joinStrings[T ~string](xs []T) string {

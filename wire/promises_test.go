@@ -96,10 +96,14 @@ func TestGuardedCheckCeiling(t *testing.T) {
 	g, err := b.Bind(wire.Options{}) // unannotated tools: irreducible results
 	must(t, err)
 	before := g.Tokens()
-	_, _, err = g.Check(pruneguard.Guard{Budget: before / 2, Ceiling: before - 1})
+	res, _, err := g.Check(pruneguard.Guard{Budget: before / 2, Ceiling: before - 1})
 	var ce *pruneguard.CeilingError
 	if !errors.As(err, &ce) || ce.Tokens != g.Tokens() || ce.Ceiling != before-1 {
 		t.Fatalf("err %v", err)
+	}
+	// What fills the prompt is said, in the Result as in the error.
+	if res.Held.IsZero() || res.Held != ce.Held {
+		t.Errorf("held %+v, error's %+v", res.Held, ce.Held)
 	}
 }
 

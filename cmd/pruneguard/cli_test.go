@@ -174,6 +174,20 @@ func TestCLIBadFlags(t *testing.T) {
 	}
 }
 
+// A budget of zero or less is a configuration error, not a prune that
+// cannot reach it: no body fits in no tokens, and the guard would report
+// the furthest safe prune as if a positive budget had been asked for.
+func TestCLIBudgetMustBePositive(t *testing.T) {
+	for _, b := range []string{"0", "-0", "000", "-7"} {
+		badInput(t, okBody, "--budget must be positive", "prune", "--budget", b, "-")
+	}
+	// The least budget is a budget: it runs, and exits 3 for a body that
+	// cannot fit.
+	if code, out, _ := pg(t, okBody, "prune", "--budget", "1", "-"); code != 3 || out == "" {
+		t.Errorf("--budget 1 = %d, output %q", code, out)
+	}
+}
+
 // A budget is a decimal count: a leading zero is not octal.
 func TestCLIBudgetIsDecimal(t *testing.T) {
 	code, _, errs := pg(t, okBody, "prune", "--budget", "0100000", "-")

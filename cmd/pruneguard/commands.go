@@ -67,11 +67,14 @@ func flagError(cmd string, err error, stdout, stderr io.Writer) int {
 // decimal is a flag holding a decimal integer: no sign other than a
 // leading minus, no base prefix, no underscores, so that a leading zero
 // is not read as octal.
-type decimal struct{ n *int }
+type decimal struct {
+	n   *int
+	set *bool // when not nil, set to true once a value is given
+}
 
 func (d decimal) String() string {
-	if d.n == nil {
-		return ""
+	if d.n == nil || d.set != nil && !*d.set {
+		return "" // a required flag has no default
 	}
 	return strconv.Itoa(*d.n)
 }
@@ -86,6 +89,9 @@ func (d decimal) Set(s string) error {
 		return errors.New("out of range")
 	}
 	*d.n = n
+	if d.set != nil {
+		*d.set = true
+	}
 	return nil
 }
 
@@ -842,11 +848,24 @@ func evictedUnits(d *pruneguard.Decision, g *wire.Guarded, before int, listed fu
 	return out
 }
 
+// dedupeRefusals returns rs without the refusals that name what an
+// earlier one names, in order.
 func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
-	seen := map[string]bool{}
-	var out []wire.Refusal
+	type key struct{ gate, code, unit, msg, all string }
+	seen := make(map[key]bool, len(rs))
+	out := make([]wire.Refusal, 0, len(rs))
 	for _, r := range rs {
-		k := fmt.Sprint(r.Gate, r.Code, r.Units, r.Messages, r.Tools, r.Calls)
+		k := key{gate: r.Gate, code: r.Code}
+		if len(r.Units) <= 1 && len(r.Messages) <= 1 && len(r.Tools) == 0 && len(r.Calls) == 0 {
+			if len(r.Units) == 1 {
+				k.unit = string(r.Units[0])
+			}
+			if len(r.Messages) == 1 {
+				k.msg = string(r.Messages[0])
+			}
+		} else {
+			k.all = fmt.Sprint(r.Units, r.Messages, r.Tools, r.Calls)
+		}
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, r)
@@ -873,16 +892,17 @@ type pruneFlags struct {
 	budget, keep                                                    *int
 	dialect, policy, manifest, unann, text, boundary, detail, spill *string
 	dropSchemas                                                     *bool
+	budgetSet                                                       *bool // --budget was given
 }
 
 func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
-	f := pruneFlags{budget: new(int), keep: new(int)}
-	*f.budget, *f.keep = -1, 3
-	fs.Var(decimal{f.budget}, "budget", "the token budget for the whole request body: messages, system prompt, tools and settings (required; a quarter of the compact JSON's length per token)")
+	f := pruneFlags{budget: new(int), keep: new(int), budgetSet: new(bool)}
+	*f.keep = 3
+	fs.Var(decimal{n: f.budget, set: f.budgetSet}, "budget", "the token budget for the whole request body: messages, system prompt, tools and settings (required, at least 1; a quarter of the compact JSON's length per token)")
 	f.dialect = fs.String("dialect", "", "the body's wire dialect (detected when empty)")
 	f.policy = fs.String("policy", "oldest", "what to propose: oldest (evict whole units, oldest first), largest (stub the largest tool results, then evict oldest first) or keep-last-tools (stub every tool result but the last --keep)")
-	fs.Var(decimal{f.keep}, "keep", "the tool uses keep-last-tools keeps")
+	fs.Var(decimal{n: f.keep}, "keep", "the tool uses keep-last-tools keeps")
 	f.manifest = fs.String("tools-manifest", "", "an MCP tools/list JSON whose tool annotations win over the body's")
 	f.unann = fs.String("unannotated", "irreducible", "tools without annotations: irreducible (their results never go) or regenerable (they can be called again for the same result)")
 	f.text = fs.String("text", "irreducible", "text a person or the model wrote (user messages, assistant prose): irreducible (it leaves only spilled, with --spill) or reconstructible (the runtime accepts losing it)")
@@ -903,8 +923,10 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	o := pruneOpts{budget: *budget, policy: *policy, keep: *keep, dropUnused: *dropSchemas, full: *detail == "full"}
 	switch {
-	case *budget < 0:
-		err = errors.New("prune needs --budget TOKENS (0 or more)")
+	case !*f.budgetSet:
+		err = errors.New("prune needs --budget TOKENS (1 or more)")
+	case *budget <= 0:
+		err = fmt.Errorf("--budget must be positive, not %d: no body fits in no tokens (1 is the least budget)", *budget)
 	case len(pos) != 1:
 		err = errors.New("prune takes one FILE (or - for stdin)")
 	case *keep < 1:

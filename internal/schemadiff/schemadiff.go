@@ -1,6 +1,10 @@
 // Package schemadiff finds what a compressed JSON Schema lost against the
 // original: the constraints a model that sees only the compressed schema
 // no longer knows, so that it may build arguments the original rejects.
+// Compared the other way round (Compare(compressed, orig)), the losses
+// are what the compression narrows: constraints it adds, under which
+// arguments the original accepts may be invalid; a [Validator] says
+// whether given arguments are.
 //
 // # What counts as a loss
 //
