@@ -159,6 +159,7 @@ type Body struct {
 	hasToolConfig bool   // bedrock
 	storeFalse    bool   // responses
 	continues     bool   // responses: previous_response_id, conversation or an item_reference
+	onServer      bool   // responses: previous_response_id or conversation: the server holds the conversation
 }
 
 // Read parses a request body of dialect d. An empty d means Detect is
@@ -197,10 +198,11 @@ func readBody(body []byte, d Dialect) (*Body, error) {
 		}
 		top = t
 	}
-	key, ok := d.messagesKey()
-	if !ok {
+	p := d.provider()
+	if p == nil {
 		return nil, fmt.Errorf("wire: unknown dialect %q", string(d))
 	}
+	key := p.historyKey
 	if top == nil {
 		t, err := readTop(body)
 		if err != nil {
@@ -214,7 +216,7 @@ func readBody(body []byte, d Dialect) (*Body, error) {
 		return nil, fmt.Errorf("wire: %s: body has no %q", d, key)
 	}
 	r := newReader(d)
-	if d == OpenAIResponses && kindOf(raw) == '"' {
+	if p.stringHistory && kindOf(raw) == '"' {
 		b.inputString = true
 		f, _ := r.message(raw, 0, true)
 		b.facts = []facts{f}
@@ -263,30 +265,13 @@ func parseMessage(d Dialect, raw json.RawMessage) (facts, error) {
 	return newReader(d).message(raw, len(raw)-compactLen(raw), false)
 }
 
+// provider returns the table of the body's dialect.
+func (b *Body) provider() *provider { return b.Dialect.provider() }
+
+// readTopFacts reads the top-level facts the provider's rules need.
 func (b *Body) readTopFacts() error {
-	f := b.top.fields
-	switch b.Dialect {
-	case Anthropic:
-		if raw, ok := f["thinking"]; ok && !isNull(raw) {
-			obj, ok := asObject(raw)
-			if !ok {
-				return fmt.Errorf("thinking is %s, not an object", kindName(raw))
-			}
-			t, err := optString(obj, "type")
-			if err != nil {
-				return fmt.Errorf("thinking.%v", err)
-			}
-			b.thinking = t
-		}
-	case Bedrock:
-		raw, ok := f["toolConfig"]
-		b.hasToolConfig = ok && !isNull(raw)
-	case OpenAIResponses:
-		b.storeFalse = strings.TrimSpace(string(f["store"])) == "false"
-		b.continues = !isNull(f["previous_response_id"]) || !isNull(f["conversation"])
-		for i := range b.facts {
-			b.continues = b.continues || b.facts[i].typ == "item_reference"
-		}
+	if read := b.Dialect.provider().readTop; read != nil {
+		return read(b)
 	}
 	return nil
 }

@@ -36,26 +36,32 @@ const (
 // Dialects lists every supported dialect.
 var Dialects = []Dialect{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Bedrock}
 
-func (d Dialect) messagesKey() (string, bool) {
+// provider returns the table of dialect d, or nil for a dialect the
+// package does not know. It is the one place that tells the dialects
+// apart: everything else asks the table.
+func (d Dialect) provider() *provider {
 	switch d {
-	case OpenAIChat, Anthropic, Bedrock:
-		return "messages", true
+	case OpenAIChat:
+		return &chatProvider
 	case OpenAIResponses:
-		return "input", true
+		return &responsesProvider
+	case Anthropic:
+		return &anthropicProvider
 	case Gemini:
-		return "contents", true
+		return &geminiProvider
+	case Bedrock:
+		return &bedrockProvider
 	}
-	return "", false
+	return nil
 }
 
-func (d Dialect) entryName() string {
-	switch d {
-	case OpenAIResponses:
-		return "item"
-	case Gemini:
-		return "content"
+// messagesKey returns the top-level key of the history of dialect d, and
+// false for a dialect the package does not know.
+func (d Dialect) messagesKey() (string, bool) {
+	if p := d.provider(); p != nil {
+		return p.historyKey, true
 	}
-	return "message"
+	return "", false
 }
 
 // Detect guesses the dialect of a request body from its shape:

@@ -317,7 +317,9 @@
 //
 // Tombstone lines go into the system prompt the body already has:
 // Anthropic system, Responses instructions, a Chat system or developer
-// message, a Gemini systemInstruction, a Bedrock system list. A Chat,
+// message, a Gemini systemInstruction, a Bedrock system list; one per
+// line, after the prompt's own text (a blank line apart), as a text
+// block or part where the prompt is a list of them. A Chat,
 // Gemini or Bedrock body without one gets none, since some models and
 // servers reject a system prompt; the Context is then configured with
 // NoTombstones, so a tool whose calls stay keeps its schema if it may
@@ -435,3 +437,16 @@
 // malformed, makes them panic (FuzzRead, FuzzUnwrap, FuzzContext and
 // FuzzPrune check it).
 package wire
+
+// The files, by role. A body's codec, what a tool reads, checks and
+// writes bodies with, is body.go and body_*.go (reading, the JSON
+// scanner and views, tools declarations, the rules, stubs, the system
+// prompt's lines, Render, Unwrap, token counts). The guarded prune is
+// guard.go and guard_*.go (Bind and Body.Context, pairing, the edit
+// state, the rule screen, Prune and Check, spilling, the output); the
+// long-lived session, the one user of net/http, is session.go and
+// session_*.go, built on the guard's machinery. What each provider does
+// is in its table, chat.go, responses.go, anthropic.go, gemini.go and
+// bedrock.go, with its rules in <provider>_rules.go; provider.go says
+// what a table holds, and dialect.go is the one place that picks a
+// table for a dialect.

@@ -174,8 +174,9 @@ type Guarded struct {
 	// written; overhead the rest of the body's, or -1 until counted.
 	msgTokens int
 	overhead  int
-	// sys is the index of the Chat system message that carries the
-	// tombstone lines, or -1; sysFacts is it with the lines, when any.
+	// sys is the index of the system message that carries the tombstone
+	// and pointer lines, for a provider that keeps its prompt in the
+	// history (Chat), or -1; sysFacts is it with the lines, when any.
 	sys      int
 	sysFacts *facts
 
@@ -387,7 +388,7 @@ func (b *Body) Bind(opts Options) (*Guarded, error) {
 		g.tokens[i] = int32(min(t, 1<<31-1))
 		g.msgTokens += t
 	}
-	if b.Dialect == OpenAIChat {
+	if b.provider().promptInHistory {
 		g.sys = b.systemMessage()
 	}
 	g.inputV = b.Validate()
@@ -428,32 +429,52 @@ func Bind(body []byte, d Dialect, opts Options) (*Guarded, error) {
 // each message with its pairing, class and unit, abandoning those calls
 // once their message is in, then the pins.
 func (g *Guarded) build(un Unannotated) error {
-	b := g.src
-	n := len(b.facts)
-	var callMsg []int32 // the message of each call, by key
-	var kbuf []int32
-	keys := func(i int) []int32 {
-		f := &b.facts[i]
-		kbuf = kbuf[:0]
-		for range f.ncalls {
-			kbuf = append(kbuf, int32(len(callMsg)))
-			callMsg = append(callMsg, int32(i))
-		}
-		return kbuf
+	ck := &callKeys{}
+	abandoned := g.findUnpaired(ck)
+	ck.msg = ck.msg[:0]
+	if err := g.feed(un, ck, abandoned); err != nil {
+		return err
 	}
-	// Pass 1: what stays unanswered, and what is stored on the server.
+	return g.pinPausedTurn()
+}
+
+// callKeys names the calls of a body's messages by key, in order: a
+// call's key is its place among the calls of the messages named so far,
+// and msg gives the message of each.
+type callKeys struct {
+	msg []int32
+	buf []int32
+}
+
+// of names the calls of message i, f, and returns their keys (valid
+// until the next call).
+func (c *callKeys) of(i int, f *facts) []int32 {
+	c.buf = c.buf[:0]
+	for range f.ncalls {
+		c.buf = append(c.buf, int32(len(c.msg)))
+		c.msg = append(c.msg, int32(i))
+	}
+	return c.buf
+}
+
+// findUnpaired runs the tracker over the body to find what stays
+// unanswered (and what is stored on the server): it sets g.unpaired, and
+// returns, by key, the calls no later message can answer.
+func (g *Guarded) findUnpaired(ck *callKeys) (abandoned []bool) {
+	b := g.src
 	tr := newTracker(b.Dialect, b.continues)
 	var closed []int32
 	var orphans []Unpaired
 	for i := range b.facts {
-		st := tr.add(&b.facts[i], keys(i))
+		f := &b.facts[i]
+		st := tr.add(f, ck.of(i, f))
 		closed = append(closed, st.closed...)
 		r := 0
-		for _, p := range b.facts[i].parts {
+		for _, p := range f.parts {
 			if p.kind != PartResult {
 				continue
 			}
-			if st.answers[r] < 0 && !(b.Dialect == OpenAIResponses && st.stored) {
+			if st.answers[r] < 0 && !st.stored {
 				orphans = append(orphans, Unpaired{Index: i, CallID: p.id, Result: true})
 			}
 			r++
@@ -461,47 +482,40 @@ func (g *Guarded) build(un Unannotated) error {
 	}
 	last, report := tr.finish()
 	closed = append(closed, last...)
-	abandoned := make([]bool, len(callMsg))
+	abandoned = make([]bool, len(ck.msg))
 	var calls []Unpaired
 	for _, k := range closed {
 		abandoned[k] = true
 		if report(k) {
-			calls = append(calls, Unpaired{Index: int(callMsg[k]), CallID: g.callPart(k, callMsg).id})
+			calls = append(calls, Unpaired{Index: int(ck.msg[k]), CallID: g.callPart(k, ck.msg).id})
 		}
 	}
 	g.unpaired = mergeUnpaired(orphans, calls)
+	return abandoned
+}
 
-	// Pass 2: the Context.
-	g.callTools, g.firstCall = make([]string, 0, len(callMsg)), make([]int32, n+1)
-	callMsg = callMsg[:0]
-	tr = newTracker(b.Dialect, b.continues)
+// feed appends each message to the Context with its calls, the calls its
+// results answer, its class, its pin and its unit, abandoning the calls
+// of abandoned once their message is in.
+func (g *Guarded) feed(un Unannotated, ck *callKeys, abandoned []bool) error {
+	b := g.src
+	pv := b.provider()
+	g.callTools, g.firstCall = make([]string, 0, len(abandoned)), make([]int32, len(b.facts)+1)
+	tr := newTracker(b.Dialect, b.continues)
 	cl := &classing{
-		d: b.Dialect, unannotated: un,
+		p: pv, unannotated: un,
 		server: func(name string) (pruneguard.Class, bool) { c, ok := g.serverClass[name]; return c, ok },
 		tool: func(name string) (pruneguard.Tool, bool) {
 			ts, ok := g.ctx.Tool(name)
 			return ts.Tool, ok
 		},
-		called: func(key int32) string { return g.callPart(key, callMsg).name },
+		called: func(key int32) string { return g.callPart(key, ck.msg).name },
 	}
-	// With a Spiller and a place for its pointer lines, the first user
-	// message may be spilled like any text; otherwise it stays.
-	spillsText := g.sp != nil && g.sp.place
-	firstUser, lastUser, reasoning := -1, -1, false
-	for i := range b.facts {
-		f := &b.facts[i]
-		if isRealUser(b.Dialect, f) {
-			if firstUser < 0 {
-				firstUser = i
-			}
-			lastUser = i
-		}
-		reasoning = reasoning || f.reasoning || f.signedCall()
-	}
+	pinned := g.pins()
 	var prev *facts
 	for i := range b.facts {
 		f := &b.facts[i]
-		ks := keys(i)
+		ks := ck.of(i, f)
 		st := tr.add(f, ks)
 		cm := coreMessage(ID(i), f, int(g.tokens[i]))
 		var gone []pruneguard.CallID
@@ -515,13 +529,12 @@ func (g *Guarded) build(un Unannotated) error {
 		})
 		for _, a := range st.answers {
 			if a >= 0 {
-				m := int(callMsg[a])
-				cm.Answers = append(cm.Answers, callID(m, int(a-firstKey(a, callMsg))))
+				m := int(ck.msg[a])
+				cm.Answers = append(cm.Answers, callID(m, int(a-firstKey(a, ck.msg))))
 			}
 		}
 		cm.Class = cl.class(f, st.answers)
-		cm.Pinned = isSystem(f) || (st.stored && b.Dialect == OpenAIResponses) ||
-			(i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
+		cm.Pinned = isSystem(f) || st.stored || pinned(i)
 		if err := g.ctx.Append(cm); err != nil {
 			return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
 		}
@@ -532,38 +545,71 @@ func (g *Guarded) build(un Unannotated) error {
 				return fmt.Errorf("wire: %s: %s[%d]: %w", b.Dialect, b.key, i, err)
 			}
 		}
-		if coupled(b.Dialect, prev, f) {
+		if coupled(pv, prev, f) {
 			if err := g.ctx.Couple(ID(i-1), ID(i)); err != nil {
 				return fmt.Errorf("wire: %s: couple: %w", b.Dialect, err)
 			}
 		}
 		prev = f
 	}
-	g.firstCall[n] = int32(len(g.callTools))
-	// A server tool call whose result has not come (Anthropic pause_turn)
-	// is in flight: the last assistant turn holding one goes back as it
-	// is.
-	if b.Dialect == Anthropic && n > 0 {
-		last := n - 1
-		for last >= 0 && b.facts[last].role != "assistant" {
-			last--
-		}
-		first := last
-		for first > 0 && b.facts[first-1].role == "assistant" {
-			first--
-		}
-		if last >= 0 {
-			var parts [][]fpart
-			for i := first; i <= last; i++ {
-				parts = append(parts, b.facts[i].parts)
+	g.firstCall[len(b.facts)] = int32(len(g.callTools))
+	return nil
+}
+
+// pins returns whether message i is pinned for where it stands: the last
+// real user message; the first, unless it is the only one or a Spiller
+// with a place for its pointer lines may spill it like any text; and,
+// when the body carries reasoning or signed calls, every message after
+// the last real user message.
+func (g *Guarded) pins() func(i int) bool {
+	b := g.src
+	pv := b.provider()
+	spillsText := g.sp != nil && g.sp.place
+	firstUser, lastUser, reasoning := -1, -1, false
+	for i := range b.facts {
+		f := &b.facts[i]
+		if pv.realUser(f) {
+			if firstUser < 0 {
+				firstUser = i
 			}
-			if waitingServerCall(parts) {
-				for i := first; i <= last; i++ {
-					if err := g.ctx.Pin(ID(i)); err != nil {
-						return fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
-					}
-				}
-			}
+			lastUser = i
+		}
+		reasoning = reasoning || f.reasoning || f.signedCall()
+	}
+	return func(i int) bool {
+		return (i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
+	}
+}
+
+// pinPausedTurn pins the last assistant turn when it holds a server tool
+// call whose result has not come (Anthropic pause_turn): the call is in
+// flight, and the turn goes back as it is.
+func (g *Guarded) pinPausedTurn() error {
+	b := g.src
+	if !b.provider().pausedTurns || len(b.facts) == 0 {
+		return nil
+	}
+	last := len(b.facts) - 1
+	for last >= 0 && b.facts[last].role != "assistant" {
+		last--
+	}
+	first := last
+	for first > 0 && b.facts[first-1].role == "assistant" {
+		first--
+	}
+	if last < 0 {
+		return nil
+	}
+	var parts [][]fpart
+	for i := first; i <= last; i++ {
+		parts = append(parts, b.facts[i].parts)
+	}
+	if !waitingServerCall(parts) {
+		return nil
+	}
+	for i := first; i <= last; i++ {
+		if err := g.ctx.Pin(ID(i)); err != nil {
+			return fmt.Errorf("wire: %s: pin: %w", b.Dialect, err)
 		}
 	}
 	return nil

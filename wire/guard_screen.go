@@ -29,8 +29,13 @@ type guardedScreen struct {
 	last *pruneguard.Decision
 	// recorded lists the decisions carried out on the edit state so far.
 	recorded []*pruneguard.Decision
-	// refs are the wire refusals, with indexes and the provider's
-	// wording; own are the violations made of them.
+	screenRefusals
+}
+
+// screenRefusals are what a screen refused in one check: the wire
+// refusals, with indexes and the provider's wording, and own, the
+// violations made of them, which the report takes from refs instead.
+type screenRefusals struct {
 	refs []Refusal
 	own  map[*pruneguard.Violation]bool
 }
@@ -42,8 +47,7 @@ func (sc *guardedScreen) Screen(d *pruneguard.Decision) []*pruneguard.Violation 
 		if len(refused) == 0 {
 			refused = []Refusal{{Gate: "wire", Code: CodeScreenUnsplit}}
 		}
-		sc.refs = append(sc.refs, refused...)
-		return sc.violations(refused)
+		return sc.refuse(refused)
 	}
 	if sc.outer != nil {
 		if vs := sc.outer.Screen(d); len(vs) > 0 {
@@ -64,9 +68,10 @@ func (sc *guardedScreen) catchUp() {
 	sc.last = nil
 }
 
-// violations turns wire refusals into the screen violations the guard
-// takes out, remembering them as the screen's own.
-func (sc *guardedScreen) violations(refs []Refusal) []*pruneguard.Violation {
+// refuse keeps wire refusals and turns them into the screen violations
+// the guard takes out, remembering them as the screen's own.
+func (sc *screenRefusals) refuse(refs []Refusal) []*pruneguard.Violation {
+	sc.refs = append(sc.refs, refs...)
 	vs := screenViolations(refs)
 	if sc.own == nil {
 		sc.own = make(map[*pruneguard.Violation]bool, len(vs))

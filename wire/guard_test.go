@@ -270,7 +270,7 @@ func TestNeverEmpty(t *testing.T) {
 		bodies     map[Dialect]string
 		gate, code func(d Dialect) string
 	}{
-		{answers, func(Dialect) string { return "wire" }, func(d Dialect) string { return emptyHistory[d][0] }},
+		{answers, func(Dialect) string { return "wire" }, func(d Dialect) string { return d.provider().emptyRule }},
 		{results, func(Dialect) string { return "boundary" }, func(Dialect) string { return string(pruneguard.CodeUnread) }},
 	} {
 		for d, body := range tc.bodies {

@@ -219,6 +219,7 @@ type Session struct {
 	count    pruneguard.Counter
 	stubText string
 	key      string // the history's top-level key
+	p        *provider
 	seed     maphash.Seed
 	log      *slog.Logger
 
@@ -250,6 +251,8 @@ type sessionState struct {
 	keyMsg   []pruneguard.MessageID // the message making each call
 	open     map[pruneguard.CallID]bool
 	answered map[pruneguard.CallID]bool
+	evf      facts   // an event message being paired (see eventPaired)
+	kbuf     []int32 // the keys of a message's calls, reused from one to the next
 
 	firstUser bool
 	lastUser  *sentry
@@ -319,7 +322,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		return nil, err
 	}
 	cfg.Config.Counter = counterOf(cfg.Config.Counter)
-	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), seed: maphash.MakeSeed(), log: cfg.Logger}
+	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
@@ -331,7 +334,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		}
 	}
 	if s.cfg.Config.StubTokens <= 0 {
-		s.cfg.Config.StubTokens = countJSON(s.count, jk.quote(s.stubText)) + 8
+		s.cfg.Config.StubTokens = countJSON(s.count, mustString(s.stubText)) + 8
 	}
 	s.reset()
 	return s, nil
@@ -387,7 +390,7 @@ func (s *Session) SetRequest(fields json.RawMessage) error {
 		return fmt.Errorf("wire: session: request fields: %v", err)
 	}
 	if h, ok := top.get(s.key); ok {
-		if a, isArr := jk.arr(h); !isArr || len(a) > 0 {
+		if a, isArr := asArray(h); !isArr || len(a) > 0 {
 			return fmt.Errorf("wire: session: request fields: %q must be empty; feed the history message by message", s.key)
 		}
 	}
@@ -402,9 +405,9 @@ func (s *Session) SetRequest(fields json.RawMessage) error {
 // changed since the last time.
 func (s *Session) registerTools() error {
 	sig := ""
-	for _, k := range []string{"tools", "functions", "toolConfig"} {
-		if v, ok := s.top.get(k); ok {
-			sig += k + "\x00" + string(v) + "\x00"
+	for _, l := range s.p.toolLists {
+		if v, ok := s.top.get(l.key); ok {
+			sig += l.key + "\x00" + string(v) + "\x00"
 		}
 	}
 	if sig == s.toolsSig {
@@ -522,7 +525,7 @@ func (s *Session) positional() pruneguard.MessageID {
 // classing is how the session classes a message the wire knows more of.
 func (s *Session) classing() *classing {
 	return &classing{
-		d: s.cfg.Dialect, unannotated: s.cfg.Unannotated,
+		p: s.p, unannotated: s.cfg.Unannotated,
 		server: func(name string) (pruneguard.Class, bool) {
 			t, ok := s.ann[name]
 			return t.OutputClass(), ok
@@ -543,14 +546,13 @@ func (s *Session) appendRaw(f facts) (pruneguard.MessageID, error) {
 // appendRawAs feeds message f, which stands for the bytes span of the
 // body the session was given (what a later Sync compares).
 func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error) {
-	d := s.cfg.Dialect
 	e := &sentry{pos: len(s.entries), raw: f.raw, f: f, size: len(span), hash: maphash.Bytes(s.seed, span)}
 	e.id = s.positional()
-	if d == OpenAIResponses && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
+	if s.p.itemIDs && f.id != "" && s.byID[pruneguard.MessageID(f.id)] == nil {
 		e.id = pruneguard.MessageID(f.id)
 	}
-	e.realUser = isRealUser(d, &f)
-	if d == Anthropic && f.role == "assistant" {
+	e.realUser = s.p.realUser(&f)
+	if s.p.pausedTurns && f.role == "assistant" {
 		e.paused = waitingServerCall([][]fpart{f.parts})
 	}
 	cm := coreMessage(e.id, &f, countFacts(s.count, &f))
@@ -565,7 +567,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	}
 	// The Context's call ids are the provider's, unless a call has none or
 	// shares one with a call still waiting for its result.
-	keys := make([]int32, 0, f.ncalls)
+	keys := s.kbuf[:0]
 	taken := map[pruneguard.CallID]bool{}
 	f.eachCall(func(k int, p *fpart) {
 		id := pruneguard.CallID(p.id)
@@ -576,7 +578,8 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: p.name, Args: argsJSON(p.val)})
 		keys = append(keys, s.newKey(id, p.name, e.id))
 	})
-	st := s.tr.add(&f, keys)
+	st := s.tr.add(&e.f, keys)
+	s.kbuf = keys
 	unpaired := 0
 	for i, k := range st.answers {
 		if k >= 0 && !s.answered[s.keyCall[k]] {
@@ -593,7 +596,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		cm.Pinned = true
 	case e.realUser && !s.firstUser && s.cfg.Spiller == nil:
 		cm.Pinned = true
-	case d == OpenAIResponses && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
+	case s.p.serverHeld && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
 		// An item the server holds, or an output answering a call the
 		// server holds: both must stay.
 		cm.Pinned = true
@@ -677,7 +680,7 @@ func (s *Session) link(e *sentry) error {
 	if e.realUser {
 		s.lastUser = e
 	}
-	if prev == nil || prev.pieceSystem() || e.pieceSystem() || !coupled(s.cfg.Dialect, &prev.f, &e.f) {
+	if prev == nil || prev.pieceSystem() || e.pieceSystem() || !coupled(s.p, &prev.f, &e.f) {
 		return nil
 	}
 	if err := s.ctx.Couple(prev.id, e.id); err != nil {
@@ -771,48 +774,38 @@ func (s *Session) noteSystem(e *sentry) {
 func (s *Session) fillEvent(e *sentry, m pruneguard.Message) error {
 	ev := m
 	e.ev = &ev
-	e.pieces = synthMessage(s.cfg.Dialect, m, string(m.Content), s.callTool)
+	e.pieces = synthMessage(s.p, m, string(m.Content), s.callTool)
 	raws := make([]json.RawMessage, len(e.pieces))
 	for i := range e.pieces {
-		raws[i] = e.pieces[i].json(s.cfg.Dialect)
+		raws[i] = e.pieces[i].json(s.p)
 	}
-	e.raw = jk.join(raws)
+	e.raw = joinArray(raws)
 	e.size, e.hash = len(e.raw), maphash.Bytes(s.seed, e.raw)
-	e.f = eventFacts(s.cfg.Dialect, m)
+	e.f = eventFacts(s.p, m)
 	e.realUser = m.Role == pruneguard.RoleUser && len(m.Answers) == 0
 	return nil
 }
 
 // eventFacts is what the pairing and the units need of an event message:
-// its role as written, its calls and the calls it answers.
-func eventFacts(d Dialect, m pruneguard.Message) facts {
+// its role and type as provider p writes it, its calls and the calls it
+// answers.
+func eventFacts(p *provider, m pruneguard.Message) facts {
 	assistant := m.Role == pruneguard.RoleAssistant || (len(m.Calls) > 0 && len(m.Answers) == 0)
 	f := facts{role: "user"}
 	switch {
 	case m.Role == pruneguard.RoleSystem:
 		f.role = "system"
-	case assistant && d == Gemini:
-		f.role = "model"
 	case assistant:
-		f.role = "assistant"
-	case len(m.Answers) > 0 && d == OpenAIChat:
-		f.role = "tool"
+		f.role = p.modelRole
 	}
-	callType, outType := "tool_call", "tool"
-	if d == OpenAIResponses {
-		f.typ = "message"
-		if m.Role == pruneguard.RoleReasoning {
-			f.typ = "reasoning"
-		} else if len(m.Calls) > 0 || len(m.Answers) > 0 {
-			f.typ, f.role = "function_call", ""
-		}
-		callType, outType = "function_call", "function_call_output"
+	if p.eventKind != nil {
+		f.role, f.typ = p.eventKind(m, f.role)
 	}
 	for _, c := range m.Calls {
-		f.add(fpart{kind: PartCall, typ: callType, id: string(c.ID), name: c.Tool})
+		f.add(fpart{kind: PartCall, typ: p.callType, id: string(c.ID), name: c.Tool})
 	}
 	for _, a := range m.Answers {
-		f.add(fpart{kind: PartResult, typ: outType, id: string(a)})
+		f.add(fpart{kind: PartResult, typ: p.resultType, id: string(a)})
 	}
 	return f
 }
@@ -820,12 +813,14 @@ func eventFacts(d Dialect, m pruneguard.Message) facts {
 // eventPaired records an event message's calls and answers for pairing:
 // the tracker follows them as it follows provider JSON.
 func (s *Session) eventPaired(m pruneguard.Message) {
-	f := eventFacts(s.cfg.Dialect, m)
-	keys := make([]int32, len(m.Calls))
-	for i, c := range m.Calls {
-		keys[i] = s.newKey(c.ID, c.Tool, m.ID)
+	s.evf = eventFacts(s.p, m)
+	keys := s.kbuf[:0]
+	for _, c := range m.Calls {
+		keys = append(keys, s.newKey(c.ID, c.Tool, m.ID))
 	}
-	s.tr.add(&f, keys)
+	s.tr.add(&s.evf, keys)
+	s.kbuf = keys
+	s.evf = facts{}
 	s.noteCalls(m.ID, m.Calls, m.Answers)
 }
 
@@ -902,7 +897,7 @@ func (s *Session) deltaTokens(delta string) int {
 	if delta == "" {
 		return 0
 	}
-	return max(0, countJSON(s.count, jk.quote(delta))-1)
+	return max(0, countJSON(s.count, mustString(delta))-1)
 }
 
 func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) {
@@ -961,10 +956,10 @@ func (s *Session) eventTokens(e *sentry) int {
 	for i := range e.pieces {
 		p := &e.pieces[i]
 		if p.system {
-			n += countJSON(s.count, jk.quote(p.text))
+			n += countJSON(s.count, mustString(p.text))
 			continue
 		}
-		n += countJSON(s.count, p.json(s.cfg.Dialect))
+		n += countJSON(s.count, p.json(s.p))
 	}
 	return n
 }

@@ -156,7 +156,7 @@ func historySpans(top *topLevel, d Dialect, key string) ([]span, bool, error) {
 	if !ok || isNull(raw) {
 		return nil, false, fmt.Errorf("wire: %s: body has no %q", d, key)
 	}
-	if d == OpenAIResponses && kindOf(raw) == '"' {
+	if d.provider().stringHistory && kindOf(raw) == '"' {
 		sp := top.spans[key]
 		return []span{{start: sp[0], end: sp[1]}}, true, nil
 	}
@@ -187,7 +187,7 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
-	inputString := s.cfg.Dialect == OpenAIResponses && kindOf(top.fields[s.key]) == '"'
+	inputString := s.p.stringHistory && kindOf(top.fields[s.key]) == '"'
 	r := newReader(s.cfg.Dialect)
 	for i := len(s.entries); i < len(spans); i++ {
 		sp := spans[i]
@@ -479,7 +479,7 @@ func (sp sessionSpiller) SpillMessages(ctx context.Context, ms []pruneguard.Mess
 // history writes the history as it stands, or as it would stand once d
 // is applied too.
 func (s *Session) history(d *pruneguard.Decision) json.RawMessage {
-	return jk.join(s.historyPieces(d))
+	return joinArray(s.historyPieces(d))
 }
 
 // historyPieces writes the messages of the history as it stands, or as
@@ -514,7 +514,7 @@ func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 			continue
 		}
 		if st, ok := s.streams[e.id]; ok {
-			ps = append(ps, synthMessage(s.cfg.Dialect, st.message(), st.text.String(), s.callTool)...)
+			ps = append(ps, synthMessage(s.p, st.message(), st.text.String(), s.callTool)...)
 			continue
 		}
 		if e.ev != nil {
@@ -523,17 +523,17 @@ func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 		}
 		ps = append(ps, rpiece{role: e.f.role, raw: e.raw})
 	}
-	ps = mergeSynthTurns(s.cfg.Dialect, ps)
-	// Chat system lines go into the history (see topFor).
-	if s.cfg.Dialect == OpenAIChat {
-		ps = placePromptLines(OpenAIChat, &topFields{}, ps, s.lines(d))
+	ps = mergeSynthTurns(s.p, ps)
+	// Lines go into the history when the prompt is there (see topFor).
+	if s.p.promptInHistory {
+		ps = placeLines(s.p, nil, ps, s.lines(d))
 	}
 	raws := make([]json.RawMessage, 0, len(ps))
 	for i := range ps {
 		if ps[i].system {
 			continue
 		}
-		raws = append(raws, ps[i].json(s.cfg.Dialect))
+		raws = append(raws, ps[i].json(s.p))
 	}
 	return raws
 }
@@ -557,7 +557,7 @@ func (s *Session) stubPieces(e *sentry, p pruneguard.Pointer) []rpiece {
 		text = spill.PointerText(p)
 	}
 	if e.ev != nil {
-		return synthMessage(s.cfg.Dialect, *e.ev, text, s.callTool)
+		return synthMessage(s.p, *e.ev, text, s.callTool)
 	}
 	raw, ok := s.stubRaw(e, text)
 	if !ok {
@@ -624,7 +624,7 @@ func (s *Session) lines(d *pruneguard.Decision) []string {
 			out = append(out, line)
 		}
 	}
-	return append(out, spillLines(spilled, spill.PointerText)...)
+	return append(out, pointerLines(spilled)...)
 }
 
 // topFor returns the request's other fields as they stand, or once d is
@@ -650,8 +650,8 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 			compress[c.Tool] = c.Schema
 		}
 	}
-	editDeclarations(s.cfg.Dialect, &top, drop, compress)
-	if s.cfg.Dialect == OpenAIChat {
+	editDeclarations(s.p, &top, drop, compress)
+	if s.p.promptInHistory {
 		return top
 	}
 	var sys []string
@@ -661,9 +661,9 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 		}
 	}
 	if len(sys) > 0 {
-		placePromptLines(s.cfg.Dialect, &top, nil, []string{strings.Join(sys, "\n\n")})
+		placeLines(s.p, &top, nil, []string{strings.Join(sys, "\n\n")})
 	}
-	placePromptLines(s.cfg.Dialect, &top, nil, s.lines(d))
+	placeLines(s.p, &top, nil, s.lines(d))
 	return top
 }
 
@@ -841,8 +841,7 @@ type sessionScreen struct {
 	// protect is the protected tail, found once per check.
 	protect map[pruneguard.UnitID]bool
 	found   bool
-	refs    []Refusal
-	own     map[*pruneguard.Violation]bool
+	screenRefusals
 }
 
 // tail returns the protected tail, finding it at the first call.
@@ -882,15 +881,7 @@ func (sc *sessionScreen) Screen(d *pruneguard.Decision) []*pruneguard.Violation 
 		refs = sc.s.screen(d)
 	}
 	if len(refs) > 0 {
-		sc.refs = append(sc.refs, refs...)
-		vs := screenViolations(refs)
-		if sc.own == nil {
-			sc.own = make(map[*pruneguard.Violation]bool, len(vs))
-		}
-		for _, v := range vs {
-			sc.own[v] = true
-		}
-		return vs
+		return sc.refuse(refs)
 	}
 	if sc.outer != nil {
 		if vs := sc.outer.Screen(d); len(vs) > 0 {
@@ -918,37 +909,15 @@ func (s *Session) screen(d *pruneguard.Decision) []Refusal {
 // screenWhole is the screen of a decision on the body written whole:
 // for a history the slots do not follow.
 func (s *Session) screenWhole(d *pruneguard.Decision) []Refusal {
-	var refs []Refusal
-	for _, id := range d.Stub {
-		e := s.byID[id]
-		if e == nil || e.ev != nil {
-			continue
-		}
-		u, _ := s.ctx.UnitOf(id)
-		raw, ok := s.stubRaw(e, s.stubText)
-		switch {
-		case !ok:
-			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
-		case countJSON(s.count, raw) >= countJSON(s.count, e.raw):
-			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
-		}
-	}
+	refs := s.stubRefusals(d, func(e *sentry) int { return countJSON(s.count, e.raw) })
 	if len(refs) > 0 {
 		return refs
 	}
 	schema := len(d.DropSchemas) > 0 || len(d.Compress) > 0
-	schemaTools := func(code, detail string) []Refusal {
-		r := Refusal{Gate: "wire", Code: code, Detail: detail}
-		r.Tools = append(r.Tools, d.DropSchemas...)
-		for _, c := range d.Compress {
-			r.Tools = append(r.Tools, c.Tool)
-		}
-		return []Refusal{r}
-	}
 	now := s.topFor(nil)
 	then := s.topFor(d)
-	if schema && declaredCount(s.cfg.Dialect, &then) == 0 && declaredCount(s.cfg.Dialect, &now) > 0 {
-		return schemaTools(CodeEmptyTools, "")
+	if schema && declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
+		return schemaRefusal(d, CodeEmptyTools, "")
 	}
 	before, _ := Validate(now.withHistory(s.key, s.history(nil)), s.cfg.Dialect)
 	after, _ := Validate(then.withHistory(s.key, s.history(d)), s.cfg.Dialect)
@@ -957,7 +926,7 @@ func (s *Session) screenWhole(d *pruneguard.Decision) []Refusal {
 		return nil
 	}
 	if schema {
-		return schemaTools(fresh[0].Rule, fresh[0].Message)
+		return schemaRefusal(d, fresh[0].Rule, fresh[0].Message)
 	}
 	// Find a unit that breaks the rule on its own, the latest first: the
 	// others are tried again without it.
@@ -1099,4 +1068,36 @@ func (s *Session) logCheck(rep Report, err error) {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: request refused", dialect,
 			slog.String("error", err.Error()), slog.Int("tokens", rep.Before))
 	}
+}
+
+// stubRefusals refuses the stubs of d that cannot be made, or would not
+// make their message smaller than the tokens written gives.
+func (s *Session) stubRefusals(d *pruneguard.Decision, written func(e *sentry) int) []Refusal {
+	var refs []Refusal
+	for _, id := range d.Stub {
+		e := s.byID[id]
+		if e == nil || e.ev != nil {
+			continue
+		}
+		u, _ := s.ctx.UnitOf(id)
+		raw, ok := s.stubRaw(e, s.stubText)
+		switch {
+		case !ok:
+			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
+		case countJSON(s.count, raw) >= written(e):
+			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
+		}
+	}
+	return refs
+}
+
+// schemaRefusal is the refusal of the schema edits of d, naming their
+// tools.
+func schemaRefusal(d *pruneguard.Decision, code, detail string) []Refusal {
+	r := Refusal{Gate: "wire", Code: code, Detail: detail}
+	r.Tools = append(r.Tools, d.DropSchemas...)
+	for _, c := range d.Compress {
+		r.Tools = append(r.Tools, c.Tool)
+	}
+	return []Refusal{r}
 }

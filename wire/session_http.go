@@ -73,7 +73,7 @@ type conversation struct {
 // [ErrSessionConfig] when cfg.Session is refused.
 func NewConversations(cfg ConversationsConfig) (*Conversations, error) {
 	probe := cfg.Session
-	probe.Dialect = OpenAIChat
+	probe.Dialect = Dialects[0] // any: the probe checks the rest
 	if _, err := NewSession(probe); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (cs *Conversations) guard(ctx context.Context, d Dialect, body []byte) (str
 	if vs := b.Validate(); len(vs) > 0 {
 		return "", nil, Report{}, &RuleError{Dialect: d, Violations: vs}
 	}
-	if d == OpenAIResponses && (!isNull(b.top.fields["previous_response_id"]) || !isNull(b.top.fields["conversation"])) {
+	if b.onServer {
 		return "", body, Report{}, nil
 	}
 	c, err := cs.find(ctx, d, b)
@@ -241,17 +241,12 @@ func RequestDialect(method, path string) (d Dialect, ok bool) {
 		return "", false
 	}
 	path = strings.TrimSuffix(path, "/")
-	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
-		return OpenAIChat, true
-	case strings.HasSuffix(path, "/responses"):
-		return OpenAIResponses, true
-	case strings.HasSuffix(path, "/messages"):
-		return Anthropic, true
-	case strings.HasSuffix(path, ":generateContent"), strings.HasSuffix(path, ":streamGenerateContent"):
-		return Gemini, true
-	case strings.HasSuffix(path, "/converse"), strings.HasSuffix(path, "/converse-stream"):
-		return Bedrock, true
+	for _, d := range Dialects {
+		for _, end := range d.provider().paths {
+			if strings.HasSuffix(path, end) {
+				return d, true
+			}
+		}
 	}
 	return "", false
 }

@@ -102,7 +102,7 @@ func TestSessionSlotsEqualWhole(t *testing.T) {
 					t.Skip("a history the slots do not follow")
 				}
 				for step := range rapid.IntRange(1, 5).Draw(t, "steps") {
-					if got, want := string(jk.join(s.historyPieces(nil))), string(jk.join(s.historyWhole(nil))); got != want {
+					if got, want := string(joinArray(s.historyPieces(nil))), string(joinArray(s.historyWhole(nil))); got != want {
 						t.Fatalf("step %d: the slots write\n%s\nthe messages fed write\n%s", step, got, want)
 					}
 					if got, want := s.bodyTokens(), renderedTokens(t, s); got != want {

@@ -54,10 +54,7 @@ func (s *Session) newSlots() *slots {
 		stubbed: func(i int32) (*facts, bool) { return s.slotStubbed(i) },
 	}
 	sl.rules.glob.lastUser, sl.rules.glob.barrier = -1, -1
-	if s.cfg.Dialect == OpenAIResponses {
-		sl.rules.byKey = map[[2]string][]int32{}
-		sl.rules.byID = map[string][]int32{}
-	}
+	sl.rules.indexKeys()
 	return sl
 }
 
@@ -94,7 +91,6 @@ func nonSystem(ps []rpiece) []rpiece {
 // slotEntry makes the slots of message e.
 func (s *Session) slotEntry(e *sentry) {
 	sl := s.sl
-	d := s.cfg.Dialect
 	all := s.piecesOf(e, true)
 	ps := nonSystem(all)
 	if len(ps) < len(all) {
@@ -105,12 +101,12 @@ func (s *Session) slotEntry(e *sentry) {
 		e.hi = e.lo
 		return
 	}
-	if turnDialect(d) && len(ps) > 1 {
+	if s.p.turns && len(ps) > 1 {
 		sl.irregular = true
 		return
 	}
 	for k, p := range ps {
-		if k == 0 && turnDialect(d) && p.synth {
+		if k == 0 && s.p.turns && p.synth {
 			if l := sl.seq.tail; l >= sl.barrier && l >= 0 && sl.synth[l] && sl.role[l] == p.role {
 				// The turn before is written from events too: the piece
 				// joins it.
@@ -123,7 +119,7 @@ func (s *Session) slotEntry(e *sentry) {
 		f := e.f // a message given as provider JSON is written as it was read
 		if e.ev != nil {
 			var err error
-			if f, err = parseMessage(d, p.json(d)); err != nil {
+			if f, err = parseMessage(s.cfg.Dialect, p.json(s.p)); err != nil {
 				sl.irregular = true
 				return
 			}
@@ -149,21 +145,20 @@ func (s *Session) slotEntry(e *sentry) {
 // it, and updates the counts and indexes it is part of.
 func (s *Session) reslot(l int32) {
 	sl := s.sl
-	d := s.cfg.Dialect
 	p, ok := s.slotPiece(l, false)
 	if !ok {
 		sl.irregular = true
 		return
 	}
-	f, err := parseMessage(d, p.json(d))
+	f, err := parseMessage(s.cfg.Dialect, p.json(s.p))
 	if err != nil {
 		sl.irregular = true
 		return
 	}
 	rs := sl.rules
 	old := &sl.f[l]
-	rs.glob.add(d, old, -1)
-	rs.glob.add(d, &f, 1)
+	rs.glob.add(old, -1)
+	rs.glob.add(&f, 1)
 	rs.gmask[l] = globalsMask(&f)
 	if len(f.refs) > 0 && len(old.refs) == 0 {
 		rs.refs = append(rs.refs, l)
@@ -171,11 +166,11 @@ func (s *Session) reslot(l int32) {
 	sl.f[l] = f
 	delete(sl.stubs, l)
 	switch {
-	case isRealUser(d, &f) && l > rs.glob.lastUser:
+	case s.p.realUser(&f) && l > rs.glob.lastUser:
 		rs.glob.lastUser = l
-	case rs.glob.lastUser == l && !isRealUser(d, &f):
+	case rs.glob.lastUser == l && !s.p.realUser(&f):
 		j := sl.seq.prev[l]
-		for j >= 0 && !isRealUser(d, &sl.f[j]) {
+		for j >= 0 && !s.p.realUser(&sl.f[j]) {
 			j = sl.seq.prev[j]
 		}
 		rs.glob.lastUser = j
@@ -201,7 +196,7 @@ func (s *Session) slotPiece(i int32, stub bool) (rpiece, bool) {
 		}
 		ps = append(ps, nonSystem(s.piecesOf(e, false))...)
 	}
-	ps = mergeSynthTurns(s.cfg.Dialect, ps)
+	ps = mergeSynthTurns(s.p, ps)
 	k := int(i - s.entries[sl.first[i]].lo)
 	if k < 0 || k >= len(ps) {
 		return rpiece{}, false
@@ -224,7 +219,7 @@ func (s *Session) retally(i int32) {
 	if !ok {
 		return
 	}
-	n := int32(min(countJSON(s.count, p.json(s.cfg.Dialect)), 1<<31-1))
+	n := int32(min(countJSON(s.count, p.json(s.p)), 1<<31-1))
 	if !sl.seq.removed[i] {
 		sl.tokens += int(n - sl.tok[i])
 	}
@@ -240,7 +235,7 @@ func (s *Session) slotStubbed(i int32) (*facts, bool) {
 	}
 	st := &stubbed{f: sl.f[i]}
 	if p, ok := s.slotPiece(i, true); ok {
-		if f, err := parseMessage(s.cfg.Dialect, p.json(s.cfg.Dialect)); err == nil {
+		if f, err := parseMessage(s.cfg.Dialect, p.json(s.p)); err == nil {
 			st.f, st.ok = f, true
 		}
 	}
@@ -258,7 +253,7 @@ func (s *Session) piecesOf(e *sentry, fresh bool) []rpiece {
 		return s.stubPieces(e, pruneguard.Pointer{})
 	}
 	if st, ok := s.streams[e.id]; ok {
-		return synthMessage(s.cfg.Dialect, st.message(), st.text.String(), s.callTool)
+		return synthMessage(s.p, st.message(), st.text.String(), s.callTool)
 	}
 	if e.ev != nil {
 		return e.pieces
@@ -335,7 +330,6 @@ func (s *Session) recordSlots(d *pruneguard.Decision) {
 // messages held, not to those ever fed.
 func (s *Session) slotHistory() ([]json.RawMessage, bool) {
 	sl := s.sl
-	d := s.cfg.Dialect
 	ps := make([]rpiece, 0, sl.seq.kept)
 	for i := sl.seq.head; i >= 0; i = sl.seq.next[i] {
 		p, ok := s.slotPiece(i, false)
@@ -344,12 +338,12 @@ func (s *Session) slotHistory() ([]json.RawMessage, bool) {
 		}
 		ps = append(ps, p)
 	}
-	if d == OpenAIChat {
-		ps = placePromptLines(OpenAIChat, &topFields{}, ps, s.lines(nil))
+	if s.p.promptInHistory {
+		ps = placeLines(s.p, nil, ps, s.lines(nil))
 	}
 	raws := make([]json.RawMessage, len(ps))
 	for i := range ps {
-		raws[i] = ps[i].json(d)
+		raws[i] = ps[i].json(s.p)
 	}
 	return raws, true
 }
@@ -366,7 +360,7 @@ func (s *Session) bodyTokens() int {
 		}
 		return n + s.restTokens()
 	}
-	return s.sl.tokens + s.chatLineTokens() + s.restTokens()
+	return s.sl.tokens + s.historyLineTokens() + s.restTokens()
 }
 
 // restTokens counts the body outside its history, once for each change
@@ -378,11 +372,11 @@ func (s *Session) restTokens() int {
 	return s.rest
 }
 
-// chatLineTokens counts what the tombstone and pointer lines add to a
-// Chat history: they go into its first system or developer message, or
-// into one put first.
-func (s *Session) chatLineTokens() int {
-	if s.cfg.Dialect != OpenAIChat {
+// historyLineTokens counts what the tombstone and pointer lines add to
+// the history of a provider that keeps its prompt there: they go into
+// its first system or developer message, or into one put first.
+func (s *Session) historyLineTokens() int {
+	if !s.p.promptInHistory {
 		return 0
 	}
 	lines := s.lines(nil)
@@ -408,10 +402,10 @@ func (s *Session) chatLineTokens() int {
 			ps = append(ps, p)
 		}
 	}
-	ps = placePromptLines(OpenAIChat, &topFields{}, ps, lines)
+	ps = placeLines(s.p, nil, ps, lines)
 	n := 0
 	for i := range ps {
-		n += countJSON(s.count, ps[i].json(OpenAIChat))
+		n += countJSON(s.count, ps[i].json(s.p))
 	}
 	if sys >= 0 {
 		n -= int(sl.tok[sys])
@@ -428,79 +422,88 @@ func (s *Session) chatLineTokens() int {
 // the body written whole.
 func (s *Session) screenSlots(d *pruneguard.Decision) (refs []Refusal, ok bool) {
 	sl := s.sl
-	for _, id := range d.Stub {
-		e := s.byID[id]
-		if e == nil || e.ev != nil {
-			continue
-		}
-		u, _ := s.ctx.UnitOf(id)
-		raw, can := s.stubRaw(e, s.stubText)
-		var written int
+	refs = s.stubRefusals(d, func(e *sentry) int {
+		written := 0
 		s.slotsOf(e, func(i int32) { written += int(sl.tok[i]) })
-		switch {
-		case !can:
-			refs = append(refs, s.refusal("wire", CodeStubUnsupported, u.ID, id))
-		case countJSON(s.count, raw) >= written:
-			refs = append(refs, s.refusal("wire", CodeStubNotSmaller, u.ID, id))
-		}
-	}
+		return written
+	})
 	if len(refs) > 0 {
 		return refs, true
 	}
-	ts := s.toolState(nil)
-	base := map[string]int{}
-	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 {
-		schemaTools := func(code, detail string) []Refusal {
-			r := Refusal{Gate: "wire", Code: code, Detail: detail}
-			r.Tools = append(r.Tools, d.DropSchemas...)
-			for _, c := range d.Compress {
-				r.Tools = append(r.Tools, c.Tool)
-			}
-			return []Refusal{r}
-		}
-		now, then := s.topFor(nil), s.topFor(d)
-		if declaredCount(s.cfg.Dialect, &then) == 0 && declaredCount(s.cfg.Dialect, &now) > 0 {
-			return schemaTools(CodeEmptyTools, ""), true
-		}
-		next := s.toolState(d)
-		delta, after := sl.rules.toolDelta(view{s: sl.seq}, ts, next)
-		if nv := sl.rules.fresh(nil, delta, after); len(nv) > 0 {
-			return schemaTools(nv[0].Rule, nv[0].Message), true
-		}
-		base, ts = delta, next
+	ts, base := s.toolState(nil), map[string]int{}
+	if refs := s.screenSlotSchemas(d, &ts, base); len(refs) > 0 {
+		return refs, true
 	}
-	// The messages: a unit at a time, as the decision's records say.
-	type group struct {
-		c   candidate
-		out bool
-	}
-	var groups []*group
-	at := map[pruneguard.UnitID]*group{}
 	whole := sl.seq.newEdits()
-	cut := false
+	groups, cut := s.slotCandidates(d, whole)
+	if cut {
+		return nil, false
+	}
+	if whole.empty() {
+		return nil, true
+	}
+	delta, after := sl.rules.delta(view{s: sl.seq}, whole, ts)
+	if len(sl.rules.fresh(base, delta, after)) == 0 {
+		return nil, true
+	}
+	_, refused := sl.rules.greedy(inOrder(groups), ts, base)
+	return refused, true
+}
+
+// screenSlotSchemas screens the schema edits of d: it refuses those that
+// leave no tool declared or break a rule, and otherwise sets *ts to the
+// tools state they leave and adds to base how they change the violation
+// counts.
+func (s *Session) screenSlotSchemas(d *pruneguard.Decision, ts **toolState, base map[string]int) []Refusal {
+	if len(d.DropSchemas) == 0 && len(d.Compress) == 0 {
+		return nil
+	}
+	now, then := s.topFor(nil), s.topFor(d)
+	if declaredCount(s.p, &then) == 0 && declaredCount(s.p, &now) > 0 {
+		return schemaRefusal(d, CodeEmptyTools, "")
+	}
+	sl := s.sl
+	next := s.toolState(d)
+	delta, after := sl.rules.toolDelta(view{s: sl.seq}, *ts, next)
+	if nv := sl.rules.fresh(nil, delta, after); len(nv) > 0 {
+		return schemaRefusal(d, nv[0].Rule, nv[0].Message)
+	}
+	for k, n := range delta {
+		base[k] += n
+	}
+	*ts = next
+	return nil
+}
+
+// slotCandidates groups the slots d evicts or stubs by unit, as the
+// decision's records say, and adds the edits of the whole decision to
+// whole. cut is set when d evicts part of a merged turn.
+func (s *Session) slotCandidates(d *pruneguard.Decision, whole *edits) (groups []*candidate, cut bool) {
+	sl := s.sl
+	at := map[pruneguard.UnitID]*candidate{}
 	var evicted map[pruneguard.MessageID]bool
-	add := func(r pruneguard.Record) {
+	for _, r := range d.Records() {
 		e := s.byID[r.Message]
 		if e == nil || e.gone {
-			return
+			continue
 		}
-		g := at[r.Unit]
-		if g == nil {
-			g = &group{c: candidate{unit: r.Unit, first: -1}}
-			at[r.Unit] = g
-			groups = append(groups, g)
+		c := at[r.Unit]
+		if c == nil {
+			c = &candidate{unit: r.Unit, first: -1}
+			at[r.Unit] = c
+			groups = append(groups, c)
 		}
-		g.c.ids = append(g.c.ids, r.Message)
-		g.c.idx = append(g.c.idx, e.pos)
+		c.ids = append(c.ids, r.Message)
+		c.idx = append(c.idx, e.pos)
 		s.slotsOf(e, func(i int32) {
 			if sl.seq.removed[i] {
 				return
 			}
-			if g.c.first < 0 || i < g.c.first {
-				g.c.first = i
+			if c.first < 0 || i < c.first {
+				c.first = i
 			}
 			if r.Stubbed {
-				g.c.st = append(g.c.st, i)
+				c.st = append(c.st, i)
 				whole.stub(i)
 				return
 			}
@@ -514,32 +517,23 @@ func (s *Session) screenSlots(d *pruneguard.Decision) (refs []Refusal, ok bool) 
 					}
 				}
 			}
-			g.c.rm = append(g.c.rm, i)
+			c.rm = append(c.rm, i)
 			whole.remove(i)
 		})
 	}
-	for _, r := range d.Records() {
-		add(r)
-	}
-	if cut {
-		return nil, false
-	}
-	if whole.empty() {
-		return nil, true
-	}
-	delta, after := sl.rules.delta(view{s: sl.seq}, whole, ts)
-	if len(sl.rules.fresh(base, delta, after)) == 0 {
-		return nil, true
-	}
+	return groups, cut
+}
+
+// inOrder returns the groups that edit a slot, in transcript order.
+func inOrder(groups []*candidate) []candidate {
 	cands := make([]candidate, 0, len(groups))
-	for _, g := range groups {
-		if len(g.c.rm) > 0 || len(g.c.st) > 0 {
-			cands = append(cands, g.c)
+	for _, c := range groups {
+		if len(c.rm) > 0 || len(c.st) > 0 {
+			cands = append(cands, *c)
 		}
 	}
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].first < cands[b].first })
-	_, refused := sl.rules.greedy(cands, ts, base)
-	return refused, true
+	return cands
 }
 
 // topBody returns the request's fields, as the last decisions left them,

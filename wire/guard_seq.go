@@ -277,6 +277,13 @@ func (s *seqState) newEdits() *edits {
 	return &edits{gen: s.gen, marks: s, shared: true}
 }
 
+// reuse empties e into a new set of edits, of a generation of its own,
+// keeping its buffers: for a loop that tries one set after another.
+func (s *seqState) reuse(e *edits) {
+	s.gen++
+	*e = edits{gen: s.gen, marks: s, shared: true, rm: e.rm[:0], st: e.st[:0]}
+}
+
 // newEditsFor returns an empty set of edits with room for rm removals
 // and st stubs.
 func (s *seqState) newEditsFor(rm, st int) *edits {

@@ -72,20 +72,20 @@ func (g *Guarded) schemaWith(d *pruneguard.Decision, skip map[string]bool) *sche
 	return se
 }
 
-// topWith returns the body's top level with the schema edits and (outside
-// Chat, where they go into a message) the tombstone lines of se, as a
-// body without messages.
+// topWith returns the body's top level with the schema edits and (when
+// the provider keeps its prompt in a top-level field) the tombstone and
+// pointer lines of se, as a body without messages.
 func (g *Guarded) topWith(se *schemaEdits) *Body {
 	nb := *g.src
 	nb.Messages, nb.facts, nb.fields, nb.dirty = nil, nil, nil, false
 	nb.editTools(se.dropped, se.compressed)
-	if nb.Dialect != OpenAIChat {
-		nb.setTombstones(se.tombs)
-	}
+	nb.setTombstones(se.tombs)
 	return &nb
 }
 
-// setSys writes the tombstone lines into the Chat system message.
+// setSys writes the tombstone and pointer lines into the system message,
+// for a provider that keeps its prompt in the history (g.sys is -1
+// otherwise).
 func (g *Guarded) setSys(lines []string) {
 	if g.sys < 0 {
 		return
@@ -94,15 +94,15 @@ func (g *Guarded) setSys(lines []string) {
 	if len(lines) == 0 {
 		return
 	}
-	if raw, err := appendChatText(g.src.facts[g.sys].raw, joinLines(lines)); err == nil {
-		if f, err := parseMessage(OpenAIChat, raw); err == nil {
+	if raw, ok := g.src.provider().addLines(g.src.facts[g.sys].raw, lines); ok {
+		if f, err := parseMessage(g.src.Dialect, raw); err == nil {
 			g.sysFacts = &f
 		}
 	}
 }
 
-// sysTokens counts the tokens of the Chat system message as written, or
-// 0 when there is none.
+// sysTokens counts the tokens of the system message that carries the
+// lines as written, or 0 when there is none.
 func (g *Guarded) sysTokens() int {
 	if g.sys < 0 || g.seq.removed[g.sys] {
 		return 0
@@ -111,14 +111,14 @@ func (g *Guarded) sysTokens() int {
 }
 
 // schemaSize is what a schema state costs: the body outside its messages
-// and, in Chat, where tombstone lines go into the system message, that
-// message. The other messages do not change with it.
+// and, when the lines go into the system message (g.sys), that message.
+// The other messages do not change with it.
 func (g *Guarded) schemaSize(se *schemaEdits) int {
 	n := Overhead(g.topWith(se), g.count)
-	if g.src.Dialect == OpenAIChat && g.sys >= 0 && !g.seq.removed[g.sys] {
+	if g.sys >= 0 && !g.seq.removed[g.sys] {
 		if len(se.tombs) == 0 {
 			n += int(g.tokens[g.sys])
-		} else if raw, err := appendChatText(g.src.facts[g.sys].raw, joinLines(se.tombs)); err == nil {
+		} else if raw, ok := g.src.provider().addLines(g.src.facts[g.sys].raw, se.tombs); ok {
 			n += countJSON(g.count, raw)
 		}
 	}
@@ -252,19 +252,3 @@ func (g *Guarded) Tokens() int { return g.msgTokens + g.rest() }
 // the overhead negative). [Guarded.Check] takes it off the budget it hands the
 // Context's guard.
 func (g *Guarded) Overhead() int { return g.Tokens() - g.ctx.Tokens() }
-
-// joinLines joins tombstone lines, one per line.
-func joinLines(lines []string) string {
-	n := 0
-	for _, l := range lines {
-		n += len(l) + 1
-	}
-	b := make([]byte, 0, n)
-	for i, l := range lines {
-		if i > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, l...)
-	}
-	return string(b)
-}

@@ -224,11 +224,6 @@ func unwrapClaudeCode(file []byte) ([]byte, error) {
 	return json.Marshal(map[string]json.RawMessage{"messages": joinArray(out)})
 }
 
-func mustString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
-}
-
 func textBlock(s json.RawMessage) json.RawMessage {
 	b, _ := json.Marshal(map[string]json.RawMessage{"type": mustString("text"), "text": s})
 	return b

@@ -51,9 +51,12 @@ type ruleScreen struct {
 	in       map[string]int // the input's violations, by key
 	cur      map[string]int // the body's as the applied decisions left it
 
-	byKey map[[2]string][]int32 // Responses: the calls and outputs of each kind and id
-	byID  map[string][]int32    // Responses: the items with each id
-	refs  []int32               // Anthropic: the messages with tool references
+	// byKey and byID index, when the provider pairs calls and outputs by
+	// kind and id (its table's pairKeys), the messages of each key and
+	// the items of each id; refs are the messages with tool references.
+	byKey map[[2]string][]int32
+	byID  map[string][]int32
+	refs  []int32
 
 	glob globals // of the applied state
 	// gmask holds what each message counts in the globals (globalsMask of
@@ -90,24 +93,29 @@ func newRuleScreen(g *Guarded) *ruleScreen {
 		rs.cur[violationKey(v)]++
 	}
 	rs.glob.lastUser, rs.glob.barrier = -1, -1
-	if rs.b.Dialect == OpenAIResponses {
-		rs.byKey = map[[2]string][]int32{}
-		rs.byID = map[string][]int32{}
-	}
+	rs.indexKeys()
 	for i := range g.src.facts {
 		rs.added(int32(i))
 	}
 	return rs
 }
 
+// indexKeys sets up the indexes of the calls, outputs and items that pair
+// by kind and id, for a provider whose table pairs them so.
+func (rs *ruleScreen) indexKeys() {
+	if rs.b.provider().pairKeys != nil {
+		rs.byKey = map[[2]string][]int32{}
+		rs.byID = map[string][]int32{}
+	}
+}
+
 // added counts message i, the last of the body, in the globals and the
 // indexes.
 func (rs *ruleScreen) added(i int32) {
 	f := rs.at(i)
-	d := rs.b.Dialect
 	rs.gmask = append(rs.gmask, globalsMask(f))
-	rs.glob.add(d, f, 1)
-	if isRealUser(d, f) {
+	rs.glob.add(f, 1)
+	if rs.b.provider().realUser(f) {
 		rs.glob.lastUser = i
 	}
 	if f.nresults > 0 || isUserMessage(f) {
@@ -117,7 +125,7 @@ func (rs *ruleScreen) added(i int32) {
 		rs.refs = append(rs.refs, i)
 	}
 	if rs.byKey != nil {
-		for _, k := range responsesKeys(f) {
+		for _, k := range rs.b.provider().pairKeys(f) {
 			rs.byKey[k] = append(rs.byKey[k], i)
 		}
 		if f.id != "" {
@@ -153,7 +161,7 @@ func globalsMask(f *facts) uint8 {
 }
 
 // add counts (or, with n = -1, uncounts) message f in the globals.
-func (gl *globals) add(d Dialect, f *facts, n int) { gl.addMask(globalsMask(f), n) }
+func (gl *globals) add(f *facts, n int) { gl.addMask(globalsMask(f), n) }
 
 // addMask counts (or, with n = -1, uncounts) a message of mask m in the
 // globals.
@@ -173,21 +181,6 @@ func (gl *globals) addMask(m uint8, n int) {
 	if m&gItemRef != 0 {
 		gl.itemRefs += n
 	}
-}
-
-// responsesKeys returns the (call type, id) keys of a Responses item's
-// calls and outputs.
-func responsesKeys(f *facts) [][2]string {
-	var out [][2]string
-	for _, p := range f.parts {
-		switch p.kind {
-		case PartCall:
-			out = append(out, [2]string{f.typ, p.id})
-		case PartResult:
-			out = append(out, [2]string{responsesOutputs[p.typ][0], p.id})
-		}
-	}
-	return out
 }
 
 // factsIn returns message i as view v shows it.
@@ -216,7 +209,7 @@ func (rs *ruleScreen) removedGlobals(e *edits) globals {
 // proportion to v.b and to what v.a gained since it was last asked.
 func (rs *ruleScreen) globalsOf(v view) globals {
 	gl := rs.glob
-	d := rs.b.Dialect
+	p := rs.b.provider()
 	// The two sets of a view are disjoint: a message belongs to one set
 	// at a time.
 	if v.a != nil {
@@ -242,8 +235,8 @@ func (rs *ruleScreen) globalsOf(v view) globals {
 		}
 		return j
 	}
-	gl.lastUser = walk(gl.lastUser, func(f *facts) bool { return isRealUser(d, f) })
-	if d == OpenAIResponses {
+	gl.lastUser = walk(gl.lastUser, func(f *facts) bool { return p.realUser(f) })
+	if p.pairKeys != nil {
 		gl.barrier = walk(gl.barrier, func(f *facts) bool { return f.nresults > 0 || isUserMessage(f) })
 	}
 	return gl
@@ -256,18 +249,53 @@ func (rs *ruleScreen) whole(b, a view, gb, ga globals, ts *toolState) bool {
 	if a.kept() == 0 || b.kept() == 0 {
 		return true
 	}
-	switch rs.b.Dialect {
-	case Anthropic:
-		return (gb.thinking > 0) != (ga.thinking > 0) ||
-			(ts.emptyTools && (gb.toolBlocks > 0) != (ga.toolBlocks > 0))
-	case Gemini:
-		return (gb.signed > 0) != (ga.signed > 0) || gb.lastUser != ga.lastUser
-	case Bedrock:
-		return !rs.b.hasToolConfig && (gb.toolBlocks > 0) != (ga.toolBlocks > 0)
-	case OpenAIResponses:
-		return (rs.b.continues || gb.itemRefs > 0) != (rs.b.continues || ga.itemRefs > 0) || gb.barrier != ga.barrier
+	if whole := rs.b.provider().screenWhole; whole != nil {
+		return whole(rs.b, gb, ga, ts)
 	}
 	return false
+}
+
+// windowShape is how far around an edited run of messages a provider's
+// history rules read: the message on each side, whole blocks of tool
+// messages (Chat), or whole turns and one more each side (Anthropic).
+type windowShape uint8
+
+const (
+	windowMessages windowShape = iota
+	windowToolBlocks
+	windowTurns
+)
+
+// widenToToolBlocks widens window w to whole blocks of tool messages (a
+// block starts at the message before it). The window is open at its end,
+// so that it never ends inside a block (see provider.cleanWindows).
+func (rs *ruleScreen) widenToToolBlocks(a view, w window) window {
+	for w.lo >= 0 && rs.factsIn(a, w.lo).role == "tool" {
+		w.lo = a.prev(w.lo)
+	}
+	for w.hi >= 0 && rs.factsIn(a, w.hi).role == "tool" {
+		w.hi = a.next(w.hi)
+	}
+	w.open = true
+	return w
+}
+
+// widenToTurns widens window w to the turn of each end, and one more
+// turn beyond it.
+func (rs *ruleScreen) widenToTurns(a view, w window) window {
+	if w.lo >= 0 {
+		w.lo = rs.turnStart(a, w.lo)
+		if p := a.prev(w.lo); p >= 0 {
+			w.lo = rs.turnStart(a, p)
+		}
+	}
+	if w.hi >= 0 {
+		w.hi = rs.turnEnd(a, w.hi)
+		if n := a.next(w.hi); n >= 0 {
+			w.hi = rs.turnEnd(a, n)
+		}
+	}
+	return w
 }
 
 // window is a stretch of kept messages, from lo to hi (body indexes; -1
@@ -313,11 +341,11 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 			after = append(after, v)
 		}
 	}
-	if rs.b.Dialect == OpenAIResponses {
-		for _, v := range rs.keyed(b, e, gb) {
+	if rs.b.provider().pairKeys != nil {
+		for _, v := range screenKeyedPairs(rs, b, e, gb) {
 			delta[violationKey(v)]--
 		}
-		for _, v := range rs.keyed(a, e, ga) {
+		for _, v := range screenKeyedPairs(rs, a, e, ga) {
 			delta[violationKey(v)]++
 			after = append(after, v)
 		}
@@ -333,7 +361,7 @@ func (rs *ruleScreen) delta(b view, e *edits, ts *toolState) (map[string]int, []
 // counts of the applied state are kept against an input (not for a
 // session's history, judged relative to itself).
 func (rs *ruleScreen) cleanBefore(b view) bool {
-	return rs.b.Dialect == OpenAIChat && !rs.relative && !rs.checkBefore && b.a == nil && b.b == nil && len(rs.cur) == 0
+	return rs.b.provider().cleanWindows && !rs.relative && !rs.checkBefore && b.a == nil && b.b == nil && len(rs.cur) == 0
 }
 
 // all returns the violations of the whole body view v shows.
@@ -363,7 +391,7 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 		}
 		slices.Sort(pos)
 	}
-	d := rs.b.Dialect
+	shape := rs.b.provider().window
 	var out []window
 	for k := 0; k < len(pos); {
 		// A cluster: edited messages with nothing kept between them, walked
@@ -377,30 +405,11 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 			k++
 		}
 		w := window{lo: x, hi: y}
-		switch d {
-		case OpenAIChat:
-			// A block of tool messages starts at the message before it.
-			for w.lo >= 0 && rs.factsIn(a, w.lo).role == "tool" {
-				w.lo = a.prev(w.lo)
-			}
-			for w.hi >= 0 && rs.factsIn(a, w.hi).role == "tool" {
-				w.hi = a.next(w.hi)
-			}
-			w.open = true
-		case Anthropic:
-			// The turn of each end, and one more turn beyond it.
-			if w.lo >= 0 {
-				w.lo = rs.turnStart(a, w.lo)
-				if p := a.prev(w.lo); p >= 0 {
-					w.lo = rs.turnStart(a, p)
-				}
-			}
-			if w.hi >= 0 {
-				w.hi = rs.turnEnd(a, w.hi)
-				if n := a.next(w.hi); n >= 0 {
-					w.hi = rs.turnEnd(a, n)
-				}
-			}
+		switch shape {
+		case windowToolBlocks:
+			w = rs.widenToToolBlocks(a, w)
+		case windowTurns:
+			w = rs.widenToTurns(a, w)
 		}
 		if n := len(out); n > 0 && overlaps(out[n-1], w) {
 			out[n-1].hi = w.hi
@@ -481,71 +490,7 @@ func (rs *ruleScreen) check(v view, w window, gl globals, ts *toolState) []RuleV
 		sc.lastUser = v.rank(gl.lastUser)
 	}
 	var out violations
-	validateMessages(rs.b, ms, sc, &out)
-	return out
-}
-
-// keyed returns, in view v, the violations of the Responses pairing and
-// item ids for the kinds, ids and items the edits e touch.
-func (rs *ruleScreen) keyed(v view, e *edits, gl globals) []RuleViolation {
-	var out violations
-	keys := map[[2]string]bool{}
-	ids := map[string]bool{}
-	for _, i := range e.rm {
-		f := rs.at(i)
-		for _, k := range responsesKeys(f) {
-			keys[k] = true
-		}
-		if f.id != "" {
-			ids[f.id] = true
-		}
-	}
-	continues := rs.b.continues || gl.itemRefs > 0
-	for _, k := range sortedKeys(keys) {
-		var queue []int32
-		for _, i := range rs.byKey[k] {
-			if v.isRemoved(i) {
-				continue
-			}
-			f := rs.factsIn(v, i)
-			if f.ncalls > 0 {
-				queue = append(queue, i)
-				continue
-			}
-			if len(queue) > 0 {
-				queue = queue[1:]
-				continue
-			}
-			if !continues {
-				for _, p := range f.parts {
-					if p.kind == PartResult {
-						out.add(RuleResponsesOutputWithoutCall, v.rank(i), "No tool call found for %s with %s %s.", strings.ReplaceAll(p.typ, "_", " "), responsesOutputs[p.typ][1], p.id)
-					}
-				}
-			}
-		}
-		for _, i := range queue {
-			if k[0] == "mcp_approval_request" {
-				continue
-			}
-			rule := RuleResponsesCallWithoutOutput
-			if i > gl.barrier {
-				rule = RuleResponsesPendingCalls
-			}
-			out.add(rule, v.rank(i), "No tool output found for %s %s.", strings.ReplaceAll(k[0], "_", " "), k[1])
-		}
-	}
-	for _, id := range sortedKeys(ids) {
-		n := 0
-		for _, i := range rs.byID[id] {
-			if v.isRemoved(i) {
-				continue
-			}
-			if n++; n > 1 {
-				out.add(RuleResponsesDuplicateItemID, v.rank(i), "Duplicate item found with id %s.", id)
-			}
-		}
-	}
+	out = validateMessages(rs.b, ms, sc, out)
 	return out
 }
 
@@ -618,8 +563,11 @@ func (rs *ruleScreen) fresh(base map[string]int, delta map[string]int, after []R
 // walking it again.
 func (rs *ruleScreen) greedy(cands []candidate, ts *toolState, base map[string]int) (kept []candidate, refused []Refusal) {
 	taken := rs.seq.newEdits()
-	for _, c := range cands {
-		e := rs.seq.newEdits()
+	e := rs.seq.newEdits() // each candidate's, in turn
+	for k, c := range cands {
+		if k > 0 {
+			rs.seq.reuse(e)
+		}
 		for _, i := range c.rm {
 			e.remove(i)
 		}
@@ -654,26 +602,19 @@ func (rs *ruleScreen) greedy(cands []candidate, ts *toolState, base map[string]i
 func (rs *ruleScreen) toolRules(v view, ts *toolState) []RuleViolation {
 	var out violations
 	out = append(out, ts.top...)
-	if rs.b.Dialect != Anthropic {
-		return out
-	}
-	if ts.emptyTools {
+	p := rs.b.provider()
+	if ts.emptyTools && p.toolBlocks != nil {
 		for j := v.first(); j >= 0; j = v.next(j) {
 			if f := rs.factsIn(v, j); f.ncalls > 0 || f.nresults > 0 {
-				out.add(RuleAnthropicToolBlocksWithoutTools, v.rank(j), "Requests which include `tool_use` or `tool_result` blocks must define tools.")
+				out = p.toolBlocks(v.rank(j), out)
 				break
 			}
 		}
 	}
-	if ts.toolsArray {
+	if p.toolRefs != nil {
 		for _, i := range rs.refs {
-			if v.isRemoved(i) {
-				continue
-			}
-			for _, n := range rs.factsIn(v, i).refs {
-				if n != "" && !ts.declared[n] {
-					out.add(RuleAnthropicUnknownToolReference, v.rank(i), "Tool reference '%s' not found in available tools", n)
-				}
+			if !v.isRemoved(i) {
+				out = p.toolRefs(ts, v.rank(i), rs.factsIn(v, i).refs, out)
 			}
 		}
 	}

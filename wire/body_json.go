@@ -427,7 +427,8 @@ func argsJSON(raw json.RawMessage) json.RawMessage {
 	return append(json.RawMessage(nil), raw...)
 }
 
-func joinArray(items []json.RawMessage) []byte {
+// joinArray writes raw values as a JSON array.
+func joinArray(items []json.RawMessage) json.RawMessage {
 	n := 2
 	for _, it := range items {
 		n += len(it) + 1
@@ -441,4 +442,10 @@ func joinArray(items []json.RawMessage) []byte {
 		out = append(out, it...)
 	}
 	return append(out, ']')
+}
+
+// mustString encodes s as a JSON string.
+func mustString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
 }

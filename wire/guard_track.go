@@ -16,7 +16,7 @@ import (
 // call ids. Calls are named by keys the caller gives (the tracker only
 // compares their wire ids); results are answered with those keys.
 type tracker struct {
-	d         Dialect
+	p         *provider
 	continues bool // Responses: the input continues what the server holds
 
 	// Chat: the calls of the assistant message whose block of tool
@@ -40,6 +40,8 @@ type tracker struct {
 	queue   map[[2]string][]int
 	n       int // messages added
 	barrier int
+
+	st step // the step of the message being added
 }
 
 // tcall is a call the tracker follows.
@@ -76,7 +78,7 @@ func (s *step) unanswered() int {
 }
 
 func newTracker(d Dialect, continues bool) *tracker {
-	return &tracker{d: d, continues: continues, barrier: -1, queue: map[[2]string][]int{}}
+	return &tracker{p: d.provider(), continues: continues, barrier: -1, queue: map[[2]string][]int{}}
 }
 
 // add reads the next message, whose calls the caller names with keys, in
@@ -86,16 +88,12 @@ func (t *tracker) add(f *facts, keys []int32) step {
 	if f.nresults > 0 {
 		s.answers = make([]int32, 0, f.nresults)
 	}
-	switch t.d {
-	case OpenAIChat:
-		t.chat(f, keys, &s)
-	case OpenAIResponses:
-		t.responses(f, keys, &s)
-	case Anthropic:
-		t.anthropic(f, keys, &s)
-	case Gemini, Bedrock:
-		t.adjacent(f, keys, &s)
-	}
+	// The table fills the tracker's own step, so that handing it over
+	// costs no allocation; f must not be a local variable of the caller
+	// for the same reason.
+	t.st = s
+	t.p.track(t, f, keys, &t.st)
+	s, t.st = t.st, step{}
 	t.n++
 	return s
 }
@@ -105,28 +103,14 @@ func (t *tracker) add(f *facts, keys []int32) step {
 // batch still waiting for its results. In Responses an MCP approval
 // request among them may legitimately stay unanswered; report says so.
 func (t *tracker) finish() (closed []int32, report func(key int32) bool) {
-	report = func(int32) bool { return true }
-	if t.d == Anthropic && !t.answering {
-		return nil, report // the last turn's calls are the trailing batch
+	if t.p.finish != nil {
+		return t.p.finish(t)
 	}
-	if t.d == Anthropic {
-		return openKeys(t.turnCalls), report
-	}
-	if t.d != OpenAIResponses {
-		return nil, report
-	}
-	approval := map[int32]bool{}
-	for _, c := range t.calls {
-		if c.done || c.msg > t.barrier {
-			continue
-		}
-		closed = append(closed, c.key)
-		if c.typ == "mcp_approval_request" {
-			approval[c.key] = true
-		}
-	}
-	return closed, func(k int32) bool { return !approval[k] }
+	return nil, reportAll
 }
+
+// reportAll reports every call that will never be answered.
+func reportAll(int32) bool { return true }
 
 // callsOf lists the calls of f with the caller's keys.
 func callsOf(f *facts, keys []int32) []tcall { return appendCalls(nil, f, keys) }
@@ -169,113 +153,21 @@ func answer(cs []tcall, id string) (int32, bool) {
 	return -1, false
 }
 
-func (t *tracker) chat(f *facts, keys []int32, s *step) {
-	if t.inBlock && (f.role == "tool" || (f.role == "function" && openLegacy(t.block))) {
-		for _, p := range f.parts {
-			if p.kind == PartResult {
-				k, _ := answer(t.block, p.id)
-				s.answers = append(s.answers, k)
-			}
-		}
-		return
-	}
-	if t.inBlock {
-		s.closed = openKeys(t.block)
-		t.inBlock = false
-	}
-	if f.role == "assistant" && f.ncalls > 0 {
-		t.block, t.inBlock = appendCalls(t.block[:0], f, keys), true
-		return
-	}
-	for range f.nresults {
-		s.answers = append(s.answers, -1)
-	}
-}
-
-// openLegacy reports an unanswered legacy function_call (the call
-// without an id) among cs.
-func openLegacy(cs []tcall) bool {
-	for _, c := range cs {
-		if c.id == "" && !c.done {
-			return true
-		}
-	}
-	return false
-}
-
-func (t *tracker) responses(f *facts, keys []int32, s *step) {
-	s.stored = f.typ == "item_reference"
-	for _, c := range callsOf(f, keys) {
-		c.msg = t.n
-		k := [2]string{c.typ, c.id}
-		t.queue[k] = append(t.queue[k], len(t.calls))
-		t.calls = append(t.calls, c)
-	}
-	for _, p := range f.parts {
-		if p.kind != PartResult {
-			continue
-		}
-		k := [2]string{responsesOutputs[p.typ][0], p.id}
-		q := t.queue[k]
-		if len(q) == 0 {
-			if t.continues {
-				s.stored = true
-			}
-			s.answers = append(s.answers, -1)
-			continue
-		}
-		if len(q) == 1 {
-			delete(t.queue, k)
-		} else {
-			t.queue[k] = q[1:]
-		}
-		t.calls[q[0]].done = true
-		s.answers = append(s.answers, t.calls[q[0]].key)
-	}
-	if f.nresults > 0 || isUserMessage(f) {
-		t.barrier = t.n
-	}
-}
-
-func (t *tracker) anthropic(f *facts, keys []int32, s *step) {
-	if f.role != t.role {
-		// A new turn. The user turn after an assistant turn ends: the
-		// assistant turn's calls can no longer be answered.
-		if t.answering || (t.role == "assistant" && f.role != "user") {
-			s.closed = openKeys(t.turnCalls)
-		}
-		t.answering = f.role == "user" && t.role == "assistant"
-		if !t.answering {
-			t.turnCalls = t.turnCalls[:0]
-		}
-		t.role = f.role
-	}
-	for _, p := range f.parts {
-		if p.kind != PartResult {
-			continue
-		}
-		k := int32(-1)
-		if t.answering {
-			k, _ = answer(t.turnCalls, p.id)
-		}
-		s.answers = append(s.answers, k)
-	}
-	if f.role == "assistant" {
-		t.turnCalls = appendCalls(t.turnCalls, f, keys)
-	}
-}
-
-func (t *tracker) adjacent(f *facts, keys []int32, s *step) {
+// adjacent pairs the results of a message with the calls of the message
+// right before it (Gemini, Bedrock): by id, or, with byPosition, in order
+// when a call or a result carries no id. anyRole lets a message of any
+// role answer; otherwise only a user message does.
+func (t *tracker) adjacent(f *facts, keys []int32, s *step, anyRole, byPosition bool) {
 	prev := t.prev
 	t.prev, t.spare = appendCalls(t.spare[:0], f, keys), prev
-	if len(prev) == 0 || !(t.d == Gemini || f.role == "user") || f.nresults == 0 {
+	if len(prev) == 0 || !(anyRole || f.role == "user") || f.nresults == 0 {
 		for range f.nresults {
 			s.answers = append(s.answers, -1)
 		}
 		s.closed = openKeys(prev)
 		return
 	}
-	byPos := t.d == Gemini && !allIDs(prev, f)
+	byPos := byPosition && !allIDs(prev, f)
 	r := 0
 	for _, p := range f.parts {
 		if p.kind != PartResult {
@@ -314,50 +206,28 @@ func allIDs(calls []tcall, f *facts) bool {
 
 // ---- what the tracker's callers share -------------------------------------
 
-// roleClass folds a message's role into "user" or "assistant" for the
-// turn structure of Gemini; other dialects keep the role as it is.
-func roleClass(d Dialect, f *facts) string {
-	if d == Gemini {
-		if isGeminiUserRole(f.role) {
-			return "user"
-		}
-		return "assistant"
-	}
-	return f.role
-}
-
 // coupled reports whether message f goes in one unit with prev, the
-// message before it: in Responses, consecutive call items, and a
-// reasoning item with the item after it; in Anthropic, Gemini and
-// Bedrock, the messages of one turn, and an assistant turn with the turn
-// after it, so that a cut keeps roles alternating.
-func coupled(d Dialect, prev, f *facts) bool {
-	if prev == nil {
-		return false
-	}
-	switch d {
-	case OpenAIResponses:
-		return (prev.ncalls > 0 && f.ncalls > 0) || prev.typ == "reasoning"
-	case Anthropic, Gemini, Bedrock:
-		p := roleClass(d, prev)
-		return p == roleClass(d, f) || p == "assistant"
-	}
-	return false
+// message before it, as the provider's table says.
+func coupled(p *provider, prev, f *facts) bool {
+	return prev != nil && p.coupled != nil && p.coupled(prev, f)
 }
 
-// isRealUser reports a user message that is not (only) tool results.
-func isRealUser(d Dialect, f *facts) bool {
-	if f.nresults > 0 {
-		return false
-	}
-	switch d {
-	case OpenAIResponses:
-		return isUserMessage(f)
-	case Gemini:
-		return isGeminiUserRole(f.role)
-	}
-	return f.role == "user"
-}
+// coupledTurns is the coupling of the providers whose history is turns:
+// the messages of one turn, and an assistant turn with the turn after
+// it, so that a cut keeps roles alternating. prev and cur are the sides
+// ("user" or "assistant") of the two messages.
+func coupledTurns(prev, cur string) bool { return prev == cur || prev == "assistant" }
+
+// realUser reports a user message that is not (only) tool results.
+func (p *provider) realUser(f *facts) bool { return f.nresults == 0 && p.userMessage(f.role, f.typ) }
+
+// closesTurn reports a message after which calls still waiting for their
+// results are a trailing batch: one that carries results, or a user
+// message (what Responses calls its barrier).
+func (p *provider) closesTurn(f *facts) bool { return f.nresults > 0 || p.userMessage(f.role, f.typ) }
+
+// userRole reports the role "user".
+func userRole(role, _ string) bool { return role == "user" }
 
 // isSystem reports a system or developer message, which is pinned.
 func isSystem(f *facts) bool { return f.role == "system" || f.role == "developer" }
@@ -439,7 +309,7 @@ func waitingServerCall(parts [][]fpart) bool {
 
 // classing is what the class of a message depends on besides the message.
 type classing struct {
-	d Dialect
+	p *provider
 	// server returns the class of the results of a tool the provider
 	// runs, when the body or a manifest annotates it.
 	server func(name string) (pruneguard.Class, bool)
@@ -481,7 +351,7 @@ func (c *classing) class(f *facts, answers []int32) pruneguard.Class {
 		switch {
 		case p.typ == "compaction":
 			return pruneguard.Irreducible
-		case p.kind == PartServerResult, p.kind == PartServerCall && c.d == OpenAIResponses:
+		case p.kind == PartServerResult, p.kind == PartServerCall && c.p.callOutcome:
 			cl, ok := c.server(p.name)
 			if !ok {
 				cl = pruneguard.Irreducible

@@ -16,69 +16,6 @@ type jsonKit struct{}
 
 var jk jsonKit
 
-// obj decodes a JSON object, keys to raw values; ok is false for anything
-// else.
-func (jsonKit) obj(raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, false
-	}
-	return m, true
-}
-
-// arr decodes a JSON array; ok is false for anything else.
-func (jsonKit) arr(raw json.RawMessage) ([]json.RawMessage, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, false
-	}
-	var a []json.RawMessage
-	if json.Unmarshal(raw, &a) != nil {
-		return nil, false
-	}
-	return a, true
-}
-
-// str decodes a JSON string; ok is false for anything else.
-func (jsonKit) str(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// quote encodes s as a JSON string.
-func (jsonKit) quote(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
-}
-
-// join writes raw values as a JSON array.
-func (jsonKit) join(items []json.RawMessage) json.RawMessage {
-	n := 2
-	for _, it := range items {
-		n += len(it) + 1
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
-	return append(b, ']')
-}
-
 // marshal encodes v, whose values are all encodable.
 func (jsonKit) marshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)
@@ -91,7 +28,7 @@ func (jsonKit) marshal(v any) json.RawMessage {
 // object returns args when it is a JSON object, and {} otherwise: tool
 // inputs are objects in every dialect that does not wrap them in a string.
 func (jsonKit) object(args json.RawMessage) json.RawMessage {
-	if _, ok := jk.obj(args); ok {
+	if _, ok := asObject(args); ok {
 		return bytes.TrimSpace(args)
 	}
 	return json.RawMessage(`{}`)
@@ -102,13 +39,13 @@ func (jsonKit) object(args json.RawMessage) json.RawMessage {
 func (jsonKit) argString(args json.RawMessage) json.RawMessage {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 {
-		return jk.quote("{}")
+		return mustString("{}")
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, args) == nil {
-		return jk.quote(buf.String())
+		return mustString(buf.String())
 	}
-	return jk.quote(string(args))
+	return mustString(string(args))
 }
 
 // topFields is a JSON object whose keys keep their order, so that a body
@@ -202,7 +139,7 @@ func (f *topFields) bytes() []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, jk.quote(k)...)
+		b = append(b, mustString(k)...)
 		b = append(b, ':')
 		b = append(b, f.vals[k]...)
 	}

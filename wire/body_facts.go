@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // facts is what the package knows of one message: its raw JSON, a slice
@@ -207,10 +206,11 @@ func (f *facts) message() Message {
 // from one message to the next. The parts of the messages it reads are
 // cut from chunks of its own, each message's at its exact size.
 type reader struct {
-	d      Dialect
+	p      *provider // nil for a reader that only views JSON
 	v      viewer
 	intern map[string]string
 	parts  []fpart // the parts of the message being read
+	cur    facts   // the message the provider's table is reading
 	chunk  []fpart // where the parts of the messages read are kept
 }
 
@@ -232,7 +232,7 @@ func (r *reader) keep(f *facts) {
 }
 
 func newReader(d Dialect) *reader {
-	return &reader{d: d, intern: make(map[string]string)}
+	return &reader{p: d.provider(), intern: make(map[string]string)}
 }
 
 // str decodes a checked JSON string, sharing the strings that repeat
@@ -306,21 +306,13 @@ func (r *reader) read(raw []byte, ws int, inputString bool) (facts, error) {
 	}
 	obj, ok := r.v.object(raw)
 	if !ok {
-		return f, errAt(here, "%s is %s, not an object", r.d.entryName(), kindName(raw))
+		return f, errAt(here, "%s is %s, not an object", r.p.entry, kindName(raw))
 	}
-	var err error
-	switch r.d {
-	case OpenAIChat:
-		err = r.chat(&f, obj)
-	case OpenAIResponses:
-		err = r.responsesItem(&f, obj)
-	case Anthropic:
-		err = r.anthropic(&f, obj)
-	case Gemini:
-		err = r.gemini(&f, obj)
-	case Bedrock:
-		err = r.bedrock(&f, obj)
-	}
+	// The provider reads into the reader's own facts, so that handing
+	// them to its table costs no allocation.
+	r.cur = f
+	err := r.p.readEntry(r, &r.cur, obj)
+	f, r.cur = r.cur, facts{}
 	return f, err
 }
 
@@ -442,7 +434,54 @@ func (r *reader) intern1(s string) string {
 	return s
 }
 
-// isAnthropicServerResult reports an Anthropic server tool result type.
-func isAnthropicServerResult(typ string) bool {
-	return typ != "tool_result" && strings.HasSuffix(typ, "_tool_result")
+// objStr returns the string member key of raw when raw is an object, ""
+// otherwise.
+func (r *reader) objStr(raw []byte, key string) string {
+	obj, ok := r.v.object(raw)
+	if !ok {
+		return ""
+	}
+	return r.strOf(obj.get(key))
+}
+
+// isTrue reports a JSON true, space around it allowed.
+func isTrue(raw []byte) bool { return string(trimSpace(raw)) == "true" }
+
+// textContent reads the content of an OpenAI message: absent or null
+// (empty), a string (one text part of type strType), or an array of
+// content parts, where isText tells the text parts and gives their type.
+func (r *reader) textContent(f *facts, content []byte, strType string, isText func(typ string, part jobj) (string, bool)) error {
+	switch kindOf(content) {
+	case 0, 'n':
+		f.empty = true
+	case '"':
+		s := trimSpace(content)
+		f.empty = len(s) == 2
+		if !f.empty {
+			f.add(textPart(PartText, strType, s, false))
+		}
+	case '[':
+		parts, _ := r.v.array(content)
+		f.empty = parts.len() == 0
+		return r.eachObject(parts, "content", "content part", func(p at, part jobj) error {
+			typ, err := r.optString(part, "type")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			textType, ok := isText(typ, part)
+			if !ok {
+				f.add(fpart{kind: PartOther, typ: typ})
+				return nil
+			}
+			t, err := textVal(part, "text")
+			if err != nil {
+				return errAt(p, "%v", err)
+			}
+			f.add(textPart(PartText, textType, t, false))
+			return nil
+		})
+	default:
+		return errAt(field("content"), "content is %s, not a string or an array", kindName(content))
+	}
+	return nil
 }
