@@ -56,8 +56,9 @@ type Config struct {
 	// PointerTokens, when positive, is what one spill pointer costs where
 	// the runtime shows it: the pointer's text in place of a stubbed
 	// result's content, or one line (in the system prompt, say) for the
-	// evicted messages that share the pointer; spill.PointerText makes
-	// both. A stubbed message that carries a pointer then counts
+	// evicted messages that share the pointer; a spill.Spiller's
+	// PointerText makes both, and its LongestPointerText is as long as
+	// any, to count. A stubbed message that carries a pointer then counts
 	// PointerTokens, not StubTokens, and the Context counts PointerTokens
 	// once per distinct pointer of the messages it has evicted, from the
 	// Apply that first evicts a message with it on: [Context.Tokens] and

@@ -3,7 +3,6 @@ module github.com/pruneguard/pruneguard
 go 1.24
 
 require (
-	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1
 	pgregory.net/rapid v1.3.0
 )

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"time"
 )
 
 // Dir is a Store of files in one directory, one file per key. The file
@@ -29,7 +31,12 @@ import (
 // links the file under the key's name; a file operation under way is not
 // interrupted.
 //
-// The zero Dir ("") names no directory: Put and Get fail with
+// A Dir is a [Lister] and a [Toucher]: it expires nothing itself, but
+// Touch sets a file's modification time, so a sweeper that removes files
+// not modified for longer than a session lives (find -mtime, a cron job)
+// keeps every segment a live session touches.
+//
+// The zero Dir ("") names no directory: its methods fail with
 // [ErrNoStore]. A Dir is safe for concurrent use, by several processes
 // too.
 type Dir string
@@ -112,6 +119,60 @@ func (d Dir) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, keyErr("get", key, err)
 	}
 	return content, nil
+}
+
+// List returns the keys of the files in the directory that start with
+// prefix, in ascending order; see [Lister]. A directory that does not
+// exist yet holds no keys.
+func (d Dir) List(ctx context.Context, prefix string) ([]string, error) {
+	if d == "" {
+		return nil, keyErr("list", prefix, ErrNoStore)
+	}
+	if !validPrefix(prefix) {
+		return nil, keyErr("list", prefix, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, keyErr("list", prefix, err)
+	}
+	ents, err := os.ReadDir(string(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, keyErr("list", prefix, err)
+	}
+	var keys []string // ReadDir sorts by name, so by key
+	for _, e := range ents {
+		key, ok := strings.CutPrefix(e.Name(), filePrefix+prefix)
+		if ok && e.Type().IsRegular() && ValidKey(prefix+key) {
+			keys = append(keys, prefix+key)
+		}
+	}
+	return keys, nil
+}
+
+// Touch sets the modification time of the file of key to now, so that a
+// sweeper that removes files not modified for a while (find -mtime, a
+// cron job) keeps it; see [Toucher]. A Dir expires nothing itself.
+func (d Dir) Touch(ctx context.Context, key string) error {
+	if d == "" {
+		return keyErr("touch", key, ErrNoStore)
+	}
+	if !ValidKey(key) {
+		return keyErr("touch", key, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return keyErr("touch", key, err)
+	}
+	now := time.Now()
+	err := os.Chtimes(d.path(key), now, now)
+	if errors.Is(err, fs.ErrNotExist) {
+		return keyErr("touch", key, ErrNotFound)
+	}
+	if err != nil {
+		return keyErr("touch", key, err)
+	}
+	return nil
 }
 
 // mkdir creates the directory if it does not exist, and makes its entry

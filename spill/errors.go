@@ -42,7 +42,8 @@ var (
 	// Spiller's.
 	ErrForeignPointer = errors.New("spill: pointer names another store")
 	// ErrBadRecall: the arguments of a recall call are not a JSON object
-	// with a "key" string.
+	// with a "key" or a "query" string (not both) and, if any, a "page"
+	// the answer has; or the query has no word or is too long.
 	ErrBadRecall = errors.New("spill: bad recall arguments")
 )
 
@@ -53,7 +54,7 @@ var (
 // The zero KeyError, with no Err, is not a valid error; the package
 // never returns one.
 type KeyError struct {
-	Op  string // "put", "get", "spill", "recall" or "resolve"
+	Op  string // "put", "get", "list", "touch", "spill", "recall", "search" or "resolve"
 	Key string
 	Err error
 }

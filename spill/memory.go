@@ -3,6 +3,8 @@ package spill
 import (
 	"bytes"
 	"context"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -10,7 +12,7 @@ import (
 // whose prompt, not process, is the scarce resource. Its Puts are durable
 // only for the life of the process. The zero Memory is an empty store,
 // ready to use. It is safe for concurrent use; it must not be copied after
-// first use.
+// first use. It is a [Lister].
 type Memory struct {
 	mu sync.RWMutex
 	m  map[string][]byte // nil value: deleted, the key stays used
@@ -56,6 +58,27 @@ func (s *Memory) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, keyErr("get", key, ErrNotFound)
 	}
 	return bytes.Clone(b), nil
+}
+
+// List returns the keys that start with prefix and hold content, in
+// ascending order; see [Lister].
+func (s *Memory) List(ctx context.Context, prefix string) ([]string, error) {
+	if !validPrefix(prefix) {
+		return nil, keyErr("list", prefix, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, keyErr("list", prefix, err)
+	}
+	s.mu.RLock()
+	var keys []string
+	for k, b := range s.m {
+		if b != nil && strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(keys)
+	return keys, nil
 }
 
 // Delete removes the content under key, as a store that expires content

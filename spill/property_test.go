@@ -28,19 +28,24 @@ func genMessage(t *rapid.T) pruneguard.Message {
 		Role:    pruneguard.Role(rapid.SampledFrom([]string{"", "user", "assistant", "tool", "reasoning", "x<&>"}).Draw(t, "role")),
 		Tokens:  rapid.IntRange(0, 1<<20).Draw(t, "tokens"),
 		Content: genBytes(t, "content"),
-		Class:   rapid.SampledFrom([]pruneguard.Class{pruneguard.ClassUnset, pruneguard.Reconstructible, pruneguard.Durable, pruneguard.Irreducible}).Draw(t, "class"),
+		Class:   pruneguard.Class(rapid.Uint8().Draw(t, "class")),
 		Facts:   pruneguard.Facts(rapid.Uint8().Draw(t, "facts")),
 		Pinned:  rapid.Bool().Draw(t, "pinned"),
+		IsError: rapid.Bool().Draw(t, "is_error"),
 	}
 	for range rapid.IntRange(0, 3).Draw(t, "calls") {
 		m.Calls = append(m.Calls, pruneguard.Call{
-			ID:   pruneguard.CallID(rapid.String().Draw(t, "call")),
-			Tool: rapid.String().Draw(t, "tool"),
-			Args: json.RawMessage(genBytes(t, "args")),
+			ID:     pruneguard.CallID(rapid.String().Draw(t, "call")),
+			Tool:   rapid.String().Draw(t, "tool"),
+			Args:   json.RawMessage(genBytes(t, "args")),
+			Server: rapid.Bool().Draw(t, "server"),
 		})
 	}
 	for range rapid.IntRange(0, 2).Draw(t, "answers") {
 		m.Answers = append(m.Answers, pruneguard.CallID(rapid.String().Draw(t, "answer")))
+	}
+	for range rapid.IntRange(0, 2).Draw(t, "requires") {
+		m.Requires = append(m.Requires, rapid.String().Draw(t, "require"))
 	}
 	for range rapid.IntRange(0, 2).Draw(t, "steps") {
 		m.NeededBy = append(m.NeededBy, pruneguard.StepID(rapid.String().Draw(t, "step")))
@@ -77,6 +82,7 @@ func TestSpillRefusesNamesThatAreNotText(t *testing.T) {
 		{ID: "m", Calls: []pruneguard.Call{{ID: "\xff", Tool: "t"}}},
 		{ID: "m", Answers: []pruneguard.CallID{"\xff"}},
 		{ID: "m", NeededBy: []pruneguard.StepID{"\xff"}},
+		{ID: "m", Requires: []string{"\xff"}},
 	} {
 		_, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: "ok"}, m})
 		require.ErrorIs(t, err, spill.ErrNotText)

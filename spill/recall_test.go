@@ -28,8 +28,11 @@ func TestRecallTool(t *testing.T) {
 	require.NoError(t, json.Unmarshal(tool.Schema, &schema))
 	assert.Equal(t, "object", schema.Type)
 	assert.NotEmpty(t, schema.Desc)
-	assert.Contains(t, schema.Properties, "key")
-	assert.Equal(t, []string{"key"}, schema.Required)
+	for _, name := range []string{"key", "query", "page"} {
+		assert.Contains(t, schema.Properties, name)
+	}
+	assert.Empty(t, schema.Required, "a key or a query: providers refuse oneOf at the top of a tool's schema")
+	assert.NotContains(t, string(tool.Schema), "oneOf")
 
 	c := pruneguard.NewContext(pruneguard.Config{})
 	require.NoError(t, c.RegisterTool(tool), "a Context accepts it")
@@ -46,9 +49,22 @@ func TestHandleRecall(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"key": arg})
 		out, err := s.HandleRecall(ctx, args)
 		require.NoError(t, err, arg)
-		var got []map[string]any
-		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+		var a struct {
+			Key      string
+			Page     int
+			Pages    int
+			Messages []map[string]any
+			Next     any
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+		assert.Equal(t, p.Key, a.Key)
+		assert.Equal(t, 1, a.Page)
+		assert.Equal(t, 1, a.Pages)
+		assert.Nil(t, a.Next, "one page: no next")
+		got := a.Messages
 		require.Len(t, got, 2)
+		assert.Equal(t, 0.0, got[0]["index"])
+		assert.Equal(t, 1.0, got[1]["index"])
 		assert.Equal(t, "a1", got[0]["id"])
 		assert.Equal(t, "r1", got[1]["id"])
 		assert.Equal(t, `{"nonce":"8f3a"}`, got[1]["content"], "content as text a model reads")
@@ -85,16 +101,7 @@ func TestHandleRecallBinaryContent(t *testing.T) {
 	require.NoError(t, err)
 	out, err := s.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
 	require.NoError(t, err)
-	assert.Equal(t, `[{"id":"m","content_base64":"/wAB"}]`, out)
-}
-
-func TestPointerText(t *testing.T) {
-	p := pruneguard.Pointer{Store: "scratch", Key: "seg-1"}
-	text := spill.PointerText(p)
-	assert.Contains(t, text, "scratch:seg-1")
-	assert.Contains(t, text, spill.RecallToolName+` with key "seg-1"`)
-	assert.NotContains(t, strings.ToLower(text), "call the tool again")
-	assert.NotContains(t, text, pruneguard.DefaultStubText)
+	assert.Equal(t, `{"key":"`+p.Key+`","page":1,"pages":1,"messages":[{"index":0,"id":"m","content_base64":"/wAB"}]}`, out)
 }
 
 // The model reads a placeholder instead of the spilled messages, calls
@@ -109,8 +116,11 @@ func ExampleSpiller_HandleRecall() {
 	fmt.Println(strings.Contains(placeholder, `call recall with key "`+p.Key+`"`))
 
 	answer, err := s.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
-	fmt.Println(answer, err)
+	fmt.Println(strings.ReplaceAll(answer, p.Key, "KEY"), err)
+	answer, err = s.HandleRecall(ctx, json.RawMessage(`{"query":"ulimit cgroup"}`))
+	fmt.Println(strings.ReplaceAll(answer, p.Key, "KEY"), err)
 	// Output:
 	// true
-	// [{"id":"r7","role":"tool","content":"ulimit -n: unlimited (cgroup A)","facts":["transient-state"]}] <nil>
+	// {"key":"KEY","page":1,"pages":1,"messages":[{"index":0,"id":"r7","role":"tool","content":"ulimit -n: unlimited (cgroup A)","facts":["transient-state"]}]} <nil>
+	// {"query":"ulimit cgroup","page":1,"pages":1,"messages":[{"key":"KEY","index":0,"score":8,"id":"r7","role":"tool","content":"ulimit -n: unlimited (cgroup A)","facts":["transient-state"]}]} <nil>
 }

@@ -5,9 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
-
-	"github.com/google/uuid"
 
 	"github.com/pruneguard/pruneguard"
 )
@@ -15,9 +14,6 @@ import (
 // DefaultName is the store name a Spiller with no Name puts in its
 // pointers.
 const DefaultName = "spill"
-
-// segmentPrefix starts the key of every segment.
-const segmentPrefix = "seg-"
 
 // Spiller spills messages to a Store and resolves the pointers it made.
 // It is the [pruneguard.Resolver] a Context needs so that irreducible
@@ -30,6 +26,36 @@ const segmentPrefix = "seg-"
 // and it describes itself (its key, its message count and a SHA-256 of
 // its messages), so a pointer never resolves to content that was not
 // wholly and verifiably written.
+//
+// # Keys
+//
+// A segment's key is derived from the Spiller's Namespace and a hash of
+// the segment's encoded messages, so the same session spilling the same
+// messages gets the same key, in any process. Content already stored is
+// not written again: when the key holds a segment, the Spiller reads it
+// back and hands out its pointer if it holds the same messages, and fails
+// with [ErrCorrupt] if it holds others (a hash collision, or a store
+// changed behind its back); a key never comes to mean other content. A
+// key is "seg-" and 24 hex digits without a namespace, and
+// "seg-NS_" and 24 hex digits with one, where NS is the namespace when it
+// is at most 32 bytes of lower-case letters, digits and '-', and '_' and
+// 24 hex digits of its hash otherwise: at most 61 bytes, always a
+// [ValidKey].
+//
+// # Namespaces
+//
+// Namespace scopes the Spiller to one session (use the session's id, or
+// [Namespace] of a tenant and a session) on a store that many sessions or
+// tenants share: its keys are under the namespace, and Resolvable,
+// Verify, Recall, Touch and HandleRecall answer only for keys of its own
+// namespace. A key of another namespace gets an error matching
+// [ErrNotFound] and never the content, even when the store holds it, and
+// a query searches the namespace's segments only. A Spiller with no
+// Namespace answers for every key of its store, as before namespaces
+// existed, and its queries search the segments written with no namespace:
+// use it only on a store that one session, or one trust domain, owns.
+//
+// # Resolving
 //
 // The index of segments lives in the store itself, and the Spiller keeps
 // in memory what it learnt of it: Resolvable answers from that memory
@@ -47,14 +73,41 @@ const segmentPrefix = "seg-"
 // passes to the Store: it governs that I/O.
 //
 // The zero Spiller has no store: its methods change nothing and fail with
-// an error matching [ErrNoStore], and Resolvable answers false. A Spiller
-// is safe for concurrent use; it must not be copied after first use.
+// an error matching [ErrNoStore], and Resolvable answers false. Set the
+// fields before first use and do not change them after. A Spiller is
+// safe for concurrent use; it must not be copied after first use.
 type Spiller struct {
 	Store Store
 	Name  string
+	// Namespace scopes the Spiller to one session; see Namespaces above.
+	// Empty means none.
+	Namespace string
+	// MaxRecallBytes bounds every answer of HandleRecall, in bytes of
+	// JSON: a segment or a query's hits larger than that are answered in
+	// pages. Zero means [DefaultMaxRecallBytes]; a value below
+	// [MinRecallBytes] counts as MinRecallBytes. Set it below the share of
+	// the prompt a recall answer may take, in bytes (a tokenizer that never
+	// makes a token of less than one byte counts an answer as at most that
+	// many tokens).
+	MaxRecallBytes int
+	// NoDescriptions makes PointerText and LongestPointerText the plain
+	// [PointerText]: a pointer line then costs up to [MaxDescriptionLen]
+	// bytes less, and says nothing of what its segment holds. Segments
+	// carry their description all the same.
+	NoDescriptions bool
 
-	mu    sync.RWMutex
-	index map[string]error // key: nil resolves; otherwise why it does not (forgotten, missing, corrupt)
+	once   sync.Once
+	prefix string // of every key of Namespace
+
+	mu      sync.RWMutex
+	index   map[string]entry
+	answers []answered // the last segments answerKey cut into items
+}
+
+// entry is what a Spiller knows of one key.
+type entry struct {
+	err  error  // nil: resolves; otherwise why it does not (forgotten, missing, corrupt)
+	desc string // the segment's description, when it resolves
 }
 
 func (s *Spiller) name() string {
@@ -66,16 +119,39 @@ func (s *Spiller) name() string {
 
 func (s *Spiller) ready() bool { return s != nil && s.Store != nil }
 
-// SpillMessages stores ms as one segment under a fresh key, reads it back
-// to verify it, and returns the pointer the messages share. It does not
-// touch any Context: record the pointer with [pruneguard.Context.Spill],
-// or use [Spiller.Spill]. The messages must be complete: a streaming
-// message's content is not final (Spill checks this; SpillMessages cannot).
-// It fails with [ErrNotText] for an id, role or tool name that is not
+// keyPrefix is the start of every key of the Spiller's namespace.
+func (s *Spiller) keyPrefix() string {
+	s.once.Do(func() { s.prefix = keyPrefixFor(s.Namespace) })
+	return s.prefix
+}
+
+// owns reports whether key is a key of the Spiller's namespace. Without a
+// namespace every key is.
+func (s *Spiller) owns(key string) bool {
+	if s.Namespace == "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(key, s.keyPrefix())
+	return ok && hashSuffix(rest)
+}
+
+// errOtherNamespace is the error for a key outside a Spiller's namespace:
+// to that Spiller, it holds nothing.
+var errOtherNamespace = fmt.Errorf("%w: not a key of this spiller's namespace", ErrNotFound)
+
+// SpillMessages stores ms as one segment under the key its namespace and
+// content give, reads it back to verify it, and returns the pointer the
+// messages share. When the key holds a segment already, it is not
+// written again: the segment is read back and its pointer handed out if
+// it holds the same messages (see [Spiller]). It does not touch any
+// Context: record the pointer with [pruneguard.Context.Spill], or use
+// [Spiller.Spill]. The messages must be complete: a streaming message's
+// content is not final (Spill checks this; SpillMessages cannot). It
+// fails with [ErrNotText] for an id, role or tool name that is not
 // UTF-8, with [ErrCorrupt] when what the store gives back differs from
-// what was written, and with the store's error otherwise (ctx's, when it
-// ends first); no pointer is handed out then. It implements
-// [pruneguard.Spiller].
+// what was written, or the key holds other messages, and with the
+// store's error otherwise (ctx's, when it ends first); no pointer is
+// handed out then. It implements [pruneguard.Spiller].
 func (s *Spiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (pruneguard.Pointer, error) {
 	if !s.ready() {
 		return pruneguard.Pointer{}, ErrNoStore
@@ -83,26 +159,38 @@ func (s *Spiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (p
 	if len(ms) == 0 {
 		return pruneguard.Pointer{}, ErrNothingToSpill
 	}
-	var err error
-	// A fresh random key is free unless the store is shared with something
-	// else that chose it; try another then.
-	for range 3 {
-		key := segmentPrefix + uuid.NewString()
-		var p pruneguard.Pointer
-		p, err = s.write(ctx, key, ms)
-		if !errors.Is(err, ErrKeyExists) {
-			return p, err
-		}
-	}
-	return pruneguard.Pointer{}, err
-}
-
-func (s *Spiller) write(ctx context.Context, key string, ms []pruneguard.Message) (pruneguard.Pointer, error) {
-	b, err := encodeSegment(key, ms)
+	body, err := encodeMessages(ms)
 	if err != nil {
 		return pruneguard.Pointer{}, err
 	}
-	if err := s.Store.Put(ctx, key, b); err != nil {
+	key := segmentKey(s.Namespace, s.keyPrefix(), body)
+	if err := ctx.Err(); err != nil {
+		return pruneguard.Pointer{}, keyErr("spill", key, err)
+	}
+	p := pruneguard.Pointer{Store: s.name(), Key: key}
+	if s.Resolvable(p) {
+		// Stored and verified already: put off its expiry, or find it
+		// expired and store it again.
+		err := s.refresh(ctx, "spill", key)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return pruneguard.Pointer{}, err
+		}
+	}
+	desc := describe(ms)
+	b, err := encodeSegment(key, len(ms), desc, body)
+	if err != nil {
+		return pruneguard.Pointer{}, err
+	}
+	switch err := s.Store.Put(ctx, key, b); {
+	case errors.Is(err, ErrKeyExists):
+		if err := s.reuse(ctx, key, ms, body); err != nil {
+			return pruneguard.Pointer{}, err
+		}
+		return p, nil
+	case err != nil:
 		return pruneguard.Pointer{}, wrapKey("spill", key, err)
 	}
 	back, err := s.Store.Get(ctx, key)
@@ -112,11 +200,32 @@ func (s *Spiller) write(ctx context.Context, key string, ms []pruneguard.Message
 	if !bytes.Equal(back, b) {
 		return pruneguard.Pointer{}, keyErr("spill", key, fmt.Errorf("%w: content read back differs from content written", ErrCorrupt))
 	}
-	if got, _, err := decodeSegment(key, back); err != nil || !sameMessages(got, ms) {
+	if got, err := decodeSegment(key, back); err != nil || !sameMessages(got.ms, ms) {
 		return pruneguard.Pointer{}, keyErr("spill", key, fmt.Errorf("%w: messages read back differ from messages spilled", ErrCorrupt))
 	}
-	s.remember(key, nil)
-	return pruneguard.Pointer{Store: s.name(), Key: key}, nil
+	s.remember(key, entry{desc: desc})
+	return p, nil
+}
+
+// reuse checks that key, which a Put found used, holds the segment of
+// ms, whose encoding is body, and remembers it if so.
+func (s *Spiller) reuse(ctx context.Context, key string, ms []pruneguard.Message, body []byte) error {
+	back, err := s.Store.Get(ctx, key)
+	if err != nil {
+		return wrapKey("spill", key, err)
+	}
+	got, err := decodeSegment(key, back)
+	if err != nil {
+		return keyErr("spill", key, err)
+	}
+	if !bytes.Equal(got.body, body) || !sameMessages(got.ms, ms) {
+		return keyErr("spill", key, fmt.Errorf("%w: the key holds other messages", ErrCorrupt))
+	}
+	if err := s.refresh(ctx, "spill", key); err != nil {
+		return err
+	}
+	s.remember(key, entry{desc: got.desc})
+	return nil
 }
 
 // wrapKey returns err as it is when it already names a key, and wrapped
@@ -129,23 +238,26 @@ func wrapKey(op, key string, err error) error {
 	return keyErr(op, key, err)
 }
 
-// remember records whether key resolves: err is nil if it does, or the
-// reason it does not.
-func (s *Spiller) remember(key string, err error) {
+// remember records what is known of key. A description once known is
+// kept, so that the text of a pointer does not change.
+func (s *Spiller) remember(key string, e entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.index == nil {
-		s.index = make(map[string]error)
+		s.index = make(map[string]entry)
 	}
-	s.index[key] = err
+	if e.desc == "" {
+		e.desc = s.index[key].desc
+	}
+	s.index[key] = e
 }
 
 // known returns what the index says of key.
-func (s *Spiller) known(key string) (err error, ok bool) {
+func (s *Spiller) known(key string) (e entry, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	err, ok = s.index[key]
-	return err, ok
+	e, ok = s.index[key]
+	return e, ok
 }
 
 // Spill stores the messages ids of c as one segment and records its
@@ -240,17 +352,17 @@ func dedupe(ids []pruneguard.MessageID) []pruneguard.MessageID {
 	return out
 }
 
-// Resolvable reports whether p leads to a segment this Spiller's store
-// holds, whole and verified, and that has not been forgotten, as far as
-// the Spiller knows: it answers from memory, true for the pointers it
-// wrote or [Spiller.Verify] checked, false for any other, and never
-// reads the store. It implements [pruneguard.Resolver].
+// Resolvable reports whether p leads to a segment of this Spiller's
+// store and namespace, whole and verified, and that has not been
+// forgotten, as far as the Spiller knows: it answers from memory, true
+// for the pointers it wrote or [Spiller.Verify] checked, false for any
+// other, and never reads the store. It implements [pruneguard.Resolver].
 func (s *Spiller) Resolvable(p pruneguard.Pointer) bool {
-	if !s.ready() || p.Store != s.name() {
+	if !s.ready() || p.Store != s.name() || !s.owns(p.Key) {
 		return false
 	}
-	err, known := s.known(p.Key)
-	return known && err == nil
+	e, known := s.known(p.Key)
+	return known && e.err == nil
 }
 
 // Verify reads the segment p points to from the store and checks it (its
@@ -259,67 +371,96 @@ func (s *Spiller) Resolvable(p pruneguard.Pointer) bool {
 // found or corrupt. A read that fails otherwise (ctx ended, the store
 // unreachable) is not remembered: the pointer stays as it was. A pointer
 // known not to resolve (forgotten, missing, corrupt) is not read again:
-// Verify returns the error it had. Verify the pointers a Context gets from
-// elsewhere before its prunes and guard checks ask about them (see
-// [Spiller]); it implements [pruneguard.Verifier].
+// Verify returns the error it had. A key of another namespace fails with
+// an error matching [ErrNotFound], and the store is not read. Verify the
+// pointers a Context gets from elsewhere before its prunes and guard
+// checks ask about them (see [Spiller]); it implements
+// [pruneguard.Verifier]. On a store that expires content, Verify puts off
+// the segment's expiry too (see [Spiller.Touch]).
 func (s *Spiller) Verify(ctx context.Context, p pruneguard.Pointer) error {
-	_, _, err := s.read(ctx, "resolve", p)
+	_, err := s.read(ctx, "resolve", p)
 	return err
 }
 
-// read gets and decodes the segment of p, and updates the index.
-func (s *Spiller) read(ctx context.Context, op string, p pruneguard.Pointer) ([]pruneguard.Message, []byte, error) {
+// read gets and checks the segment of p, and updates the index.
+func (s *Spiller) read(ctx context.Context, op string, p pruneguard.Pointer) (stored, error) {
+	b, known, err := s.fetch(ctx, op, p)
+	if err != nil {
+		return stored{}, err
+	}
+	return s.check(ctx, op, p, b, known)
+}
+
+// fetch gets the bytes of the segment of p from the store, and reports
+// whether the index knew p.
+func (s *Spiller) fetch(ctx context.Context, op string, p pruneguard.Pointer) ([]byte, bool, error) {
 	if !s.ready() {
-		return nil, nil, ErrNoStore
+		return nil, false, ErrNoStore
 	}
 	if p.Store != s.name() {
-		return nil, nil, keyErr(op, p.Key, fmt.Errorf("%w: %q, not %q", ErrForeignPointer, p.Store, s.name()))
+		return nil, false, keyErr(op, p.Key, fmt.Errorf("%w: %q, not %q", ErrForeignPointer, p.Store, s.name()))
+	}
+	// Neither is remembered: any string could come here.
+	if !ValidKey(p.Key) {
+		return nil, false, keyErr(op, p.Key, ErrBadKey)
+	}
+	if !s.owns(p.Key) {
+		return nil, false, keyErr(op, p.Key, errOtherNamespace)
 	}
 	old, known := s.known(p.Key)
-	if old != nil {
-		return nil, nil, wrapKey(op, p.Key, old)
-	}
-	if !ValidKey(p.Key) {
-		// Not remembered: any string could come here.
-		return nil, nil, keyErr(op, p.Key, ErrBadKey)
+	if old.err != nil {
+		return nil, false, wrapKey(op, p.Key, old.err)
 	}
 	b, err := s.Store.Get(ctx, p.Key)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
-			s.remember(p.Key, err)
+			s.remember(p.Key, entry{err: err})
 		}
-		return nil, nil, wrapKey(op, p.Key, err)
+		return nil, false, wrapKey(op, p.Key, err)
 	}
-	ms, body, err := decodeSegment(p.Key, b)
+	return b, known, nil
+}
+
+// check decodes b, the segment of p the store gave, and updates the
+// index.
+func (s *Spiller) check(ctx context.Context, op string, p pruneguard.Pointer, b []byte, known bool) (stored, error) {
+	seg, err := decodeSegment(p.Key, b)
 	if err != nil {
-		s.remember(p.Key, err)
-		return nil, nil, keyErr(op, p.Key, err)
+		s.remember(p.Key, entry{err: err})
+		return stored{}, keyErr(op, p.Key, err)
+	}
+	if op == "resolve" {
+		if err := s.refresh(ctx, op, p.Key); err != nil {
+			return stored{}, err
+		}
 	}
 	if !known {
-		s.remember(p.Key, nil)
+		s.remember(p.Key, entry{desc: seg.desc})
 	}
-	return ms, body, nil
+	return seg, nil
 }
 
 // Forget makes p unresolvable for this Spiller, for example when the
-// store expires it. The content stays in the store.
+// store expires it. The content stays in the store. Spilling the same
+// messages again makes it resolvable again, once they are verified.
 func (s *Spiller) Forget(p pruneguard.Pointer) {
-	if !s.ready() || p.Store != s.name() {
+	if !s.ready() || p.Store != s.name() || !s.owns(p.Key) {
 		return
 	}
-	s.remember(p.Key, errForgotten)
+	s.remember(p.Key, entry{err: errForgotten})
 }
 
 var errForgotten = fmt.Errorf("%w: pointer forgotten", ErrNotFound)
 
 // Recall reads back the messages of the segment p points to, in the order
 // they were spilled, after checking the segment. Every field of each
-// message comes back as it was spilled, except Pointer, which a segment
-// does not keep, and empty Content or Args, which come back nil. A pointer of another
+// message comes back as it was spilled (IsError, Requires, each call's
+// Server, a Class beyond Irreducible too), except Pointer, which a
+// segment does not keep, and empty slices, which come back nil. A pointer of another
 // store fails with [ErrForeignPointer]; a forgotten or missing one with
 // [ErrNotFound]; a damaged segment with [ErrCorrupt]. A segment read whole
 // resolves from then on, as after [Spiller.Verify].
 func (s *Spiller) Recall(ctx context.Context, p pruneguard.Pointer) ([]pruneguard.Message, error) {
-	ms, _, err := s.read(ctx, "recall", p)
-	return ms, err
+	seg, err := s.read(ctx, "recall", p)
+	return seg.ms, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -101,6 +102,20 @@ func (s *sharing) Get(_ context.Context, key string) ([]byte, error) {
 	return nil, errors.New("no such key") // untyped, and bad keys pass
 }
 
+// unsorted lists its keys backwards.
+type unsorted struct{ spill.Memory }
+
+func (u *unsorted) List(ctx context.Context, prefix string) ([]string, error) {
+	keys, err := u.Memory.List(ctx, prefix)
+	slices.Reverse(keys)
+	return keys, err
+}
+
+// undead touches keys that hold nothing, and ignores its context.
+type undead struct{ spill.Memory }
+
+func (*undead) Touch(context.Context, string) error { return nil }
+
 func TestSuiteCatchesBrokenStores(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -117,6 +132,12 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 		{"overwrites keys", func() spill.Store { return &overwriting{} },
 			[]string{"key reuse", "concurrent puts to one key"},
 			[]string{"round trip", "large content", "binary content", "not found", "copies", "bad keys", "valid keys"}},
+		{"lists out of order", func() spill.Store { return &unsorted{} },
+			[]string{"list"},
+			[]string{"round trip", "namespaces", "touch"}},
+		{"touches missing keys", func() spill.Store { return &undead{} },
+			[]string{"touch"},
+			[]string{"round trip", "namespaces", "list"}},
 		{"shares slices, untyped errors", func() spill.Store { return &sharing{} },
 			[]string{"copies", "not found", "bad keys"},
 			[]string{"round trip", "key reuse"}},

@@ -330,8 +330,9 @@
 // lets go (irreducible content of closed units, results to stub): each
 // message is stored as the body held it, its provider JSON byte for
 // byte, and once the store has it the guard prunes it. Spilled messages
-// that are evicted leave one line per pointer ([spill.PointerText]) in
-// the system prompt, after the tombstone lines, where tombstone lines
+// that are evicted leave one line per pointer in the system prompt (the
+// Spiller's own text, [spill.Spiller.PointerText], which says what the
+// segment holds; [spill.PointerText] for another Spiller), after the tombstone lines, where tombstone lines
 // go; the eviction is refused (code "pointer-not-smaller") when the line
 // would cost as much as what leaves with it. A stubbed spilled result
 // carries its pointer's text instead of the stub text. A body with no

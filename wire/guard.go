@@ -69,11 +69,13 @@ type Options struct {
 	// nil. An evicted spilled message leaves one line per pointer in the
 	// system prompt, after the tombstone lines, where tombstone lines go;
 	// a body with no place for one spills only tool results, whose stub
-	// shows the pointer's text ([spill.PointerText]) instead of the stub
-	// text. When Config.PointerTokens is zero it is set to the Counter's
-	// count of a pointer line of a *spill.Spiller's (its default name and
-	// a segment key), so that the guard's rounds count the lines and
-	// pointer texts they add. *spill.Spiller is one. Nil means nothing is
+	// shows the pointer's text instead of the stub text: the Spiller's
+	// own ([spill.Spiller.PointerText]) when it has a PointerText method,
+	// [spill.PointerText] otherwise. When Config.PointerTokens is zero it
+	// is set to the Counter's count of the Spiller's longest pointer line
+	// ([spill.Spiller.LongestPointerText]; for another Spiller, a line of
+	// the default name and a segment key), so that the guard's rounds
+	// count the lines and pointer texts they add. *spill.Spiller is one. Nil means nothing is
 	// spilled. The pointer's text tells the model to call the recall tool,
 	// which the guard does not add to the body: the runtime declares
 	// [spill.RecallTool] among the request's tools and answers its calls

@@ -29,7 +29,7 @@ func (g *Guarded) schemaNow() *schemaEdits {
 		}
 	}
 	se.spilled = g.schema.spilled
-	se.tombs = append(se.tombs, pointerLines(se.spilled)...)
+	se.tombs = append(se.tombs, g.pointerLines(se.spilled)...)
 	return se
 }
 
@@ -68,7 +68,7 @@ func (g *Guarded) schemaWith(d *pruneguard.Decision, skip map[string]bool) *sche
 		}
 	}
 	se.spilled = g.spilledWith(d)
-	se.tombs = append(se.tombs, pointerLines(se.spilled)...)
+	se.tombs = append(se.tombs, g.pointerLines(se.spilled)...)
 	return se
 }
 

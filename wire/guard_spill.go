@@ -74,7 +74,7 @@ func newSpilling(opts Options, cfg *pruneguard.Config, place bool) (*spilling, e
 	}
 	cfg.Resolver = opts.Spiller
 	if cfg.PointerTokens == 0 {
-		cfg.PointerTokens = pointerTokens(cfg.Counter)
+		cfg.PointerTokens = pointerTokens(cfg.Counter, opts.Spiller)
 	}
 	return &spilling{s: opts.Spiller, place: place, ptr: map[int]pruneguard.Pointer{}}, nil
 }
@@ -83,9 +83,29 @@ func newSpilling(opts Options, cfg *pruneguard.Config, place bool) (*spilling, e
 // known yet: a *spill.Spiller's, its default name and a segment key.
 var samplePointer = pruneguard.Pointer{Store: spill.DefaultName, Key: "seg-7c9e6679-7425-40de-944b-e07fc1f90ae7"}
 
+// pointerWords is a Spiller that words the text of its own pointers, and
+// says how long that text may be: *spill.Spiller is one.
+type pointerWords interface {
+	PointerText(pruneguard.Pointer) string
+	LongestPointerText() string
+}
+
+// pointerTextOf returns how the pointers of sp are worded: by sp, or by
+// [spill.PointerText].
+func pointerTextOf(sp pruneguard.Spiller) func(pruneguard.Pointer) string {
+	if w, ok := sp.(pointerWords); ok {
+		return w.PointerText
+	}
+	return spill.PointerText
+}
+
 // pointerTokens is the default Config.PointerTokens with a Spiller: what
-// c counts for a pointer line as the system prompt carries it.
-func pointerTokens(c pruneguard.Counter) int {
+// c counts for a pointer line of sp's as the system prompt carries it,
+// at its longest.
+func pointerTokens(c pruneguard.Counter, sp pruneguard.Spiller) int {
+	if w, ok := sp.(pointerWords); ok {
+		return countJSON(c, mustString("\n"+w.LongestPointerText()))
+	}
 	return countJSON(c, mustString("\n"+spill.PointerText(samplePointer)))
 }
 
@@ -113,7 +133,7 @@ func (g *Guarded) notePointers(d *pruneguard.Decision) {
 func (g *Guarded) stubTextOf(i int) string {
 	if g.sp != nil {
 		if p, ok := g.sp.ptr[i]; ok {
-			return spill.PointerText(p)
+			return pointerTextOf(g.sp.s)(p)
 		}
 	}
 	return g.stubText
@@ -137,8 +157,12 @@ func (g *Guarded) spilledWith(d *pruneguard.Decision) []pruneguard.SpillNote {
 
 // pointerLines are the lines standing for the evicted spilled messages
 // in notes: one per pointer.
-func pointerLines(notes []pruneguard.SpillNote) []string {
-	return spillLines(notes, spill.PointerText)
+func (g *Guarded) pointerLines(notes []pruneguard.SpillNote) []string {
+	text := spill.PointerText
+	if g.sp != nil {
+		text = pointerTextOf(g.sp.s)
+	}
+	return spillLines(notes, text)
 }
 
 // pointerRefusals returns the evictions of d whose pointer line cannot
@@ -191,7 +215,7 @@ func (g *Guarded) pointerRefusals(d *pruneguard.Decision, recs *[]pruneguard.Rec
 		switch {
 		case !g.sp.place:
 			r.Code = CodeNoPointerPlace
-		case gr.freed <= countJSON(g.count, mustString("\n"+spill.PointerText(p))):
+		case gr.freed <= countJSON(g.count, mustString("\n"+pointerTextOf(g.sp.s)(p))):
 			r.Code = CodePointerNotSmaller
 		default:
 			continue

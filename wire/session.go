@@ -79,8 +79,9 @@ type SessionConfig struct {
 	// result that is stubbed carries the pointer's text. A failed spill
 	// is reported in Report.Result.SpillErrors, and its unit stays. The
 	// Spiller also resolves the pointers, so Config.Resolver must be nil.
+	// Pointer texts are the Spiller's own, as for [Options].Spiller.
 	// When Config.PointerTokens is zero it is set to the Counter's count
-	// of a pointer line of a *spill.Spiller's, so that the guard's rounds
+	// of the Spiller's longest pointer line, so that the guard's rounds
 	// count the lines and pointer texts they add. Content a planned step
 	// names is never spilled. *spill.Spiller is one. Nil means nothing is
 	// spilled.
@@ -330,7 +331,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if cfg.Spiller != nil {
 		s.cfg.Config.Resolver = cfg.Spiller
 		if s.cfg.Config.PointerTokens == 0 {
-			s.cfg.Config.PointerTokens = pointerTokens(s.count)
+			s.cfg.Config.PointerTokens = pointerTokens(s.count, cfg.Spiller)
 		}
 	}
 	if s.cfg.Config.StubTokens <= 0 {

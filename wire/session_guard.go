@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/pruneguard/pruneguard"
-	"github.com/pruneguard/pruneguard/spill"
 )
 
 // Report says what a [Session] did to one request. The zero value is a
@@ -554,7 +553,7 @@ func (s *Session) stubPieces(e *sentry, p pruneguard.Pointer) []rpiece {
 	}
 	text := s.stubText
 	if !p.IsZero() {
-		text = spill.PointerText(p)
+		text = pointerTextOf(s.cfg.Spiller)(p)
 	}
 	if e.ev != nil {
 		return synthMessage(s.p, *e.ev, text, s.callTool)
@@ -624,7 +623,7 @@ func (s *Session) lines(d *pruneguard.Decision) []string {
 			out = append(out, line)
 		}
 	}
-	return append(out, pointerLines(spilled)...)
+	return append(out, spillLines(spilled, pointerTextOf(s.cfg.Spiller))...)
 }
 
 // topFor returns the request's other fields as they stand, or once d is

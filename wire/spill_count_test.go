@@ -69,14 +69,13 @@ func TestGuardedSpillPointerTokens(t *testing.T) {
 }
 
 // With a Spiller and no PointerTokens, a Guarded and a Session count a
-// pointer line as the Counter counts one: a line of a *spill.Spiller's
-// pointer, within a token or two of any other.
+// pointer line as the Counter counts one: the longest line of a
+// *spill.Spiller's pointer, its description included.
 func TestSpillerPointerTokensDefault(t *testing.T) {
 	var count pruneguard.ApproxCounter
-	p := pruneguard.Pointer{Store: spill.DefaultName, Key: "seg-0e2a4b1c-5d6f-4a7b-8c9d-0e1f2a3b4c5d"}
-	q, _ := json.Marshal("\n" + spill.PointerText(p))
-	want := count.Count(q)
 	sp := &spill.Spiller{Store: &spill.Memory{}}
+	q, _ := json.Marshal("\n" + sp.LongestPointerText())
+	want := count.Count(q)
 	_, g := guarded(t, wire.Anthropic, spillBodies(true)[wire.Anthropic], wire.Options{Spiller: sp})
 	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.Anthropic, Guard: pruneguard.Guard{Budget: 1 << 20}, Spiller: sp})
 	if err != nil {

@@ -141,11 +141,11 @@ func TestGuardedSpillEvicts(t *testing.T) {
 			if _, err := g.WriteTo(&out); err != nil {
 				t.Fatal(err)
 			}
-			if bytes.Contains(out.Bytes(), []byte("result-1")) {
+			if bytes.Contains(out.Bytes(), []byte("result-1 lorem")) {
 				t.Errorf("the spilled result is still in the body")
 			}
 			for _, s := range res.Spills {
-				if !shows(out.Bytes(), spill.PointerText(s.Pointer)) {
+				if !shows(out.Bytes(), sp.PointerText(s.Pointer)) {
 					t.Errorf("no pointer line for %v in %s", s.Pointer, out.Bytes())
 				}
 			}
@@ -171,14 +171,14 @@ func TestGuardedSpillStubShowsPointer(t *testing.T) {
 				if _, err := g.WriteTo(&out); err != nil {
 					t.Fatal(err)
 				}
-				if len(res.Spills) == 0 || bytes.Contains(out.Bytes(), []byte("result-1")) {
+				if len(res.Spills) == 0 || bytes.Contains(out.Bytes(), []byte("result-1 lorem")) {
 					t.Fatalf("the first result was not spilled and stubbed: %+v\n%s", res.Spills, out.Bytes())
 				}
 				if shows(out.Bytes(), g.StubText()) {
 					t.Errorf("a spilled result carries the stub text: %s", out.Bytes())
 				}
 				for _, s := range res.Spills {
-					if !shows(out.Bytes(), spill.PointerText(s.Pointer)) {
+					if !shows(out.Bytes(), sp.PointerText(s.Pointer)) {
 						t.Errorf("the stub does not show %v: %s", s.Pointer, out.Bytes())
 					}
 				}
@@ -206,7 +206,7 @@ func TestGuardedSpillNeedsAPlace(t *testing.T) {
 			}
 			var out bytes.Buffer
 			g.WriteTo(&out)
-			if !bytes.Contains(out.Bytes(), []byte("result-1")) {
+			if !bytes.Contains(out.Bytes(), []byte("result-1 lorem")) {
 				t.Errorf("an irreducible result left without a pointer the model can see")
 			}
 		})
@@ -228,9 +228,10 @@ func TestGuardedSpillPointerNotSmaller(t *testing.T) {
 	body := `{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"task"},` +
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
 		`{"role":"tool","tool_call_id":"c1","content":"ok"},{"role":"assistant","content":"noted"},{"role":"user","content":"next"}]}`
-	// A store with a long name makes a long pointer line.
+	// A store with a long name makes a long pointer line; counted as one
+	// token, the guard spills, and the wire check refuses the eviction.
 	sp := &spill.Spiller{Store: &spill.Memory{}, Name: strings.Repeat("store", 40)}
-	in, g := guarded(t, wire.OpenAIChat, body, wire.Options{Spiller: sp})
+	in, g := guarded(t, wire.OpenAIChat, body, wire.Options{Spiller: sp, Config: pruneguard.Config{PointerTokens: 1}})
 	before := g.Tokens()
 	_, refs, err := g.Check(pruneguard.Guard{Budget: 1})
 	if err != nil {
@@ -319,7 +320,7 @@ func TestGuardedSpillerUnpinsTheTask(t *testing.T) {
 							}
 						}
 					}
-					if ptr.IsZero() || !shows(out.Bytes(), spill.PointerText(ptr)) {
+					if ptr.IsZero() || !shows(out.Bytes(), sp.PointerText(ptr)) {
 						t.Fatalf("the task left with pointer %v; body %s", ptr, out.Bytes())
 					}
 					checkRecall(t, g, hist, res, sp)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/spill"
@@ -114,8 +115,7 @@ func guarded(un wire.Unannotated, text pruneguard.Class, spillTo bool) func([]by
 		}
 		out := output{body: buf.Bytes()}
 		for _, s := range res.Spills {
-			args, _ := json.Marshal(map[string]string{"key": s.Pointer.Key})
-			text, err := sp.HandleRecall(context.Background(), args)
+			text, err := recallPages(sp, s.Pointer.Key)
 			if err != nil {
 				return output{}, fmt.Errorf("recall %s: %w", s.Pointer.Key, err)
 			}
@@ -126,4 +126,27 @@ func guarded(un wire.Unannotated, text pruneguard.Class, spillTo bool) func([]by
 		}
 		return out, nil
 	}
+}
+
+// recallPages reads every page of the recall of key, as a model would
+// by following each answer's "next", and returns the answers as one JSON
+// array.
+func recallPages(sp *spill.Spiller, key string) (string, error) {
+	args, _ := json.Marshal(map[string]string{"key": key})
+	var pages []string
+	for args != nil {
+		text, err := sp.HandleRecall(context.Background(), args)
+		if err != nil {
+			return "", err
+		}
+		pages = append(pages, text)
+		var a struct {
+			Next json.RawMessage `json:"next"`
+		}
+		if err := json.Unmarshal([]byte(text), &a); err != nil {
+			return "", err
+		}
+		args = a.Next
+	}
+	return "[" + strings.Join(pages, ",") + "]", nil
 }

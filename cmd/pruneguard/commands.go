@@ -648,7 +648,18 @@ func (rep *Report) check(g *wire.Guarded, budget int, pol pruneguard.Policy) ([]
 		outcome = pruneguard.Deferred
 	}
 	rep.Outcome = outcome.String()
+	// A segment no applied decision points to (written for a decision the
+	// wire screen refused) is not in the output: not reported.
+	used := map[pruneguard.Pointer]bool{}
+	for _, d := range res.Decisions {
+		for _, n := range d.Pointers {
+			used[n.Pointer] = true
+		}
+	}
 	for _, sp := range res.Spills {
+		if !used[sp.Pointer] {
+			continue
+		}
 		s := spilled{Key: sp.Pointer.Key, Indexes: make([]int, 0, len(sp.Messages))}
 		for _, id := range sp.Messages {
 			i, _ := g.Index(id)

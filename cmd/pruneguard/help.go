@@ -62,12 +62,17 @@ not one of those envelopes.`,
 	},
 	{
 		name:     "recall",
-		synopsis: "pruneguard recall --spill DIR KEY",
+		synopsis: "pruneguard recall --spill DIR KEY | --query WORDS [--page N]",
 		about: `Prints the messages a prune --spill DIR stored under KEY (a key from its
 report's "spilled", or "spill:KEY" as the pointer line in the pruned body
 shows it): a JSON array of the messages, in the order stored, each exactly as
-the input body held it. Exits 0, or 2 when DIR holds no entry under KEY, the
-entry is damaged (its checksum fails) or KEY is not a key.`,
+the input body held it. With --query WORDS instead of KEY, searches every
+message stored in DIR and prints the answer the recall tool gives a model for
+that query: a JSON object with the best matching messages (each with its
+key, its index in its segment and its score), one page at a time (--page),
+"pages" and, but on the last page, the "next" arguments. Exits 0, or 2 when
+DIR holds no entry under KEY, the entry is damaged (its checksum fails), KEY
+is not a key, or the query has no word or no such page.`,
 		flags: func() *flag.FlagSet { fs, _ := recallFlagSet(); return fs },
 	},
 }
@@ -80,7 +85,7 @@ func usage(w io.Writer) {
 	b.WriteString("  check    check a request body against its provider's rules\n")
 	b.WriteString("  prune    bring a request body under a token budget, pruning only what is safe\n")
 	b.WriteString("  extract  print the request body inside a recorded transcript\n")
-	b.WriteString("  recall   print the messages a prune spilled under a key\n")
+	b.WriteString("  recall   print the messages a prune spilled under a key, or search them\n")
 	b.WriteString("  help     print the usage of a command: pruneguard help COMMAND\n")
 	b.WriteString("\n")
 	for _, c := range subcommands {

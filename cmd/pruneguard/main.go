@@ -10,6 +10,7 @@
 //	                 [--spill DIR] FILE|-
 //	pruneguard extract FILE|-
 //	pruneguard recall --spill DIR KEY
+//	pruneguard recall --spill DIR --query WORDS [--page N]
 //	pruneguard help [COMMAND]
 //
 // check validates a request body against its provider's rules and prints
@@ -124,7 +125,10 @@
 // a prune spilled under KEY (as its report gives it, or as "spill:KEY" as
 // the pointer line shows it), each exactly as the input body held it, and
 // exits 0; a key the directory does not hold, a damaged entry or a bad key
-// exits 2 with one error line.
+// exits 2 with one error line. recall --spill DIR --query WORDS [--page N]
+// prints the answer the recall tool gives a model for that query
+// (spill.Spiller.HandleRecall): the best matching messages of every
+// segment in DIR, a page at a time.
 package main
 
 import (

@@ -222,3 +222,53 @@ func TestRecallHelp(t *testing.T) {
 		t.Errorf("prune's help does not name --spill: %q", out)
 	}
 }
+
+// recall --query finds a spilled message by a word of it, in the answer
+// the recall tool gives a model; bad uses exit 2 with one error line.
+func TestRecallQuery(t *testing.T) {
+	path, body, d := extracted(t, "openai_chat/taubench-airline-gpt4o__idx003_task3_trial0.json")
+	in := history(t, body, d)
+	dir := filepath.Join(t.TempDir(), "spill")
+	code, _, errs := pg(t, "", "prune", "--budget", "3000", "--spill", dir, path)
+	var rep spillReport
+	if err := json.Unmarshal([]byte(errs), &rep); err != nil || code != 0 || len(rep.Spilled) == 0 {
+		t.Fatalf("prune: exit %d %s", code, errs)
+	}
+	// The longest word of letters and digits of a spilled message.
+	s := rep.Spilled[len(rep.Spilled)-1]
+	word := ""
+	for _, w := range strings.FieldsFunc(string(in[s.Indexes[0]]), func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) {
+		if len(w) > len(word) {
+			word = w
+		}
+	}
+	code, out, errs := pg(t, "", "recall", "--spill", dir, "--query", word)
+	if code != 0 {
+		t.Fatalf("recall --query %s: exit %d %s", word, code, errs)
+	}
+	var a struct {
+		Query    string
+		Pages    int
+		Messages []struct {
+			Key     string
+			Index   int
+			Content string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil || a.Query != word || len(a.Messages) == 0 {
+		t.Fatalf("recall --query %s: %v %s", word, err, out)
+	}
+	found := false
+	for _, m := range a.Messages {
+		found = found || m.Key == s.Key && m.Index == 0 && strings.Contains(m.Content, word)
+	}
+	if !found {
+		t.Errorf("recall --query %s: the message at index %d of %s is not among the hits: %s", word, s.Indexes[0], s.Key, out)
+	}
+	badInput(t, "", "not both", "recall", "--spill", dir, "--query", word, s.Key)
+	badInput(t, "", "no word", "recall", "--spill", dir, "--query", ";;")
+	badInput(t, "", "page", "recall", "--spill", dir, "--query", word, "--page", strconv.Itoa(a.Pages+1))
+	badInput(t, "", "recall needs --spill DIR", "recall", "--query", word)
+}

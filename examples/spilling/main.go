@@ -5,8 +5,9 @@
 // back and compared, and only then leaves the prompt, behind a pointer
 // the model can follow with the recall tool. Near the end the scripted
 // model needs the ticket id it was given at the first turn; its prompt no
-// longer shows it, so it follows the pointers it sees, calls recall with
-// a key, and reads the original result back.
+// longer shows it, so it reads what the pointers it sees say their
+// segments hold, calls recall with the key of the one that holds the
+// ticket tool's result, and reads the original result back.
 //
 // It prints one block per prune (what was spilled, stubbed and evicted,
 // the tokens before and after, and the pointer text the runtime put in
@@ -15,8 +16,8 @@
 // reconstructible and was obtained again, identical, when it went, or
 // reads back identical from the store at the end; it exits 1 if not.
 //
-// Segment keys are a random UUID each; the trace shows them as seg-1,
-// seg-2, ... in the order written, so that it is the same at every run.
+// Segment keys are long hashes of their content; the trace shows them as
+// seg-1, seg-2, ... in the order written, to keep it short.
 //
 //	go run ./examples/spilling
 package main
@@ -105,9 +106,9 @@ func play(ctx context.Context, w io.Writer, sp *spill.Spiller, spilling bool) *r
 		case "apply_patch":
 			rt.printf("turn %d: apply_patch %s: the reads of the repository before it are stale now, so irreducible", t, out.Content)
 		case spill.RecallToolName:
-			var recs []struct{ ID string }
-			_ = json.Unmarshal(out.Content, &recs)
-			rt.printf("turn %d: the model calls recall %s: %d messages come back (%d tokens, a reconstructible result)", t, a.Args, len(recs), out.Tokens)
+			var ans struct{ Messages []struct{ ID string } }
+			_ = json.Unmarshal(out.Content, &ans)
+			rt.printf("turn %d: the model calls recall %s: %d messages come back (%d tokens, a reconstructible result)", t, a.Args, len(ans.Messages), out.Tokens)
 		case "comment_ticket":
 			if m.from != "" {
 				orig := rt.orig[m.from].Content

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/spill"
@@ -31,6 +32,7 @@ type model struct {
 	fromKey  string               // the recall key that brought it back, if any
 	fromText string               // the content it read it in, as the recall answered it
 	tried    map[string]bool      // recall keys already followed
+	more     string               // the arguments of the next page of the latest recall answer
 	recalled []string             // in order
 	sawID    bool                 // the id was in the prompt when it needed it
 	needed   int                  // the turn it first needed the id
@@ -39,7 +41,7 @@ type model struct {
 
 var (
 	ticketRE  = regexp.MustCompile(`"ticket":"([A-Z]+-[0-9]+)"`)
-	pointerRE = regexp.MustCompile(`call ` + spill.RecallToolName + ` with key "([^"]+)"`)
+	pointerRE = regexp.MustCompile(`\[content moved to [^\]]*call ` + spill.RecallToolName + ` with key "([^"]+)" to read it back\]`)
 )
 
 // next is the model's answer to the prompt at turn t.
@@ -80,8 +82,9 @@ func investigate(t int) action {
 }
 
 // report posts the fix on the ticket. The id was read at turn 1; if the
-// prompt no longer shows it, the model follows the pointers it sees,
-// oldest first, until a recall brings it back.
+// prompt no longer shows it, the model reads what each pointer says its
+// segment holds and follows first those that name the tool that gave
+// the id, then the others, oldest first, until a recall brings it back.
 func (m *model) report(t int, prompt []part) action {
 	if m.needed == 0 {
 		m.needed = t
@@ -97,9 +100,17 @@ func (m *model) report(t int, prompt []part) action {
 		return action{Text: "Posting the fix on " + m.ticket + ".", Tool: "comment_ticket",
 			Args: fmt.Sprintf(`{"ticket":%q,"text":"Fixed: settleBatch now has a deadline; tests pass."}`, m.ticket)}
 	}
-	for _, p := range prompt {
-		for _, k := range pointerRE.FindAllStringSubmatch(p.Text, -1) {
-			if !m.tried[k[1]] {
+	if m.more != "" { // the last answer has more pages
+		more := m.more
+		m.more = ""
+		return action{Tool: spill.RecallToolName, Args: more}
+	}
+	for _, first := range []bool{true, false} {
+		for _, p := range prompt {
+			for _, k := range pointerRE.FindAllStringSubmatch(p.Text, -1) {
+				if first != strings.Contains(k[0], "create_ticket") || m.tried[k[1]] {
+					continue
+				}
 				m.tried[k[1]] = true
 				m.recalled = append(m.recalled, k[1])
 				return action{Tool: spill.RecallToolName, Args: fmt.Sprintf(`{"key":%q}`, k[1])}
@@ -112,20 +123,28 @@ func (m *model) report(t int, prompt []part) action {
 }
 
 // find looks for the ticket id in the prompt: in a message as it was
-// written, or in a recall answer (a JSON array of messages).
+// written, or in a recall answer (a JSON object whose "messages" are the
+// messages read back). When the latest recall answer has more pages, it
+// notes the arguments of the next.
 func (m *model) find(prompt []part) {
-	for _, p := range prompt {
-		var recalled []struct {
-			ID      pruneguard.MessageID `json:"id"`
-			Content string               `json:"content"`
+	for i, p := range prompt {
+		var answer struct {
+			Messages []struct {
+				ID      pruneguard.MessageID `json:"id"`
+				Content string               `json:"content"`
+			} `json:"messages"`
+			Next json.RawMessage `json:"next"`
 		}
-		if json.Unmarshal([]byte(p.Text), &recalled) == nil {
-			for _, r := range recalled {
+		if json.Unmarshal([]byte(p.Text), &answer) == nil && answer.Messages != nil {
+			for _, r := range answer.Messages {
 				if id := ticketRE.FindStringSubmatch(r.Content); id != nil {
 					m.ticket, m.from, m.fromText = id[1], r.ID, r.Content
 					m.fromKey = m.recalled[len(m.recalled)-1]
 					return
 				}
+			}
+			if i == len(prompt)-1 && answer.Next != nil {
+				m.more = string(answer.Next)
 			}
 			continue
 		}

@@ -172,17 +172,11 @@ func (rt *runtime) call(ctx context.Context, k pruneguard.Call) ([]byte, bool) {
 }
 
 // pointerTokens is what the pointer text of one of sp's segments costs
-// where the prompt shows it, as a line in the system prompt (the pointer
-// text and a line break), which is no less than the text alone in place
-// of a stub: the keys sp makes are all of one length, "seg-" and a UUID,
-// which is all ApproxCounter counts.
+// where the prompt shows it, at most: a line in the system prompt (the
+// pointer text and a line break) at its longest, which is no less than
+// any text in place of a stub.
 func pointerTokens(sp *spill.Spiller) int {
-	name := sp.Name
-	if name == "" {
-		name = spill.DefaultName
-	}
-	p := pruneguard.Pointer{Store: name, Key: "seg-00000000-0000-0000-0000-000000000000"}
-	return count.Count([]byte(spill.PointerText(p) + "\n"))
+	return count.Count([]byte(sp.LongestPointerText() + "\n"))
 }
 
 // check runs the guard before a model call and reports a prune. The
@@ -303,7 +297,7 @@ func (rt *runtime) report(ctx context.Context, res pruneguard.Result, extraBefor
 		}
 		if !rt.shownInPlace {
 			rt.shownInPlace = true
-			rt.printf("  prompt   %s now reads %s", ids[0], spill.PointerText(p))
+			rt.printf("  prompt   %s now reads %s", ids[0], rt.sp.PointerText(p))
 			ids = ids[1:]
 		}
 		if len(ids) > 0 {
@@ -312,7 +306,7 @@ func (rt *runtime) report(ctx context.Context, res pruneguard.Result, extraBefor
 	}
 	if len(newLines) > 0 && !rt.shownLine {
 		rt.shownLine = true
-		rt.printf("  prompt   the system prompt gains the line %s", spill.PointerText(newLines[0]))
+		rt.printf("  prompt   the system prompt gains the line %s", rt.sp.PointerText(newLines[0]))
 		newLines = newLines[1:]
 	}
 	if len(newLines) > 0 {
@@ -392,10 +386,10 @@ func (rt *runtime) extra() int {
 	n := 0
 	per := rt.c.Config().PointerTokens
 	for _, p := range rt.lines {
-		n += count.Count([]byte(spill.PointerText(p)+"\n")) - per
+		n += count.Count([]byte(rt.sp.PointerText(p)+"\n")) - per
 	}
 	for _, p := range rt.inPlace {
-		n += count.Count([]byte(spill.PointerText(p))) - per
+		n += count.Count([]byte(rt.sp.PointerText(p))) - per
 	}
 	return n
 }
@@ -405,10 +399,10 @@ func (rt *runtime) extra() int {
 func (rt *runtime) pointerText() int {
 	n := 0
 	for _, p := range rt.lines {
-		n += count.Count([]byte(spill.PointerText(p) + "\n"))
+		n += count.Count([]byte(rt.sp.PointerText(p) + "\n"))
 	}
 	for _, p := range rt.inPlace {
-		n += count.Count([]byte(spill.PointerText(p)))
+		n += count.Count([]byte(rt.sp.PointerText(p)))
 	}
 	return n
 }
@@ -427,7 +421,7 @@ func (rt *runtime) prompt() []part {
 	for _, m := range rt.c.Messages() {
 		text := string(m.Content)
 		if p, ok := rt.inPlace[m.ID]; ok {
-			text = spill.PointerText(p)
+			text = rt.sp.PointerText(p)
 		}
 		for _, k := range m.Calls {
 			text += fmt.Sprintf("\n<call %s %s>", k.Tool, k.Args)
@@ -435,7 +429,7 @@ func (rt *runtime) prompt() []part {
 		if m.Role == pruneguard.RoleSystem && len(rt.lines) > 0 {
 			text += "\n\nMoved out of this conversation to save room:"
 			for _, p := range rt.lines {
-				text += "\n" + spill.PointerText(p)
+				text += "\n" + rt.sp.PointerText(p)
 			}
 		}
 		out = append(out, part{m.Role, text})

@@ -10,9 +10,15 @@
 // Put keeps no reference to its argument and Get returns a copy; keys
 // [spill.ValidKey] refuses are refused with [spill.ErrBadKey] and the
 // longest valid keys accepted; a Put or Get whose context is done fails
-// with an error matching the context's, and the Put stores nothing. Every
-// check uses keys no earlier run used,
-// so it may run against a store that outlives it (a shared database).
+// with an error matching the context's, and the Put stores nothing;
+// Spillers of two namespaces sharing the store see nothing of each
+// other's segments, even given their keys or searching for their
+// content, while a Spiller of the same namespace sees them. A store that is a [spill.Lister] is checked to
+// list the keys under a prefix, sorted, and to refuse bad prefixes; one
+// that is a [spill.Toucher], to touch a key that holds content and to
+// report one that does not (a store without them skips those checks).
+// Every check uses keys no earlier run used, so it may run against a
+// store that outlives it (a shared database).
 //
 // Durability across processes and machine failures cannot be checked
 // from inside one process; test it with crashes of your own.
@@ -24,13 +30,16 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/spill"
 )
 
@@ -40,21 +49,31 @@ const LargeSize = 5<<20 + 3
 type check struct {
 	name string
 	run  func(ctx context.Context, s spill.Store, k *keys) error
+	// has, when set, says whether a store has what the check checks (an
+	// optional interface); a store without it skips the check.
+	has   func(spill.Store) bool
+	iface string // what has looks for, for the skip message
 }
 
+func isLister(s spill.Store) bool  { _, ok := s.(spill.Lister); return ok }
+func isToucher(s spill.Store) bool { _, ok := s.(spill.Toucher); return ok }
+
 var checks = []check{
-	{"round trip", roundTrip},
-	{"empty content", emptyContent},
-	{"large content", largeContent},
-	{"binary content", binaryContent},
-	{"not found", notFound},
-	{"key reuse", keyReuse},
-	{"concurrent use", concurrent},
-	{"concurrent puts to one key", racingPuts},
-	{"copies", copies},
-	{"bad keys", badKeys},
-	{"valid keys", validKeys},
-	{"done context", doneContext},
+	{"round trip", roundTrip, nil, ""},
+	{"empty content", emptyContent, nil, ""},
+	{"large content", largeContent, nil, ""},
+	{"binary content", binaryContent, nil, ""},
+	{"not found", notFound, nil, ""},
+	{"key reuse", keyReuse, nil, ""},
+	{"concurrent use", concurrent, nil, ""},
+	{"concurrent puts to one key", racingPuts, nil, ""},
+	{"copies", copies, nil, ""},
+	{"bad keys", badKeys, nil, ""},
+	{"valid keys", validKeys, nil, ""},
+	{"done context", doneContext, nil, ""},
+	{"namespaces", namespaces, nil, ""},
+	{"list", list, isLister, "spill.Lister"},
+	{"touch", touch, isToucher, "spill.Toucher"},
 }
 
 // TestStore runs every check, each on a new store from newStore, with
@@ -68,6 +87,9 @@ func TestStore(newStore func() (spill.Store, error)) error {
 		s, err := newStore()
 		if err != nil {
 			return errors.Join(append(errs, fmt.Errorf("storetest: new store: %w", err))...)
+		}
+		if c.has != nil && !c.has(s) {
+			continue
 		}
 		if err := c.run(context.Background(), s, newKeys()); err != nil {
 			errs = append(errs, fmt.Errorf("storetest: %s: %w", c.name, err))
@@ -83,7 +105,11 @@ func Run(t *testing.T, newStore func(t *testing.T) spill.Store) {
 	t.Helper()
 	for _, c := range checks {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			if err := c.run(t.Context(), newStore(t), newKeys()); err != nil {
+			s := newStore(t)
+			if c.has != nil && !c.has(s) {
+				t.Skipf("the store is not a %s", c.iface)
+			}
+			if err := c.run(t.Context(), s, newKeys()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -395,6 +421,124 @@ func doneContext(ctx context.Context, s spill.Store, k *keys) error {
 		}
 		_, err = s.Get(c.ctx, key)
 		errs = append(errs, keyed("Get with "+c.what, key, err, c.want))
+	}
+	return errors.Join(errs...)
+}
+
+// list checks List: the keys under a prefix, sorted, each once, keys of
+// empty content too; nothing under a prefix no key has; bad prefixes
+// refused; a done context.
+func list(ctx context.Context, s spill.Store, k *keys) error {
+	l := s.(spill.Lister)
+	for _, name := range []string{"list-b", "list-a", "list-ab", "other"} {
+		if err := put(ctx, s, k.key(name), []byte(name)); err != nil {
+			return err
+		}
+	}
+	if err := put(ctx, s, k.key("list-empty"), nil); err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range []struct {
+		prefix string
+		want   []string
+	}{
+		{k.key("list-"), []string{k.key("list-a"), k.key("list-ab"), k.key("list-b"), k.key("list-empty")}},
+		{k.key("list-a"), []string{k.key("list-a"), k.key("list-ab")}},
+		{k.key("list-ab"), []string{k.key("list-ab")}},
+		{k.key("none"), nil},
+		{k.key(""), []string{k.key("list-a"), k.key("list-ab"), k.key("list-b"), k.key("list-empty"), k.key("other")}},
+	} {
+		got, err := l.List(ctx, c.prefix)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("List(%q): %w", c.prefix, err))
+		case !slices.Equal(got, c.want):
+			errs = append(errs, fmt.Errorf("List(%q) = %q, want %q", c.prefix, got, c.want))
+		}
+	}
+	all, err := l.List(ctx, "")
+	switch {
+	case err != nil:
+		errs = append(errs, fmt.Errorf(`List(""): %w`, err))
+	case !slices.IsSorted(all) || len(slices.Compact(slices.Clone(all))) != len(all):
+		errs = append(errs, fmt.Errorf(`List("") is not sorted, or lists a key twice`))
+	case !slices.Contains(all, k.key("other")) || !slices.Contains(all, k.key("list-empty")):
+		errs = append(errs, fmt.Errorf(`List("") lacks keys put`))
+	}
+	for _, bad := range []string{"A", "a/b", "a b", "..", strings.Repeat("k", spill.MaxKeyLen+1)} {
+		_, err := l.List(ctx, bad)
+		errs = append(errs, keyed("List", bad, err, spill.ErrBadKey))
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = l.List(done, k.key("list-"))
+	errs = append(errs, keyed("List with a cancelled context", k.key("list-"), err, context.Canceled))
+	return errors.Join(errs...)
+}
+
+// touch checks Touch: a key that holds content is touched and keeps it;
+// a missing key is not found; a bad key refused; a done context.
+func touch(ctx context.Context, s spill.Store, k *keys) error {
+	t := s.(spill.Toucher)
+	key := k.key("touched")
+	if err := put(ctx, s, key, []byte("kept alive")); err != nil {
+		return err
+	}
+	var errs []error
+	for range 2 {
+		if err := t.Touch(ctx, key); err != nil {
+			errs = append(errs, fmt.Errorf("Touch(%q): %w", key, err))
+		}
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	return errors.Join(append(errs,
+		want(ctx, s, key, []byte("kept alive")),
+		keyed("Touch", k.key("missing"), t.Touch(ctx, k.key("missing")), spill.ErrNotFound),
+		keyed("Touch", "a/b", t.Touch(ctx, "a/b"), spill.ErrBadKey),
+		keyed("Touch with a cancelled context", key, t.Touch(done, key), context.Canceled),
+	)...)
+}
+
+// namespaces checks what Spillers of different namespaces sharing the
+// store see of each other's segments: nothing, even given the key; the
+// same namespace in another Spiller (another process) sees them.
+func namespaces(ctx context.Context, s spill.Store, k *keys) error {
+	ns := func(name string) string { return spill.Namespace(k.prefix, name) }
+	alice := &spill.Spiller{Store: s, Namespace: ns("alice")}
+	bob := &spill.Spiller{Store: s, Namespace: ns("bob")}
+	secret := []byte("alice's one-time code 8f3a-" + k.prefix)
+	p, err := alice.SpillMessages(ctx, []pruneguard.Message{{ID: "m1", Role: pruneguard.RoleTool, Content: secret}})
+	if err != nil {
+		return fmt.Errorf("spill in one namespace: %w", err)
+	}
+	var errs []error
+	if bob.Resolvable(p) {
+		errs = append(errs, errors.New("another namespace's Spiller resolves the pointer"))
+	}
+	if err := bob.Verify(ctx, p); !errors.Is(err, spill.ErrNotFound) {
+		errs = append(errs, fmt.Errorf("another namespace's Verify: %v, want an error matching spill.ErrNotFound", err))
+	}
+	if ms, err := bob.Recall(ctx, p); !errors.Is(err, spill.ErrNotFound) || len(ms) > 0 {
+		errs = append(errs, fmt.Errorf("another namespace's Recall: %d messages, %v; want an error matching spill.ErrNotFound", len(ms), err))
+	}
+	args, _ := json.Marshal(map[string]string{"key": p.Key})
+	if out, err := bob.HandleRecall(ctx, args); !errors.Is(err, spill.ErrNotFound) || out != "" {
+		errs = append(errs, fmt.Errorf("another namespace's HandleRecall: %q, %v; want an error matching spill.ErrNotFound", out, err))
+	}
+	if hits, err := bob.Search(ctx, "8f3a-"+k.prefix); err != nil || len(hits) > 0 {
+		errs = append(errs, fmt.Errorf("another namespace's Search: %d hits, %v; want none", len(hits), err))
+	}
+	again := &spill.Spiller{Store: s, Namespace: ns("alice")}
+	if ms, err := again.Recall(ctx, p); err != nil || len(ms) != 1 || !bytes.Equal(ms[0].Content, secret) {
+		errs = append(errs, fmt.Errorf("the same namespace in a new Spiller: Recall = %d messages, %v", len(ms), err))
+	}
+	if hits, err := again.Search(ctx, "8f3a-"+k.prefix); err != nil || len(hits) != 1 || hits[0].Pointer != p {
+		errs = append(errs, fmt.Errorf("the same namespace in a new Spiller: Search = %d hits, %v; want the segment spilled", len(hits), err))
+	}
+	if q, err := again.SpillMessages(ctx, []pruneguard.Message{{ID: "m1", Role: pruneguard.RoleTool, Content: secret}}); err != nil || q != p {
+		errs = append(errs, fmt.Errorf("the same messages spilled again in the same namespace: %v, %v; want %v", q, err, p))
 	}
 	return errors.Join(errs...)
 }

@@ -15,6 +15,23 @@
 // A lost or damaged row is never mistaken for content: Get reports it
 // missing, or refuses it with [spill.ErrCorrupt] when its length or
 // SHA-256 column disagrees with its content.
+//
+// # Expiry
+//
+// A Store expires nothing by itself. Each row records when it was last
+// touched (put, or touched with [Store.Touch], which a
+// [spill.Spiller] calls through [spill.Spiller.Touch] and when it
+// verifies a segment or finds one stored already); [Store.Sweep] deletes
+// the rows no one touched for a while. A session keeps the segments it
+// points to by touching them whenever it is used or saved; run Sweep
+// with an idle time longer, with a margin, than the longest a live
+// session goes between two touches.
+//
+// # Listing
+//
+// [Store.List] finds the keys under a prefix through an index on the
+// key column made for prefix matches, created with the table (and on a
+// table an earlier version created, when a Store first uses it).
 package postgres
 
 import (
@@ -22,6 +39,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +78,7 @@ var _ DB = (*pgxpool.Pool)(nil)
 //	length  bigint NOT NULL    -- octets of content
 //	sha256  bytea NOT NULL     -- SHA-256 of content
 //	created timestamptz NOT NULL DEFAULT now()
+//	touched timestamptz NOT NULL DEFAULT now() -- the last Put or Touch
 //
 // The table is created, if absent, on first use. Put inserts with ON
 // CONFLICT DO NOTHING, so a key is never reused, even by Puts racing on
@@ -70,7 +89,7 @@ var _ DB = (*pgxpool.Pool)(nil)
 // alone governs. A Put or Get whose context is done fails with its error,
 // as the [spill.Store] contract says.
 //
-// The zero Store has no database: Put and Get fail with
+// The zero Store has no database: its methods fail with
 // [spill.ErrNoStore]. A Store is safe for concurrent use when its DB is;
 // it must not be copied after first use.
 type Store struct {
@@ -98,17 +117,31 @@ func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc)
 	return context.WithTimeout(ctx, s.Timeout)
 }
 
-// ready checks the store and key and creates the table once.
+var (
+	_ spill.Lister  = (*Store)(nil)
+	_ spill.Toucher = (*Store)(nil)
+)
+
+// ready checks the store and key and creates the table once. A "list"
+// takes a prefix for key, which may be empty.
 func (s *Store) ready(ctx context.Context, op, key string) error {
 	if s.DB == nil {
 		return &spill.KeyError{Op: op, Key: key, Err: spill.ErrNoStore}
 	}
-	if !spill.ValidKey(key) {
+	if !spill.ValidKey(key) && !(op == "list" && key == "") {
 		return &spill.KeyError{Op: op, Key: key, Err: spill.ErrBadKey}
 	}
 	if err := ctx.Err(); err != nil {
 		return &spill.KeyError{Op: op, Key: key, Err: err}
 	}
+	if err := s.ensure(ctx); err != nil {
+		return &spill.KeyError{Op: op, Key: key, Err: err}
+	}
+	return nil
+}
+
+// ensure creates the table once.
+func (s *Store) ensure(ctx context.Context) error {
 	if s.created.Load() {
 		return nil
 	}
@@ -118,7 +151,7 @@ func (s *Store) ready(ctx context.Context, op, key string) error {
 		return nil
 	}
 	if err := s.create(ctx); err != nil {
-		return &spill.KeyError{Op: op, Key: key, Err: fmt.Errorf("creating table %s: %w", s.table(), err)}
+		return fmt.Errorf("creating table %s: %w", s.table(), err)
 	}
 	s.created.Store(true)
 	return nil
@@ -141,11 +174,26 @@ func (s *Store) create(ctx context.Context) error {
 		content bytea NOT NULL,
 		length bigint NOT NULL,
 		sha256 bytea NOT NULL,
-		created timestamptz NOT NULL DEFAULT now()
+		created timestamptz NOT NULL DEFAULT now(),
+		touched timestamptz NOT NULL DEFAULT now()
 	)`); err != nil {
 		return err
 	}
+	// A table an earlier version made has neither.
+	if _, err := tx.Exec(ctx, `ALTER TABLE `+s.table()+` ADD COLUMN IF NOT EXISTS touched timestamptz NOT NULL DEFAULT now()`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+s.index()+` ON `+s.table()+` (key text_pattern_ops)`); err != nil {
+		return err
+	}
 	return tx.Commit(ctx)
+}
+
+// index names the table's index for prefix matches: a name of its own
+// for each table, within PostgreSQL's 63 bytes.
+func (s *Store) index() string {
+	sum := sha256.Sum256([]byte(s.table()))
+	return pgx.Identifier{fmt.Sprintf("pruneguard_spill_prefix_%x", sum[:8])}.Sanitize()
 }
 
 // advisoryClass is the first key of the advisory lock create takes.
@@ -219,4 +267,63 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, &spill.KeyError{Op: "get", Key: key, Err: fmt.Errorf("%w: checksum mismatch", spill.ErrCorrupt)}
 	}
 	return content, nil
+}
+
+// Touch records that key was used now, so that [Store.Sweep] keeps it. A
+// key that holds nothing fails with [spill.ErrNotFound].
+func (s *Store) Touch(ctx context.Context, key string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := s.ready(ctx, "touch", key); err != nil {
+		return err
+	}
+	tag, err := s.DB.Exec(ctx, `UPDATE `+s.table()+` SET touched = now() WHERE key = $1`, key)
+	if err != nil {
+		return &spill.KeyError{Op: "touch", Key: key, Err: err}
+	}
+	if tag.RowsAffected() == 0 {
+		return &spill.KeyError{Op: "touch", Key: key, Err: spill.ErrNotFound}
+	}
+	return nil
+}
+
+// List returns the keys that start with prefix, in ascending byte order;
+// see [spill.Lister].
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := s.ready(ctx, "list", prefix); err != nil {
+		return nil, err
+	}
+	pattern := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix) + "%"
+	var keys []string
+	err := s.DB.QueryRow(ctx, `SELECT coalesce(array_agg(key ORDER BY key COLLATE "C"), '{}') FROM `+s.table()+
+		` WHERE key LIKE $1`, pattern).Scan(&keys)
+	if err != nil {
+		return nil, &spill.KeyError{Op: "list", Key: prefix, Err: err}
+	}
+	return keys, nil
+}
+
+// Sweep deletes the rows that were neither put nor touched in the last
+// idle, and returns how many it deleted. Their pointers stop resolving;
+// see Expiry in the package documentation. A key swept may be put again.
+// An idle that is not positive is refused.
+func (s *Store) Sweep(ctx context.Context, idle time.Duration) (int64, error) {
+	if idle <= 0 {
+		return 0, fmt.Errorf("postgres: sweep: idle %v is not positive", idle)
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if s.DB == nil {
+		return 0, spill.ErrNoStore
+	}
+	if err := s.ensure(ctx); err != nil {
+		return 0, err
+	}
+	tag, err := s.DB.Exec(ctx, `DELETE FROM `+s.table()+` WHERE touched < now() - make_interval(secs => $1)`, idle.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("postgres: sweep: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }

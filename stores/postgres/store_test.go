@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -154,4 +156,96 @@ func TestUnreachableServer(t *testing.T) {
 	_, err = s.Get(ctx, "k")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, spill.ErrNotFound, "a failed read is not a missing key")
+}
+
+// Sweep deletes what was neither put nor touched lately: a session that
+// touches its segments keeps them.
+func TestSweep(t *testing.T) {
+	ctx := t.Context()
+	db := pool(t)
+	name := table(t, db)
+	store := &postgres.Store{DB: db, Table: name}
+	live := &spill.Spiller{Store: store, Namespace: "live"}
+	idle := &spill.Spiller{Store: store, Namespace: "idle"}
+	p, err := live.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("kept by its session")}})
+	require.NoError(t, err)
+	q, err := idle.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("left alone")}})
+	require.NoError(t, err)
+	// An hour passes.
+	_, err = db.Exec(ctx, `UPDATE `+pgx.Identifier{name}.Sanitize()+` SET touched = touched - interval '1 hour'`)
+	require.NoError(t, err)
+	require.NoError(t, live.Touch(ctx, p))
+
+	n, err := store.Sweep(ctx, 30*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	assert.NoError(t, (&spill.Spiller{Store: store, Namespace: "live"}).Verify(ctx, p), "touched: kept")
+	assert.ErrorIs(t, (&spill.Spiller{Store: store, Namespace: "idle"}).Verify(ctx, q), spill.ErrNotFound, "untouched: swept")
+	again, err := idle.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("left alone")}})
+	require.NoError(t, err, "spilled again, it is stored again under its key")
+	assert.Equal(t, q, again)
+
+	_, err = store.Sweep(ctx, 0)
+	assert.Error(t, err)
+	_, err = (&postgres.Store{}).Sweep(ctx, time.Hour)
+	assert.ErrorIs(t, err, spill.ErrNoStore)
+}
+
+// A table an earlier version created, without the touched column and the
+// prefix index, is brought up to date on first use.
+func TestEarlierTable(t *testing.T) {
+	ctx := t.Context()
+	db := pool(t)
+	name := table(t, db)
+	_, err := db.Exec(ctx, `CREATE TABLE `+pgx.Identifier{name}.Sanitize()+` (
+		key text PRIMARY KEY, content bytea NOT NULL, length bigint NOT NULL, sha256 bytea NOT NULL,
+		created timestamptz NOT NULL DEFAULT now())`)
+	require.NoError(t, err)
+	store := &postgres.Store{DB: db, Table: name}
+	require.NoError(t, store.Put(ctx, "seg-a", []byte("x")))
+	require.NoError(t, store.Touch(ctx, "seg-a"))
+	keys, err := store.List(ctx, "seg-")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"seg-a"}, keys)
+}
+
+// Two tenants on one database: neither reads, nor finds by searching, the
+// other's segments, even with their keys.
+func TestTenants(t *testing.T) {
+	ctx := t.Context()
+	db := pool(t)
+	store := &postgres.Store{DB: db, Table: table(t, db)}
+	acme := &spill.Spiller{Store: store, Namespace: spill.Namespace("acme", "s1")}
+	globex := &spill.Spiller{Store: store, Namespace: spill.Namespace("globex", "s1")}
+	p, err := acme.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("acme ticket INC-4711")}})
+	require.NoError(t, err)
+	_, err = globex.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("globex ticket INC-4711")}})
+	require.NoError(t, err)
+
+	_, err = globex.Recall(ctx, p)
+	assert.ErrorIs(t, err, spill.ErrNotFound)
+	out, err := globex.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
+	assert.ErrorIs(t, err, spill.ErrNotFound)
+	assert.Empty(t, out)
+	out, err = globex.HandleRecall(ctx, json.RawMessage(`{"query":"INC-4711"}`))
+	require.NoError(t, err)
+	assert.Contains(t, out, "globex ticket")
+	assert.NotContains(t, out, "acme")
+	out, err = (&spill.Spiller{Store: store, Namespace: spill.Namespace("acme", "s1")}).HandleRecall(ctx, json.RawMessage(`{"query":"INC-4711"}`))
+	require.NoError(t, err)
+	assert.Contains(t, out, "acme ticket", "the same tenant's session finds its own, from another process")
+	assert.NotContains(t, out, "globex")
+}
+
+// LIKE's wildcards in a prefix match only themselves.
+func TestListWildcards(t *testing.T) {
+	ctx := t.Context()
+	db := pool(t)
+	store := &postgres.Store{DB: db, Table: table(t, db)}
+	for _, k := range []string{"a_b", "axb", "a_c", "ab"} {
+		require.NoError(t, store.Put(ctx, k, nil))
+	}
+	keys, err := store.List(ctx, "a_")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a_b", "a_c"}, keys)
 }

@@ -30,11 +30,33 @@
 // Spiller then counts its pointer unresolvable. Every value carries its
 // key, length and SHA-256 (see [spill.Seal]), so a value overwritten or
 // damaged by another client is refused with [spill.ErrCorrupt].
+//
+// # Expiry
+//
+// A Store with a TTL gives every key that lifetime, from its Put and
+// again from each Touch ([spill.Toucher]); Redis removes the keys no
+// session touched in time. A session keeps the segments it points to by
+// calling [spill.Spiller.Touch] with its pointers whenever it is used or
+// saved, more often than once per TTL (and a Spiller touches a segment
+// it verifies or finds stored already); give the TTL a margin over the
+// longest a live session goes between two such calls. A Store with no
+// TTL expires nothing.
+//
+// # Listing
+//
+// List ([spill.Lister]) walks the keyspace with SCAN, on every primary of
+// a cluster (*goredis.ClusterClient) or every shard of a ring
+// (*goredis.Ring): its cost grows with the number of keys on the server,
+// not only with those it returns. A Spiller lists a namespace's keys to
+// answer a query.
 package redis
 
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -65,20 +87,33 @@ const DefaultTimeout = 10 * time.Second
 // Get whose context is done fails with its error, as the [spill.Store]
 // contract says.
 //
+// TTL, when positive, is the lifetime of a key from its Put and from
+// each Touch (see Expiry in the package documentation); zero means keys
+// never expire. Stores that share keys should share it.
+//
 // A Store is a plain value, safe for concurrent use as its Client is.
-// The zero Store has no client: Put and Get fail with [spill.ErrNoStore].
+// The zero Store has no client: its methods fail with
+// [spill.ErrNoStore].
 type Store struct {
 	Client  goredis.Cmdable
 	Prefix  string
 	Timeout time.Duration
+	TTL     time.Duration
 }
 
-func (s Store) redisKey(key string) string {
+var (
+	_ spill.Lister  = Store{}
+	_ spill.Toucher = Store{}
+)
+
+func (s Store) prefix() string {
 	if s.Prefix == "" {
-		return DefaultPrefix + key
+		return DefaultPrefix
 	}
-	return s.Prefix + key
+	return s.Prefix
 }
+
+func (s Store) redisKey(key string) string { return s.prefix() + key }
 
 // bound returns ctx bounded by the Store's Timeout, if any.
 func (s Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -101,8 +136,8 @@ func (s Store) check(ctx context.Context, op, key string) error {
 	return nil
 }
 
-// Put stores content under key with SET NX. A used key fails with
-// [spill.ErrKeyExists]. When Put returns nil the primary has the value;
+// Put stores content under key with SET NX, and the Store's TTL if any. A
+// used key fails with [spill.ErrKeyExists]. When Put returns nil the primary has the value;
 // see the package documentation for what survives a crash.
 func (s Store) Put(ctx context.Context, key string, content []byte) error {
 	if err := s.check(ctx, "put", key); err != nil {
@@ -110,7 +145,7 @@ func (s Store) Put(ctx context.Context, key string, content []byte) error {
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	ok, err := s.Client.SetNX(ctx, s.redisKey(key), spill.Seal(key, content), 0).Result()
+	ok, err := s.Client.SetNX(ctx, s.redisKey(key), spill.Seal(key, content), max(s.TTL, 0)).Result()
 	if err != nil {
 		return &spill.KeyError{Op: "put", Key: key, Err: err}
 	}
@@ -139,4 +174,95 @@ func (s Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, &spill.KeyError{Op: "get", Key: key, Err: err}
 	}
 	return content, nil
+}
+
+// Touch starts the lifetime of key again: EXPIRE with the Store's TTL,
+// or, with no TTL, a check that the key exists. A key that holds nothing
+// fails with [spill.ErrNotFound].
+func (s Store) Touch(ctx context.Context, key string) error {
+	if err := s.check(ctx, "touch", key); err != nil {
+		return err
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	var (
+		found bool
+		err   error
+	)
+	if s.TTL > 0 {
+		found, err = s.Client.Expire(ctx, s.redisKey(key), s.TTL).Result()
+	} else {
+		var n int64
+		n, err = s.Client.Exists(ctx, s.redisKey(key)).Result()
+		found = n > 0
+	}
+	if err != nil {
+		return &spill.KeyError{Op: "touch", Key: key, Err: err}
+	}
+	if !found {
+		return &spill.KeyError{Op: "touch", Key: key, Err: spill.ErrNotFound}
+	}
+	return nil
+}
+
+// List returns the spill keys that start with prefix, sorted, walking the
+// keyspace with SCAN (see Listing in the package documentation).
+func (s Store) List(ctx context.Context, prefix string) ([]string, error) {
+	if s.Client == nil {
+		return nil, &spill.KeyError{Op: "list", Key: prefix, Err: spill.ErrNoStore}
+	}
+	if prefix != "" && !spill.ValidKey(prefix) {
+		return nil, &spill.KeyError{Op: "list", Key: prefix, Err: spill.ErrBadKey}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &spill.KeyError{Op: "list", Key: prefix, Err: err}
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+	)
+	scan := func(ctx context.Context, c goredis.Cmdable) error {
+		it := c.Scan(ctx, 0, globEscape(s.prefix()+prefix)+"*", 1000).Iterator()
+		for it.Next(ctx) {
+			key := strings.TrimPrefix(it.Val(), s.prefix())
+			if spill.ValidKey(key) {
+				mu.Lock()
+				seen[key] = true
+				mu.Unlock()
+			}
+		}
+		return it.Err()
+	}
+	var err error
+	switch c := s.Client.(type) {
+	case *goredis.ClusterClient:
+		err = c.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error { return scan(ctx, n) })
+	case *goredis.Ring:
+		err = c.ForEachShard(ctx, func(ctx context.Context, n *goredis.Client) error { return scan(ctx, n) })
+	default:
+		err = scan(ctx, s.Client)
+	}
+	if err != nil {
+		return nil, &spill.KeyError{Op: "list", Key: prefix, Err: err}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// globEscape escapes the characters SCAN's MATCH pattern gives a meaning.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\^`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

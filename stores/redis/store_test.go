@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -124,4 +126,85 @@ func TestUnreachableServer(t *testing.T) {
 	_, err = s.Get(ctx, "k")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, spill.ErrNotFound, "a failed read is not a missing key")
+}
+
+// With a TTL, a key lives its TTL from its Put and from each Touch: a
+// session that touches its segments keeps them, an untouched one goes.
+func TestTTL(t *testing.T) {
+	ctx := t.Context()
+	c := client(t)
+	const ttl = 400 * time.Millisecond
+	store := spillredis.Store{Client: c, Prefix: prefix(), TTL: ttl}
+	live := &spill.Spiller{Store: store, Namespace: "live"}
+	idle := &spill.Spiller{Store: store, Namespace: "idle"}
+	p, err := live.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("kept by its session")}})
+	require.NoError(t, err)
+	q, err := idle.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("left alone")}})
+	require.NoError(t, err)
+	left, err := c.PTTL(ctx, store.Prefix+p.Key).Result()
+	require.NoError(t, err)
+	assert.Greater(t, left, time.Duration(0), "a Put gives the TTL")
+	assert.LessOrEqual(t, left, ttl)
+
+	for range 6 {
+		time.Sleep(ttl / 4)
+		require.NoError(t, live.Touch(ctx, p))
+	}
+	assert.NoError(t, (&spill.Spiller{Store: store, Namespace: "live"}).Verify(ctx, p), "touched: alive after 1.5 TTL")
+	assert.ErrorIs(t, (&spill.Spiller{Store: store, Namespace: "idle"}).Verify(ctx, q), spill.ErrNotFound, "untouched: expired")
+	assert.ErrorIs(t, idle.Touch(ctx, q), spill.ErrNotFound)
+	assert.False(t, idle.Resolvable(q), "a touch that finds it gone is remembered")
+
+	// Spilled again, the same content is stored again under its key.
+	again, err := idle.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("left alone")}})
+	require.NoError(t, err)
+	assert.Equal(t, q, again)
+	assert.NoError(t, (&spill.Spiller{Store: store, Namespace: "idle"}).Verify(ctx, q))
+}
+
+func TestNoTTL(t *testing.T) {
+	ctx := t.Context()
+	c := client(t)
+	store := spillredis.Store{Client: c, Prefix: prefix()}
+	require.NoError(t, store.Put(ctx, "k", []byte("v")))
+	left, err := c.TTL(ctx, store.Prefix+"k").Result()
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(-1), left, "no TTL: the key never expires")
+	require.NoError(t, store.Touch(ctx, "k"))
+	left, err = c.TTL(ctx, store.Prefix+"k").Result()
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(-1), left, "and a Touch gives it none")
+}
+
+// Two tenants on one server: neither reads, nor finds by searching, the
+// other's segments, even with their keys; stores of two prefixes do not
+// list each other's keys.
+func TestTenants(t *testing.T) {
+	ctx := t.Context()
+	c := client(t)
+	store := spillredis.Store{Client: c, Prefix: prefix()}
+	acme := &spill.Spiller{Store: store, Namespace: spill.Namespace("acme", "s1")}
+	globex := &spill.Spiller{Store: store, Namespace: spill.Namespace("globex", "s1")}
+	p, err := acme.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("acme ticket INC-4711")}})
+	require.NoError(t, err)
+	_, err = globex.SpillMessages(ctx, []pruneguard.Message{{ID: "r1", Content: []byte("globex ticket INC-4711")}})
+	require.NoError(t, err)
+
+	_, err = globex.Recall(ctx, p)
+	assert.ErrorIs(t, err, spill.ErrNotFound)
+	out, err := globex.HandleRecall(ctx, json.RawMessage(`{"key":"`+p.Key+`"}`))
+	assert.ErrorIs(t, err, spill.ErrNotFound)
+	assert.Empty(t, out)
+	out, err = globex.HandleRecall(ctx, json.RawMessage(`{"query":"INC-4711"}`))
+	require.NoError(t, err)
+	assert.Contains(t, out, "globex ticket")
+	assert.NotContains(t, out, "acme")
+	out, err = (&spill.Spiller{Store: store, Namespace: spill.Namespace("acme", "s1")}).HandleRecall(ctx, json.RawMessage(`{"query":"INC-4711"}`))
+	require.NoError(t, err)
+	assert.Contains(t, out, "acme ticket", "the same tenant's session finds its own, from another process")
+	assert.NotContains(t, out, "globex")
+
+	keys, err := (spillredis.Store{Client: c, Prefix: prefix()}).List(ctx, "")
+	require.NoError(t, err)
+	assert.Empty(t, keys, "another prefix lists nothing of this one")
 }
