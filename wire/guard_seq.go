@@ -238,6 +238,12 @@ type edits struct {
 	shared bool // live is rm
 	gl     globals
 	glN    int
+	// sub is the message the set writes as subF instead (a summary in
+	// the place of the first message of the run it replaces), when subF
+	// is set; subGl records that gl counts the change.
+	sub   int32
+	subF  *facts
+	subGl bool
 }
 
 // skip returns, for message j that e removes, the nearest message of the
@@ -333,6 +339,13 @@ func (e *edits) remove(i int32) {
 	}
 }
 
+// rewrite makes the set write message i, which the applied edits keep,
+// as f: a summary in its place.
+func (e *edits) rewrite(i int32, f *facts) { e.sub, e.subF = i, f }
+
+// rewrites reports whether the set writes message i as another.
+func (e *edits) rewrites(i int32) bool { return e != nil && e.subF != nil && e.sub == i }
+
 func (e *edits) stub(i int32) {
 	if e.marks.stMark[i] != e.gen {
 		e.marks.stMark[i] = e.gen
@@ -344,7 +357,7 @@ func (e *edits) stub(i int32) {
 func (e *edits) removes(i int32) bool { return e != nil && e.marks.rmMark[i] == e.gen }
 func (e *edits) stubs(i int32) bool   { return e != nil && e.marks.stMark[i] == e.gen }
 
-func (e *edits) empty() bool { return e == nil || (len(e.rm) == 0 && len(e.st) == 0) }
+func (e *edits) empty() bool { return e == nil || (len(e.rm) == 0 && len(e.st) == 0 && e.subF == nil) }
 
 // changes reports whether the set removes a message, or stubs one the
 // applied edits do not stub already.
@@ -352,7 +365,7 @@ func (e *edits) changes(s *seqState) bool {
 	if e == nil {
 		return false
 	}
-	if len(e.rm) > 0 {
+	if len(e.rm) > 0 || e.subF != nil {
 		return true
 	}
 	for _, i := range e.st {
@@ -376,6 +389,17 @@ func (v view) isRemoved(i int32) bool {
 
 func (v view) isStubbed(i int32) bool {
 	return v.s.stubbed[i] || v.a.stubs(i) || v.b.stubs(i)
+}
+
+// rewritten returns what a set of the view writes message i as, or nil.
+func (v view) rewritten(i int32) *facts {
+	switch {
+	case v.a.rewrites(i):
+		return v.a.subF
+	case v.b.rewrites(i):
+		return v.b.subF
+	}
+	return nil
 }
 
 // next returns the kept message after i, or -1; i is a message the
