@@ -263,6 +263,10 @@ type rpiece struct {
 	// Consecutive synthesized turns of one role are merged.
 	results, blocks []json.RawMessage
 	synth           bool
+	// sum is set on a summary message, with what it is written as: it
+	// joins the user message before it where the provider's table says
+	// so (see joinSummaries).
+	sum *facts
 	// system marks a system message of a dialect whose system prompt is a
 	// top-level field; text is its text.
 	system bool

@@ -455,6 +455,13 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 // and after the check, and a *pruneguard.CeilingError gives the body's
 // tokens and the ceiling given.
 //
+// With guard.Summarizer set, a check compacts before it evicts: the
+// summary is written in the place of its run in the dialect's form (see
+// the package documentation, "Summaries"); with Options.Spiller, the run
+// is spilled first, the summary carries the pointer (a
+// pruneguard.Digest without a PointerText words it as the Spiller
+// does), and no pointer line is added.
+//
 // Check spills, with Options.Spiller set, with context.Background(): a
 // spill cannot be cancelled. Use [Guarded.CheckContext] to bound it.
 func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {

@@ -17,17 +17,20 @@ import (
 // factBody: a ticket id, an exit code and a path, none of which a later
 // call could give back (the tool is not annotated: irreducible).
 func unitFacts(k int) []string {
-	return []string{fmt.Sprintf("INC-%d", 4700+k), fmt.Sprintf("exit %d", 130+k), fmt.Sprintf("/var/log/app-%d.log", k)}
+	return []string{fmt.Sprintf("INC-%d", 4700+k), fmt.Sprintf("%d", 130+k), fmt.Sprintf("/var/log/app-%d.log", k)}
+}
+
+// unitResult is the result of unit k: its facts, and filler.
+func unitResult(k int) string {
+	f := unitFacts(k)
+	return fmt.Sprintf("ticket %s closed with exit %s; see %s. ", f[0], f[1], f[2]) + strings.Repeat("lorem ipsum dolor sit amet ", 30)
 }
 
 // factBody is a body of dialect d with a system prompt, the task, n
 // units of a call of "lookup" and its result (each result holding
 // unitFacts and filler), the model's answer and a last user message.
 func factBody(d wire.Dialect, n int) string {
-	result := func(k int) string {
-		f := unitFacts(k)
-		return fmt.Sprintf("ticket %s failed with %s; see %s. ", f[0], f[1], f[2]) + strings.Repeat("lorem ipsum dolor sit amet ", 30)
-	}
+	result := unitResult
 	var msgs []string
 	for k := 1; k <= n; k++ {
 		id := fmt.Sprintf("c%d", k)
@@ -230,11 +233,10 @@ func factContext(t *testing.T, n int, cfg pruneguard.Config) *pruneguard.Context
 	add(pruneguard.Message{ID: "task", Role: pruneguard.RoleUser, Content: []byte("the task: look the items up"), Pinned: true})
 	for k := 1; k <= n; k++ {
 		call := pruneguard.CallID(fmt.Sprintf("c%d", k))
-		f := unitFacts(k)
 		add(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprintf("a%d", k)), Role: pruneguard.RoleAssistant,
 			Calls: []pruneguard.Call{{ID: call, Tool: "lookup", Args: json.RawMessage(fmt.Sprintf(`{"q":"item %d"}`, k))}}})
 		add(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprintf("r%d", k)), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{call},
-			Content: []byte(fmt.Sprintf("ticket %s failed with %s; see %s. ", f[0], f[1], f[2]) + strings.Repeat("lorem ipsum dolor sit amet ", 30))})
+			Content: []byte(unitResult(k))})
 	}
 	add(pruneguard.Message{ID: "done", Role: pruneguard.RoleAssistant, Content: []byte("done")})
 	add(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next")})
@@ -400,6 +402,50 @@ func TestGuardedApplySummary(t *testing.T) {
 			}
 			if strings.Count(text, "[Summary of") != 1 {
 				t.Errorf("want one summary, the second in place of the first:\n%s", text)
+			}
+		})
+	}
+}
+
+// TestGuardedFactsFromText: the facts a summary must carry are read from
+// what the model reads of a message (its text, the content of its tool
+// results), not from its JSON's keys and ids: the call id is no fact,
+// the ticket id in the result is.
+func TestGuardedFactsFromText(t *testing.T) {
+	const callID = "toolu_01A09q90qw90lq917835lq9"
+	bodies := map[wire.Dialect]string{
+		wire.Anthropic: `{"model":"m","max_tokens":9,"system":"s","tools":[{"name":"lookup","input_schema":{"type":"object"}}],"messages":[` +
+			`{"role":"user","content":"task"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"` + callID + `","name":"lookup","input":{"q":"x"}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + callID + `","content":[{"type":"text","text":"found ticket INC-4711"}]}]},` +
+			`{"role":"assistant","content":"ok"},{"role":"user","content":"next"}]}`,
+		wire.Bedrock: `{"system":[{"text":"s"}],"toolConfig":{"tools":[{"toolSpec":{"name":"lookup","inputSchema":{"json":{"type":"object"}}}}]},"messages":[` +
+			`{"role":"user","content":[{"text":"task"}]},` +
+			`{"role":"assistant","content":[{"toolUse":{"toolUseId":"` + callID + `","name":"lookup","input":{"q":"x"}}}]},` +
+			`{"role":"user","content":[{"toolResult":{"toolUseId":"` + callID + `","content":[{"text":"found ticket INC-4711"}]}}]},` +
+			`{"role":"assistant","content":[{"text":"ok"}]},{"role":"user","content":[{"text":"next"}]}]}`,
+		wire.OpenAIResponses: `{"model":"m","input":[{"type":"message","role":"user","content":"task"},` +
+			`{"type":"function_call","call_id":"` + callID + `","name":"lookup","arguments":"{\"q\":\"x\"}"},` +
+			`{"type":"function_call_output","call_id":"` + callID + `","output":"found ticket INC-4711"},` +
+			`{"type":"message","role":"assistant","content":"ok"},{"type":"message","role":"user","content":"next"}]}`,
+		wire.Gemini: `{"contents":[{"role":"user","parts":[{"text":"task"}]},` +
+			`{"role":"model","parts":[{"functionCall":{"id":"` + callID + `","name":"lookup","args":{"q":"x"}}}]},` +
+			`{"role":"user","parts":[{"functionResponse":{"id":"` + callID + `","name":"lookup","response":{"result":"found ticket INC-4711"}}}]},` +
+			`{"role":"model","parts":[{"text":"ok"}]},{"role":"user","parts":[{"text":"next"}]}]}`,
+	}
+	for d, body := range bodies {
+		t.Run(string(d), func(t *testing.T) {
+			g, err := wire.Bind([]byte(body), d, wire.Options{})
+			must(t, err)
+			b, err := g.Context().Brief(pruneguard.Plan{Summary: &pruneguard.Summary{Replace: []pruneguard.MessageID{"m1", "m2"}}})
+			must(t, err)
+			var got []string
+			for _, f := range b.Facts {
+				got = append(got, f.Text)
+			}
+			joined := strings.Join(got, "|")
+			if !strings.Contains(joined, "INC-4711") || strings.Contains(joined, callID) {
+				t.Errorf("facts %q: want INC-4711 and not the call id", got)
 			}
 		})
 	}
