@@ -193,12 +193,11 @@ type Guarded struct {
 	screened *screened
 	// sp is the spilling state, or nil without a Spiller.
 	sp *spilling
-	// sums are the summaries the applied decisions wrote, by slot (see
-	// guard_summary.go), and sumAt the slot of each by its id; join the
-	// last count of what summaries that join a message change.
-	sums  map[int32]*sumSlot
-	sumAt map[pruneguard.MessageID]int32
-	join  joinCache
+	// sum is the summaries the applied decisions wrote, or nil before
+	// the first (see guard_summary.go); sumUndo takes back, by the index
+	// of its entry in the journal, what each summary recorded changed.
+	sum     *guardSums
+	sumUndo map[int]func()
 }
 
 // screened is a decision the screen passed, with the delta it found, on
@@ -222,8 +221,6 @@ type undo struct {
 	tools     *toolState
 	msgTokens int
 	sysFacts  *facts
-	// fns take back the rest, latest last (see noteSummary).
-	fns []func()
 }
 
 // schemaState is what the applied decisions did to the tools arrays and
@@ -768,8 +765,10 @@ func (g *Guarded) Index(id pruneguard.MessageID) (int, bool) {
 	if i, ok := indexOf(id, len(g.src.facts)); ok {
 		return i, true
 	}
-	if i, ok := g.sumAt[id]; ok {
-		return int(i), true
+	if g.sum != nil {
+		if i, ok := g.sum.byID[id]; ok {
+			return int(i), true
+		}
 	}
 	return 0, false
 }
@@ -966,12 +965,13 @@ func (g *Guarded) undo() {
 		}
 		g.rules.commit(neg)
 		g.rules.glob, g.schema, g.tools, g.msgTokens, g.sysFacts = u.glob, u.schema, u.tools, u.msgTokens, u.sysFacts
-		for k := len(u.fns) - 1; k >= 0; k-- {
-			u.fns[k]()
+		if f := g.sumUndo[k]; f != nil {
+			f() // what a summary changed (see noteSummary)
 		}
 		g.overhead = -1
 	}
 	g.journal = g.journal[:0]
+	g.sumUndo = nil
 }
 
 // written returns the tokens of message i as the applied edits write it

@@ -139,7 +139,7 @@ func (g *Guarded) current(i int) *facts {
 
 // edited reports whether the applied edits changed the messages.
 func (g *Guarded) edited() bool {
-	if g.seq.kept != g.seq.n || g.sysFacts != nil || len(g.sums) > 0 {
+	if g.seq.kept != g.seq.n || g.sysFacts != nil || g.sum != nil && len(g.sum.at) > 0 {
 		return true
 	}
 	for i := g.seq.head; i >= 0; i = g.seq.next[i] {

@@ -536,7 +536,7 @@ func (g *Guarded) check(ctx context.Context, guard pruneguard.Guard) (pruneguard
 		guard.Summarizer = withPointerText(guard.Summarizer, g.sp.s)
 	}
 	g.journal = []undo{}
-	defer func() { g.journal = nil }()
+	defer func() { g.journal, g.sumUndo = nil, nil }()
 
 	res, err := guard.CheckContext(ctx, g.ctx)
 	// The edit state followed the rounds as they were applied; the

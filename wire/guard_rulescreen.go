@@ -205,11 +205,11 @@ func (rs *ruleScreen) removedGlobals(e *edits) globals {
 			e.gl.addMask(rs.gmask[i], 1)
 		}
 	}
-	if e.subF != nil && !e.subGl {
+	if e.sub != nil && !e.sub.counted {
 		// The message rewritten counts as what it is written as.
-		e.gl.addMask(rs.gmask[e.sub], 1)
-		e.gl.addMask(globalsMask(e.subF), -1)
-		e.subGl = true
+		e.gl.addMask(rs.gmask[e.sub.i], 1)
+		e.gl.addMask(globalsMask(e.sub.f), -1)
+		e.sub.counted = true
 	}
 	return e.gl
 }
@@ -234,9 +234,9 @@ func (rs *ruleScreen) globalsOf(v view) globals {
 				gl.addMask(rs.gmask[i], -1)
 			}
 		}
-		if v.b.subF != nil {
-			gl.addMask(rs.gmask[v.b.sub], -1)
-			gl.addMask(globalsMask(v.b.subF), 1)
+		if v.b.sub != nil {
+			gl.addMask(rs.gmask[v.b.sub.i], -1)
+			gl.addMask(globalsMask(v.b.sub.f), 1)
 		}
 	}
 	walk := func(j int32, ok func(f *facts) bool) int32 {
@@ -394,7 +394,7 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 	// are e.live, sorted already; removals of messages removed already
 	// (which a window passes over anyway) and stubs need a copy.
 	pos := e.live
-	if len(e.st) > 0 || len(e.live) != len(e.rm) || e.subF != nil {
+	if len(e.st) > 0 || len(e.live) != len(e.rm) || e.sub != nil {
 		pos = make([]int32, 0, len(e.rm)+len(e.st)+1)
 		pos = append(pos, e.rm...)
 		for _, i := range e.st {
@@ -402,8 +402,8 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 				pos = append(pos, i)
 			}
 		}
-		if e.subF != nil {
-			pos = append(pos, e.sub)
+		if e.sub != nil {
+			pos = append(pos, e.sub.i)
 		}
 		slices.Sort(pos)
 	}

@@ -29,10 +29,10 @@ type sumSlot struct {
 
 // summaryOf returns the summary in slot i, or nil.
 func (g *Guarded) summaryOf(i int32) *sumSlot {
-	if len(g.sums) == 0 {
+	if g.sum == nil {
 		return nil
 	}
-	return g.sums[i]
+	return g.sum.at[i]
 }
 
 // base returns message i as the applied edits write it, before stubs:
@@ -153,7 +153,7 @@ func (g *Guarded) recordSummary(d *pruneguard.Decision, u *undo) {
 	var delta map[string]int
 	if sc := g.screened; sc != nil && sc.version == g.seq.version && sameDecision(sc.d, d) && sc.e != nil && sc.e.gen == g.seq.gen {
 		e, delta = sc.e, sc.delta
-		f = e.subF
+		f = e.sub.f
 	} else {
 		e = g.summaryEdits(run, f)
 		delta, _ = g.rules.delta(view{s: g.seq}, e, g.tools)
@@ -177,25 +177,25 @@ func (g *Guarded) recordSummary(d *pruneguard.Decision, u *undo) {
 // noteSummary puts summary s in slot first, forgets the summaries of the
 // slots gone, and records in u how to take it back.
 func (g *Guarded) noteSummary(first int32, s *sumSlot, gone []int32, u *undo) {
-	if g.sums == nil {
-		g.sums = map[int32]*sumSlot{}
-		g.sumAt = map[pruneguard.MessageID]int32{}
+	if g.sum == nil {
+		g.sum = &guardSums{at: map[int32]*sumSlot{}, byID: map[pruneguard.MessageID]int32{}}
 	}
-	prev := map[int32]*sumSlot{first: g.sums[first]}
+	sums, byID := g.sum.at, g.sum.byID
+	prev := map[int32]*sumSlot{first: sums[first]}
 	for _, i := range gone {
-		if old := g.sums[i]; old != nil {
+		if old := sums[i]; old != nil {
 			prev[i] = old
 		}
 	}
 	mask, stubbed, stub := g.rules.gmask[first], g.seq.stubbed[first], g.stubs[int(first)]
 	for i, old := range prev {
 		if old != nil {
-			delete(g.sumAt, old.id)
-			delete(g.sums, i)
+			delete(byID, old.id)
+			delete(sums, i)
 		}
 	}
-	g.sums[first] = s
-	g.sumAt[s.id] = first
+	sums[first] = s
+	byID[s.id] = first
 	g.rules.gmask[first] = globalsMask(&s.f)
 	g.seq.stubbed[first] = false
 	delete(g.stubs, int(first))
@@ -203,13 +203,16 @@ func (g *Guarded) noteSummary(first int32, s *sumSlot, gone []int32, u *undo) {
 	if u == nil {
 		return
 	}
-	u.fns = append(u.fns, func() {
-		delete(g.sumAt, s.id)
-		delete(g.sums, first)
+	if g.sumUndo == nil {
+		g.sumUndo = map[int]func(){}
+	}
+	g.sumUndo[len(g.journal)-1] = func() {
+		delete(byID, s.id)
+		delete(sums, first)
 		for i, old := range prev {
 			if old != nil {
-				g.sums[i] = old
-				g.sumAt[old.id] = i
+				sums[i] = old
+				byID[old.id] = i
 			}
 		}
 		g.rules.gmask[first], g.seq.stubbed[first] = mask, stubbed
@@ -217,7 +220,7 @@ func (g *Guarded) noteSummary(first int32, s *sumSlot, gone []int32, u *undo) {
 			g.stubs[int(first)] = stub
 		}
 		g.seq.version++
-	})
+	}
 }
 
 // writtenFrom returns kept message i as written, with the summaries
@@ -226,8 +229,8 @@ func (g *Guarded) noteSummary(first int32, s *sumSlot, gone []int32, u *undo) {
 func (g *Guarded) writtenFrom(i int32) (*facts, int32) {
 	f := g.current(int(i))
 	j := g.seq.next[i]
-	for j >= 0 && len(g.sums) > 0 {
-		s := g.sums[j]
+	for j >= 0 && g.sum != nil {
+		s := g.sum.at[j]
 		if s == nil || !joined(&s.f, f) {
 			break
 		}
@@ -245,14 +248,15 @@ func (g *Guarded) writtenFrom(i int32) (*facts, int32) {
 // change in the body's tokens, against counting them on their own as
 // msgTokens does. It is found again when the edit state changed since.
 func (g *Guarded) joinTokens() int {
-	if len(g.sums) == 0 || !g.src.provider().summaryJoins {
+	if g.sum == nil || !g.src.provider().summaryJoins {
 		return 0
 	}
-	if g.join.version == g.seq.version && g.join.sys == g.sysFacts {
-		return g.join.delta
+	join := &g.sum.join
+	if join.version == g.seq.version && join.sys == g.sysFacts {
+		return join.delta
 	}
-	slots := make([]int32, 0, len(g.sums))
-	for i := range g.sums {
+	slots := make([]int32, 0, len(g.sum.at))
+	for i := range g.sum.at {
 		if !g.seq.removed[i] {
 			slots = append(slots, i)
 		}
@@ -275,8 +279,17 @@ func (g *Guarded) joinTokens() int {
 			done[j] = true
 		}
 	}
-	g.join.version, g.join.sys, g.join.delta = g.seq.version, g.sysFacts, delta
+	join.version, join.sys, join.delta = g.seq.version, g.sysFacts, delta
 	return delta
+}
+
+// guardSums are the summaries the applied decisions of a Guarded wrote:
+// each by its slot and the slot of each by its id, with the last count
+// of what those that join a message change.
+type guardSums struct {
+	at   map[int32]*sumSlot
+	byID map[pruneguard.MessageID]int32
+	join joinCache
 }
 
 // joinCache is the last count of joinTokens, for the edit state of

@@ -192,8 +192,8 @@ func screenKeyedPairs(rs *ruleScreen, v view, e *edits, gl globals) []RuleViolat
 	for _, i := range e.rm {
 		touched(i)
 	}
-	if e.subF != nil {
-		touched(e.sub) // what the message rewritten held leaves
+	if e.sub != nil {
+		touched(e.sub.i) // what the message rewritten held leaves
 	}
 	continues := rs.b.continues || gl.itemRefs > 0
 	for _, k := range sortedKeys(keys) {

@@ -230,7 +230,7 @@ type Session struct {
 	p        *provider
 	seed     maphash.Seed
 	log      *slog.Logger
-	texts    *sessionTexts // the Context's Config.Text, unless the caller set one
+	texts    *sessionTexts // the Context's Config.Text, with a Summarizer, unless the caller set one
 
 	mu  sync.Mutex
 	ctx *pruneguard.Context
@@ -346,7 +346,9 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if s.cfg.Config.StubTokens <= 0 {
 		s.cfg.Config.StubTokens = countJSON(s.count, mustString(s.stubText)) + 8
 	}
-	if s.cfg.Config.Text == nil {
+	if s.cfg.Config.Text == nil && cfg.Guard.Summarizer != nil {
+		// The facts a summary must carry are read from the text the model
+		// reads of each message (see modelText).
 		s.texts = &sessionTexts{p: s.p}
 		s.cfg.Config.Text = s.texts
 	}
@@ -621,7 +623,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	if err := s.ctx.Append(cm); err != nil {
 		return "", fmt.Errorf("wire: session: append: %w", err)
 	}
-	s.texts.add(e.id, f)
+	s.texts.add(e.id, &f)
 	s.noteCalls(cm.ID, cm.Calls, cm.Answers)
 	if err := s.abandonClosed(st.closed); err != nil {
 		return "", err

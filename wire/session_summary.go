@@ -66,11 +66,13 @@ func (t *sessionTexts) Text(id pruneguard.MessageID) []byte {
 	return modelText(t.p, f.(*facts))
 }
 
-// add records the text of message id, read as f.
-func (t *sessionTexts) add(id pruneguard.MessageID, f facts) {
-	if t != nil {
-		t.m.Store(id, &f)
+// add records the text of message id, read as f (a copy is kept).
+func (t *sessionTexts) add(id pruneguard.MessageID, f *facts) {
+	if t == nil {
+		return
 	}
+	c := *f
+	t.m.Store(id, &c)
 }
 
 // remove forgets the text of message id.
