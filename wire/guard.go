@@ -926,11 +926,7 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		}
 	}
 	for _, i := range e.rm {
-		if g.seq.stubbed[i] || int(i) == g.sys {
-			g.msgTokens -= g.written(int(i))
-		} else {
-			g.msgTokens -= int(g.tokens[i])
-		}
+		g.msgTokens -= g.written(int(i))
 	}
 	removed, stubbed := g.rules.applyEdits(e, u != nil)
 	if u != nil {

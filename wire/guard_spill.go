@@ -57,6 +57,13 @@ func (b bodySpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message)
 	g := b.g
 	out := make([]pruneguard.Message, len(ms))
 	for k, m := range ms {
+		if m.Role == pruneguard.RoleSummary {
+			// A summary, which the edit state may not have carried out
+			// yet: stored as the dialect writes it.
+			m.Content = g.src.provider().summary(string(m.Content))
+			out[k] = m
+			continue
+		}
 		i, ok := g.Index(m.ID)
 		if !ok {
 			return pruneguard.Pointer{}, fmt.Errorf("wire: spill of message %q, which the body does not hold", m.ID)

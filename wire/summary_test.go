@@ -450,3 +450,46 @@ func TestGuardedFactsFromText(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardedSummarySpilled: with a Spiller, a check spills the run
+// before it summarizes it, and the summary carries the pointer (no
+// pointer line for it); a budget the summary itself does not fit in has
+// the summary spilled and evicted too, behind a pointer line. Either way
+// the body breaks no rule and Tokens counts it as written.
+func TestGuardedSummarySpilled(t *testing.T) {
+	for _, d := range wire.Dialects {
+		for _, share := range []int{2, 8} {
+			t.Run(fmt.Sprintf("%s/1:%d", d, share), func(t *testing.T) {
+				body := factBody(d, 10)
+				in := read(t, d, body)
+				sp := &spill.Spiller{Store: &spill.Memory{}}
+				g, err := wire.Bind([]byte(body), d, wire.Options{Spiller: sp})
+				must(t, err)
+				budget := g.Tokens() / share
+				res, _, err := g.Check(pruneguard.Guard{Budget: budget, Summarizer: pruneguard.Digest{}})
+				must(t, err)
+				sd := summaryOf(res)
+				if sd == nil || len(sd.Summary.Pointers) == 0 {
+					t.Fatalf("no summary with a pointer: %v", res.Reason)
+				}
+				ob := g.Body()
+				if nv := wire.NewViolations(in.Validate(), ob.Validate()); len(nv) > 0 {
+					raw, _ := ob.Marshal()
+					t.Fatalf("the output breaks %v\n%s", nv, raw)
+				}
+				if n := wire.Tokens(ob, nil); n != g.Tokens() {
+					t.Errorf("Tokens %d, the body %d", g.Tokens(), n)
+				}
+				raw, _ := ob.Marshal()
+				all := reachable(t, sp, raw)
+				for k := 1; k <= 10; k++ {
+					for _, f := range unitFacts(k) {
+						if !strings.Contains(all, f) {
+							t.Errorf("fact %q is neither in the body nor reachable", f)
+						}
+					}
+				}
+			})
+		}
+	}
+}
