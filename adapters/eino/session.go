@@ -21,7 +21,10 @@ var ErrBudget = errors.New("einoguard: budget must be positive")
 type Config struct {
 	// Guard is the guard run before each model call: its Budget
 	// (required), Ceiling, Policy (nil means pruneguard.OldestFirst{}) and
-	// Split.
+	// Split. With its Summarizer set, a pass compacts before it evicts:
+	// the summary is a user message in the place of the messages it
+	// replaces (see Report.Summaries), and the facts it must carry are
+	// read from those messages' content, unless Context.Text is set.
 	Guard pruneguard.Guard
 	// Context configures the gates of the Context the session keeps (and
 	// of each one it rebuilds): boundary and regenerability modes, spill
@@ -62,6 +65,11 @@ type Report struct {
 	// and Stubbed those whose content was replaced by a placeholder, as
 	// the runtime gave them, each in transcript order.
 	Evicted, Stubbed []*schema.Message
+	// Summaries are the summary messages this pass put in the view, with
+	// Config.Guard.Summarizer set: each a user message holding the
+	// summary's text, in the place of the first of the messages it
+	// replaced (which Evicted lists).
+	Summaries []*schema.Message
 	// Refused pairs each refusal the guard met (Result.Refused, in the
 	// same order) with the messages it named, as the runtime gave them.
 	Refused []Refusal
@@ -163,6 +171,9 @@ type Session struct {
 	anon    []pruneguard.CallID
 	tombs   map[string]string // tool name -> tombstone text
 	note    *schema.Message
+	// sums holds the number of each summary's place in the view, by the
+	// summary's id.
+	sums map[pruneguard.MessageID]uint64
 
 	stub       string // the stub text and its tokens
 	stubTokens int
@@ -180,6 +191,11 @@ func New(cfg Config) (*Session, error) {
 	}
 	cfg.Tools = slices.Clone(cfg.Tools)
 	s := &Session{cfg: cfg, stub: cfg.Context.StubText, stubTokens: cfg.Context.StubTokens}
+	if cfg.Guard.Summarizer != nil && cfg.Context.Text == nil {
+		// The guard sees no content (see Event): the facts a summary
+		// must carry are read from the messages the session holds.
+		s.cfg.Context.Text = pruneguard.TextFunc(s.text)
+	}
 	if s.stub == "" {
 		s.stub = pruneguard.DefaultStubText
 	}
@@ -221,6 +237,7 @@ func (s *Session) reset() error {
 	s.user = ""
 	s.anon = s.anon[:0]
 	clear(s.tombs)
+	clear(s.sums)
 	s.note = nil
 	return nil
 }
@@ -387,7 +404,15 @@ func (s *Session) take(fresh []*schema.Message, r *Report) error {
 // took.
 func (s *Session) apply(ds []*pruneguard.Decision, r *Report) {
 	var stubbed, evicted []int
+	var replaced map[int]*schema.Message // where a summary went, what was there
 	for _, d := range ds {
+		if d.Summary != nil {
+			if replaced == nil {
+				replaced = map[int]*schema.Message{}
+			}
+			evicted = s.summarize(d, evicted, replaced, r)
+			continue
+		}
 		for _, id := range d.Stub {
 			if i, ok := s.find(id); ok {
 				sl := &s.live[i]
@@ -425,21 +450,114 @@ func (s *Session) apply(ds []*pruneguard.Decision, r *Report) {
 			r.Stubbed[k] = s.live[i].orig
 		}
 	}
-	if len(evicted) > 0 {
-		slices.Sort(evicted)
-		r.Evicted = make([]*schema.Message, len(evicted))
-		for k, i := range evicted {
-			r.Evicted[k] = s.live[i].orig
+	s.evict(evicted, replaced, r)
+}
+
+// evict takes the messages at evicted out of the view and lists in
+// r.Evicted, in transcript order, what left: those, and what was where
+// a summary stands now (replaced).
+func (s *Session) evict(evicted []int, replaced map[int]*schema.Message, r *Report) {
+	gone := make(map[int]bool, len(evicted))
+	for _, i := range evicted {
+		gone[i] = true
+	}
+	all := slices.Clone(evicted)
+	for i := range replaced {
+		if !gone[i] {
+			all = append(all, i)
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	r.Evicted = make([]*schema.Message, len(all))
+	for k, i := range all {
+		r.Evicted[k] = s.live[i].orig
+		if orig, ok := replaced[i]; ok {
+			r.Evicted[k] = orig
+		}
+		if gone[i] {
 			s.live[i].sent = nil
 		}
-		kept := slices.DeleteFunc(s.live[evicted[0]:], func(sl slot) bool { return sl.sent == nil })
-		s.live = s.live[:evicted[0]+len(kept)]
 	}
+	if len(evicted) > 0 {
+		cut := slices.Min(evicted)
+		kept := slices.DeleteFunc(s.live[cut:], func(sl slot) bool { return sl.sent == nil })
+		s.live = s.live[:cut+len(kept)]
+	}
+}
+
+// summarize puts the summary of decision d in the place of the first
+// message it replaces, as a user message, and returns evicted with the
+// others it replaces added.
+func (s *Session) summarize(d *pruneguard.Decision, evicted []int, replaced map[int]*schema.Message, r *Report) []int {
+	first := -1
+	var gone []int
+	for _, id := range d.Evict {
+		if i, ok := s.find(id); ok {
+			gone = append(gone, i)
+			if first < 0 || i < first {
+				first = i
+			}
+		}
+	}
+	if first < 0 {
+		return evicted
+	}
+	for _, i := range gone {
+		if i != first {
+			evicted = append(evicted, i)
+		}
+	}
+	sl := &s.live[first]
+	if _, ok := replaced[first]; !ok {
+		replaced[first] = sl.orig
+	}
+	msg := schema.UserMessage(d.Summary.Text)
+	sl.sent, sl.orig = msg, msg
+	for id, n := range s.sums {
+		if n == sl.seq {
+			delete(s.sums, id)
+		}
+	}
+	if s.sums == nil {
+		s.sums = make(map[pruneguard.MessageID]uint64)
+	}
+	s.sums[d.Summary.ID] = sl.seq
+	r.Summaries = append(r.Summaries, msg)
+	return evicted
+}
+
+// text returns the text of the message with id as the model reads it:
+// its content and the text of its multimodal parts, one line apart. The
+// guard calls it during a pass, with the session's lock held.
+func (s *Session) text(id pruneguard.MessageID) []byte {
+	i, ok := s.find(id)
+	if !ok {
+		return nil
+	}
+	m := s.live[i].orig
+	parts := []string{m.Content}
+	for _, p := range m.MultiContent {
+		parts = append(parts, p.Text)
+	}
+	for _, p := range m.UserInputMultiContent {
+		parts = append(parts, p.Text)
+	}
+	for _, p := range m.AssistantGenMultiContent {
+		parts = append(parts, p.Text)
+	}
+	return []byte(strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), "\n"))
 }
 
 // find locates a message of the view by id.
 func (s *Session) find(id pruneguard.MessageID) (int, bool) {
 	n, ok := seqOf(id)
+	if !ok {
+		n, ok = s.sums[id]
+	}
 	if !ok {
 		return 0, false
 	}
