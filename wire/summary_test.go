@@ -493,3 +493,64 @@ func TestGuardedSummarySpilled(t *testing.T) {
 		}
 	}
 }
+
+// TestBedrockSummaryNeighbour: in Bedrock a summary joins the user
+// message before it, as a text block after that message's blocks; with
+// no message before it, it is the first message, a user message of its
+// own; when the message it joined goes, it joins the user message then
+// before it, or stands alone. Every body breaks no rule and Tokens counts
+// it as written.
+func TestBedrockSummaryNeighbour(t *testing.T) {
+	body := factBody(wire.Bedrock, 6)
+	in := read(t, wire.Bedrock, body)
+	check := func(g *wire.Guarded, what string) *wire.Body {
+		t.Helper()
+		ob := g.Body()
+		if nv := wire.NewViolations(in.Validate(), ob.Validate()); len(nv) > 0 {
+			raw, _ := ob.Marshal()
+			t.Fatalf("%s: the output breaks %v\n%s", what, nv, raw)
+		}
+		if n := wire.Tokens(ob, nil); n != g.Tokens() {
+			t.Errorf("%s: Tokens %d, the body %d", what, g.Tokens(), n)
+		}
+		return ob
+	}
+	summarize := func(g *wire.Guarded, id pruneguard.MessageID, replace ...pruneguard.MessageID) {
+		t.Helper()
+		b, err := g.Context().Brief(pruneguard.Plan{Summary: &pruneguard.Summary{Replace: replace}})
+		must(t, err)
+		text, _ := pruneguard.Digest{}.Summarize(context.Background(), b)
+		d, err := g.Context().Prune(pruneguard.Plan{Summary: &pruneguard.Summary{Replace: b.Replace, ID: id, Text: text}})
+		must(t, err)
+		must(t, g.Apply(d))
+	}
+	// Text and results may go, so that the units before the summary can
+	// be evicted; with a Spiller the task is not pinned.
+	opts := wire.Options{Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}, Unannotated: wire.UnannotatedRegenerable,
+		Spiller: &spill.Spiller{Store: &spill.Memory{}}}
+
+	// After the task: the summary joins it.
+	g, err := wire.Bind([]byte(body), wire.Bedrock, opts)
+	must(t, err)
+	summarize(g, "s1", "m3", "m4")
+	ob := check(g, "joined")
+	if len(ob.Messages) != len(in.Messages)-2 || !strings.HasPrefix(ob.Messages[2].Texts[len(ob.Messages[2].Texts)-1], "[Summary of") {
+		t.Fatalf("the summary does not join the user message before it: %s", ob.Messages[2].Raw)
+	}
+	// The unit it joined goes: it joins the user message before that.
+	d, err := g.Context().Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"m1", "m2"}})
+	must(t, err)
+	must(t, g.Apply(d))
+	ob = check(g, "rejoined")
+	if m := ob.Messages[0]; len(m.Texts) < 2 || !strings.HasPrefix(m.Texts[len(m.Texts)-1], "[Summary of") {
+		t.Fatalf("the summary does not join the task: %s", m.Raw)
+	}
+	// The task goes too: the summary is the first message.
+	d, err = g.Context().Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"m0"}})
+	must(t, err)
+	must(t, g.Apply(d))
+	ob = check(g, "first")
+	if m := ob.Messages[0]; m.Role != "user" || len(m.Texts) != 1 || !strings.HasPrefix(m.Texts[0], "[Summary of") {
+		t.Fatalf("the summary does not stand first: %s", m.Raw)
+	}
+}
