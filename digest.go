@@ -14,7 +14,20 @@ import (
 // role, the tools called with their arguments, the tool answered, the
 // start of the text), then the facts the Brief requires, verbatim, then
 // as many of the other facts found as fit, and a line for each pointer
-// it carries. Secrets withheld from the Brief never reach it.
+// it carries. Secrets withheld from the Brief never reach it. Within its
+// bound (MaxTokens, and the Brief's Room when it is set), the other
+// facts come before the lines of the messages, a model needing them
+// verbatim where the lines say only what happened: first those of the
+// user's and the model's own messages (their text and the arguments of
+// their calls), then those an earlier summary of the run carried, then
+// those of tool results, a fact of each result in turn, each result's
+// most telling kinds first (negative results, errors, ids, paths, URLs,
+// addresses, settings, quotes, numbers, times), so that a result of many
+// facts of one kind does not crowd out the others.
+// A fact too long for the room left is passed over for shorter ones. Within its
+// bound (MaxTokens, and the Brief's Room when it is set), the other
+// facts come before the lines of the messages: a model needs them
+// verbatim, and the lines say only what happened.
 //
 // The zero Digest is ready to use. A Digest is a plain value, safe for
 // concurrent use.
@@ -22,7 +35,9 @@ type Digest struct {
 	// MaxTokens bounds what the summary holds beyond the facts the
 	// Brief requires and the pointer lines, counted as [ApproxCounter]
 	// counts (a quarter of the bytes). Zero means a quarter of the run's
-	// tokens, at least 64.
+	// tokens, at least 64. With the Brief's Room set, what the summary
+	// holds in all stays within Room as well, when the required facts
+	// and the pointer lines leave any.
 	MaxTokens int
 	// PointerText writes the line for a pointer the summary carries; it
 	// must hold the pointer's key. Nil writes where the content is and
@@ -54,45 +69,31 @@ func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 		pointers.WriteString(g.pointerText(p) + "\n")
 	}
 	room := g.limit(b)*4 - len(header) - len(required) - pointers.Len()
-	other := factLine("Other facts:", otherFacts(b), written, room)
-	room -= len(other)
-	var lines strings.Builder
-	for i, m := range b.Messages {
-		line := digestMessage(m)
-		if len(line) > room {
-			lines.WriteString("- … and " + strconv.Itoa(len(b.Messages)-i) + " more messages\n")
-			break
-		}
-		lines.WriteString(line)
-		room -= len(line)
+	if b.Room > 0 {
+		room = min(room, b.Room*4-len(header)-len(required)-pointers.Len())
 	}
-	return header + lines.String() + required + other + pointers.String(), nil
+	room = max(room, 0)
+	other := factLine("Other facts:", otherFacts(b), written, room)
+	lines := digestLines(b.Messages, room-len(other))
+	return header + lines + required + other + pointers.String(), nil
 }
 
-// otherFacts lists the facts of a run's messages in the order a summary
-// keeps them when its bound cuts the list: those the user gave, then the
-// model's own, then the tools', each in transcript order, and last those
-// an earlier summary carried, the newest first (its run was spilled:
-// what it carried can be read back).
-func otherFacts(b *Brief) []Fact {
-	rank := func(r Role) int {
-		switch r {
-		case RoleUser:
-			return 0
-		case RoleAssistant, RoleReasoning:
-			return 1
-		case RoleSummary:
-			return 3
+// digestLines writes the lines of the messages ms that fit in room
+// bytes, oldest first, then, when it fits too, a count of those left out.
+func digestLines(ms []BriefMessage, room int) string {
+	const more = len("- … and 00000 more messages\n")
+	var w strings.Builder
+	for i, m := range ms {
+		line := digestMessage(m)
+		if i < len(ms)-1 && w.Len()+len(line)+more > room || w.Len()+len(line) > room {
+			if left := "- … and " + strconv.Itoa(len(ms)-i) + " more messages\n"; w.Len()+len(left) <= room {
+				w.WriteString(left)
+			}
+			break
 		}
-		return 2
+		w.WriteString(line)
 	}
-	var groups [4][]Fact
-	for _, m := range b.Messages {
-		k := rank(m.Role)
-		groups[k] = append(groups[k], m.Facts...)
-	}
-	slices.Reverse(groups[3])
-	return slices.Concat(groups[:]...)
+	return w.String()
 }
 
 // limit returns the bound of what a summary of b holds beyond what it
@@ -105,19 +106,20 @@ func (g Digest) limit(b *Brief) int {
 }
 
 // factLine writes the facts not yet written, after title, on one line,
-// while they fit in room bytes (all of them for a negative room), and
-// records them as written. It writes nothing when no fact is new.
+// in order, those that fit in room bytes (all of them for a negative
+// room), and records them as written: a fact that does not fit is passed
+// over for the next. It writes nothing when no fact is new.
 func factLine(title string, fs []Fact, written map[string]bool, room int) string {
 	var w strings.Builder
 	for _, f := range fs {
 		if written[f.Text] {
 			continue
 		}
+		if room >= 0 && max(w.Len(), len(title))+len(f.Text)+3 > room {
+			continue
+		}
 		if w.Len() == 0 {
 			w.WriteString(title)
-		}
-		if room >= 0 && w.Len()+len(f.Text)+3 > room {
-			break
 		}
 		written[f.Text] = true
 		w.WriteString(" " + f.Text + ";")
@@ -128,6 +130,45 @@ func factLine(title string, fs []Fact, written map[string]bool, room int) string
 	w.WriteString("\n")
 	return w.String()
 }
+
+// otherFacts returns the facts of the messages of b in the order a
+// Digest writes them as room allows (see [Digest]).
+func otherFacts(b *Brief) []Fact {
+	var words, carried []Fact
+	var results [][]Fact
+	for _, m := range b.Messages {
+		switch {
+		case m.Role == RoleSummary:
+			carried = append(carried, m.Facts...)
+		case len(m.Answers) > 0 || m.Role == RoleTool:
+			fs := slices.Clone(m.Facts)
+			slices.SortStableFunc(fs, func(a, b Fact) int { return kindRank(a.Kind) - kindRank(b.Kind) })
+			results = append(results, fs)
+		default:
+			words = append(words, m.Facts...)
+		}
+	}
+	out := append(words, carried...)
+	for k := 0; len(results) > 0; k++ {
+		results = slices.DeleteFunc(results, func(fs []Fact) bool { return k >= len(fs) })
+		for _, fs := range results {
+			out = append(out, fs[k])
+		}
+	}
+	return out
+}
+
+// kindRank ranks the kinds of [Fact] by how much a later turn may need
+// one of its facts verbatim, the most first.
+func kindRank(kind string) int {
+	if i := slices.Index(factKinds, kind); i >= 0 {
+		return i
+	}
+	return len(factKinds)
+}
+
+// factKinds are the kinds of [Fact], as kindRank ranks them.
+var factKinds = []string{"negative", "error", "id", "path", "url", "email", "kv", "quoted", "number", "time", "text", "pointer"}
 
 func (g Digest) pointerText(p Pointer) string {
 	if g.PointerText != nil {

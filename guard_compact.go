@@ -8,28 +8,42 @@ import (
 )
 
 // Compaction: a check of a Guard with a Summarizer replaces the oldest
-// run of whole units it may with one summary before it evicts anything.
+// runs of whole units it may with one summary each before it evicts
+// anything.
 
 // fromSummary names the part of a check that compacts, for the log.
 const fromSummary = "summary"
 
-// compact replaces a run of the oldest units that may go with a summary
-// the Summarizer writes, when the Context is over the target. With a
-// Spill store it first spills the run, so that everything replaced can be
-// read back and the summary need only carry the pointer. What stands in
-// the way (a refused summary, a summarizer's error) is reported and the
-// check goes on with evictions.
+// compact replaces the oldest runs of units that may go with summaries
+// the Summarizer writes, when the Context is over the target: the runs,
+// oldest first, until they hold twice what the check must free (a run
+// ends at a unit that may not go, the next starts after it). Each
+// summary may hold its run's share of what the runs hold beyond what
+// must be freed. With a Spill store each run is first spilled, so that
+// everything replaced can be read back and the summary need only carry
+// the pointer. What stands in the way (a refused summary, a summarizer's
+// error) is reported and the check goes on with the next run, then with
+// evictions.
 func (r *guardRun) compact() {
 	c := r.c
-	now := c.Tokens()
-	if now <= r.target {
+	need := c.Tokens() - r.target
+	if need <= 0 {
 		return
 	}
 	r.v.arm()                                                 // the walks of the View, for the policy's Keeper, see the Context as it is
-	run := r.summaryRun(2 * min(now-r.target, math.MaxInt/2)) // twice what must go, at most all
-	if len(run) == 0 {
-		return
+	runs, held := r.summaryRuns(2 * min(need, math.MaxInt/2)) // twice what must go, at most all
+	for _, run := range runs {
+		if c.Tokens() <= r.target {
+			return
+		}
+		r.compactRun(run, need, held)
 	}
+}
+
+// compactRun replaces run with a summary, which may hold what the run
+// holds beyond its share of need, held being what all the runs hold.
+func (r *guardRun) compactRun(run []MessageID, need, held int) {
+	c := r.c
 	b, err := c.Brief(Plan{Summary: &Summary{Replace: run}, Split: SplitStrict})
 	if err != nil {
 		r.compactFailed(err)
@@ -43,6 +57,10 @@ func (r *guardRun) compact() {
 		r.compactFailed(err)
 		return
 	}
+	// What the summary may hold for the check to reach its target, less
+	// a little for what the runtime's message around the text costs.
+	room := b.Tokens - int((int64(need)*int64(b.Tokens)+int64(held)-1)/int64(max(held, 1)))
+	b.Room = max(1, room-8-room/32)
 	text, err := r.g.Summarizer.Summarize(r.ctx, b)
 	if err != nil {
 		r.compactFailed(err)
@@ -82,12 +100,13 @@ func (r *guardRun) compactFailed(err error) {
 	}
 }
 
-// summaryRun returns the messages of the oldest run of whole units that
-// may go, from the first such unit on, until they hold at least want
-// tokens or the next unit may not go: a unit pinned, in flight or unread,
-// one the policy keeps (see [Keeper]) or hides, or one whose messages
-// interleave with a unit outside the run.
-func (r *guardRun) summaryRun(want int) []MessageID {
+// summaryRuns returns the runs of whole units that may go, oldest
+// first, until they hold at least want tokens, and what they hold. A run
+// ends at a unit that may not go (pinned, in flight or unread, one the
+// policy keeps, see [Keeper], or hides) or whose messages interleave
+// with a unit outside it (which is passed over); the next run starts
+// with the next unit that may go.
+func (r *guardRun) summaryRuns(want int) (runs [][]MessageID, held int) {
 	keep, keeps := r.kept()
 	c := r.c
 	c.mu.RLock()
@@ -99,26 +118,32 @@ func (r *guardRun) summaryRun(want int) []MessageID {
 		}
 	}
 	var run []int32
-	tokens, last := 0, none
-	for u := c.firstUnit(); u != none && tokens < want; u = c.unit(u).next {
-		un := c.unit(u)
-		ok := c.proposable(u) && un.tail < bound && !c.hides(r.v.hidden, un.head)
-		switch {
-		case !ok && len(run) == 0:
-			continue // before the run
-		case !ok, last != none && un.head < last:
-			u = none // the run ends here
+	last := none
+	end := func() {
+		if len(run) > 0 {
+			runs = append(runs, c.messageIDs(run))
 		}
-		if u == none {
-			break
+		run, last = run[:0], none
+	}
+	for u := c.firstUnit(); u != none && held < want; u = c.unit(u).next {
+		un := c.unit(u)
+		if !c.proposable(u) || un.tail >= bound || c.hides(r.v.hidden, un.head) || last != none && un.head < last {
+			end()
+			continue
 		}
 		for p := range c.members(u) {
 			run = append(run, p)
-			tokens += c.tokensOf(p)
+			held += c.tokensOf(p)
 		}
 		last = max(last, un.tail)
 	}
-	ids := c.names(run)
+	end()
+	return runs, held
+}
+
+// messageIDs returns the ids of the messages at ps. Under the read lock.
+func (c *Context) messageIDs(ps []int32) []MessageID {
+	ids := c.names(ps)
 	out := make([]MessageID, len(ids))
 	for i, id := range ids {
 		out[i] = MessageID(id)

@@ -91,6 +91,13 @@ type Brief struct {
 	// whose text is too long to carry whole and holds no fact to carry.
 	// Spill them first, or leave their units out of the run.
 	Spill []MessageID
+	// Room, when positive, is the most tokens the summary can hold for
+	// the check that asked for it to reach its target: a [Guard] sets it
+	// to what the run holds less what the check must free. A summary
+	// that holds more still stands if the gates pass it, and the check
+	// evicts further (the summary too, when it can be spilled). Zero
+	// means no bound: [Context.Brief] leaves it so.
+	Room int
 }
 
 // BriefMessage is one message of a [Brief].

@@ -66,6 +66,12 @@ var anthropicProvider = provider{
 	declare:     anthropicDeclare,
 	callType:    "tool_use",
 	resultType:  "tool_result",
+
+	// how it writes a summary
+	summary: anthropicSummary,
+
+	// what its results say
+	results: anthropicResults,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -353,6 +359,26 @@ func anthropicText(text string) json.RawMessage {
 }
 
 // ---- writing -------------------------------------------------------------------
+
+// anthropicSummary writes a summary as a user message of one text
+// block. The API merges consecutive user messages: after a user message,
+// the summary's text comes after that message's blocks, its tool_result
+// blocks still first as the API wants. A run of whole units ends before
+// an assistant turn, so no turn of tool results follows a summary (one
+// that would, text before its tool_result blocks, is refused by the
+// screen).
+func anthropicSummary(text string) json.RawMessage {
+	return jk.marshal(map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": text}}})
+}
+
+// anthropicResults gives the content of the tool_result blocks and of
+// the server tool results of a message.
+func anthropicResults(obj map[string]json.RawMessage, add func(json.RawMessage)) {
+	resultBlocks(obj, "content", "content", func(blk map[string]json.RawMessage) (map[string]json.RawMessage, bool) {
+		typ := str(blk["type"])
+		return blk, typ == "tool_result" || isAnthropicServerResult(typ)
+	}, add)
+}
 
 // anthropicCall writes a call as a tool_use block.
 func anthropicCall(c pruneguard.Call) json.RawMessage {

@@ -60,6 +60,13 @@ var bedrockProvider = provider{
 	declare:     bedrockDeclare,
 	callType:    "toolUse",
 	resultType:  "toolResult",
+
+	// how it writes a summary
+	summary:      bedrockSummary,
+	summaryJoins: true,
+
+	// what its results say
+	results: bedrockResults,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -196,6 +203,25 @@ func bedrockAddText(cur json.RawMessage, text string) (json.RawMessage, bool) {
 }
 
 // ---- writing -------------------------------------------------------------------
+
+// bedrockSummary writes a summary as a user message of one text block.
+// Bedrock merges nothing and wants roles to alternate, and a run of
+// whole units starts with an assistant message after a user message: the
+// summary's text then joins that user message, as a text block after its
+// own (after its toolResult blocks, which Claude models want first; the
+// models that take no text beside a toolResult, B5, are not told apart).
+// A summary with no message before it, in the place of the first
+// message, stands as the first user message.
+func bedrockSummary(text string) json.RawMessage {
+	return jk.marshal(map[string]any{"role": "user", "content": []any{plainText(text)}})
+}
+
+// bedrockResults gives the content of the toolResult blocks of a message.
+func bedrockResults(obj map[string]json.RawMessage, add func(json.RawMessage)) {
+	resultBlocks(obj, "content", "content", func(blk map[string]json.RawMessage) (map[string]json.RawMessage, bool) {
+		return asObject(blk["toolResult"])
+	}, add)
+}
 
 // bedrockCall writes a call as a toolUse block.
 func bedrockCall(c pruneguard.Call) json.RawMessage {

@@ -54,7 +54,9 @@ func validateBedrock(b *Body, msgs []*facts, sc scope, v *violations) {
 		if i == 0 && sc.atStart && m.role != "user" {
 			v.add(RuleBedrockFirstNotUser, o+i, "A conversation must start with a user message. Try again with a conversation that starts with a user message.")
 		}
-		if i > 0 && m.role == msgs[i-1].role {
+		// A summary after a user message is written inside it (see
+		// bedrockSummary): the two are one message.
+		if i > 0 && m.role == msgs[i-1].role && !joined(m, msgs[i-1]) {
 			v.add(RuleBedrockNotAlternating, o+i, "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
 		}
 		for k, p := range m.parts {

@@ -29,6 +29,7 @@ type facts struct {
 	server    bool // server tool calls or results
 	input     bool // a Responses input given as a plain string
 	failed    bool // a result reports a failed call
+	joins     bool // a summary message that joins the user message before it (see provider.summaryJoins)
 }
 
 // fpart is one content part of a message.

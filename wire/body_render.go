@@ -111,7 +111,12 @@ func flatLine(s string) string {
 // not written, since providers take reasoning back only with a signature
 // only the provider's own JSON carries, and neither is a message with
 // nothing to say in the dialects that reject empty messages (Anthropic,
-// Gemini, Bedrock). Any other role is written as a user message.
+// Gemini, Bedrock). A summary a compaction put in the place of the run
+// it replaced (role [pruneguard.RoleSummary]) is written as the
+// dialect's summary message (see the package documentation,
+// "Summaries"); a spilled message listed in Spilled whose pointer's key
+// a summary's text holds gets no pointer line: the summary carries it.
+// Any other role is written as a user message.
 //
 // A stubbed result carries the Context's stub text, or the pointer text
 // when the result was spilled. The tools declaration lists the tools the
@@ -158,7 +163,11 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 		}
 	}
 	var pieces []rpiece
+	var summaries []string
 	for i, m := range msgs {
+		if m.Role == pruneguard.RoleSummary {
+			summaries = append(summaries, string(m.Content))
+		}
 		text := string(m.Content)
 		if stubbed[i] && !m.Pointer.IsZero() {
 			text = ptext(m.Pointer)
@@ -196,7 +205,7 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 		top.set(k, v)
 	}
 
-	lines := append(tombstoneLines(tools, opts.Tombstones), spillLines(opts.Spilled, ptext)...)
+	lines := append(tombstoneLines(tools, opts.Tombstones), spillLines(carriedElsewhere(opts.Spilled, summaries), ptext)...)
 	pieces = mergeSynthTurns(p, pieces)
 	pieces = placeLines(p, &top, pieces, lines)
 	raws := make([]json.RawMessage, len(pieces))
@@ -215,6 +224,18 @@ func Render(d Dialect, c *pruneguard.Context, opts RenderOptions) ([]byte, error
 		return nil, &RuleError{Dialect: d, Violations: vs}
 	}
 	return body, nil
+}
+
+// carriedElsewhere returns the notes whose pointer no summary carries:
+// a summary that replaced spilled messages carries their pointer's key
+// in its text, so they need no line of their own.
+func carriedElsewhere(notes []pruneguard.SpillNote, summaries []string) []pruneguard.SpillNote {
+	if len(summaries) == 0 {
+		return notes
+	}
+	return slices.DeleteFunc(slices.Clone(notes), func(n pruneguard.SpillNote) bool {
+		return slices.ContainsFunc(summaries, func(s string) bool { return strings.Contains(s, n.Pointer.Key) })
+	})
 }
 
 // dropPending drops the violations that only say the body ends on
@@ -242,6 +263,10 @@ type rpiece struct {
 	// Consecutive synthesized turns of one role are merged.
 	results, blocks []json.RawMessage
 	synth           bool
+	// sum is set on a summary message, with what it is written as: it
+	// joins the user message before it where the provider's table says
+	// so (see joinSummaries).
+	sum *facts
 	// system marks a system message of a dialect whose system prompt is a
 	// top-level field; text is its text.
 	system bool
@@ -265,8 +290,11 @@ func (p *rpiece) isSystemMessage() bool { return p.role == "system" || p.role ==
 // calls) or none (a reasoning message; an empty one in a provider whose
 // turns may not be empty).
 func synthMessage(p *provider, m pruneguard.Message, text string, tool map[pruneguard.CallID]string) []rpiece {
-	if m.Role == pruneguard.RoleReasoning {
+	switch m.Role {
+	case pruneguard.RoleReasoning:
 		return nil
+	case pruneguard.RoleSummary:
+		return []rpiece{summaryPiece(p, text)}
 	}
 	role := "user"
 	switch {
@@ -310,6 +338,18 @@ func synthMessage(p *provider, m pruneguard.Message, text string, tool map[prune
 		out = append(out, t)
 	}
 	return out
+}
+
+// summaryPiece writes a summary message as provider p writes it: a user
+// turn of one text block, merged with the user turn next to it as any
+// turn is in a provider with turns, or the provider's summary message.
+func summaryPiece(p *provider, text string) rpiece {
+	if !p.turns {
+		return rpiece{role: "user", synth: true, raw: p.summary(text)}
+	}
+	t := rpiece{role: "user", synth: true, blocks: []json.RawMessage{p.textBlock(text)}}
+	t.raw = t.json(p)
+	return t
 }
 
 // synthResults writes the results a message carries: its text goes with

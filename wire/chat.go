@@ -51,6 +51,9 @@ var chatProvider = provider{
 	eventKind:    chatEventKind,
 	callType:     "tool_call",
 	resultType:   "tool",
+
+	// how it writes a summary
+	summary: chatSummary,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -337,6 +340,12 @@ func chatEntries(role, text string, calls []pruneguard.Call) []rpiece {
 		}
 	}
 	return []rpiece{{role: role, raw: jk.marshal(msg), synth: true}}
+}
+
+// chatSummary writes a summary as a user message with its text as
+// content.
+func chatSummary(text string) json.RawMessage {
+	return jk.marshal(map[string]any{"role": "user", "content": text})
 }
 
 // chatResult writes a result as a tool message.

@@ -349,6 +349,54 @@
 // [Session.CheckContext] and [Session.SyncContext] make them with the
 // context given, the methods without one with context.Background().
 //
+// # Summaries
+//
+// A guard with a Summarizer (pruneguard.Guard.Summarizer) compacts
+// before it evicts: it replaces a run of whole units with one summary
+// message, a decision whose Summary the gates judged. Every path of this
+// package writes it ([Guarded.Check] and [Guarded.Apply], a [Session]'s
+// requests, [Render]) in the place of the run's first message, as a
+// message of the user's side holding the Summarizer's text, so that the
+// provider takes it and the model does not read it as its own words
+// (pruneguard.Digest's text starts with a bracketed line saying it is a
+// summary written to save context):
+//
+//   - OpenAI Chat: {"role": "user", "content": text}.
+//   - OpenAI Responses: a message item {"type": "message", "role":
+//     "user", "content": [{"type": "input_text", "text": text}]}.
+//   - Anthropic: {"role": "user", "content": [{"type": "text", "text":
+//     text}]}. The API merges it with a user message before it, its text
+//     after that message's blocks, so tool_result blocks still come
+//     first; no turn of tool results follows it, since a run of whole
+//     units ends before an assistant turn.
+//   - Gemini: a user turn {"role": "user", "parts": [{"text": text}]},
+//     which a functionCall turn may follow.
+//   - Bedrock: roles must alternate and nothing is merged, and a run of
+//     whole units starts with an assistant message: after a user
+//     message (the kept message right before the run), the text joins
+//     it as a text block after its own blocks (after its toolResult
+//     blocks, which Claude models want first; models that take no text
+//     beside a toolResult are not told apart, B5); with no message
+//     before it, it stands as the first message, {"role": "user",
+//     "content": [{"text": text}]}. Should that neighbour go later, the
+//     text joins the user message then before it, or stands alone.
+//
+// The system prompt and every byte before the summary stay as they
+// were, so that the provider's prompt cache keeps the prefix (in
+// Bedrock, the bytes of the neighbour up to the end of its blocks). The
+// pointers of spilled messages the summary replaced are carried in its
+// text, not in pointer lines: a summary decision adds none to the system
+// prompt, and [Render] writes none for a pointer a summary of the
+// Context carries. The screen vets the body with the summary in place,
+// by the same provider rules as an eviction, and refuses a summary that
+// would break one (then the guard evicts instead); a summary is written,
+// and its tokens counted, as it is sent. A later compaction may replace
+// a summary with the rest of its run: the new one takes the place of the
+// old. The facts a summary must carry are read from each message's text
+// as the model reads it: text blocks and the content of tool results,
+// not the envelope's keys and ids (a Guarded and a Session set
+// Config.Text so; the calls' arguments the Context holds itself).
+//
 // # Rendering a Context
 //
 // [Render] writes the request body of a dialect for the history of a

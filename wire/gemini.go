@@ -55,6 +55,12 @@ var geminiProvider = provider{
 	declare:     geminiDeclare,
 	callType:    "functionCall",
 	resultType:  "functionResponse",
+
+	// how it writes a summary
+	summary: geminiSummary,
+
+	// what its results say
+	results: geminiResults,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -215,6 +221,34 @@ func geminiSystemPrompt(texts []string) json.RawMessage {
 }
 
 // ---- writing -------------------------------------------------------------------
+
+// geminiSummary writes a summary as a user turn of one text part. A
+// functionCall turn may follow it, as it may follow any user turn.
+func geminiSummary(text string) json.RawMessage {
+	return jk.marshal(map[string]any{"role": "user", "parts": []any{plainText(text)}})
+}
+
+// geminiResults gives the response of each functionResponse part and the
+// output of each codeExecutionResult part of a content turn.
+func geminiResults(obj map[string]json.RawMessage, add func(json.RawMessage)) {
+	items, _ := asArray(obj["parts"])
+	for _, it := range items {
+		part, ok := asObject(it)
+		if !ok {
+			continue
+		}
+		if fr, ok := asObject(part["functionResponse"]); ok {
+			if c, ok := fr["response"]; ok {
+				add(c)
+			}
+		}
+		if cr, ok := asObject(part["codeExecutionResult"]); ok {
+			if c, ok := cr["output"]; ok {
+				add(c)
+			}
+		}
+	}
+}
 
 // geminiCall writes a call as a functionCall part.
 func geminiCall(c pruneguard.Call) json.RawMessage {

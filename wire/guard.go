@@ -193,6 +193,11 @@ type Guarded struct {
 	screened *screened
 	// sp is the spilling state, or nil without a Spiller.
 	sp *spilling
+	// sum is the summaries the applied decisions wrote, or nil before
+	// the first (see guard_summary.go); sumUndo takes back, by the index
+	// of its entry in the journal, what each summary recorded changed.
+	sum     *guardSums
+	sumUndo map[int]func()
 }
 
 // screened is a decision the screen passed, with the delta it found, on
@@ -379,7 +384,18 @@ func (b *Body) Bind(opts Options) (*Guarded, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Guarded{sp: sp,
+	var g *Guarded
+	if cfg.Text == nil {
+		// The facts a summary must carry are read from the text the
+		// model reads (see modelText); a summary has its own.
+		cfg.Text = textSource(b.provider(), func(id pruneguard.MessageID) *facts {
+			if i, ok := g.Index(id); ok && g.summaryOf(int32(i)) == nil {
+				return &g.src.facts[i]
+			}
+			return nil
+		})
+	}
+	g = &Guarded{sp: sp,
 		src: b, ctx: pruneguard.NewContext(cfg), count: cfg.Counter, stubText: stubText,
 		tokens: make([]int32, n), arrays: toolArraysOf(b), stubs: map[int]*stubbed{},
 		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1,
@@ -744,8 +760,17 @@ func (g *Guarded) registerTools(opts Options) error {
 func (g *Guarded) Context() *pruneguard.Context { return g.ctx }
 
 // Index returns the index, in the body as read, of the message with id.
+// A summary's index is that of the message whose place it took.
 func (g *Guarded) Index(id pruneguard.MessageID) (int, bool) {
-	return indexOf(id, len(g.src.facts))
+	if i, ok := indexOf(id, len(g.src.facts)); ok {
+		return i, true
+	}
+	if g.sum != nil {
+		if i, ok := g.sum.byID[id]; ok {
+			return int(i), true
+		}
+	}
+	return 0, false
 }
 
 // Unpaired lists the calls and results the body's adjacency rules leave
@@ -857,6 +882,10 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		g.msgTokens += g.sysTokens() - before
 		g.overhead = -1
 	}
+	if d.Summary != nil {
+		g.recordSummary(d, u)
+		return
+	}
 	var e *edits
 	var delta map[string]int
 	if sc := g.screened; sc != nil && sc.version == g.seq.version && len(d.DropSchemas) == 0 && len(d.Compress) == 0 &&
@@ -897,11 +926,7 @@ func (g *Guarded) record(d *pruneguard.Decision) {
 		}
 	}
 	for _, i := range e.rm {
-		if g.seq.stubbed[i] || int(i) == g.sys {
-			g.msgTokens -= g.written(int(i))
-		} else {
-			g.msgTokens -= int(g.tokens[i])
-		}
+		g.msgTokens -= g.written(int(i))
 	}
 	removed, stubbed := g.rules.applyEdits(e, u != nil)
 	if u != nil {
@@ -936,18 +961,26 @@ func (g *Guarded) undo() {
 		}
 		g.rules.commit(neg)
 		g.rules.glob, g.schema, g.tools, g.msgTokens, g.sysFacts = u.glob, u.schema, u.tools, u.msgTokens, u.sysFacts
+		if f := g.sumUndo[k]; f != nil {
+			f() // what a summary changed (see noteSummary)
+		}
 		g.overhead = -1
 	}
 	g.journal = g.journal[:0]
+	g.sumUndo = nil
 }
 
-// written returns the tokens of message i as the applied edits write it.
+// written returns the tokens of message i as the applied edits write it
+// (a summary on its own: see joinTokens).
 func (g *Guarded) written(i int) int {
 	switch {
 	case i == g.sys && g.sysFacts != nil:
 		return countFacts(g.count, g.sysFacts)
 	case g.seq.stubbed[i]:
 		return g.stub(i).tokens
+	}
+	if s := g.summaryOf(int32(i)); s != nil {
+		return s.tokens
 	}
 	return int(g.tokens[i])
 }

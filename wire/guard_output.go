@@ -134,12 +134,12 @@ func (g *Guarded) current(i int) *facts {
 		f, _ := g.stubFacts(i)
 		return f
 	}
-	return &g.src.facts[i]
+	return g.base(int32(i))
 }
 
 // edited reports whether the applied edits changed the messages.
 func (g *Guarded) edited() bool {
-	if g.seq.kept != g.seq.n || g.sysFacts != nil {
+	if g.seq.kept != g.seq.n || g.sysFacts != nil || g.sum != nil && len(g.sum.at) > 0 {
 		return true
 	}
 	for i := g.seq.head; i >= 0; i = g.seq.next[i] {
@@ -159,8 +159,10 @@ func (g *Guarded) edited() bool {
 func (g *Guarded) Body() *Body {
 	nb := g.topWith(g.schemaNow())
 	nb.facts = make([]facts, 0, g.seq.kept)
-	for i := g.seq.head; i >= 0; i = g.seq.next[i] {
-		nb.facts = append(nb.facts, *g.current(int(i)))
+	for i := g.seq.head; i >= 0; {
+		f, next := g.writtenFrom(i)
+		nb.facts = append(nb.facts, *f)
+		i = next
 	}
 	nb.dirty = g.edited()
 	nb.Messages = make([]Message, len(nb.facts))
@@ -201,15 +203,17 @@ func (g *Guarded) writeHistory(w io.Writer) error {
 	if err := put([]byte{'['}); err != nil {
 		return err
 	}
-	for i := g.seq.head; i >= 0; i = g.seq.next[i] {
+	for i := g.seq.head; i >= 0; {
 		if i != g.seq.head {
 			if err := put([]byte{','}); err != nil {
 				return err
 			}
 		}
-		if err := put(g.current(int(i)).raw); err != nil {
+		f, next := g.writtenFrom(i)
+		if err := put(f.raw); err != nil {
 			return err
 		}
+		i = next
 	}
 	return put([]byte{']'})
 }
@@ -239,7 +243,7 @@ func (g *Guarded) rest() int {
 // made) and the rest of the body (system prompt with its tombstone
 // lines, tools and settings), what [Tokens] gives for [Guarded.Body]. It
 // is kept up to date as decisions are applied.
-func (g *Guarded) Tokens() int { return g.msgTokens + g.rest() }
+func (g *Guarded) Tokens() int { return g.msgTokens + g.joinTokens() + g.rest() }
 
 // Overhead returns the tokens of the current body that the Context does
 // not count: [Guarded.Tokens] less the Context's Tokens. The Context

@@ -89,6 +89,10 @@ type candidate struct {
 // the messages the decision edits and those around them, and at the
 // top-level fields its schema edits touch, not at the whole body.
 func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Refusal, skip map[string]bool, all bool) {
+	if d.Summary != nil {
+		refused, all := g.screenSummary(d)
+		return nil, refused, nil, all
+	}
 	// A stub that does not shrink its message (a short result, a long
 	// placeholder) only costs tokens; one whose content cannot become text
 	// cannot be made.
@@ -117,21 +121,20 @@ func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Re
 		}
 		badStub[i] = true
 		refused = append(refused, Refusal{Gate: "wire", Code: code, Units: []pruneguard.UnitID{recs[len(d.Evict)+k].Unit},
-			Messages: []pruneguard.MessageID{ID(i)}, Indexes: []int{i}})
+			Messages: []pruneguard.MessageID{id}, Indexes: []int{i}})
 	}
 	refused = append(refused, g.pointerRefusals(d, &recs, &badStub)...)
 	skip, refused, ts, base := g.screenSchemas(d, refused)
 
 	// The whole decision first: most pass.
 	e := g.seq.newEditsFor(len(d.Evict), len(d.Stub))
-	n := len(g.src.facts)
 	for _, id := range d.Evict {
-		if i, ok := indexOf(id, n); ok && !g.seq.removed[i] && (badStub == nil || !badStub[i]) {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] && (badStub == nil || !badStub[i]) {
 			e.remove(int32(i))
 		}
 	}
 	for _, id := range d.Stub {
-		if i, ok := indexOf(id, n); ok && !g.seq.removed[i] && (badStub == nil || !badStub[i]) {
+		if i, ok := g.Index(id); ok && !g.seq.removed[i] && (badStub == nil || !badStub[i]) {
 			e.stub(int32(i))
 		}
 	}
@@ -299,10 +302,10 @@ func (g *Guarded) planOf(kept []candidate, p pruneguard.Plan, skip map[string]bo
 	q := pruneguard.Plan{DropSchemas: p.DropSchemas, CompressSchemas: p.CompressSchemas, Split: pruneguard.SplitShrink}
 	for _, c := range kept {
 		for _, i := range c.rm {
-			q.Evict = append(q.Evict, ID(int(i)))
+			q.Evict = append(q.Evict, g.id(int(i)))
 		}
 		for _, i := range c.st {
-			q.Stub = append(q.Stub, ID(int(i)))
+			q.Stub = append(q.Stub, g.id(int(i)))
 		}
 	}
 	return q
@@ -373,6 +376,10 @@ func (g *Guarded) settle(p pruneguard.Plan, st *settling) (pruneguard.Plan, *pru
 			return p, d, nil
 		}
 		st.refs = append(st.refs, wire...)
+		if d.Summary != nil {
+			// A summary passes whole or not at all.
+			return p, nil, &ScreenError{Refusals: wire}
+		}
 		for _, r := range wire {
 			for _, u := range r.Units {
 				st.hidden[u] = true
@@ -449,6 +456,13 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 // and after the check, and a *pruneguard.CeilingError gives the body's
 // tokens and the ceiling given.
 //
+// With guard.Summarizer set, a check compacts before it evicts: the
+// summary is written in the place of its run in the dialect's form (see
+// the package documentation, "Summaries"); with Options.Spiller, the run
+// is spilled first, the summary carries the pointer (a
+// pruneguard.Digest without a PointerText words it as the Spiller
+// does), and no pointer line is added.
+//
 // Check spills, with Options.Spiller set, with context.Background(): a
 // spill cannot be cancelled. Use [Guarded.CheckContext] to bound it.
 func (g *Guarded) Check(guard pruneguard.Guard) (pruneguard.Result, []Refusal, error) {
@@ -519,10 +533,11 @@ func (g *Guarded) check(ctx context.Context, guard pruneguard.Guard) (pruneguard
 	sc := &guardedScreen{g: g, outer: guard.Screen}
 	guard.Screen = sc
 	if g.sp != nil {
-		guard.Spill = bodySpiller{g}
+		guard.Spill = bodySpiller{g: g, compacts: guard.Summarizer != nil}
+		guard.Summarizer = withPointerText(guard.Summarizer, g.sp.s)
 	}
 	g.journal = []undo{}
-	defer func() { g.journal = nil }()
+	defer func() { g.journal, g.sumUndo = nil, nil }()
 
 	res, err := guard.CheckContext(ctx, g.ctx)
 	// The edit state followed the rounds as they were applied; the
@@ -565,6 +580,9 @@ func sameDecision(a, b *pruneguard.Decision) bool {
 	}
 	if !slices.Equal(a.Evict, b.Evict) || !slices.Equal(a.Stub, b.Stub) || !slices.Equal(a.DropSchemas, b.DropSchemas) ||
 		!slices.Equal(a.Retire, b.Retire) || len(a.Tombstones) != len(b.Tombstones) || len(a.Compress) != len(b.Compress) {
+		return false
+	}
+	if (a.Summary == nil) != (b.Summary == nil) || a.Summary != nil && (a.Summary.ID != b.Summary.ID || a.Summary.Text != b.Summary.Text) {
 		return false
 	}
 	for i := range a.Tombstones {

@@ -85,7 +85,7 @@ type globals struct {
 // violations counted, its messages indexed.
 func newRuleScreen(g *Guarded) *ruleScreen {
 	rs := &ruleScreen{b: g.src, seq: g.seq, in: map[string]int{}, cur: map[string]int{},
-		at:      func(i int32) *facts { return &g.src.facts[i] },
+		at:      g.base,
 		stubbed: func(i int32) (*facts, bool) { return g.stubFacts(int(i)) },
 	}
 	for _, v := range g.inputV {
@@ -185,6 +185,9 @@ func (gl *globals) addMask(m uint8, n int) {
 
 // factsIn returns message i as view v shows it.
 func (rs *ruleScreen) factsIn(v view, i int32) *facts {
+	if f := v.rewritten(i); f != nil {
+		return f
+	}
 	if v.isStubbed(i) {
 		if f, ok := rs.stubbed(i); ok {
 			return f
@@ -201,6 +204,12 @@ func (rs *ruleScreen) removedGlobals(e *edits) globals {
 		if i := e.rm[e.glN]; !e.marks.removed[i] {
 			e.gl.addMask(rs.gmask[i], 1)
 		}
+	}
+	if e.sub != nil && !e.sub.counted {
+		// The message rewritten counts as what it is written as.
+		e.gl.addMask(rs.gmask[e.sub.i], 1)
+		e.gl.addMask(globalsMask(e.sub.f), -1)
+		e.sub.counted = true
 	}
 	return e.gl
 }
@@ -224,6 +233,10 @@ func (rs *ruleScreen) globalsOf(v view) globals {
 			if !v.s.removed[i] {
 				gl.addMask(rs.gmask[i], -1)
 			}
+		}
+		if v.b.sub != nil {
+			gl.addMask(rs.gmask[v.b.sub.i], -1)
+			gl.addMask(globalsMask(v.b.sub.f), 1)
 		}
 	}
 	walk := func(j int32, ok func(f *facts) bool) int32 {
@@ -381,13 +394,16 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 	// are e.live, sorted already; removals of messages removed already
 	// (which a window passes over anyway) and stubs need a copy.
 	pos := e.live
-	if len(e.st) > 0 || len(e.live) != len(e.rm) {
-		pos = make([]int32, 0, len(e.rm)+len(e.st))
+	if len(e.st) > 0 || len(e.live) != len(e.rm) || e.sub != nil {
+		pos = make([]int32, 0, len(e.rm)+len(e.st)+1)
 		pos = append(pos, e.rm...)
 		for _, i := range e.st {
 			if !e.removes(i) {
 				pos = append(pos, i)
 			}
+		}
+		if e.sub != nil {
+			pos = append(pos, e.sub.i)
 		}
 		slices.Sort(pos)
 	}
@@ -398,7 +414,7 @@ func (rs *ruleScreen) windows(a view, e *edits) ([]window, bool) {
 		// along the applied list once.
 		x := a.prev(pos[k])
 		y := a.walk(a.s.next[pos[k]], true)
-		for y >= 0 && e.stubs(y) {
+		for y >= 0 && (e.stubs(y) || e.rewrites(y)) {
 			y = a.next(y)
 		}
 		for k < len(pos) && (y < 0 || pos[k] < y) {

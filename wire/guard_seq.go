@@ -232,12 +232,23 @@ func (s *seqState) grow() int32 {
 // run at once.
 type edits struct {
 	gen    uint32
+	shared bool // live is rm
 	marks  *seqState
 	rm, st []int32
 	live   []int32
-	shared bool // live is rm
 	gl     globals
 	glN    int
+	// sub, when set, is a message the set writes as another: a summary in
+	// the place of the first message of the run it replaces.
+	sub *rewrite
+}
+
+// rewrite is a message a set of edits writes as f; counted records that
+// the set's globals count the change.
+type rewrite struct {
+	i       int32
+	f       *facts
+	counted bool
 }
 
 // skip returns, for message j that e removes, the nearest message of the
@@ -333,6 +344,13 @@ func (e *edits) remove(i int32) {
 	}
 }
 
+// rewrite makes the set write message i, which the applied edits keep,
+// as f: a summary in its place.
+func (e *edits) rewrite(i int32, f *facts) { e.sub = &rewrite{i: i, f: f} }
+
+// rewrites reports whether the set writes message i as another.
+func (e *edits) rewrites(i int32) bool { return e != nil && e.sub != nil && e.sub.i == i }
+
 func (e *edits) stub(i int32) {
 	if e.marks.stMark[i] != e.gen {
 		e.marks.stMark[i] = e.gen
@@ -344,7 +362,7 @@ func (e *edits) stub(i int32) {
 func (e *edits) removes(i int32) bool { return e != nil && e.marks.rmMark[i] == e.gen }
 func (e *edits) stubs(i int32) bool   { return e != nil && e.marks.stMark[i] == e.gen }
 
-func (e *edits) empty() bool { return e == nil || (len(e.rm) == 0 && len(e.st) == 0) }
+func (e *edits) empty() bool { return e == nil || (len(e.rm) == 0 && len(e.st) == 0 && e.sub == nil) }
 
 // changes reports whether the set removes a message, or stubs one the
 // applied edits do not stub already.
@@ -352,7 +370,7 @@ func (e *edits) changes(s *seqState) bool {
 	if e == nil {
 		return false
 	}
-	if len(e.rm) > 0 {
+	if len(e.rm) > 0 || e.sub != nil {
 		return true
 	}
 	for _, i := range e.st {
@@ -376,6 +394,17 @@ func (v view) isRemoved(i int32) bool {
 
 func (v view) isStubbed(i int32) bool {
 	return v.s.stubbed[i] || v.a.stubs(i) || v.b.stubs(i)
+}
+
+// rewritten returns what a set of the view writes message i as, or nil.
+func (v view) rewritten(i int32) *facts {
+	switch {
+	case v.a.rewrites(i):
+		return v.a.sub.f
+	case v.b.rewrites(i):
+		return v.b.sub.f
+	}
+	return nil
 }
 
 // next returns the kept message after i, or -1; i is a message the

@@ -39,7 +39,14 @@ type spilling struct {
 // bodySpiller is the pruneguard.Spiller a Guarded gives its guard: it
 // stores each message as the body held it (its provider JSON, byte for
 // byte, as its Content), so that what is read back is what was sent.
-type bodySpiller struct{ g *Guarded }
+type bodySpiller struct {
+	g *Guarded
+	// compacts is set when the guard has a Summarizer: what it spills may
+	// be replaced by a summary carrying the pointer, which needs no
+	// place in the system prompt (an eviction that would is refused by
+	// the screen, CodeNoPointerPlace).
+	compacts bool
+}
 
 // Resolvable reports whether the Guarded's Spiller resolves p.
 func (b bodySpiller) Resolvable(p pruneguard.Pointer) bool { return b.g.sp.s.Resolvable(p) }
@@ -50,14 +57,21 @@ func (b bodySpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message)
 	g := b.g
 	out := make([]pruneguard.Message, len(ms))
 	for k, m := range ms {
+		if m.Role == pruneguard.RoleSummary {
+			// A summary, which the edit state may not have carried out
+			// yet: stored as the dialect writes it.
+			m.Content = g.src.provider().summary(string(m.Content))
+			out[k] = m
+			continue
+		}
 		i, ok := g.Index(m.ID)
 		if !ok {
 			return pruneguard.Pointer{}, fmt.Errorf("wire: spill of message %q, which the body does not hold", m.ID)
 		}
-		if !g.sp.place && len(m.Answers) == 0 {
+		if !g.sp.place && len(m.Answers) == 0 && !b.compacts {
 			return pruneguard.Pointer{}, fmt.Errorf("%w: message %q", ErrNoPointerPlace, m.ID)
 		}
-		m.Content = g.src.facts[i].raw
+		m.Content = g.base(int32(i)).raw
 		out[k] = m
 	}
 	return g.sp.s.SpillMessages(ctx, out)
@@ -97,6 +111,27 @@ func pointerTextOf(sp pruneguard.Spiller) func(pruneguard.Pointer) string {
 		return w.PointerText
 	}
 	return spill.PointerText
+}
+
+// withPointerText returns s, or, when s is a pruneguard.Digest without
+// a PointerText, a copy that words its pointer lines as sp words its
+// pointers, so that a summary shows the same pointer text a stub or a
+// pointer line of the same store shows.
+func withPointerText(s pruneguard.Summarizer, sp pruneguard.Spiller) pruneguard.Summarizer {
+	switch d := s.(type) {
+	case pruneguard.Digest:
+		if d.PointerText == nil && sp != nil {
+			d.PointerText = pointerTextOf(sp)
+			return d
+		}
+	case *pruneguard.Digest:
+		if d != nil && d.PointerText == nil && sp != nil {
+			c := *d
+			c.PointerText = pointerTextOf(sp)
+			return c
+		}
+	}
+	return s
 }
 
 // pointerTokens is the default Config.PointerTokens with a Spiller: what
@@ -143,8 +178,8 @@ func (g *Guarded) stubTextOf(i int) string {
 // too: those of the applied decisions, then those d evicts.
 func (g *Guarded) spilledWith(d *pruneguard.Decision) []pruneguard.SpillNote {
 	out := g.schema.spilled
-	if d == nil || len(d.Pointers) == 0 {
-		return out
+	if d == nil || len(d.Pointers) == 0 || d.Summary != nil {
+		return out // a summary carries its pointers (see guard_summary.go)
 	}
 	out = slices.Clip(out)
 	for _, n := range d.Pointers {
@@ -170,7 +205,7 @@ func (g *Guarded) pointerLines(notes []pruneguard.SpillNote) []string {
 // messages of the units refused are set in bad, and the refusals
 // returned. recs are d's records, made when nil.
 func (g *Guarded) pointerRefusals(d *pruneguard.Decision, recs *[]pruneguard.Record, bad *map[int]bool) []Refusal {
-	if g.sp == nil || len(d.Pointers) == 0 || len(d.Evict) == 0 {
+	if g.sp == nil || len(d.Pointers) == 0 || len(d.Evict) == 0 || d.Summary != nil {
 		return nil
 	}
 	lined := g.schema.spilled

@@ -180,4 +180,22 @@ type provider struct {
 	// and result parts.
 	eventKind            func(m pruneguard.Message, role string) (string, string)
 	callType, resultType string
+
+	// ---- how it writes a summary (see body_summary.go)
+
+	// summary writes the message a compaction puts in the place of the
+	// run it replaces: a user message holding the summary's text.
+	summary func(text string) json.RawMessage
+	// summaryJoins is set when a summary may not stand as a message of
+	// its own after a user message (Bedrock: roles alternate, nothing is
+	// merged): after one, its text goes into that message, as a text
+	// block after its own blocks.
+	summaryJoins bool
+
+	// ---- what its results say (see modelText)
+
+	// results calls add with the content of each tool result of the
+	// message obj, as the model reads it (optional: the reader keeps
+	// the results' text as text parts already, as Chat's does).
+	results func(obj map[string]json.RawMessage, add func(json.RawMessage))
 }

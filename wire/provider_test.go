@@ -42,6 +42,13 @@ func TestProviderTables(t *testing.T) {
 		missing("writeResult", p.writeResult != nil)
 		missing("declare", p.declare != nil)
 		missing("callType and resultType", p.callType != "" && p.resultType != "")
+		missing("summary", p.summary != nil)
+		if p.summary != nil {
+			// The summary message is a user message the reader takes, of
+			// the summary's text alone.
+			f, ok := summaryFacts(p, "[Summary of 2 earlier messages] INC-4711")
+			missing("a summary message the reader takes", ok && f.role == "user" && p.realUser(&f) && summaryText(&f) == "[Summary of 2 earlier messages] INC-4711")
+		}
 		if p.turns {
 			missing("turnKey, textBlock and callBlock", p.turnKey != "" && p.textBlock != nil && p.callBlock != nil)
 		} else {

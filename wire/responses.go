@@ -63,6 +63,12 @@ var responsesProvider = provider{
 	eventKind:    responsesEventKind,
 	callType:     "function_call",
 	resultType:   "function_call_output",
+
+	// how it writes a summary
+	summary: responsesSummary,
+
+	// what its results say
+	results: responsesResults,
 }
 
 // ---- reading ------------------------------------------------------------------
@@ -382,6 +388,23 @@ func responsesEntries(role, text string, calls []pruneguard.Call) []rpiece {
 			"type": "function_call", "call_id": c.ID, "name": c.Tool, "arguments": jk.argString(c.Args)})})
 	}
 	return out
+}
+
+// responsesSummary writes a summary as a message item of the user, its
+// text as one input_text part.
+func responsesSummary(text string) json.RawMessage {
+	return jk.marshal(map[string]any{"type": "message", "role": "user",
+		"content": []any{map[string]any{"type": "input_text", "text": text}}})
+}
+
+// responsesResults gives the content of an output item: its output, and
+// the error an MCP call reports.
+func responsesResults(obj map[string]json.RawMessage, add func(json.RawMessage)) {
+	for _, k := range []string{"output", "error"} {
+		if c, ok := obj[k]; ok && !isNull(c) {
+			add(c)
+		}
+	}
 }
 
 // responsesResult writes a result as a function_call_output item.

@@ -180,7 +180,7 @@ func screenKeyedPairs(rs *ruleScreen, v view, e *edits, gl globals) []RuleViolat
 	var out violations
 	keys := map[[2]string]bool{}
 	ids := map[string]bool{}
-	for _, i := range e.rm {
+	touched := func(i int32) {
 		f := rs.at(i)
 		for _, k := range responsesKeys(f) {
 			keys[k] = true
@@ -188,6 +188,12 @@ func screenKeyedPairs(rs *ruleScreen, v view, e *edits, gl globals) []RuleViolat
 		if f.id != "" {
 			ids[f.id] = true
 		}
+	}
+	for _, i := range e.rm {
+		touched(i)
+	}
+	if e.sub != nil {
+		touched(e.sub.i) // what the message rewritten held leaves
 	}
 	continues := rs.b.continues || gl.itemRefs > 0
 	for _, k := range sortedKeys(keys) {
@@ -197,6 +203,9 @@ func screenKeyedPairs(rs *ruleScreen, v view, e *edits, gl globals) []RuleViolat
 				continue
 			}
 			f := rs.factsIn(v, i)
+			if f.ncalls == 0 && f.nresults == 0 {
+				continue // written as a summary, which pairs with nothing
+			}
 			if f.ncalls > 0 {
 				queue = append(queue, i)
 				continue
@@ -227,7 +236,7 @@ func screenKeyedPairs(rs *ruleScreen, v view, e *edits, gl globals) []RuleViolat
 	for _, id := range sortedKeys(ids) {
 		n := 0
 		for _, i := range rs.byID[id] {
-			if v.isRemoved(i) {
+			if v.isRemoved(i) || rs.factsIn(v, i).id != id {
 				continue
 			}
 			if n++; n > 1 {

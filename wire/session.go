@@ -37,8 +37,15 @@ type SessionConfig struct {
 	// value). Its Policy proposes what to prune; nil means
 	// pruneguard.OldestFirst. Its Screen, when set, is asked about each
 	// decision after the session's own provider-rule screen passed it.
-	// Its Spill must be nil: set Spiller instead. Its other fields work
-	// as in pruneguard.Guard.
+	// Its Summarizer, when set, makes a triggered request compact before
+	// it evicts: a run of the oldest whole units that may go (never the
+	// turn the session keeps whole) is replaced by one summary message,
+	// written in the dialect's form (see the package documentation,
+	// "Summaries"), reported in Report.Summarized and logged (LogSummary);
+	// with a Spiller, the run is spilled first and the summary carries
+	// its pointer, and a pruneguard.Digest without a PointerText words
+	// it as the Spiller does. Its Spill must be nil: set Spiller instead.
+	// Its other fields work as in pruneguard.Guard.
 	Guard pruneguard.Guard
 	// Trigger is the token count of the whole body above which a prune
 	// runs. Zero means Guard.Trigger, or else Guard.Budget: prune whenever
@@ -223,6 +230,7 @@ type Session struct {
 	p        *provider
 	seed     maphash.Seed
 	log      *slog.Logger
+	texts    *sessionTexts // the Context's Config.Text, with a Summarizer, unless the caller set one
 
 	mu  sync.Mutex
 	ctx *pruneguard.Context
@@ -297,6 +305,7 @@ type sentry struct {
 	lo, hi int32
 
 	gone      bool
+	summary   bool // a summary, in the place of the first message it replaced
 	stubbed   bool
 	stubPtr   pruneguard.Pointer // where a stubbed result's content was spilled
 	stub      json.RawMessage    // raw with its results stubbed, once made
@@ -337,6 +346,12 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if s.cfg.Config.StubTokens <= 0 {
 		s.cfg.Config.StubTokens = countJSON(s.count, mustString(s.stubText)) + 8
 	}
+	if s.cfg.Config.Text == nil && cfg.Guard.Summarizer != nil {
+		// The facts a summary must carry are read from the text the model
+		// reads of each message (see modelText).
+		s.texts = &sessionTexts{p: s.p}
+		s.cfg.Config.Text = s.texts
+	}
 	s.reset()
 	return s, nil
 }
@@ -344,6 +359,9 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 // reset starts the history over, keeping the request's other fields.
 func (s *Session) reset() {
 	top := s.top
+	if s.texts != nil {
+		s.texts.m.Clear()
+	}
 	s.ctx = pruneguard.NewContext(s.cfg.Config)
 	s.sessionState = sessionState{
 		byID: map[pruneguard.MessageID]*sentry{}, streams: map[pruneguard.MessageID]*stream{},
@@ -605,6 +623,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	if err := s.ctx.Append(cm); err != nil {
 		return "", fmt.Errorf("wire: session: append: %w", err)
 	}
+	s.texts.add(e.id, &f)
 	s.noteCalls(cm.ID, cm.Calls, cm.Answers)
 	if err := s.abandonClosed(st.closed); err != nil {
 		return "", err

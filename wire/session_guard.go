@@ -43,6 +43,10 @@ type Report struct {
 	// Refusals are what the gates and the provider-rule screen left out,
 	// once each. Indexes are positions in the history.
 	Refusals []Refusal
+	// Summarized lists the summaries this request's compactions wrote
+	// (with Guard.Summarizer set), each in the place of the messages it
+	// replaced, which Evicted lists too.
+	Summarized []Summarized
 	// Reset reports that [Session.Sync] was given a history that does not
 	// continue the one it held, and started the session over.
 	Reset bool
@@ -281,6 +285,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	sc := &sessionScreen{s: s, outer: g.Screen}
 	if s.cfg.Spiller != nil {
 		g.Spill = sessionSpiller{s: s, Spiller: s.cfg.Spiller}
+		g.Summarizer = withPointerText(g.Summarizer, s.cfg.Spiller)
 	}
 	g.Screen = sc
 	g.Policy = &sessionPolicy{s: s, inner: g.Policy, protect: sc}
@@ -353,6 +358,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	}
 	rep.Result = res
 	rep.Refusals = s.refusals(res, sc)
+	s.summarized(rep)
 	s.logCheck(*rep, err)
 	return err
 }
@@ -504,7 +510,16 @@ func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 		}
 	}
 	var ps []rpiece
+	var first *sentry // of a summary's run, written as the summary
+	if d != nil && d.Summary != nil {
+		first, _, _ = s.summaryEntry(d)
+	}
 	for _, e := range s.entries {
+		if e == first {
+			f, _ := summaryFacts(s.p, d.Summary.Text)
+			ps = append(ps, rpiece{role: f.role, raw: f.raw, sum: &f})
+			continue
+		}
 		if e.gone || evict[e.id] {
 			continue
 		}
@@ -522,7 +537,7 @@ func (s *Session) historyWhole(d *pruneguard.Decision) []json.RawMessage {
 		}
 		ps = append(ps, rpiece{role: e.f.role, raw: e.raw})
 	}
-	ps = mergeSynthTurns(s.p, ps)
+	ps = joinSummaries(s.p, mergeSynthTurns(s.p, ps))
 	// Lines go into the history when the prompt is there (see topFor).
 	if s.p.promptInHistory {
 		ps = placeLines(s.p, nil, ps, s.lines(d))
@@ -612,7 +627,7 @@ func (s *Session) lines(d *pruneguard.Decision) []string {
 		evicted := idSet(d.Evict)
 		spilled = slices.Clone(s.spilled)
 		for _, n := range d.Pointers {
-			if evicted[n.Message] {
+			if evicted[n.Message] && d.Summary == nil { // a summary carries its pointers
 				spilled = append(spilled, n)
 			}
 		}
@@ -677,9 +692,10 @@ func (s *Session) record(d *pruneguard.Decision) {
 	}
 	for _, id := range d.Evict {
 		e := s.byID[id]
-		if e == nil || e.gone {
-			continue
+		if e == nil || e.gone || d.Summary != nil {
+			continue // a summary's run: see recordSummary
 		}
+		s.texts.remove(id)
 		e.gone = true
 		e.raw, e.stub, e.pieces = nil, nil, nil
 		if p, ok := ptr[id]; ok {
@@ -712,6 +728,10 @@ func (s *Session) record(d *pruneguard.Decision) {
 	}
 	if len(d.DropSchemas) > 0 || len(d.Compress) > 0 || len(d.Tombstones) > 0 || len(d.Retire) > 0 || len(d.Pointers) > 0 {
 		s.topChanged()
+	}
+	if d.Summary != nil {
+		s.recordSummary(d)
+		return
 	}
 	s.recordSlots(d)
 }
@@ -760,8 +780,10 @@ func (s *Session) applied(d *pruneguard.Decision) bool {
 // once reasoning or signed calls are in the history, every unit from it
 // on (their thinking blocks must reach the provider as they were), and
 // in Anthropic a final turn whose server tool call waits. A session's
-// policy never sees those units; the refusal stands for the other parts
-// of a check, such as the hoarding rule.
+// policy never sees those units, nor, with Guard.Summarizer set, the run
+// of a summary, the hoarding rule and the furthest safe prune; the
+// refusal stands for the other parts of a check, such as the hoarding
+// rule without a Summarizer.
 const CodeActiveTurn = "active-turn"
 
 // sessionPolicy keeps the protected tail (see [Session.protected]) from
@@ -787,6 +809,14 @@ func (p *sessionPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 
 // Kept implements pruneguard.Keeper: what the inner policy keeps.
 func (p *sessionPolicy) Kept(v *pruneguard.View) (pruneguard.MessageID, bool) {
+	// With a Summarizer, the guard asks before it compacts (and before
+	// the hoarding rule and the furthest safe prune act): the protected
+	// tail is hidden from the run of a summary as from the policy.
+	if p.s.cfg.Guard.Summarizer != nil {
+		for u := range p.protect.tail() {
+			v.Hide(u)
+		}
+	}
 	if k, ok := p.inner.(pruneguard.Keeper); ok {
 		return k.Kept(v)
 	}
@@ -897,6 +927,9 @@ func (sc *sessionScreen) Screen(d *pruneguard.Decision) []*pruneguard.Violation 
 // the body d leaves breaks a provider rule the body now does not, for the
 // schema edits if d has any, else for one unit of d found to break it.
 func (s *Session) screen(d *pruneguard.Decision) []Refusal {
+	if d.Summary != nil {
+		return s.screenSummary(d)
+	}
 	if s.slotUp() {
 		if refs, ok := s.screenSlots(d); ok {
 			return refs

@@ -38,9 +38,10 @@ type slots struct {
 	rules       *ruleScreen
 	stubs       map[int32]*stubbed // each slot with its results stubbed, made once
 
-	upto    int   // the messages fed that have their slots
-	barrier int32 // merging is allowed into slots from this one on
-	tokens  int   // the tokens of the kept slots, as written
+	sums    []int32 // the slots of summaries, for summaryJoinTokens
+	upto    int     // the messages fed that have their slots
+	barrier int32   // merging is allowed into slots from this one on
+	tokens  int     // the tokens of the kept slots, as written
 	// irregular is set when the history cannot be followed slot by slot;
 	// broken when a decision cut a merged turn: the slots are made again.
 	irregular, broken bool
@@ -135,6 +136,9 @@ func (s *Session) slotEntry(e *sentry) {
 		sl.last = append(sl.last, int32(e.pos))
 		sl.rules.added(i)
 		sl.tokens += int(sl.tok[i])
+		if e.summary {
+			sl.sums = append(sl.sums, i)
+		}
 		if e.stubbed {
 			sl.seq.stubbed[i] = true
 			s.retally(i)
@@ -260,6 +264,9 @@ func (s *Session) piecesOf(e *sentry, fresh bool) []rpiece {
 	if e.ev != nil {
 		return e.pieces
 	}
+	if e.summary {
+		return []rpiece{{role: e.f.role, raw: e.raw, sum: &e.f}}
+	}
 	return []rpiece{{role: e.f.role, raw: e.raw}}
 }
 
@@ -340,6 +347,7 @@ func (s *Session) slotHistory() ([]json.RawMessage, bool) {
 		}
 		ps = append(ps, p)
 	}
+	ps = joinSummaries(s.p, ps)
 	if s.p.promptInHistory {
 		ps = placeLines(s.p, nil, ps, s.lines(nil))
 	}
@@ -362,7 +370,7 @@ func (s *Session) bodyTokens() int {
 		}
 		return n + s.restTokens()
 	}
-	return s.sl.tokens + s.historyLineTokens() + s.restTokens()
+	return s.sl.tokens + s.summaryJoinTokens() + s.historyLineTokens() + s.restTokens()
 }
 
 // restTokens counts the body outside its history, once for each change

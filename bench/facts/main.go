@@ -8,12 +8,15 @@
 // (internal/facts) whose first appearance after the cut is in an
 // assistant message. Each mode prunes the past to a budget, a fraction of
 // the past's tokens, and each used fact is counted as kept (the body
-// sent carries it), recallable (a spilled segment whose key the body
-// shows carries it) or lost. The table gives, per mode and budget, the
+// sent carries it), recallable (a spilled segment carries it whose key
+// the body shows, or a segment reached so shows, as a model follows the
+// pointers) or lost. The table gives, per mode and budget, the
 // facts used; the share kept, recallable and lost; the share usable,
 // kept or recallable in an output both within the budget and valid; and
 // how many outputs were within the budget and valid (breaking no
-// provider rule the past kept).
+// provider rule the past kept); and, over the runs whose output is within
+// the budget and valid, the share of their facts usable and the share
+// kept in the prompt itself.
 //
 // Usage:
 //

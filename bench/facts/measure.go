@@ -96,17 +96,7 @@ func (r *result) count(m mode, past []byte, d wire.Dialect, budget int, pastV []
 	r.valid = len(wire.NewViolations(pastV, b.Validate())) == 0
 	body := visibleText(o.body)
 	inBody := facts.NewCarrier(body)
-	var shown []*facts.Carrier
-	keys := make([]string, 0, len(o.recall))
-	for k := range o.recall {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if strings.Contains(body, k) {
-			shown = append(shown, facts.NewCarrier(visibleText([]byte(o.recall[k]))))
-		}
-	}
+	shown := reachable(body, o.recall)
 	for _, f := range used {
 		switch {
 		case inBody.Carries(f.Fact):
@@ -118,6 +108,36 @@ func (r *result) count(m mode, past []byte, d wire.Dialect, budget int, pastV []
 		}
 	}
 	return nil
+}
+
+// reachable returns the recall answers a model reading body can reach:
+// those of the keys body shows, then of the keys those answers show, and
+// so on, as a model follows the pointers (a segment can hold a summary
+// that carries an earlier segment's key). A segment no key it can see
+// names is not reachable, however its words match.
+func reachable(body string, recall map[string]string) []*facts.Carrier {
+	keys := make([]string, 0, len(recall))
+	for k := range recall {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []*facts.Carrier
+	seen := map[string]bool{}
+	texts := []string{body}
+	for len(texts) > 0 {
+		text := texts[0]
+		texts = texts[1:]
+		for _, k := range keys {
+			if seen[k] || !strings.Contains(text, k) {
+				continue
+			}
+			seen[k] = true
+			answer := visibleText([]byte(recall[k]))
+			out = append(out, facts.NewCarrier(answer))
+			texts = append(texts, answer)
+		}
+	}
+	return out
 }
 
 func carriedBy(cs []*facts.Carrier, f facts.Fact) bool {
@@ -136,6 +156,9 @@ type row struct {
 	runs, within, valid, errs    int
 	used, kept, recallable, lost int
 	usable                       int // kept or recallable in an output valid and within budget
+	// The facts of the runs whose output is valid and within budget:
+	// used, and kept in the prompt.
+	usedWithin, keptWithin int
 }
 
 // summarize sums results by mode and budget, in the modes' order.
@@ -165,6 +188,8 @@ func summarize(rs []result, c config) []row {
 				}
 				if r.valid && r.within {
 					w.usable += r.kept + r.recallable
+					w.usedWithin += r.used
+					w.keptWithin += r.kept
 				}
 			}
 			rows = append(rows, w)
@@ -176,12 +201,13 @@ func summarize(rs []result, c config) []row {
 // printTable writes rows as a Markdown table.
 func printTable(w io.Writer, title string, rows []row) {
 	fmt.Fprintf(w, "\n%s\n\n", title)
-	fmt.Fprintln(w, "| mode | budget | runs | facts used | kept | recallable | lost | usable | within budget | valid | errors |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| mode | budget | runs | facts used | kept | recallable | lost | usable | within budget | valid | errors | where within: usable | where within: kept |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %.0f%% | %d | %d | %s | %s | %s | %s | %d/%d | %d/%d | %d |\n",
+		fmt.Fprintf(w, "| %s | %.0f%% | %d | %d | %s | %s | %s | %s | %d/%d | %d/%d | %d | %s | %s |\n",
 			r.mode, 100*r.budget, r.runs, r.used, pct(r.kept, r.used), pct(r.recallable, r.used), pct(r.lost, r.used),
-			pct(r.usable, r.used), r.within, r.runs-r.errs, r.valid, r.runs-r.errs, r.errs)
+			pct(r.usable, r.used), r.within, r.runs-r.errs, r.valid, r.runs-r.errs, r.errs,
+			pct(r.usable, r.usedWithin), pct(r.keptWithin, r.usedWithin))
 	}
 }
 

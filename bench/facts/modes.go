@@ -32,9 +32,11 @@ type output struct {
 // modes are the modes measured, in the table's order.
 var modes = []mode{
 	{"naive", "drop the oldest messages, keeping system messages", naive},
-	{"guard-regen", "prune --unannotated regenerable --text reconstructible", guarded(wire.UnannotatedRegenerable, pruneguard.Reconstructible, false)},
-	{"guard", "prune (tools and text irreducible)", guarded(wire.UnannotatedIrreducible, pruneguard.Irreducible, false)},
-	{"guard-spill", "prune --spill DIR (tools and text irreducible)", guarded(wire.UnannotatedIrreducible, pruneguard.Irreducible, true)},
+	{"guard-regen", "prune --unannotated regenerable --text reconstructible", guarded(wire.UnannotatedRegenerable, pruneguard.Reconstructible, false, false)},
+	{"guard", "prune (tools and text irreducible)", guarded(wire.UnannotatedIrreducible, pruneguard.Irreducible, false, false)},
+	{"guard-spill", "prune --spill DIR (tools and text irreducible)", guarded(wire.UnannotatedIrreducible, pruneguard.Irreducible, true, false)},
+	{"guard-summary", "prune --summarize builtin (tools and text irreducible)", guarded(wire.UnannotatedIrreducible, pruneguard.Irreducible, false, true)},
+	{"guard-summary-spill", "prune --summarize builtin --spill DIR (tools and text irreducible)", guarded(wire.UnannotatedIrreducible, pruneguard.Irreducible, true, true)},
 }
 
 // naive drops the oldest messages other than system messages until the
@@ -83,9 +85,10 @@ func naive(past []byte, d wire.Dialect, budget int, _ string) (output, error) {
 }
 
 // guarded returns the mode of the prune command with the given classes,
-// spilling to a directory store under tmp when spill is set: the oldest
-// policy, the relaxed boundary, 32 rounds.
-func guarded(un wire.Unannotated, text pruneguard.Class, spillTo bool) func([]byte, wire.Dialect, int, string) (output, error) {
+// spilling to a directory store under tmp when spill is set, compacting
+// with the built-in summarizer when summarize is: the oldest policy, the
+// relaxed boundary, 32 rounds.
+func guarded(un wire.Unannotated, text pruneguard.Class, spillTo, summarize bool) func([]byte, wire.Dialect, int, string) (output, error) {
 	return func(past []byte, d wire.Dialect, budget int, tmp string) (output, error) {
 		opts := wire.Options{
 			Config:      pruneguard.Config{Boundary: pruneguard.BoundaryRelaxed, Regen: pruneguard.RegenDropUnsafe, TextClass: text},
@@ -105,7 +108,11 @@ func guarded(un wire.Unannotated, text pruneguard.Class, spillTo bool) func([]by
 		if err != nil {
 			return output{}, err
 		}
-		res, _, err := g.Check(pruneguard.Guard{Budget: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32})
+		guard := pruneguard.Guard{Budget: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32}
+		if summarize {
+			guard.Summarizer = pruneguard.Digest{}
+		}
+		res, _, err := g.Check(guard)
 		if err != nil {
 			return output{}, err
 		}

@@ -301,6 +301,7 @@ type pruneOpts struct {
 	dropUnused  bool
 	full        bool           // report every unit, message and refusal
 	spiller     *spill.Spiller // where to spill, or nil
+	summarizer  pruneguard.Summarizer
 }
 
 // Report is the JSON line prune writes on stderr. Lists longer than
@@ -326,6 +327,7 @@ type Report struct {
 	Unpaired     []unpaired   `json:"unpaired,omitempty"`
 	Spilled      []spilled    `json:"spilled"`
 	SpillFailed  []spillFail  `json:"spill_failed,omitempty"`
+	Summarized   []summarized `json:"summarized,omitempty"`
 	Counts       counts       `json:"counts"`
 	Detail       string       `json:"report"`
 	Messages     int          `json:"messages"`
@@ -382,6 +384,17 @@ type refusal struct {
 type spilled struct {
 	Key     string `json:"key"`
 	Indexes []int  `json:"indexes"`
+}
+
+// summarized is a summary the output holds: where it stands (the input
+// index of the first message it replaced), the input indexes of the
+// messages it replaced, the facts it carries and the spill keys it
+// carries, with which what it replaced is read back.
+type summarized struct {
+	Index   int      `json:"index"`
+	Indexes []int    `json:"indexes"`
+	Facts   int      `json:"facts"`
+	Keys    []string `json:"keys"`
 }
 
 // spillFail is a spill that failed: the input-body indexes of the
@@ -572,12 +585,15 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	if o.dropUnused {
 		pol = newDropUnused(pol, g)
 	}
-	refs, decisions := rep.check(g, o.budget, pol)
+	refs, decisions := rep.check(g, o.budget, pol, o.summarizer)
 	rep.OutputTokens = g.Tokens()
 	rep.WithinBudget = rep.OutputTokens <= o.budget
 	rep.PruneMS = ms(start)
 
 	rep.addDecisions(g, decisions, o.full)
+	if o.summarizer != nil {
+		rep.addSummaries(g, decisions)
+	}
 	for _, r := range dedupeRefusals(refs) {
 		rep.Refused = append(rep.Refused, refusal{
 			Gate: r.Gate, Code: r.Code, Units: strs(r.Units), Messages: strs(r.Messages),
@@ -642,13 +658,13 @@ func newDropUnused(pol pruneguard.Policy, g *wire.Guarded) *dropUnused {
 // check runs the guard with pol on g when it is over budget, and records
 // the outcome and the spills. It returns the refusals met and the
 // decisions applied.
-func (rep *Report) check(g *wire.Guarded, budget int, pol pruneguard.Policy) ([]wire.Refusal, []*pruneguard.Decision) {
+func (rep *Report) check(g *wire.Guarded, budget int, pol pruneguard.Policy, sum pruneguard.Summarizer) ([]wire.Refusal, []*pruneguard.Decision) {
 	if rep.InputTokens <= budget {
 		rep.Outcome = pruneguard.UnderBudget.String()
 		return nil, nil
 	}
 	// The budget counts the whole body, as Guarded.Check does.
-	res, refs, _ := g.Check(pruneguard.Guard{Budget: budget, Policy: pol, Rounds: 32})
+	res, refs, _ := g.Check(pruneguard.Guard{Budget: budget, Policy: pol, Rounds: 32, Summarizer: sum})
 	outcome := res.Outcome
 	if outcome == pruneguard.UnderBudget {
 		outcome = pruneguard.Deferred
@@ -689,6 +705,7 @@ func (rep *Report) check(g *wire.Guarded, budget int, pol pruneguard.Policy) ([]
 // in a later one: it is reported as evicted only. In a summary, only the
 // units listed are spelt out.
 func (rep *Report) addDecisions(g *wire.Guarded, decisions []*pruneguard.Decision, full bool) {
+	decisions = slices.DeleteFunc(slices.Clone(decisions), func(d *pruneguard.Decision) bool { return d.Summary != nil })
 	total := 0
 	stubs := false
 	for _, d := range decisions {
@@ -733,6 +750,70 @@ func (rep *Report) addDecisions(g *wire.Guarded, decisions []*pruneguard.Decisio
 			delete(tombs, t)
 		}
 	}
+}
+
+// addSummaries reports the summaries the output holds: a summary that a
+// later one replaced is reported within the later one.
+func (rep *Report) addSummaries(g *wire.Guarded, decisions []*pruneguard.Decision) {
+	rep.Summarized = []summarized{}
+	type held struct {
+		id  pruneguard.MessageID
+		rep summarized
+	}
+	var standing []held
+	for _, d := range decisions {
+		if d.Summary == nil {
+			continue
+		}
+		s := summarized{Indexes: []int{}, Keys: []string{}}
+		for _, p := range d.Summary.Pointers {
+			s.Keys = append(s.Keys, p.Key)
+		}
+		for _, id := range d.Evict {
+			k := slices.IndexFunc(standing, func(h held) bool { return h.id == id })
+			if k < 0 {
+				i, _ := g.Index(id)
+				s.Indexes = append(s.Indexes, i)
+				continue
+			}
+			// An earlier summary, replaced: what it replaced, and the
+			// keys it carried that this one carries forward.
+			s.Indexes = append(s.Indexes, standing[k].rep.Indexes...)
+			for _, key := range standing[k].rep.Keys {
+				if strings.Contains(d.Summary.Text, key) && !slices.Contains(s.Keys, key) {
+					s.Keys = append(s.Keys, key)
+				}
+			}
+			standing = slices.Delete(standing, k, k+1)
+		}
+		slices.Sort(s.Indexes)
+		s.Index = s.Indexes[0]
+		standing = append(standing, held{d.Summary.ID, s})
+	}
+	for _, h := range standing {
+		if _, ok := g.Context().Message(h.id); !ok {
+			continue // evicted since
+		}
+		h.rep.Facts = carriedFacts(g, h.id)
+		rep.Summarized = append(rep.Summarized, h.rep)
+	}
+	slices.SortFunc(rep.Summarized, func(a, b summarized) int { return a.Index - b.Index })
+}
+
+// carriedFacts counts the facts summary id carries, as the gates will
+// require of a later summary of it (the keys of its pointers aside).
+func carriedFacts(g *wire.Guarded, id pruneguard.MessageID) int {
+	b, err := g.Context().Brief(pruneguard.Plan{Summary: &pruneguard.Summary{Replace: []pruneguard.MessageID{id}}})
+	if err != nil || len(b.Messages) == 0 {
+		return 0
+	}
+	n := 0
+	for _, f := range b.Messages[0].Facts {
+		if f.Kind != "pointer" {
+			n++
+		}
+	}
+	return n
 }
 
 // addHeldBack names what the guard holds back, which policies skip
@@ -786,6 +867,13 @@ func summary(r Report) string {
 	}
 	if n := len(r.Withdrawn); n > 0 {
 		did = append(did, fmt.Sprintf("withdrew %d %s", n, plural(n, "schema", "schemas")))
+	}
+	if n := len(r.Summarized); n > 0 {
+		m := 0
+		for _, s := range r.Summarized {
+			m += len(s.Indexes)
+		}
+		did = append(did, fmt.Sprintf("summarized %d %s in %d %s", m, plural(m, "message", "messages"), n, plural(n, "summary", "summaries")))
 	}
 	if n := len(r.Spilled); n > 0 {
 		m := 0
@@ -891,6 +979,7 @@ func readManifest(name string) (*wire.Manifest, error) {
 type pruneFlags struct {
 	budget, keep                                                    *int
 	dialect, policy, manifest, unann, text, boundary, detail, spill *string
+	summarize                                                       *string
 	dropSchemas                                                     *bool
 	budgetSet                                                       *bool // --budget was given
 }
@@ -910,6 +999,7 @@ func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
 	f.dropSchemas = fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (behind a tombstone line when a call stays)")
 	f.detail = fs.String("report", "summary", "the report: summary (counts, and the first and last 8 items of long lists) or full")
 	f.spill = fs.String("spill", "", "a directory to spill to: what only a spill lets go (irreducible messages of closed units, results to stub) is stored there, read back and compared, then pruned, its pointer left where the model reads it; the report's \"spilled\" lists each key with the input indexes of the messages stored under it (read them back with pruneguard recall)")
+	f.summarize = fs.String("summarize", "", "compact before evicting: builtin replaces the oldest run of whole units that may go with one summary message the built-in summarizer writes (what happened, every fact the guard requires verbatim, the spill keys with --spill), in the place of the run, as a user message of the dialect; the report's \"summarized\" lists each summary the output holds with the input indexes it replaced, the facts and the spill keys it carries")
 	return fs, f
 }
 
@@ -975,6 +1065,15 @@ func runPrune(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err == nil && *f.spill != "" {
 		o.spiller = &spill.Spiller{Store: spill.Dir(*f.spill)}
+	}
+	if err == nil {
+		switch *f.summarize {
+		case "":
+		case "builtin":
+			o.summarizer = pruneguard.Digest{}
+		default:
+			err = fmt.Errorf("unknown --summarize %q (want builtin)", *f.summarize)
+		}
 	}
 	if err != nil {
 		errorf(stderr, "%v", err)

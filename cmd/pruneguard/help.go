@@ -48,7 +48,17 @@ pointer left in the output; the report's "spilled" lists each key with the
 input indexes of the messages under it (see pruneguard help recall), and
 "spill_failed" any spill DIR refused, whose messages stay. The
 pointer tells the model to call a recall tool that the output does not
-declare: the runtime sending it declares one and answers it from DIR.`,
+declare: the runtime sending it declares one and answers it from DIR. With
+--summarize builtin, the guard compacts before it evicts: the oldest run of
+whole units that may go is replaced by one summary message, a user message
+of the dialect in the place of the run, that says what happened and quotes
+every fact the guard requires verbatim (with --spill, the run is stored
+first and the summary carries its key instead); the report's "summarized"
+lists each summary the output holds: "index" where it stands, "indexes" the
+input messages it replaced, "facts" how many facts it carries, "keys" the
+spill keys it carries. A summary that would drop a fact or break a provider
+rule is refused, and the guard evicts instead. Any --summarize value but
+builtin exits 2.`,
 		flags: func() *flag.FlagSet { fs, _ := pruneFlagSet(); return fs },
 	},
 	{

@@ -10,8 +10,9 @@
 //
 // At the third turn the user gives a support ticket id. At the last turn
 // the user asks for it again: the scripted model looks for it in its
-// prompt, finds nothing, calls the recall tool with a query, and reads
-// the id back from the store.
+// prompt, where the summary still carries it verbatim (Digest writes the
+// user's facts before the tools'); were it gone, the model would call
+// the recall tool with a query and read the id back from the store.
 //
 // It prints, every 1,000 turns, the prompt's size and what the summary
 // and the pointer lines cost, then the largest of each against the bound

@@ -7,13 +7,14 @@ import (
 	"testing"
 )
 
-// A shorter session keeps every bound and finds the ticket by recall.
+// A shorter session keeps every bound, and the summary carries the
+// user's ticket through every compaction.
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	if code := run(context.Background(), &out, 1500); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{`reads "INC-70312" back`, "summaries in the prompt at once: at most 1", "OK"} {
+	for _, want := range []string{"finds INC-70312 in its prompt", "summaries in the prompt at once: at most 1", "OK"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -15,7 +15,9 @@ import (
 type Config struct {
 	// Session configures each conversation's session: the guard, its
 	// budget, trigger and minimum to clear, the tokenizer, the manifest,
-	// the logger.
+	// the logger. With Session.Guard.Summarizer set, a triggered request
+	// compacts before it evicts: the summary goes in the place of the
+	// turns it replaces, and the report lists it (wire.Report.Summarized).
 	Session wire.SessionConfig
 	// MaxConversations bounds the conversations kept, least recently
 	// used forgotten first. Zero means 256.

@@ -1,0 +1,119 @@
+package pruneguard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// digestBrief is a Brief of a user message, a call and its result
+// holding many facts of one kind and one id, and an earlier summary.
+func digestBrief() *pruneguard.Brief {
+	var noise []pruneguard.Fact
+	for k := range 40 {
+		noise = append(noise, pruneguard.Fact{Message: "r1", Kind: "time", Text: fmt.Sprintf("2026-11-%02dT10:00:00Z", 1+k%28)})
+	}
+	noise = append(noise, pruneguard.Fact{Message: "r1", Kind: "id", Text: "idem-4711abcdef"})
+	return &pruneguard.Brief{
+		Replace: []pruneguard.MessageID{"s0", "u1", "a1", "r1", "r2"},
+		Tokens:  2000,
+		Messages: []pruneguard.BriefMessage{
+			{ID: "s0", Role: pruneguard.RoleSummary, Facts: []pruneguard.Fact{{Message: "s0", Kind: "id", Text: "INC-1000"}}},
+			{ID: "u1", Role: pruneguard.RoleUser, Content: []byte("deploy to canary-eu-2 only"), Facts: []pruneguard.Fact{{Message: "u1", Kind: "id", Text: "canary-eu-2"}}},
+			{ID: "a1", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "c1", Tool: "search_logs", Args: json.RawMessage(`{"q":"x"}`)}}},
+			{ID: "r1", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c1"}, Tools: []string{"search_logs"}, Facts: noise},
+			{ID: "r2", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c1"}, Facts: []pruneguard.Fact{{Message: "r2", Kind: "path", Text: "/var/log/kern.log"}}},
+		},
+	}
+}
+
+// Within a tight Room, the Digest writes the words of the user and the
+// model first, then what an earlier summary carried, then a fact of each
+// result in turn, the most telling kinds first: the id and the path
+// outrank forty times; and it holds no more than Room.
+func TestDigestRoomAndOrder(t *testing.T) {
+	b := digestBrief()
+	b.Room = 70
+	text, err := pruneguard.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, pruneguard.ApproxCounter{}.Count([]byte(text)), b.Room, "the summary holds more than its Room:\n%s", text)
+	for _, f := range []string{"canary-eu-2", "INC-1000", "idem-4711abcdef", "/var/log/kern.log"} {
+		assert.Contains(t, text, f)
+	}
+	assert.Less(t, strings.Index(text, "canary-eu-2"), strings.Index(text, "INC-1000"), "the user's words come before what a summary carried")
+	assert.Less(t, strings.Index(text, "INC-1000"), strings.Index(text, "idem-4711abcdef"), "what a summary carried comes before the results'")
+	assert.Less(t, strings.Index(text, "/var/log/kern.log"), strings.Index(text, "2026-11-01T10:00:00Z"), "a result's path comes before another's times")
+	assert.Less(t, strings.Count(text, "2026-11-"), 40, "the room cannot hold every time")
+
+	// Without Room the bound is a quarter of the run: all of them fit.
+	b.Room = 0
+	text, err = pruneguard.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.Equal(t, 28, strings.Count(text, "2026-11-"), "each time once")
+}
+
+// The facts the Brief requires and the pointer lines are written
+// whatever the Room; the other facts and lines only as it allows.
+func TestDigestRoomKeepsRequired(t *testing.T) {
+	b := digestBrief()
+	b.Facts = []pruneguard.Fact{{Message: "r1", Kind: "error", Text: "exit 137: out of memory"}}
+	b.Pointers = []pruneguard.Pointer{{Store: "spill", Key: "seg-1"}}
+	b.Room = 1
+	text, err := pruneguard.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.Contains(t, text, "exit 137: out of memory")
+	assert.Contains(t, text, "seg-1")
+	assert.NotContains(t, text, "Other facts", "no room for them")
+	assert.NotContains(t, text, "more messages", "no room for the count either")
+}
+
+// A guard compacts the oldest run up to a message that may not go, and
+// the run after it too when the first cannot free enough alone: each
+// summary in the place of its run, the pinned message between them.
+func TestGuardCompactsSeveralRuns(t *testing.T) {
+	c := pruneguard.NewContext(pruneguard.Config{})
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Pinned: true, Content: []byte("sys"), Tokens: 2}))
+	for i := range 12 {
+		n := fmt.Sprint(i)
+		if i == 3 {
+			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
+		}
+		for _, m := range []pruneguard.Message{
+			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
+			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
+				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
+		} {
+			require.NoError(t, c.Append(m))
+		}
+	}
+	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	budget := c.Tokens() / 3
+	res, err := pruneguard.Guard{Budget: budget, Summarizer: pruneguard.Digest{}}.Check(c)
+	require.NoError(t, err)
+	var summaries []*pruneguard.Decision
+	for _, d := range res.Decisions {
+		if d.Summary != nil {
+			summaries = append(summaries, d)
+		}
+	}
+	require.Len(t, summaries, 2, "one summary each side of the pinned message: %v", res.Reason)
+	assert.Equal(t, pruneguard.MessageID("a0"), summaries[0].Evict[0])
+	assert.Equal(t, pruneguard.MessageID("a3"), summaries[1].Evict[0])
+	assert.LessOrEqual(t, c.Tokens(), budget)
+	var all strings.Builder
+	for _, e := range c.Snapshot() {
+		m, _ := c.Message(e.ID)
+		all.Write(m.Content)
+	}
+	for i := range 12 {
+		assert.Contains(t, all.String(), "ORD-"+fmt.Sprint(5000+i), "every ticket stays in the prompt")
+	}
+}

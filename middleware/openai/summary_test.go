@@ -1,0 +1,71 @@
+package openai_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/middleware/openai"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+// TestCompaction: with Guard.Summarizer in the session's configuration,
+// the middleware compacts: the provider gets valid bodies with a summary
+// in the place of the oldest turns, every ticket the tool results gave is
+// still in the body sent (the tool is not annotated: irreducible, so the
+// summary carries them), and the reports list the summaries.
+func TestCompaction(t *testing.T) {
+	p := newProvider(t)
+	cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000, Summarizer: pruneguard.Digest{}}, Trigger: 4000}
+	summaries := 0
+	mw, err := openai.New(openai.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		if rep.After > 4000 {
+			t.Errorf("a request of %d tokens, over the trigger", rep.After)
+		}
+		summaries += len(rep.Summarized)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(p, mw.Option())
+	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
+		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
+	tickets := 0
+	for turn := range 16 {
+		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
+		for {
+			res, err := c.Chat.Completions.New(context.Background(), params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := res.Choices[0].Message
+			params.Messages = append(params.Messages, msg.ToParam())
+			if len(msg.ToolCalls) == 0 {
+				break
+			}
+			for _, tc := range msg.ToolCalls {
+				tickets++
+				params.Messages = append(params.Messages, sdk.ToolMessage(fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets)+strings.Repeat("code line\n", 300), tc.ID))
+			}
+		}
+	}
+	if summaries == 0 {
+		t.Fatal("no compaction")
+	}
+	last := string(p.body(p.count() - 1))
+	if !strings.Contains(last, "[Summary of") {
+		t.Errorf("the last body holds no summary")
+	}
+	for k := 1; k <= tickets; k++ {
+		if !strings.Contains(last, fmt.Sprintf("INC-%d", 4700+k)) {
+			t.Errorf("ticket INC-%d left the body", 4700+k)
+		}
+	}
+}
