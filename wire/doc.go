@@ -33,6 +33,14 @@
 // -0, 30-digit integers). Nesting deeper than encoding/json allows
 // (10,000 levels) is a read error. Every error is one line.
 //
+// MCP annotations, in a tools array or a manifest, are read as MCP
+// clients read them: by their exact keys ("readonlyhint" is no hint). A
+// key given twice, a hint that is not a boolean, a tool a manifest lists
+// twice or a body declares twice with other annotations are bad input,
+// refused with an [*AnnotationError] naming the tool and the key by
+// [Body.Bind], [Bind], [ReadManifest], [NewSession] and
+// [Session.SetRequest] ([Body.Tools] lists such a tool without them).
+//
 // # What each dialect's messages hold
 //
 // Calls and results are what Read pairs and what a prune keeps together:

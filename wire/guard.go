@@ -54,8 +54,10 @@ type Options struct {
 	// result's envelope.
 	Config pruneguard.Config
 	// Manifest, if set, supplies annotations (and schemas for tools the
-	// body declares without one) by tool name. Its annotations win over
-	// those in the body.
+	// body declares without one) and scopes by tool name. Its annotations
+	// win over those in the body. A manifest that lists a tool twice, or
+	// a body whose annotations are bad input (see [AnnotationError]), is
+	// refused.
 	Manifest *Manifest
 	// Unannotated says how tools without annotations are treated, and
 	// results whose call is not in the body. It does not reach tools the
@@ -657,11 +659,13 @@ func callID(i, k int) pruneguard.CallID {
 }
 
 func (g *Guarded) registerTools(opts Options) error {
-	byName := map[string]ManifestTool{}
-	if opts.Manifest != nil {
-		for _, t := range opts.Manifest.Tools {
-			byName[t.Name] = t
-		}
+	byName, err := opts.Manifest.byName()
+	if err != nil {
+		return fmt.Errorf("wire: %s: manifest: %w", g.src.Dialect, err)
+	}
+	decls, err := toolDecls(g.src.provider(), bodyTools(g.src), true)
+	if err != nil {
+		return fmt.Errorf("wire: %s: tools: %w", g.src.Dialect, err)
 	}
 	// Tools the provider runs: their results are irreducible unless
 	// annotated, whatever opts.Unannotated says.
@@ -690,6 +694,7 @@ func (g *Guarded) registerTools(opts Options) error {
 			return nil
 		}
 		seen[name] = true
+		scope := ""
 		if mt, ok := byName[name]; ok {
 			if mt.Annotations != nil {
 				ann, annotated = *mt.Annotations, true
@@ -697,11 +702,12 @@ func (g *Guarded) registerTools(opts Options) error {
 			if schema == nil && len(mt.InputSchema) > 0 {
 				schema = mt.InputSchema
 			}
+			scope = mt.Scope
 		}
 		if len(schema) > 0 && !json.Valid(schema) {
 			schema = nil
 		}
-		t := pruneguard.Tool{Name: name, Schema: schema, Annotations: ann}
+		t := pruneguard.Tool{Name: name, Schema: schema, Annotations: ann, Scope: scope}
 		switch {
 		case server[name] && annotated:
 			g.serverClass[name] = t.OutputClass()
@@ -715,7 +721,7 @@ func (g *Guarded) registerTools(opts Options) error {
 		}
 		return nil
 	}
-	for _, t := range g.src.Tools() {
+	for _, t := range decls {
 		if err := register(t.Name, t.Schema, t.Annotations, t.Annotated); err != nil {
 			return err
 		}

@@ -64,7 +64,9 @@ type SessionConfig struct {
 	// refused.
 	Config pruneguard.Config
 	// Manifest, if set, supplies annotations (and schemas for tools the
-	// request declares without one) by tool name, as in [Options].
+	// request declares without one) and scopes by tool name, as in
+	// [Options]. NewSession reads it: later changes to it are not seen.
+	// A manifest that lists a tool twice is refused.
 	Manifest *Manifest
 	// Unannotated says how tools without annotations are treated, as in
 	// [Options].
@@ -217,6 +219,7 @@ func (cfg SessionConfig) validate() error {
 // [NewSession].
 type Session struct {
 	cfg      SessionConfig
+	manifest map[string]ManifestTool // the manifest's tools by name
 	count    pruneguard.Counter
 	stubText string
 	key      string // the history's top-level key
@@ -317,13 +320,18 @@ type stream struct {
 // [ErrSessionConfig] when cfg is refused: an unknown dialect, a budget
 // that is not positive, a trigger below the budget or above a positive
 // ceiling, a negative minimum to clear, a ceiling below the budget, a
-// Spiller beside a Resolver, a blank stub text.
+// Spiller beside a Resolver, a blank stub text, a manifest that lists a
+// tool twice (wrapping an [*AnnotationError]).
 func NewSession(cfg SessionConfig) (*Session, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	byName, err := cfg.Manifest.byName()
+	if err != nil {
+		return nil, fmt.Errorf("%w: Manifest: %w", ErrSessionConfig, err)
+	}
 	cfg.Config.Counter = counterOf(cfg.Config.Counter)
-	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
+	s := &Session{manifest: byName, cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
@@ -384,11 +392,16 @@ func (s *Session) Len() int {
 // present, must be empty: the history is fed message by message. The
 // tools it declares are registered with the Context (a manifest's
 // annotations win). Fields are written back in the order given, and
-// replace those of an earlier call.
+// replace those of an earlier call. Fields refused (not an object, a key
+// given twice, annotations that are bad input, see [AnnotationError])
+// change nothing.
 func (s *Session) SetRequest(fields json.RawMessage) error {
 	top, err := readTopFields(fields)
 	if err != nil {
 		return fmt.Errorf("wire: session: request fields: %v", err)
+	}
+	if _, err := toolDecls(s.p, requestTools(&top), true); err != nil {
+		return fmt.Errorf("wire: session: request fields: tools: %w", err)
 	}
 	if h, ok := top.get(s.key); ok {
 		if a, isArr := asArray(h); !isArr || len(a) > 0 {
@@ -420,22 +433,21 @@ func (s *Session) registerTools() error {
 	if err != nil {
 		return fmt.Errorf("wire: session: request fields: %w", err)
 	}
-	byName := map[string]ManifestTool{}
-	if s.cfg.Manifest != nil {
-		for _, t := range s.cfg.Manifest.Tools {
-			byName[t.Name] = t
-		}
+	decls, err := toolDecls(s.p, bodyTools(b), true)
+	if err != nil {
+		return fmt.Errorf("wire: session: request fields: tools: %w", err)
 	}
-	for _, td := range b.Tools() {
+	for _, td := range decls {
 		t := pruneguard.Tool{Name: td.Name, Schema: td.Schema, Annotations: td.Annotations}
 		annotated := td.Annotated
-		if mt, ok := byName[td.Name]; ok {
+		if mt, ok := s.manifest[td.Name]; ok {
 			if mt.Annotations != nil {
 				t.Annotations, annotated = *mt.Annotations, true
 			}
 			if t.Schema == nil && len(mt.InputSchema) > 0 {
 				t.Schema = mt.InputSchema
 			}
+			t.Scope = mt.Scope
 		}
 		if len(t.Schema) > 0 && !json.Valid(t.Schema) {
 			t.Schema = nil
@@ -463,12 +475,11 @@ func (s *Session) knowTool(name string) error {
 	s.known[name] = true
 	t := pruneguard.Tool{Name: name}
 	annotated := false
-	if s.cfg.Manifest != nil {
-		for _, mt := range s.cfg.Manifest.Tools {
-			if mt.Name == name && mt.Annotations != nil {
-				t.Annotations, annotated = *mt.Annotations, true
-			}
+	if mt, ok := s.manifest[name]; ok {
+		if mt.Annotations != nil {
+			t.Annotations, annotated = *mt.Annotations, true
 		}
+		t.Scope = mt.Scope
 	}
 	if annotated {
 		s.ann[name] = t
