@@ -350,9 +350,12 @@
 // a Spiller sets when it is zero (see [Options].Spiller), so the guard's
 // rounds see them; the overhead counts the rest, never them twice. The
 // pointer's text tells the model to call the recall tool, which this
-// package never adds to a body: the runtime declares [spill.RecallTool]
-// among the request's tools and answers its calls with
-// [spill.Spiller.HandleRecall]. The spills are a check's only I/O:
+// package never adds to a body: the runtime declares it among the
+// request's tools ([RecallTool] writes its declaration in each dialect)
+// and answers its calls with [spill.Spiller.HandleRecall]. With a
+// *spill.Spiller, a session or a Guarded gives the tool of that name the
+// annotations of [spill.RecallTool] unless something else annotates it:
+// its answers are reconstructible, and never spilled again. The spills are a check's only I/O:
 // [Guarded.CheckContext], [Session.RequestContext],
 // [Session.CheckContext] and [Session.SyncContext] make them with the
 // context given, the methods without one with context.Background().

@@ -79,9 +79,13 @@ type Options struct {
 	// the default name and a segment key), so that the guard's rounds
 	// count the lines and pointer texts they add. *spill.Spiller is one. Nil means nothing is
 	// spilled. The pointer's text tells the model to call the recall tool,
-	// which the guard does not add to the body: the runtime declares
-	// [spill.RecallTool] among the request's tools and answers its calls
-	// with [spill.Spiller.HandleRecall].
+	// which the guard does not add to the body: the runtime declares it
+	// among the request's tools ([RecallTool] gives its declaration in
+	// each dialect) and answers its calls with
+	// [spill.Spiller.HandleRecall]. With a *spill.Spiller, the tool of
+	// that name takes the annotations of [spill.RecallTool] (read-only,
+	// closed-world) unless the manifest or the body annotates it, so that
+	// its answers are reconstructible and never spilled again.
 	Spiller pruneguard.Spiller
 }
 
@@ -703,6 +707,9 @@ func (g *Guarded) registerTools(opts Options) error {
 				schema = mt.InputSchema
 			}
 			scope = mt.Scope
+		}
+		if rt, ok := recallTool(opts.Spiller); ok && !annotated && name == rt.Name {
+			ann, annotated = rt.Annotations, true
 		}
 		if len(schema) > 0 && !json.Valid(schema) {
 			schema = nil

@@ -89,9 +89,13 @@ type SessionConfig struct {
 	// spilled.
 	//
 	// The pointer's text tells the model to call the recall tool, which
-	// the session does not add to the body: the runtime declares
-	// [spill.RecallTool] among the request's tools and answers its calls
-	// with [spill.Spiller.HandleRecall].
+	// the session does not add to the body: the runtime declares it among
+	// the request's tools ([RecallTool] gives its declaration in each
+	// dialect) and answers its calls with [spill.Spiller.HandleRecall].
+	// With a *spill.Spiller, the session gives the tool of that name the
+	// annotations of [spill.RecallTool] (read-only, closed-world) unless
+	// the manifest or the request annotates it, so that its answers are
+	// reconstructible and never spilled again.
 	//
 	// A message appended with its Pointer set ([Session.AppendMessage])
 	// counts as spilled once the Spiller resolves the pointer, which it
@@ -449,6 +453,9 @@ func (s *Session) registerTools() error {
 			}
 			t.Scope = mt.Scope
 		}
+		if rt, ok := recallTool(s.cfg.Spiller); ok && !annotated && t.Name == rt.Name {
+			t.Annotations, annotated = rt.Annotations, true
+		}
 		if len(t.Schema) > 0 && !json.Valid(t.Schema) {
 			t.Schema = nil
 		}
@@ -480,6 +487,9 @@ func (s *Session) knowTool(name string) error {
 			t.Annotations, annotated = *mt.Annotations, true
 		}
 		t.Scope = mt.Scope
+	}
+	if rt, ok := recallTool(s.cfg.Spiller); ok && !annotated && name == rt.Name {
+		t.Annotations, annotated = rt.Annotations, true
 	}
 	if annotated {
 		s.ann[name] = t
