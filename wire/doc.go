@@ -229,15 +229,18 @@
 // per body message, id [ID](index), tokens from Config.Counter, counted
 // once), with calls and results paired by the rules above, units shaped
 // to each dialect's atomic structure, the tools array registered, and
-// classes the Context cannot see for itself: results of tools the
-// provider runs
-// (Anthropic server and MCP tool results, Gemini code execution, the
-// Responses server items) are results of their tool, irreducible unless
-// the body or a manifest annotates that tool (web search is open-world),
-// whatever [Options].Unannotated says; results that pair with no call in
-// the body take the class of an unannotated tool; compaction blocks and
-// items are irreducible. An assistant message that makes calls and holds
-// text gives the Context that text as its Content. A message's
+// classes the Context cannot see for itself: the calls of tools the
+// provider runs (Anthropic server_tool_use and mcp_tool_use blocks,
+// Gemini executableCode parts, the Responses server items) are calls of
+// the message with [pruneguard.Call].Server set and their arguments
+// (the input, the code, a search's action), so that the Context's refetch
+// alerts see them; they and their results are of their tool's class,
+// irreducible unless the body or a manifest annotates that tool (web
+// search is open-world), whatever [Options].Unannotated says; results
+// that pair with no call in the body take the class of an unannotated
+// tool; compaction blocks and items are irreducible. An assistant
+// message that makes calls (a client's or the provider's) and holds text
+// gives the Context that text as its Content. A message's
 // tool_reference blocks (in a tool search result or a tool_result)
 // require their tools (pruneguard.Message.Requires), so the core's schema
 // gate keeps those schemas while the message stays. A result an error

@@ -535,6 +535,7 @@ func (g *Guarded) feed(un Unannotated, ck *callKeys, abandoned []bool) error {
 				gone = append(gone, callID(i, k))
 			}
 		})
+		cm.Calls = appendServerCalls(cm.Calls, f, func(k int, _ string) pruneguard.CallID { return callID(i, int(f.ncalls)+k) })
 		for _, a := range st.answers {
 			if a >= 0 {
 				m := int(ck.msg[a])
@@ -788,9 +789,10 @@ func (g *Guarded) ServerTools() []string { return slices.Clone(g.serverTools) }
 // AppendCalledTools appends to dst the tool name of each client call
 // message i of the body as read makes, in order (a name once for each of
 // its calls), and returns the extended slice: the Tool of each of the
-// Calls the Context was given for the message. For an index out of range,
-// or a message that makes no client call (server tool calls are not
-// client calls), it returns dst as it is. It costs in proportion to the
+// Calls the Context was given for the message that the provider does not
+// run (not [pruneguard.Call].Server). For an index out of range, or a
+// message that makes no client call (server tool calls are not client
+// calls), it returns dst as it is. It costs in proportion to the
 // calls appended: the names are kept from when the Context was built.
 func (g *Guarded) AppendCalledTools(dst []string, i int) []string {
 	if i < 0 || i >= len(g.src.facts) {

@@ -549,8 +549,14 @@ func (s *Session) classing() *classing {
 	return &classing{
 		p: s.p, unannotated: s.cfg.Unannotated,
 		server: func(name string) (pruneguard.Class, bool) {
-			t, ok := s.ann[name]
-			return t.OutputClass(), ok
+			if t, ok := s.ann[name]; ok {
+				return t.OutputClass(), true
+			}
+			mt, ok := s.manifest[name]
+			if !ok || mt.Annotations == nil {
+				return pruneguard.ClassUnset, false
+			}
+			return pruneguard.Tool{Name: name, Annotations: *mt.Annotations}.OutputClass(), true
 		},
 		tool: func(name string) (pruneguard.Tool, bool) {
 			ts, ok := s.ctx.Tool(name)
@@ -599,6 +605,14 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		taken[id] = true
 		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: p.name, Args: argsJSON(p.val)})
 		keys = append(keys, s.newKey(id, p.name, e.id))
+	})
+	cm.Calls = appendServerCalls(cm.Calls, &f, func(k int, wire string) pruneguard.CallID {
+		id := pruneguard.CallID(wire)
+		if wire == "" || s.open[id] || taken[id] {
+			id = pruneguard.CallID(string(e.id) + ".s" + strconv.Itoa(k))
+		}
+		taken[id] = true
+		return id
 	})
 	st := s.tr.add(&e.f, keys)
 	s.kbuf = keys
@@ -688,7 +702,9 @@ func (s *Session) noteCalls(id pruneguard.MessageID, calls []pruneguard.Call, an
 		s.callTool[c.ID] = c.Tool
 		s.callBy[c.ID] = id
 		delete(s.answered, c.ID) // an id may come back once its call is answered
-		s.open[c.ID] = true
+		if !c.Server {
+			s.open[c.ID] = true // a server call is answered in its own turn
+		}
 	}
 }
 
@@ -733,6 +749,9 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 		return "", fmt.Errorf("wire: session: append: %w", &pruneguard.InputError{Op: "append", ID: string(m.ID), Err: pruneguard.ErrDuplicateMessage})
 	}
 	for _, c := range m.Calls {
+		if c.Server {
+			continue // a tool the provider runs: irreducible unless annotated
+		}
 		if err := s.knowTool(c.Tool); err != nil {
 			return "", err
 		}
@@ -824,6 +843,9 @@ func eventFacts(p *provider, m pruneguard.Message) facts {
 		f.role, f.typ = p.eventKind(m, f.role)
 	}
 	for _, c := range m.Calls {
+		if c.Server {
+			continue // answered in its own message: nothing to pair
+		}
 		f.add(fpart{kind: PartCall, typ: p.callType, id: string(c.ID), name: c.Tool})
 	}
 	for _, a := range m.Answers {
@@ -838,7 +860,9 @@ func (s *Session) eventPaired(m pruneguard.Message) {
 	s.evf = eventFacts(s.p, m)
 	keys := s.kbuf[:0]
 	for _, c := range m.Calls {
-		keys = append(keys, s.newKey(c.ID, c.Tool, m.ID))
+		if !c.Server {
+			keys = append(keys, s.newKey(c.ID, c.Tool, m.ID))
+		}
 	}
 	s.tr.add(&s.evf, keys)
 	s.kbuf = keys
