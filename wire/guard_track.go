@@ -83,6 +83,19 @@ func newTracker(d Dialect, continues bool) *tracker {
 	return &tracker{p: d.provider(), continues: continues, barrier: -1, queue: map[[2]string][]int{}}
 }
 
+// clone returns a copy of t that reads on without changing t.
+func (t *tracker) clone() *tracker {
+	c := *t
+	c.block, c.turnCalls = slices.Clone(t.block), slices.Clone(t.turnCalls)
+	c.prev, c.spare, c.calls = slices.Clone(t.prev), slices.Clone(t.spare), slices.Clone(t.calls)
+	c.queue = make(map[[2]string][]int, len(t.queue))
+	for k, q := range t.queue {
+		c.queue[k] = slices.Clone(q)
+	}
+	c.st = step{}
+	return &c
+}
+
 // add reads the next message, whose calls the caller names with keys, in
 // order.
 func (t *tracker) add(f *facts, keys []int32) step {

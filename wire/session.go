@@ -259,8 +259,9 @@ type sessionState struct {
 	keyMsg   []pruneguard.MessageID // the message making each call
 	open     map[pruneguard.CallID]bool
 	answered map[pruneguard.CallID]bool
-	evf      facts   // an event message being paired (see eventPaired)
-	kbuf     []int32 // the keys of a message's calls, reused from one to the next
+	gaveUp   map[pruneguard.CallID]bool // calls the runtime abandoned (Session.Abandon)
+	evf      facts                      // an event message being paired (see eventPaired)
+	kbuf     []int32                    // the keys of a message's calls, reused from one to the next
 
 	firstUser bool
 	lastUser  *sentry
@@ -361,7 +362,7 @@ func (s *Session) reset() {
 		byID: map[pruneguard.MessageID]*sentry{}, streams: map[pruneguard.MessageID]*stream{},
 		known: map[string]bool{}, ann: map[string]pruneguard.Tool{}, callTool: map[pruneguard.CallID]string{},
 		callBy: map[pruneguard.CallID]pruneguard.MessageID{},
-		tr:     newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
+		tr:     newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{}, gaveUp: map[pruneguard.CallID]bool{},
 		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombs: map[string]string{},
 		top: top, rest: -1,
 	}
@@ -513,6 +514,9 @@ func (s *Session) Append(raw json.RawMessage) (pruneguard.MessageID, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.precheck([]facts{f}, len(s.entries)); err != nil {
+		return "", err
+	}
 	return s.appendRaw(f)
 }
 
@@ -702,6 +706,7 @@ func (s *Session) noteCalls(id pruneguard.MessageID, calls []pruneguard.Call, an
 		s.callTool[c.ID] = c.Tool
 		s.callBy[c.ID] = id
 		delete(s.answered, c.ID) // an id may come back once its call is answered
+		delete(s.gaveUp, c.ID)
 		if !c.Server {
 			s.open[c.ID] = true // a server call is answered in its own turn
 		}
@@ -798,6 +803,43 @@ func (s *Session) Abandon(ids ...pruneguard.CallID) error {
 	}
 	for _, id := range ids {
 		delete(s.open, id)
+		s.gaveUp[id] = true
+	}
+	return nil
+}
+
+// precheck refuses, before any of them is fed, messages read from
+// provider JSON (fs, the first at position from) of which one would be
+// refused by the Context for its pairing: a result the dialect's rules
+// pair with a call the runtime abandoned ([pruneguard.ErrAbandonedCall]).
+// It pairs them as feeding them would, on a copy of the tracker, and
+// costs nothing while no call is abandoned that way.
+func (s *Session) precheck(fs []facts, from int) error {
+	if len(s.gaveUp) == 0 {
+		return nil
+	}
+	tr := s.tr.clone()
+	base := int32(len(s.keyCall))
+	next, used := base, map[int32]bool{}
+	var keys []int32
+	for i := range fs {
+		f := &fs[i]
+		keys = keys[:0]
+		for range f.ncalls {
+			keys = append(keys, next)
+			next++
+		}
+		for _, k := range tr.add(f, keys).answers {
+			if k < 0 || k >= base || used[k] {
+				continue
+			}
+			used[k] = true
+			id := s.keyCall[k]
+			if !s.answered[id] && s.gaveUp[id] && s.callBy[id] == s.keyMsg[k] {
+				err := &pruneguard.InputError{Op: "append", ID: string(id), Err: pruneguard.ErrAbandonedCall}
+				return fmt.Errorf("wire: session: %s[%d]: %w", s.key, from+i, err)
+			}
+		}
 	}
 	return nil
 }

@@ -124,7 +124,12 @@ func (s *Session) WriteTo(w io.Writer) (int64, error) {
 // starts the session over: Report.Reset is set, and earlier decisions are
 // forgotten. The body is checked as JSON in one pass that finds where
 // each message sits; checking the prefix costs a hash of each message;
-// only the new messages are read and fed.
+// only the new messages are read and fed. It is all or nothing: every
+// new message is read, and checked as the Context will check it, before
+// the first is fed, so that a body refused (a message that does not
+// parse, tools whose annotations are bad input, a result for a call
+// given up with [Session.Abandon]) leaves the session as it was, without
+// a reset.
 //
 // Sync spills, with a Spiller set, with context.Background(); use
 // [Session.SyncContext] to bound the spills.
@@ -166,13 +171,33 @@ func historySpans(top *topLevel, d Dialect, key string) ([]span, bool, error) {
 	return elems, false, nil
 }
 
-// syncSpans is Sync of a body read, with where its messages sit.
+// syncSpans is Sync of a body read, with where its messages sit. It is
+// all or nothing: every new message is read, its tools checked and its
+// pairing checked against the Context before the first is fed, so a
+// body refused leaves the session as it was.
 func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rep Report
 	src := top.src
-	if !s.continuesSpans(src, spans) {
+	continues := s.continuesSpans(src, spans)
+	from := len(s.entries)
+	if !continues {
+		from = 0
+	}
+	fs, err := s.readSpans(top, spans, from)
+	if err != nil {
+		return nil, rep, err
+	}
+	fields := topFieldsOf(top, s.key)
+	if _, err := toolDecls(s.p, requestTools(&fields), true); err != nil {
+		return nil, rep, fmt.Errorf("wire: %s: tools: %w", s.cfg.Dialect, err)
+	}
+	if continues {
+		if err := s.precheck(fs, from); err != nil {
+			return nil, rep, err
+		}
+	} else {
 		rep.Reset = len(s.entries) > 0
 		if rep.Reset && s.log != nil {
 			s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: session reset",
@@ -181,17 +206,29 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 		s.top = topFields{}
 		s.reset()
 	}
-	s.top = topFieldsOf(top, s.key)
+	s.top = fields
 	s.topChanged()
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
+	for i := range fs {
+		sp := spans[from+i]
+		if _, err := s.appendRawAs(fs[i], src[sp.start:sp.end]); err != nil {
+			return nil, rep, fmt.Errorf("wire: %s: %s[%d]: %w", s.cfg.Dialect, s.key, from+i, err)
+		}
+	}
+	return s.request(ctx, rep)
+}
+
+// readSpans reads the messages of the body top from index from on, each
+// into memory the session owns.
+func (s *Session) readSpans(top *topLevel, spans []span, from int) ([]facts, error) {
 	inputString := s.p.stringHistory && kindOf(top.fields[s.key]) == '"'
 	r := newReader(s.cfg.Dialect)
-	for i := len(s.entries); i < len(spans); i++ {
+	fs := make([]facts, 0, len(spans)-from)
+	for i := from; i < len(spans); i++ {
 		sp := spans[i]
-		span := src[sp.start:sp.end]
-		raw := append([]byte(nil), span...)
+		raw := append([]byte(nil), top.src[sp.start:sp.end]...)
 		if inputString {
 			// A Responses input given as a plain string is the user message
 			// it stands for, written as one: later messages join it in an
@@ -200,13 +237,11 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 		}
 		f, err := r.message(raw, len(raw)-compactLen(raw), false)
 		if err != nil {
-			return nil, rep, fmt.Errorf("wire: %s: %s[%d]%s", s.cfg.Dialect, s.key, i, err)
+			return nil, fmt.Errorf("wire: %s: %s[%d]%s", s.cfg.Dialect, s.key, i, err)
 		}
-		if _, err := s.appendRawAs(f, span); err != nil {
-			return nil, rep, err
-		}
+		fs = append(fs, f)
 	}
-	return s.request(ctx, rep)
+	return fs, nil
 }
 
 // topFieldsOf copies the top-level fields of a body read, in order, with
