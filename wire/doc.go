@@ -389,8 +389,10 @@
 // format, guarded before every model call. It is fed what a runtime
 // already has: provider JSON ([Session.Append]), events
 // ([Session.AppendMessage]), streamed deltas ([Session.Open],
-// [Session.WriteText], [Session.WriteCall], [Session.Close]) and the
-// request's other fields ([Session.SetRequest]); [Session.Sync] takes a
+// [Session.WriteText], [Session.WriteCall], [Session.Close]: once
+// closed, a message streamed is the same message appended whole, in the
+// Context and in the body) and the request's other fields
+// ([Session.SetRequest]); [Session.Sync] takes a
 // whole request body whose history continues the one held, as SDK
 // middleware sees it, and starts over when it does not. Before each model
 // call [Session.Request] (or [Session.Check], then [Session.WriteTo])

@@ -314,11 +314,11 @@ type sentry struct {
 // stream is a message being streamed.
 type stream struct {
 	e       *sentry
+	prev    *sentry // the entry before it, which it is coupled to when it closes
 	role    pruneguard.Role
 	answers []pruneguard.CallID
 	text    strings.Builder
 	calls   []pruneguard.Call
-	tokens  int
 }
 
 // NewSession returns an empty Session for cfg, or an error matching
@@ -716,6 +716,11 @@ func (s *Session) noteCalls(id pruneguard.MessageID, calls []pruneguard.Call, an
 // link adds an entry to the history and couples it into its unit, as
 // Body.Bind does.
 func (s *Session) link(e *sentry) error {
+	return s.couple(s.place(e), e)
+}
+
+// place adds an entry to the history and returns the entry before it.
+func (s *Session) place(e *sentry) *sentry {
 	prev := s.tail
 	s.entries = append(s.entries, e)
 	s.byID[e.id] = e
@@ -723,6 +728,12 @@ func (s *Session) link(e *sentry) error {
 	if e.realUser {
 		s.lastUser = e
 	}
+	return prev
+}
+
+// couple couples entry e into the unit of prev, the entry before it,
+// when the dialect keeps them together.
+func (s *Session) couple(prev, e *sentry) error {
 	if prev == nil || prev.pieceSystem() || e.pieceSystem() || !coupled(s.p, &prev.f, &e.f) {
 		return nil
 	}
@@ -768,12 +779,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	if m.Tokens == 0 {
 		m.Tokens = s.eventTokens(e)
 	}
-	if e.realUser && !s.firstUser && s.cfg.Spiller == nil {
-		m.Pinned = true
-	}
-	if m.Role == pruneguard.RoleSystem {
-		m.Pinned = true
-	}
+	m.Pinned = s.pinsEvent(e, m)
 	if err := s.ctx.Append(m); err != nil {
 		return "", fmt.Errorf("wire: session: append: %w", err)
 	}
@@ -916,21 +922,38 @@ func (s *Session) eventPaired(m pruneguard.Message) {
 // the calls it answers) and returns its positional id. Until
 // [Session.Close] the message is streaming: the Context defers every
 // prune, as its commit boundary says, and a request renders what arrived
-// so far.
+// so far. Once closed, a message streamed is what the same message given
+// whole to [Session.AppendMessage] would have been (its text as Content,
+// its calls, its tokens as written, its pin, its class and its unit),
+// byte for byte in the Context and in the request.
 func (s *Session) Open(role pruneguard.Role, answers ...pruneguard.CallID) (pruneguard.MessageID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.positional()
 	m := pruneguard.Message{ID: id, Role: role, Answers: answers}
+	e := &sentry{id: id, pos: len(s.entries)}
+	_ = s.fillEvent(e, m)
+	m.Pinned = s.pinsEvent(e, m)
 	if err := s.ctx.Open(m); err != nil {
 		return "", fmt.Errorf("wire: session: open: %w", err)
 	}
-	e := &sentry{id: id, pos: len(s.entries)}
 	st := &stream{e: e, role: role, answers: answers}
 	s.streams[id] = st
-	_ = s.fillEvent(e, m)
-	s.eventPaired(pruneguard.Message{Answers: answers})
-	return id, s.link(e)
+	if len(answers) > 0 {
+		s.eventPaired(pruneguard.Message{ID: id, Role: role, Answers: answers})
+	}
+	if e.realUser {
+		s.firstUser = true
+	}
+	st.prev = s.place(e)
+	return id, nil
+}
+
+// pinsEvent reports whether event message m, written as e, is pinned
+// where it stands: a system message, and the first real user message
+// unless a Spiller may spill it.
+func (s *Session) pinsEvent(e *sentry, m pruneguard.Message) bool {
+	return m.Pinned || m.Role == pruneguard.RoleSystem || (e.realUser && !s.firstUser && s.cfg.Spiller == nil)
 }
 
 // WriteText appends a text delta to a streaming message.
@@ -946,12 +969,12 @@ func (s *Session) WriteText(id pruneguard.MessageID, delta string) error {
 		return fmt.Errorf("wire: session: write: %w", err)
 	}
 	st.text.WriteString(delta)
-	st.tokens += n
 	return nil
 }
 
 // WriteCall appends an argument delta to a call of a streaming message,
-// starting the call when its id is new (name is read then).
+// starting the call when its id is new (name is read then). The
+// arguments are the call's, never the message's text.
 func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, name, argsDelta string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -968,16 +991,18 @@ func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, nam
 			k = i
 		}
 	}
-	n := s.deltaTokens(argsDelta)
-	if err := s.ctx.Write(id, []byte(argsDelta), n); err != nil {
-		return fmt.Errorf("wire: session: write: %w", err)
+	// The Context learns the calls when the message closes; until then
+	// it counts their arguments and holds the message's text alone.
+	if n := s.deltaTokens(argsDelta); n > 0 {
+		if err := s.ctx.Write(id, nil, n); err != nil {
+			return fmt.Errorf("wire: session: write: %w", err)
+		}
 	}
 	if k < 0 {
 		st.calls = append(st.calls, pruneguard.Call{ID: call, Tool: name})
 		k = len(st.calls) - 1
 	}
 	st.calls[k].Args = append(st.calls[k].Args, argsDelta...)
-	st.tokens += n
 	return nil
 }
 
@@ -997,7 +1022,9 @@ func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) 
 }
 
 // Close ends a streamed message: its calls become calls waiting for
-// results, and it is written in the session's dialect from then on.
+// results, and it is written in the session's dialect from then on. Its
+// tokens are settled to the count of the message as written, as
+// AppendMessage counts it.
 func (s *Session) Close(id pruneguard.MessageID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1013,24 +1040,26 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	m := st.message()
 	e := st.e
 	_ = s.fillEvent(e, m)
-	// The message as written may count more than its deltas did.
-	if n := s.eventTokens(e); n > st.tokens {
-		if err := s.ctx.Write(id, nil, n-st.tokens); err != nil {
-			return fmt.Errorf("wire: session: close: %w", err)
-		}
+	if err := s.ctx.Recount(id, s.eventTokens(e)); err != nil {
+		return fmt.Errorf("wire: session: close: %w", err)
 	}
 	if err := s.ctx.Close(id, m.Calls...); err != nil {
 		return fmt.Errorf("wire: session: close: %w", err)
 	}
 	delete(s.streams, id)
-	s.eventPaired(pruneguard.Message{ID: id, Role: st.role, Calls: m.Calls})
+	if len(st.answers) == 0 || len(m.Calls) > 0 {
+		s.eventPaired(pruneguard.Message{ID: id, Role: st.role, Calls: m.Calls})
+	}
 	s.noteSystem(e)
-	return nil
+	return s.couple(st.prev, e)
 }
 
 // message is the stream as an event message so far.
 func (st *stream) message() pruneguard.Message {
-	m := pruneguard.Message{ID: st.e.id, Role: st.role, Content: []byte(st.text.String()), Answers: st.answers}
+	m := pruneguard.Message{ID: st.e.id, Role: st.role, Answers: st.answers}
+	if st.text.Len() > 0 {
+		m.Content = []byte(st.text.String())
+	}
 	for _, c := range st.calls {
 		m.Calls = append(m.Calls, pruneguard.Call{ID: c.ID, Tool: c.Tool, Args: append(json.RawMessage(nil), c.Args...)})
 	}
