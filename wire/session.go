@@ -539,6 +539,14 @@ func (s *Session) parseOne(raw json.RawMessage) (facts, error) {
 	return b.facts[0], nil
 }
 
+// at begins the text of an error of operation op on the message at
+// position pos of the history: the index of the message in the history
+// the runtime fed (in the body it synced), so that an id the session gave
+// it can be matched to the runtime's own turns.
+func (s *Session) at(op string, pos int) string {
+	return "wire: session: " + op + " " + s.key + "[" + strconv.Itoa(pos) + "]"
+}
+
 // positional returns the positional id of the next message.
 func (s *Session) positional() pruneguard.MessageID {
 	id := pruneguard.MessageID("m" + strconv.Itoa(len(s.entries)))
@@ -642,7 +650,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		cm.Pinned = true
 	}
 	if err := s.ctx.Append(cm); err != nil {
-		return "", fmt.Errorf("wire: session: append: %w", err)
+		return "", fmt.Errorf("%s: %w", s.at("append", e.pos), err)
 	}
 	s.noteCalls(cm.ID, cm.Calls, cm.Answers)
 	if err := s.abandonClosed(st.closed); err != nil {
@@ -761,8 +769,9 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	if m.ID == "" {
 		m.ID = s.positional()
 	}
-	if s.byID[m.ID] != nil {
-		return "", fmt.Errorf("wire: session: append: %w", &pruneguard.InputError{Op: "append", ID: string(m.ID), Err: pruneguard.ErrDuplicateMessage})
+	if prev := s.byID[m.ID]; prev != nil {
+		err := &pruneguard.InputError{Op: "append", ID: string(m.ID), Err: pruneguard.ErrDuplicateMessage}
+		return "", fmt.Errorf("%s: %w, the id of %s[%d]", s.at("append", len(s.entries)), err, s.key, prev.pos)
 	}
 	for _, c := range m.Calls {
 		if c.Server {
@@ -781,7 +790,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	}
 	m.Pinned = s.pinsEvent(e, m)
 	if err := s.ctx.Append(m); err != nil {
-		return "", fmt.Errorf("wire: session: append: %w", err)
+		return "", fmt.Errorf("%s: %w", s.at("append", e.pos), err)
 	}
 	s.eventPaired(m)
 	if e.realUser {
@@ -843,7 +852,7 @@ func (s *Session) precheck(fs []facts, from int) error {
 			id := s.keyCall[k]
 			if !s.answered[id] && s.gaveUp[id] && s.callBy[id] == s.keyMsg[k] {
 				err := &pruneguard.InputError{Op: "append", ID: string(id), Err: pruneguard.ErrAbandonedCall}
-				return fmt.Errorf("wire: session: %s[%d]: %w", s.key, from+i, err)
+				return fmt.Errorf("%s: %w", s.at("append", from+i), err)
 			}
 		}
 	}
@@ -935,7 +944,7 @@ func (s *Session) Open(role pruneguard.Role, answers ...pruneguard.CallID) (prun
 	_ = s.fillEvent(e, m)
 	m.Pinned = s.pinsEvent(e, m)
 	if err := s.ctx.Open(m); err != nil {
-		return "", fmt.Errorf("wire: session: open: %w", err)
+		return "", fmt.Errorf("%s: %w", s.at("open", e.pos), err)
 	}
 	st := &stream{e: e, role: role, answers: answers}
 	s.streams[id] = st
@@ -966,7 +975,7 @@ func (s *Session) WriteText(id pruneguard.MessageID, delta string) error {
 	}
 	n := s.deltaTokens(delta)
 	if err := s.ctx.Write(id, []byte(delta), n); err != nil {
-		return fmt.Errorf("wire: session: write: %w", err)
+		return fmt.Errorf("%s: %w", s.at("write", st.e.pos), err)
 	}
 	st.text.WriteString(delta)
 	return nil
@@ -983,7 +992,7 @@ func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, nam
 		return err
 	}
 	if call == "" {
-		return fmt.Errorf("wire: session: write: %w", &pruneguard.InputError{Op: "write", ID: string(id), Err: pruneguard.ErrEmptyID})
+		return fmt.Errorf("%s: %w", s.at("write", st.e.pos), &pruneguard.InputError{Op: "write", ID: string(id), Err: pruneguard.ErrEmptyID})
 	}
 	k := -1
 	for i := range st.calls {
@@ -995,7 +1004,7 @@ func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, nam
 	// it counts their arguments and holds the message's text alone.
 	if n := s.deltaTokens(argsDelta); n > 0 {
 		if err := s.ctx.Write(id, nil, n); err != nil {
-			return fmt.Errorf("wire: session: write: %w", err)
+			return fmt.Errorf("%s: %w", s.at("write", st.e.pos), err)
 		}
 	}
 	if k < 0 {
@@ -1016,7 +1025,11 @@ func (s *Session) deltaTokens(delta string) int {
 func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) {
 	st, ok := s.streams[id]
 	if !ok {
-		return nil, fmt.Errorf("wire: session: %s: %w", op, &pruneguard.InputError{Op: op, ID: string(id), Err: pruneguard.ErrClosedMessage})
+		err := &pruneguard.InputError{Op: op, ID: string(id), Err: pruneguard.ErrClosedMessage}
+		if e := s.byID[id]; e != nil {
+			return nil, fmt.Errorf("%s: %w", s.at(op, e.pos), err)
+		}
+		return nil, fmt.Errorf("wire: session: %s: %w", op, err)
 	}
 	return st, nil
 }
@@ -1041,10 +1054,10 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	e := st.e
 	_ = s.fillEvent(e, m)
 	if err := s.ctx.Recount(id, s.eventTokens(e)); err != nil {
-		return fmt.Errorf("wire: session: close: %w", err)
+		return fmt.Errorf("%s: %w", s.at("close", e.pos), err)
 	}
 	if err := s.ctx.Close(id, m.Calls...); err != nil {
-		return fmt.Errorf("wire: session: close: %w", err)
+		return fmt.Errorf("%s: %w", s.at("close", e.pos), err)
 	}
 	delete(s.streams, id)
 	if len(st.answers) == 0 || len(m.Calls) > 0 {

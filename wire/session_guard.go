@@ -214,7 +214,7 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 	for i := range fs {
 		sp := spans[from+i]
 		if _, err := s.appendRawAs(fs[i], src[sp.start:sp.end]); err != nil {
-			return nil, rep, fmt.Errorf("wire: %s: %s[%d]: %w", s.cfg.Dialect, s.key, from+i, err)
+			return nil, rep, err // it gives the message's index
 		}
 	}
 	return s.request(ctx, rep)
@@ -389,7 +389,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	rep.Result = res
 	rep.Refusals = s.refusals(res, sc)
 	s.logCheck(*rep, err)
-	return err
+	return s.indexed(err)
 }
 
 // trigger is the whole body's token count above which a request is
