@@ -414,7 +414,10 @@
 // body as it stands keeps, leave no tool declared, or stub a result that
 // cannot be stubbed or would not shrink, are left out and reported as
 // refusals with gate "wire"; so are units of the turn the session keeps
-// whole ([CodeActiveTurn]), which its policy never sees. With a
+// ([CodeActiveTurn]): whole (the last real user message's, which its
+// policy never sees) or, once reasoning or signed calls are in the
+// history, from eviction alone (every unit after that message, whose
+// results a policy may stub). With a
 // [SessionConfig].Spiller, the guard spills before it evicts. Before guarding, tools the Context reports
 // unsound (the model called one after its schema was withdrawn, or tool
 // search named it again) are repaired: a tombstone line for the calls

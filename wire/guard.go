@@ -189,6 +189,9 @@ type Guarded struct {
 	sysFacts *facts
 
 	stubs map[int]*stubbed
+	// turn is the index of the first message of the turn in progress,
+	// kept from eviction (see turn.go), or -1 for none.
+	turn int
 	// vouched is the decision Prune screened last: Apply takes it as it is.
 	vouched *pruneguard.Decision
 	// journal, while a check runs, holds what each decision carried out
@@ -334,13 +337,18 @@ func indexOfSlow(id pruneguard.MessageID, n int) (int, bool) {
 // messages; the first real user message (the task, usually; and the start
 // of the history), unless an [Options.Spiller] is set and the body has a
 // system prompt for its pointer lines, when it may be spilled and
-// evicted like any text; the last real user message (not tool results); when
-// the body carries reasoning or signed calls, every message from the
-// last real user message on, where the thinking and signature rules
-// forbid edits; in Responses, outputs answering calls the server holds
-// and item references (see [Validate]); in Anthropic, the last assistant
-// turn when it holds a server tool call still waiting for its result
-// (pause_turn), which goes back unchanged.
+// evicted like any text; the last real user message (not tool results);
+// in Responses, outputs answering calls the server holds and item
+// references (see [Validate]); in Anthropic, the last assistant turn
+// when it holds a server tool call still waiting for its result
+// (pause_turn), which goes back unchanged. When the body carries
+// reasoning or signed calls, the turn in progress (every message after
+// the last real user message) is kept from eviction, not pinned: the
+// provider asks for its reasoning and call items back, in order, but not
+// for every result's full content, so its results may be stubbed (by a
+// policy that stubs, such as pruneguard.LargestResultsFirst with Stub),
+// the screen refusing its evictions with code [CodeActiveTurn] and a
+// stub the provider would reject as any other.
 //
 // Tools declared in the body register with their schema and annotations
 // (a manifest's annotations win), and so do tools known only from calls.
@@ -388,7 +396,7 @@ func (b *Body) Bind(opts Options) (*Guarded, error) {
 	g := &Guarded{sp: sp,
 		src: b, ctx: pruneguard.NewContext(cfg), count: cfg.Counter, stubText: stubText,
 		tokens: make([]int32, n), arrays: toolArraysOf(b), stubs: map[int]*stubbed{},
-		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1,
+		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1, turn: -1,
 		schema: schemaState{dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{}},
 	}
 	for i := range b.facts {
@@ -567,9 +575,11 @@ func (g *Guarded) feed(un Unannotated, ck *callKeys, abandoned []bool) error {
 
 // pins returns whether message i is pinned for where it stands: the last
 // real user message; the first, unless it is the only one or a Spiller
-// with a place for its pointer lines may spill it like any text; and,
-// when the body carries reasoning or signed calls, every message after
-// the last real user message.
+// with a place for its pointer lines may spill it like any text. When
+// the body carries reasoning or signed calls, it sets g.turn to the
+// message after the last real user message: the turn in progress, kept
+// from eviction by the screen, not pinned, so that its results may be
+// stubbed.
 func (g *Guarded) pins() func(i int) bool {
 	b := g.src
 	pv := b.provider()
@@ -585,8 +595,12 @@ func (g *Guarded) pins() func(i int) bool {
 		}
 		reasoning = reasoning || f.reasoning || f.signedCall()
 	}
+	g.turn = -1
+	if reasoning && lastUser >= 0 {
+		g.turn = lastUser + 1
+	}
 	return func(i int) bool {
-		return (i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
+		return (i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser
 	}
 }
 

@@ -183,10 +183,12 @@ func (cfg SessionConfig) validate() error {
 // developer messages, and the first real user message (not tool results)
 // unless a Spiller is set, when it may be spilled and evicted like any
 // text.
-// Never proposed for pruning: the unit of the last real user message and,
-// once the history carries reasoning or signed calls, every message from
-// it on; in Anthropic, a final assistant turn whose server tool call
-// waits for its result. Results of tools the provider runs are
+// Never proposed for pruning: the unit of the last real user message;
+// in Anthropic, a final assistant turn whose server tool call waits for
+// its result. Once the history carries reasoning or signed calls, the
+// units after the last real user message are never evicted (the
+// provider asks for the turn's reasoning and call items back, in order)
+// but their results may be stubbed, by a policy that stubs. Results of tools the provider runs are
 // irreducible unless annotated, results that pair with no call take the
 // class of an unannotated tool, compaction items are irreducible.
 //

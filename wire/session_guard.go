@@ -790,13 +790,16 @@ func (s *Session) applied(d *pruneguard.Decision) bool {
 
 // ---- the policy and its screen ----------------------------------------------
 
-// CodeActiveTurn is the code of a "wire" refusal by a [Session] of a
-// unit of the turn it keeps whole: the last real user message's and,
-// once reasoning or signed calls are in the history, every unit from it
-// on (their thinking blocks must reach the provider as they were), and
-// in Anthropic a final turn whose server tool call waits. A session's
-// policy never sees those units; the refusal stands for the other parts
-// of a check, such as the hoarding rule.
+// CodeActiveTurn is the code of a "wire" refusal by a [Session] or a
+// [Guarded] of a unit of the turn it keeps: the last real user
+// message's, and in Anthropic a final turn whose server tool call waits,
+// which are kept whole; and, once reasoning or signed calls are in the
+// history, every unit after the last real user message, which is kept
+// from eviction (the provider asks for the reasoning and call items of
+// the turn back, in order) while its results may be stubbed. A session's
+// policy never sees the units kept whole, nor gets to evict those of the
+// turn; the refusal stands for the other parts of a check, such as the
+// furthest safe prune.
 const CodeActiveTurn = "active-turn"
 
 // sessionPolicy keeps the protected tail (see [Session.protected]) from
@@ -811,13 +814,16 @@ type sessionPolicy struct {
 
 // Propose implements pruneguard.Policy.
 func (p *sessionPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
-	for u := range p.protect.tail() {
-		v.Hide(u)
+	for u, whole := range p.protect.tail() {
+		if whole {
+			v.Hide(u)
+		}
 	}
-	if p.inner == nil {
-		return pruneguard.OldestFirst{}.Propose(v, need)
+	inner := p.inner
+	if inner == nil {
+		inner = pruneguard.OldestFirst{}
 	}
-	return p.inner.Propose(v, need)
+	return p.s.outsideTurn(inner.Propose(v, need), p.protect.tail())
 }
 
 // Kept implements pruneguard.Keeper: what the inner policy keeps.
@@ -828,31 +834,33 @@ func (p *sessionPolicy) Kept(v *pruneguard.View) (pruneguard.MessageID, bool) {
 	return "", false
 }
 
-// protected returns the units the session never proposes: the last real
-// user message's and, once reasoning or signed calls are in the
-// history, those of every message from it on; in Anthropic, a final turn
-// whose server tool call waits. It costs in proportion to the messages
-// from the last real user message on.
+// protected returns the units the session keeps, true for those it
+// keeps whole (never evicted, nothing stubbed): the last real user
+// message's and, in Anthropic, a final turn whose server tool call
+// waits; false for those it keeps from eviction alone: once reasoning or
+// signed calls are in the history, those of every message after the
+// last real user message. It costs in proportion to the messages from
+// the last real user message on.
 func (s *Session) protected() map[pruneguard.UnitID]bool {
 	out := map[pruneguard.UnitID]bool{}
-	add := func(e *sentry) {
+	add := func(e *sentry, whole bool) {
 		if e == nil || e.gone {
 			return
 		}
 		if u, ok := s.ctx.UnitOf(e.id); ok {
-			out[u.ID] = true
+			out[u.ID] = out[u.ID] || whole
 		}
 	}
 	if u := s.lastUser; u != nil {
-		add(u)
+		add(u, true)
 		if s.reasoning {
 			for _, e := range s.entries[u.pos:] {
-				add(e)
+				add(e, false)
 			}
 		}
 	}
 	if s.tail != nil && s.tail.paused {
-		add(s.tail)
+		add(s.tail, true)
 	}
 	return out
 }
@@ -901,7 +909,7 @@ func (sc *sessionScreen) Screen(d *pruneguard.Decision) []*pruneguard.Violation 
 	var refs []Refusal
 	if protect := sc.tail(); len(protect) > 0 {
 		for _, u := range d.Units {
-			if protect[u] {
+			if _, kept := protect[u]; kept {
 				refs = append(refs, sc.s.refusal("wire", CodeActiveTurn, u))
 			}
 		}
