@@ -513,3 +513,34 @@ func (c *Context) Mark(id MessageID, f Facts) error {
 	c.trackLarge(p)
 	return nil
 }
+
+// Recount sets the token count of an open message to tokens, in place of
+// what its Open and Writes gave it: a runtime that knows the exact count
+// of a streamed message only at its end (the whole message counted at
+// once, where the counts of its chunks do not add up to it, or a
+// provider's usage report) settles it before [Context.Close], so that
+// the message streamed counts what the same message appended whole
+// would. Close then adds nothing for the calls it is given, whatever
+// Config.Counter. It fails with [ErrClosedMessage] if the message is not
+// open, with [ErrUnknownMessage] if the Context does not hold it, and
+// with [ErrNegativeTokens] for a negative count, changing nothing.
+func (c *Context) Recount(id MessageID, tokens int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	p, err := c.lookup("recount", id)
+	switch {
+	case err != nil:
+		return err
+	case c.msg(p).flags&mOpen == 0:
+		return inputErr("recount", string(id), ErrClosedMessage)
+	case tokens < 0:
+		return inputErr("recount", string(id), ErrNegativeTokens)
+	}
+	c.addTokens(p, tokens-c.tokensOf(p))
+	if s := c.sideOf(p); s != nil {
+		s.counted = false
+	}
+	c.unit(c.msg(p).unit).version++
+	return nil
+}

@@ -211,21 +211,19 @@ func typeKinds(typ json.RawMessage) uint8 {
 
 // schemaProps maps the properties of a schema to the kinds their type
 // keyword admits (zero: any, or no type given).
+// Keywords are matched exactly, as JSON Schema spells them (a struct
+// field would match "Properties" too).
 func schemaProps(schema json.RawMessage) map[string]uint8 {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
+	var s, props map[string]json.RawMessage
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil || json.Unmarshal(s["properties"], &props) != nil || len(props) == 0 {
 		return nil
 	}
-	out := make(map[string]uint8, len(s.Properties))
-	for name, p := range s.Properties {
-		var t struct {
-			Type json.RawMessage `json:"type"`
-		}
+	out := make(map[string]uint8, len(props))
+	for name, p := range props {
+		var t map[string]json.RawMessage
 		var k uint8
-		if json.Unmarshal(p, &t) == nil && t.Type != nil {
-			k = typeKinds(t.Type)
+		if json.Unmarshal(p, &t) == nil && t["type"] != nil {
+			k = typeKinds(t["type"])
 		}
 		out[name] = k
 	}

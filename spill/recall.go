@@ -1,9 +1,11 @@
 package spill
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -50,6 +52,47 @@ type recallArgs struct {
 	Page  *int    `json:"page"`
 }
 
+// readRecallArgs reads the arguments of a recall call. Keys match exactly,
+// as the tool's schema spells them ("Key" is not "key"), and a key given
+// twice is refused: which of the two a model meant is not said.
+func readRecallArgs(args json.RawMessage) (recallArgs, error) {
+	var a recallArgs
+	if err := json.Unmarshal(args, &struct{}{}); err != nil {
+		return a, err // not one JSON object, or data after it
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if t, _ := dec.Token(); t != json.Delim('{') {
+		return a, errors.New("the arguments are not a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return a, err
+		}
+		key, _ := t.(string)
+		if seen[key] {
+			return a, fmt.Errorf("%q is given twice", key)
+		}
+		seen[key] = true
+		var dst any
+		switch key {
+		case "key":
+			dst = &a.Key
+		case "query":
+			dst = &a.Query
+		case "page":
+			dst = &a.Page
+		default:
+			dst = new(json.RawMessage)
+		}
+		if err := dec.Decode(dst); err != nil {
+			return a, fmt.Errorf("%q: %v", key, strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	return a, nil
+}
+
 // HandleRecall answers a call of the [RecallTool]. args is the call's
 // JSON arguments: {"key": K} reads the segment of key K (K may also be
 // written "store:key" as [PointerText] shows it); {"query": Q} searches
@@ -92,8 +135,8 @@ func (s *Spiller) HandleRecall(ctx context.Context, args json.RawMessage) (strin
 	if !s.ready() {
 		return "", ErrNoStore
 	}
-	var a recallArgs
-	if err := json.Unmarshal(args, &a); err != nil {
+	a, err := readRecallArgs(args)
+	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadRecall, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	pg := 1

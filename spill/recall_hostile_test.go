@@ -102,3 +102,27 @@ func TestHandleRecallDeletedAfterRead(t *testing.T) {
 	_, err = s.HandleRecall(ctx, args)
 	assert.ErrorIs(t, err, spill.ErrNotFound)
 }
+
+// The arguments' keys are the schema's, exactly, each once: a key spelt in
+// another case is no key, and a key given twice is refused, where
+// encoding/json matched "Key" for "key" and took the last of two.
+func TestHandleRecallExactKeys(t *testing.T) {
+	ctx := t.Context()
+	s := &spill.Spiller{Store: &spill.Memory{}}
+	p, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: "m1", Role: pruneguard.RoleTool, Content: []byte("ticket INC-4711")}})
+	require.NoError(t, err)
+	good, err := json.Marshal(map[string]string{"key": p.Key})
+	require.NoError(t, err)
+	_, err = s.HandleRecall(ctx, good)
+	require.NoError(t, err)
+	for _, bad := range []string{
+		`{"Key":"` + p.Key + `"}`,
+		`{"KEY":"` + p.Key + `"}`,
+		`{"key":"seg-none","key":"` + p.Key + `"}`,
+		`{"query":"INC-4711","query":"INC-4711"}`,
+		`{"key":"` + p.Key + `","page":1,"page":2}`,
+	} {
+		_, err := s.HandleRecall(ctx, json.RawMessage(bad))
+		assert.ErrorIs(t, err, spill.ErrBadRecall, bad)
+	}
+}

@@ -155,7 +155,7 @@ func (r *reader) readAnthropic(f *facts, obj jobj) error {
 			if id == "" {
 				return errAt(p, "%s without id", typ)
 			}
-			f.add(fpart{kind: PartServerCall, typ: typ, id: id, name: name})
+			f.add(fpart{kind: PartServerCall, typ: typ, id: id, name: name, val: blk.get("input")})
 		case isAnthropicServerResult(typ):
 			id, err := r.optString(blk, "tool_use_id")
 			if err != nil {

@@ -78,7 +78,7 @@ func readTopFields(b []byte) (topFields, error) {
 			return f, fmt.Errorf("not valid JSON: value of %q: %v", key, err)
 		}
 		if _, dup := f.vals[key]; dup {
-			return f, fmt.Errorf("the key %q is given twice", key)
+			return f, errDuplicateKey{key}
 		}
 		f.keys = append(f.keys, key)
 		f.vals[key] = raw

@@ -320,8 +320,9 @@ func synthMessage(p *provider, m pruneguard.Message, text string, tool map[prune
 		}
 		return append(out, rpiece{role: role, system: true, text: text, synth: true})
 	}
+	calls := clientCalls(m.Calls)
 	if !p.turns {
-		return append(out, p.writeEntries(role, text, m.Calls)...)
+		return append(out, p.writeEntries(role, text, calls)...)
 	}
 	t := rpiece{role: role, synth: true}
 	if role == "assistant" {
@@ -330,7 +331,7 @@ func synthMessage(p *provider, m pruneguard.Message, text string, tool map[prune
 	if strings.TrimSpace(text) != "" {
 		t.blocks = append(t.blocks, p.textBlock(text))
 	}
-	for _, c := range m.Calls {
+	for _, c := range calls {
 		t.blocks = append(t.blocks, p.callBlock(c))
 	}
 	if len(t.blocks) > 0 {

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/pruneguard/pruneguard"
@@ -34,14 +36,50 @@ func (b *Body) Tools() []ToolDecl {
 	if b == nil || b.top == nil {
 		return nil
 	}
+	out, _ := toolDecls(b.provider(), bodyTools(b), false)
+	return out
+}
+
+// toolDecls lists the tools a request declares, as [Body.Tools] does.
+// With strict, annotations that are bad input are an error wrapping an
+// *AnnotationError (the first found); without, they count as none.
+func toolDecls(p *provider, io toolIO, strict bool) ([]ToolDecl, error) {
 	var out []ToolDecl
-	walkTools(b.provider(), bodyTools(b), func(name string, schema, ann json.RawMessage) toolEdit {
-		t := ToolDecl{Name: name, Schema: schema}
-		t.Annotations, t.Annotated = parseAnnotations(ann)
+	var bad error
+	seen := map[string]ToolDecl{}
+	walkTools(p, io, func(d toolEntry) toolEdit {
+		t := ToolDecl{Name: d.name, Schema: d.schema}
+		var err error
+		t.Annotations, t.Annotated, err = readAnnotations(d.name, d.ann)
+		if d.dupAnn {
+			err = &AnnotationError{Tool: d.name, Key: "annotations", Problem: "is given twice in the declaration"}
+		}
+		if o, ok := seen[d.name]; ok && err == nil && (o.Annotated != t.Annotated || !sameHints(o.Annotations, t.Annotations)) {
+			err = &AnnotationError{Tool: d.name, Key: "name", Problem: "is declared twice with different annotations"}
+		}
+		seen[d.name] = t
+		if err != nil {
+			t.Annotations, t.Annotated = pruneguard.Annotations{}, false
+			if bad == nil {
+				bad = err
+			}
+		}
 		out = append(out, t)
 		return toolEdit{}
 	})
-	return out
+	if strict && bad != nil {
+		return nil, bad
+	}
+	return out, nil
+}
+
+// toolEntry is one named tool declaration a walk over a request's tools
+// meets: its name, input schema and annotations, and whether the
+// declaration gives "annotations" twice.
+type toolEntry struct {
+	name        string
+	schema, ann json.RawMessage
+	dupAnn      bool
 }
 
 // toolEdit says what to do with one tool declaration.
@@ -85,10 +123,10 @@ func requestTools(top *topFields) toolIO {
 }
 
 // walkTools calls fn with each named tool declaration of a request, in
-// order, with its name, input schema and annotations, and carries out
+// order, and carries out
 // the edit fn returns: the declaration dropped, or its schema replaced
 // (when it has a schema slot; a Chat custom tool has none).
-func walkTools(p *provider, io toolIO, fn func(name string, schema, ann json.RawMessage) toolEdit) {
+func walkTools(p *provider, io toolIO, fn func(toolEntry) toolEdit) {
 	for _, l := range p.toolLists {
 		v := io.get(l.key)
 		if len(l.groups) > 0 {
@@ -119,7 +157,7 @@ func walkTools(p *provider, io toolIO, fn func(name string, schema, ann json.Raw
 }
 
 // walkToolGroups is walkTools over an array of groups of declarations.
-func walkToolGroups(p *provider, io toolIO, l toolList, v json.RawMessage, fn func(name string, schema, ann json.RawMessage) toolEdit) {
+func walkToolGroups(p *provider, io toolIO, l toolList, v json.RawMessage, fn func(toolEntry) toolEdit) {
 	groups, ok := asArray(v)
 	if !ok {
 		return
@@ -165,7 +203,7 @@ func walkToolGroups(p *provider, io toolIO, l toolList, v json.RawMessage, fn fu
 // editToolList runs fn over the declarations of one array of tool
 // entries and returns the array as fn's edits leave it, its length, and
 // whether an edit changed it.
-func editToolList(p *provider, raw json.RawMessage, fn func(name string, schema, ann json.RawMessage) toolEdit) (json.RawMessage, int, bool) {
+func editToolList(p *provider, raw json.RawMessage, fn func(toolEntry) toolEdit) (json.RawMessage, int, bool) {
 	items, ok := asArray(raw)
 	if !ok {
 		return raw, 0, false
@@ -191,6 +229,7 @@ func editToolList(p *provider, raw json.RawMessage, fn func(name string, schema,
 		if isNull(ann) {
 			ann = obj["annotations"]
 		}
+		dup := twice(it, "annotations") || (inner != "" && twice(obj[inner], "annotations"))
 		var schema json.RawMessage
 		if key != "" {
 			schema = decl[key]
@@ -201,7 +240,7 @@ func editToolList(p *provider, raw json.RawMessage, fn func(name string, schema,
 				schema = nil
 			}
 		}
-		e := fn(name, schema, ann)
+		e := fn(toolEntry{name: name, schema: schema, ann: ann, dupAnn: dup})
 		switch {
 		case e.drop:
 			changed = true
@@ -216,6 +255,16 @@ func editToolList(p *provider, raw json.RawMessage, fn func(name string, schema,
 		return raw, len(kept), false
 	}
 	return joinArray(kept), len(kept), true
+}
+
+// twice reports whether the object raw gives key twice at its top level.
+func twice(raw json.RawMessage, key string) bool {
+	if bytes.Count(raw, []byte(`"`+key+`"`)) < 2 {
+		return false // one fast scan for every declaration
+	}
+	_, err := readTopFields(raw)
+	k, dup := duplicateKey(err)
+	return dup && k == key
 }
 
 // replaceSchema returns the tools entry obj with the schema of its
@@ -300,13 +349,13 @@ func editDeclarations(p *provider, top *topFields, drop map[string]bool, compres
 
 // toolEdits is the walk that drops the tools in drop and compresses
 // those in compress.
-func toolEdits(drop map[string]bool, compress map[string]json.RawMessage) func(string, json.RawMessage, json.RawMessage) toolEdit {
-	return func(name string, _, _ json.RawMessage) toolEdit {
+func toolEdits(drop map[string]bool, compress map[string]json.RawMessage) func(toolEntry) toolEdit {
+	return func(d toolEntry) toolEdit {
 		switch {
-		case drop[name]:
+		case drop[d.name]:
 			return toolEdit{drop: true}
-		case compress[name] != nil:
-			return toolEdit{schema: compress[name]}
+		case compress[d.name] != nil:
+			return toolEdit{schema: compress[d.name]}
 		}
 		return toolEdit{}
 	}
@@ -315,24 +364,108 @@ func toolEdits(drop map[string]bool, compress map[string]json.RawMessage) func(s
 // declaredCount counts the named tool declarations of a request.
 func declaredCount(p *provider, top *topFields) int {
 	n := 0
-	walkTools(p, requestTools(top), func(string, json.RawMessage, json.RawMessage) toolEdit {
+	walkTools(p, requestTools(top), func(toolEntry) toolEdit {
 		n++
 		return toolEdit{}
 	})
 	return n
 }
 
-// parseAnnotations reads MCP annotations; ok is false when raw is not an
-// object or carries none.
-func parseAnnotations(raw json.RawMessage) (pruneguard.Annotations, bool) {
-	var a pruneguard.Annotations
+// AnnotationError reports MCP annotations that are bad input: a key given
+// twice (a client would read one of the two, and which one is not said),
+// a hint that is neither a boolean nor null, or a tool that a manifest
+// lists twice. Keys are read as MCP clients read them, exactly:
+// "readonlyhint" is not "readOnlyHint", and a key spelt otherwise is no
+// hint at all. [ReadManifest], [Body.Bind], [Bind], a [Session]'s
+// request fields and [NewSession] (for the tools of its manifest) refuse
+// such annotations with an error wrapping an *AnnotationError.
+//
+// The zero AnnotationError names no tool.
+type AnnotationError struct {
+	// Tool is the tool whose annotations are bad, as its declaration
+	// names it.
+	Tool string
+	// Key is the key at fault ("readOnlyHint", or "name" for a tool
+	// listed twice).
+	Key string
+	// Problem says what is wrong with it.
+	Problem string
+}
+
+// Error returns the tool, the key and the problem on one line.
+func (e *AnnotationError) Error() string {
+	return fmt.Sprintf("tool %q: annotations: %q %s", e.Tool, e.Key, e.Problem)
+}
+
+// hintKeys are the annotation keys that decide a tool's class, as MCP
+// spells them.
+var hintKeys = [...]string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+
+// readAnnotations reads the MCP annotations of tool from raw. Keys match
+// exactly; a key given twice, or a hint that is not a boolean or null, is
+// an *AnnotationError. ok is false when raw is absent, null, not an
+// object or carries no hint.
+func readAnnotations(tool string, raw json.RawMessage) (a pruneguard.Annotations, ok bool, err error) {
 	if isNull(raw) || kindOf(raw) != '{' {
-		return a, false
+		return a, false, nil
 	}
-	if json.Unmarshal(raw, &a) != nil {
+	obj, err := readTopFields(raw)
+	if err != nil {
+		if key, dup := duplicateKey(err); dup {
+			return a, false, &AnnotationError{Tool: tool, Key: key, Problem: "is given twice"}
+		}
+		return a, false, nil
+	}
+	dst := [...]**bool{&a.ReadOnlyHint, &a.DestructiveHint, &a.IdempotentHint, &a.OpenWorldHint}
+	for i, key := range hintKeys {
+		v, has := obj.get(key)
+		switch {
+		case !has || isNull(v):
+		case string(trimSpace(v)) == "true":
+			*dst[i] = pruneguard.Bool(true)
+		case string(trimSpace(v)) == "false":
+			*dst[i] = pruneguard.Bool(false)
+		default:
+			return pruneguard.Annotations{}, false, &AnnotationError{Tool: tool, Key: key, Problem: "is " + kindName(v) + ", not a boolean"}
+		}
+	}
+	return a, a != (pruneguard.Annotations{}), nil
+}
+
+// sameHints reports whether a and b give the same hints.
+func sameHints(a, b pruneguard.Annotations) bool {
+	x := [...]*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint}
+	y := [...]*bool{b.ReadOnlyHint, b.DestructiveHint, b.IdempotentHint, b.OpenWorldHint}
+	for i := range x {
+		if (x[i] == nil) != (y[i] == nil) || (x[i] != nil && *x[i] != *y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseAnnotations is readAnnotations for a caller that reports no
+// error: annotations that are bad input count as none.
+func parseAnnotations(raw json.RawMessage) (pruneguard.Annotations, bool) {
+	a, ok, err := readAnnotations("", raw)
+	if err != nil {
 		return pruneguard.Annotations{}, false
 	}
-	return a, a != (pruneguard.Annotations{})
+	return a, ok
+}
+
+// errDuplicateKey is what readTopFields says of a key given twice.
+type errDuplicateKey struct{ key string }
+
+func (e errDuplicateKey) Error() string { return fmt.Sprintf("the key %q is given twice", e.key) }
+
+// duplicateKey returns the key an error of readTopFields found twice.
+func duplicateKey(err error) (string, bool) {
+	var d errDuplicateKey
+	if errors.As(err, &d) {
+		return d.key, true
+	}
+	return "", false
 }
 
 // Manifest is an MCP tools/list result: the tools a server offers, with
@@ -345,7 +478,8 @@ type Manifest struct {
 }
 
 // ManifestTool is one tool of a [Manifest]: its name, description, input
-// JSON Schema and MCP annotations, as tools/list gives them.
+// JSON Schema and MCP annotations, as tools/list gives them, and the scope
+// of what it reads or writes, which MCP does not carry.
 //
 // The zero ManifestTool has no name; [ReadManifest] refuses a tool
 // without one.
@@ -354,35 +488,106 @@ type ManifestTool struct {
 	Description string                  `json:"description,omitempty"`
 	InputSchema json.RawMessage         `json:"inputSchema,omitempty"`
 	Annotations *pruneguard.Annotations `json:"annotations,omitempty"`
+	// Scope names what the tool reads or writes, as
+	// [pruneguard.Tool].Scope does: a write of one scope leaves the reads
+	// of another reconstructible. Empty means everything. It is read from
+	// a "scope" string beside the name, and given to the Context with
+	// the tool.
+	Scope string `json:"scope,omitempty"`
 }
 
 // ReadManifest parses an MCP tools/list result
-// ({"tools":[{"name","description","inputSchema","annotations"}]}). The
-// JSON-RPC envelope ({"result": {"tools": ...}}) is accepted too.
+// ({"tools":[{"name","description","inputSchema","annotations"}]}), each
+// tool with an optional "scope" string. The JSON-RPC envelope
+// ({"result": {"tools": ...}}) is accepted too. Keys are read exactly as
+// MCP clients read them; a key given twice at any of these levels, a hint
+// that is not a boolean, and a tool listed twice are refused (the last
+// two with an error wrapping an [*AnnotationError]).
 func ReadManifest(data []byte) (*Manifest, error) {
 	if err := checkText(data); err != nil {
 		return nil, fmt.Errorf("wire: tools manifest: %w", err)
 	}
-	var env struct {
-		Tools  *[]ManifestTool `json:"tools"`
-		Result *Manifest       `json:"result"`
-	}
-	if err := json.Unmarshal(data, &env); err != nil {
+	env, err := readTopFields(data)
+	if err != nil {
 		return nil, fmt.Errorf("wire: tools manifest: %v", err)
 	}
-	m := &Manifest{}
-	switch {
-	case env.Tools != nil:
-		m.Tools = *env.Tools
-	case env.Result != nil:
-		m = env.Result
-	default:
+	list, ok := env.get("tools")
+	if res, has := env.get("result"); !ok && has && kindOf(res) == '{' {
+		inner, err := readTopFields(res)
+		if err != nil {
+			return nil, fmt.Errorf("wire: tools manifest: result: %v", err)
+		}
+		list, ok = inner.get("tools")
+	}
+	items, isArr := asArray(list)
+	if !ok || !isArr {
 		return nil, fmt.Errorf("wire: tools manifest: no \"tools\" array")
 	}
-	for i, t := range m.Tools {
-		if t.Name == "" {
-			return nil, fmt.Errorf("wire: tools manifest: tools[%d] has no name", i)
+	m := &Manifest{Tools: make([]ManifestTool, 0, len(items))}
+	for i, it := range items {
+		t, err := readManifestTool(it)
+		if err != nil {
+			return nil, fmt.Errorf("wire: tools manifest: tools[%d]: %w", i, err)
 		}
+		m.Tools = append(m.Tools, t)
+	}
+	if _, err := m.byName(); err != nil {
+		return nil, fmt.Errorf("wire: tools manifest: %w", err)
 	}
 	return m, nil
+}
+
+// readManifestTool reads one tool of a tools/list result.
+func readManifestTool(raw json.RawMessage) (ManifestTool, error) {
+	var t ManifestTool
+	if kindOf(raw) != '{' {
+		return t, fmt.Errorf("is %s, not an object", kindName(raw))
+	}
+	obj, err := readTopFields(raw)
+	if err != nil {
+		return t, err
+	}
+	if t.Name, err = optString(obj.vals, "name"); err != nil {
+		return t, err
+	}
+	if t.Name == "" {
+		return t, errors.New("has no name")
+	}
+	if t.Description, err = optString(obj.vals, "description"); err != nil {
+		return t, err
+	}
+	if t.Scope, err = optString(obj.vals, "scope"); err != nil {
+		return t, err
+	}
+	if v, ok := obj.get("inputSchema"); ok && !isNull(v) {
+		t.InputSchema = append(json.RawMessage(nil), v...)
+	}
+	if v, ok := obj.get("annotations"); ok && !isNull(v) {
+		if kindOf(v) != '{' {
+			return t, fmt.Errorf("annotations is %s, not an object", kindName(v))
+		}
+		a, _, err := readAnnotations(t.Name, v)
+		if err != nil {
+			return t, err
+		}
+		t.Annotations = &a
+	}
+	return t, nil
+}
+
+// byName indexes the manifest's tools by name; a tool listed twice is an
+// error wrapping an *AnnotationError, since its two entries may say
+// different things. A nil manifest indexes nothing.
+func (m *Manifest) byName() (map[string]ManifestTool, error) {
+	out := map[string]ManifestTool{}
+	if m == nil {
+		return out, nil
+	}
+	for _, t := range m.Tools {
+		if _, dup := out[t.Name]; dup {
+			return nil, &AnnotationError{Tool: t.Name, Key: "name", Problem: "is listed twice in the manifest"}
+		}
+		out[t.Name] = t
+	}
+	return out, nil
 }

@@ -33,6 +33,14 @@
 // -0, 30-digit integers). Nesting deeper than encoding/json allows
 // (10,000 levels) is a read error. Every error is one line.
 //
+// MCP annotations, in a tools array or a manifest, are read as MCP
+// clients read them: by their exact keys ("readonlyhint" is no hint). A
+// key given twice, a hint that is not a boolean, a tool a manifest lists
+// twice or a body declares twice with other annotations are bad input,
+// refused with an [*AnnotationError] naming the tool and the key by
+// [Body.Bind], [Bind], [ReadManifest], [NewSession] and
+// [Session.SetRequest] ([Body.Tools] lists such a tool without them).
+//
 // # What each dialect's messages hold
 //
 // Calls and results are what Read pairs and what a prune keeps together:
@@ -221,15 +229,18 @@
 // per body message, id [ID](index), tokens from Config.Counter, counted
 // once), with calls and results paired by the rules above, units shaped
 // to each dialect's atomic structure, the tools array registered, and
-// classes the Context cannot see for itself: results of tools the
-// provider runs
-// (Anthropic server and MCP tool results, Gemini code execution, the
-// Responses server items) are results of their tool, irreducible unless
-// the body or a manifest annotates that tool (web search is open-world),
-// whatever [Options].Unannotated says; results that pair with no call in
-// the body take the class of an unannotated tool; compaction blocks and
-// items are irreducible. An assistant message that makes calls and holds
-// text gives the Context that text as its Content. A message's
+// classes the Context cannot see for itself: the calls of tools the
+// provider runs (Anthropic server_tool_use and mcp_tool_use blocks,
+// Gemini executableCode parts, the Responses server items) are calls of
+// the message with [pruneguard.Call].Server set and their arguments
+// (the input, the code, a search's action), so that the Context's refetch
+// alerts see them; they and their results are of their tool's class,
+// irreducible unless the body or a manifest annotates that tool (web
+// search is open-world), whatever [Options].Unannotated says; results
+// that pair with no call in the body take the class of an unannotated
+// tool; compaction blocks and items are irreducible. An assistant
+// message that makes calls (a client's or the provider's) and holds text
+// gives the Context that text as its Content. A message's
 // tool_reference blocks (in a tool search result or a tool_result)
 // require their tools (pruneguard.Message.Requires), so the core's schema
 // gate keeps those schemas while the message stays. A result an error
@@ -342,9 +353,12 @@
 // a Spiller sets when it is zero (see [Options].Spiller), so the guard's
 // rounds see them; the overhead counts the rest, never them twice. The
 // pointer's text tells the model to call the recall tool, which this
-// package never adds to a body: the runtime declares [spill.RecallTool]
-// among the request's tools and answers its calls with
-// [spill.Spiller.HandleRecall]. The spills are a check's only I/O:
+// package never adds to a body: the runtime declares it among the
+// request's tools ([RecallTool] writes its declaration in each dialect)
+// and answers its calls with [spill.Spiller.HandleRecall]. With a
+// *spill.Spiller, a session or a Guarded gives the tool of that name the
+// annotations of [spill.RecallTool] unless something else annotates it:
+// its answers are reconstructible, and never spilled again. The spills are a check's only I/O:
 // [Guarded.CheckContext], [Session.RequestContext],
 // [Session.CheckContext] and [Session.SyncContext] make them with the
 // context given, the methods without one with context.Background().
@@ -423,8 +437,10 @@
 // format, guarded before every model call. It is fed what a runtime
 // already has: provider JSON ([Session.Append]), events
 // ([Session.AppendMessage]), streamed deltas ([Session.Open],
-// [Session.WriteText], [Session.WriteCall], [Session.Close]) and the
-// request's other fields ([Session.SetRequest]); [Session.Sync] takes a
+// [Session.WriteText], [Session.WriteCall], [Session.Close]: once
+// closed, a message streamed is the same message appended whole, in the
+// Context and in the body) and the request's other fields
+// ([Session.SetRequest]); [Session.Sync] takes a
 // whole request body whose history continues the one held, as SDK
 // middleware sees it, and starts over when it does not. Before each model
 // call [Session.Request] (or [Session.Check], then [Session.WriteTo])
@@ -446,7 +462,10 @@
 // body as it stands keeps, leave no tool declared, or stub a result that
 // cannot be stubbed or would not shrink, are left out and reported as
 // refusals with gate "wire"; so are units of the turn the session keeps
-// whole ([CodeActiveTurn]), which its policy never sees. With a
+// ([CodeActiveTurn]): whole (the last real user message's, which its
+// policy never sees) or, once reasoning or signed calls are in the
+// history, from eviction alone (every unit after that message, whose
+// results a policy may stub). With a
 // [SessionConfig].Spiller, the guard spills before it evicts. Before guarding, tools the Context reports
 // unsound (the model called one after its schema was withdrawn, or tool
 // search named it again) are repaired: a tombstone line for the calls

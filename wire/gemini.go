@@ -111,7 +111,7 @@ func (r *reader) readGemini(f *facts, obj jobj) error {
 			f.add(res)
 		case !isNull(part.get("executableCode")):
 			// Code the model runs with the code execution tool.
-			f.add(fpart{kind: PartServerCall, typ: "executableCode", id: r.objStr(part.get("executableCode"), "id"), name: "code_execution", signed: sig})
+			f.add(fpart{kind: PartServerCall, typ: "executableCode", id: r.objStr(part.get("executableCode"), "id"), name: "code_execution", signed: sig, val: part.get("executableCode")})
 		case !isNull(part.get("codeExecutionResult")):
 			f.add(fpart{kind: PartServerResult, typ: "codeExecutionResult", id: r.objStr(part.get("codeExecutionResult"), "id"), name: "code_execution", signed: sig})
 		case part.has("text"):

@@ -54,8 +54,10 @@ type Options struct {
 	// result's envelope.
 	Config pruneguard.Config
 	// Manifest, if set, supplies annotations (and schemas for tools the
-	// body declares without one) by tool name. Its annotations win over
-	// those in the body.
+	// body declares without one) and scopes by tool name. Its annotations
+	// win over those in the body. A manifest that lists a tool twice, or
+	// a body whose annotations are bad input (see [AnnotationError]), is
+	// refused.
 	Manifest *Manifest
 	// Unannotated says how tools without annotations are treated, and
 	// results whose call is not in the body. It does not reach tools the
@@ -77,9 +79,13 @@ type Options struct {
 	// the default name and a segment key), so that the guard's rounds
 	// count the lines and pointer texts they add. *spill.Spiller is one. Nil means nothing is
 	// spilled. The pointer's text tells the model to call the recall tool,
-	// which the guard does not add to the body: the runtime declares
-	// [spill.RecallTool] among the request's tools and answers its calls
-	// with [spill.Spiller.HandleRecall].
+	// which the guard does not add to the body: the runtime declares it
+	// among the request's tools ([RecallTool] gives its declaration in
+	// each dialect) and answers its calls with
+	// [spill.Spiller.HandleRecall]. With a *spill.Spiller, the tool of
+	// that name takes the annotations of [spill.RecallTool] (read-only,
+	// closed-world) unless the manifest or the body annotates it, so that
+	// its answers are reconstructible and never spilled again.
 	Spiller pruneguard.Spiller
 }
 
@@ -183,6 +189,9 @@ type Guarded struct {
 	sysFacts *facts
 
 	stubs map[int]*stubbed
+	// turn is the index of the first message of the turn in progress,
+	// kept from eviction (see turn.go), or -1 for none.
+	turn int
 	// vouched is the decision Prune screened last: Apply takes it as it is.
 	vouched *pruneguard.Decision
 	// journal, while a check runs, holds what each decision carried out
@@ -333,13 +342,18 @@ func indexOfSlow(id pruneguard.MessageID, n int) (int, bool) {
 // messages; the first real user message (the task, usually; and the start
 // of the history), unless an [Options.Spiller] is set and the body has a
 // system prompt for its pointer lines, when it may be spilled and
-// evicted like any text; the last real user message (not tool results); when
-// the body carries reasoning or signed calls, every message from the
-// last real user message on, where the thinking and signature rules
-// forbid edits; in Responses, outputs answering calls the server holds
-// and item references (see [Validate]); in Anthropic, the last assistant
-// turn when it holds a server tool call still waiting for its result
-// (pause_turn), which goes back unchanged.
+// evicted like any text; the last real user message (not tool results);
+// in Responses, outputs answering calls the server holds and item
+// references (see [Validate]); in Anthropic, the last assistant turn
+// when it holds a server tool call still waiting for its result
+// (pause_turn), which goes back unchanged. When the body carries
+// reasoning or signed calls, the turn in progress (every message after
+// the last real user message) is kept from eviction, not pinned: the
+// provider asks for its reasoning and call items back, in order, but not
+// for every result's full content, so its results may be stubbed (by a
+// policy that stubs, such as pruneguard.LargestResultsFirst with Stub),
+// the screen refusing its evictions with code [CodeActiveTurn] and a
+// stub the provider would reject as any other.
 //
 // Tools declared in the body register with their schema and annotations
 // (a manifest's annotations win), and so do tools known only from calls.
@@ -398,7 +412,7 @@ func (b *Body) Bind(opts Options) (*Guarded, error) {
 	g = &Guarded{sp: sp,
 		src: b, ctx: pruneguard.NewContext(cfg), count: cfg.Counter, stubText: stubText,
 		tokens: make([]int32, n), arrays: toolArraysOf(b), stubs: map[int]*stubbed{},
-		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1,
+		seq: newSeqState(n), tools: b.toolState(), overhead: -1, sys: -1, turn: -1,
 		schema: schemaState{dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombstones: map[string]string{}},
 	}
 	for i := range b.facts {
@@ -545,6 +559,7 @@ func (g *Guarded) feed(un Unannotated, ck *callKeys, abandoned []bool) error {
 				gone = append(gone, callID(i, k))
 			}
 		})
+		cm.Calls = appendServerCalls(cm.Calls, f, func(k int, _ string) pruneguard.CallID { return callID(i, int(f.ncalls)+k) })
 		for _, a := range st.answers {
 			if a >= 0 {
 				m := int(ck.msg[a])
@@ -576,9 +591,11 @@ func (g *Guarded) feed(un Unannotated, ck *callKeys, abandoned []bool) error {
 
 // pins returns whether message i is pinned for where it stands: the last
 // real user message; the first, unless it is the only one or a Spiller
-// with a place for its pointer lines may spill it like any text; and,
-// when the body carries reasoning or signed calls, every message after
-// the last real user message.
+// with a place for its pointer lines may spill it like any text. When
+// the body carries reasoning or signed calls, it sets g.turn to the
+// message after the last real user message: the turn in progress, kept
+// from eviction by the screen, not pinned, so that its results may be
+// stubbed.
 func (g *Guarded) pins() func(i int) bool {
 	b := g.src
 	pv := b.provider()
@@ -594,8 +611,12 @@ func (g *Guarded) pins() func(i int) bool {
 		}
 		reasoning = reasoning || f.reasoning || f.signedCall()
 	}
+	g.turn = -1
+	if reasoning && lastUser >= 0 {
+		g.turn = lastUser + 1
+	}
 	return func(i int) bool {
-		return (i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser || (reasoning && lastUser >= 0 && i > lastUser)
+		return (i == firstUser && firstUser != lastUser && !spillsText) || i == lastUser
 	}
 }
 
@@ -673,11 +694,13 @@ func callID(i, k int) pruneguard.CallID {
 }
 
 func (g *Guarded) registerTools(opts Options) error {
-	byName := map[string]ManifestTool{}
-	if opts.Manifest != nil {
-		for _, t := range opts.Manifest.Tools {
-			byName[t.Name] = t
-		}
+	byName, err := opts.Manifest.byName()
+	if err != nil {
+		return fmt.Errorf("wire: %s: manifest: %w", g.src.Dialect, err)
+	}
+	decls, err := toolDecls(g.src.provider(), bodyTools(g.src), true)
+	if err != nil {
+		return fmt.Errorf("wire: %s: tools: %w", g.src.Dialect, err)
 	}
 	// Tools the provider runs: their results are irreducible unless
 	// annotated, whatever opts.Unannotated says.
@@ -706,6 +729,7 @@ func (g *Guarded) registerTools(opts Options) error {
 			return nil
 		}
 		seen[name] = true
+		scope := ""
 		if mt, ok := byName[name]; ok {
 			if mt.Annotations != nil {
 				ann, annotated = *mt.Annotations, true
@@ -713,11 +737,15 @@ func (g *Guarded) registerTools(opts Options) error {
 			if schema == nil && len(mt.InputSchema) > 0 {
 				schema = mt.InputSchema
 			}
+			scope = mt.Scope
+		}
+		if rt, ok := recallTool(opts.Spiller); ok && !annotated && name == rt.Name {
+			ann, annotated = rt.Annotations, true
 		}
 		if len(schema) > 0 && !json.Valid(schema) {
 			schema = nil
 		}
-		t := pruneguard.Tool{Name: name, Schema: schema, Annotations: ann}
+		t := pruneguard.Tool{Name: name, Schema: schema, Annotations: ann, Scope: scope}
 		switch {
 		case server[name] && annotated:
 			g.serverClass[name] = t.OutputClass()
@@ -731,7 +759,7 @@ func (g *Guarded) registerTools(opts Options) error {
 		}
 		return nil
 	}
-	for _, t := range g.src.Tools() {
+	for _, t := range decls {
 		if err := register(t.Name, t.Schema, t.Annotations, t.Annotated); err != nil {
 			return err
 		}
@@ -800,9 +828,10 @@ func (g *Guarded) ServerTools() []string { return slices.Clone(g.serverTools) }
 // AppendCalledTools appends to dst the tool name of each client call
 // message i of the body as read makes, in order (a name once for each of
 // its calls), and returns the extended slice: the Tool of each of the
-// Calls the Context was given for the message. For an index out of range,
-// or a message that makes no client call (server tool calls are not
-// client calls), it returns dst as it is. It costs in proportion to the
+// Calls the Context was given for the message that the provider does not
+// run (not [pruneguard.Call].Server). For an index out of range, or a
+// message that makes no client call (server tool calls are not client
+// calls), it returns dst as it is. It costs in proportion to the
 // calls appended: the names are kept from when the Context was built.
 func (g *Guarded) AppendCalledTools(dst []string, i int) []string {
 	if i < 0 || i >= len(g.src.facts) {

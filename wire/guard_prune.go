@@ -89,9 +89,16 @@ type candidate struct {
 // the messages the decision edits and those around them, and at the
 // top-level fields its schema edits touch, not at the whole body.
 func (g *Guarded) screen(d *pruneguard.Decision) (kept []candidate, refused []Refusal, skip map[string]bool, all bool) {
+	turn := g.turnRefusals(d)
 	if d.Summary != nil {
+		if len(turn) > 0 {
+			return nil, turn, nil, false // a summary goes whole or not at all
+		}
 		refused, all := g.screenSummary(d)
 		return nil, refused, nil, all
+	}
+	if len(turn) > 0 {
+		return g.outsideTurn(d), turn, nil, false // the rest is screened when tried again
 	}
 	// A stub that does not shrink its message (a short result, a long
 	// placeholder) only costs tokens; one whose content cannot become text

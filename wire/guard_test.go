@@ -38,6 +38,7 @@ func TestContextUnits(t *testing.T) {
 		pending  []pruneguard.CallID
 		unpaired []Unpaired
 		pinned   []int
+		turn     int // the first message of the turn kept from eviction; 0 for none
 	}{
 		{
 			name: "chat parallel batch is one unit, pending trailing batch",
@@ -75,7 +76,8 @@ func TestContextUnits(t *testing.T) {
 				{"type":"function_call_output","call_id":"c1","output":"3"},
 				{"type":"message","role":"assistant","content":"done"}]}`,
 			units:  [][]int{{0}, {1, 2, 3, 4, 5}, {6, 7}, {8}},
-			pinned: []int{0, 1, 2, 3, 4, 5, 6, 7, 8},
+			pinned: []int{0},
+			turn:   1,
 		},
 		{
 			name: "anthropic: assistant turn with the user turn after it; first user pinned",
@@ -138,6 +140,13 @@ func TestContextUnits(t *testing.T) {
 			}
 			if !reflect.DeepEqual(pins, c.pinned) {
 				t.Errorf("pinned = %v, want %v", pins, c.pinned)
+			}
+			want := c.turn
+			if want == 0 {
+				want = -1
+			}
+			if g.turn != want {
+				t.Errorf("turn = %d, want %d", g.turn, want)
 			}
 		})
 	}

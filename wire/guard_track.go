@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"slices"
+
 	"github.com/pruneguard/pruneguard"
 )
 
@@ -79,6 +81,19 @@ func (s *step) unanswered() int {
 
 func newTracker(d Dialect, continues bool) *tracker {
 	return &tracker{p: d.provider(), continues: continues, barrier: -1, queue: map[[2]string][]int{}}
+}
+
+// clone returns a copy of t that reads on without changing t.
+func (t *tracker) clone() *tracker {
+	c := *t
+	c.block, c.turnCalls = slices.Clone(t.block), slices.Clone(t.turnCalls)
+	c.prev, c.spare, c.calls = slices.Clone(t.prev), slices.Clone(t.spare), slices.Clone(t.calls)
+	c.queue = make(map[[2]string][]int, len(t.queue))
+	for k, q := range t.queue {
+		c.queue[k] = slices.Clone(q)
+	}
+	c.st = step{}
+	return &c
 }
 
 // add reads the next message, whose calls the caller names with keys, in
@@ -265,10 +280,60 @@ func coreContent(f *facts) []byte {
 	if f.failed {
 		return f.errorText()
 	}
-	if f.ncalls == 0 || coreRole(f) != pruneguard.RoleAssistant {
+	if (f.ncalls == 0 && !f.serverCalls()) || coreRole(f) != pruneguard.RoleAssistant {
 		return nil
 	}
 	return f.text()
+}
+
+// clientCalls returns calls without those the provider ran ([Call.Server]):
+// a Context holds no outcome to write for them, so a message written from
+// events leaves them out.
+func clientCalls(calls []pruneguard.Call) []pruneguard.Call {
+	if !slices.ContainsFunc(calls, func(c pruneguard.Call) bool { return c.Server }) {
+		return calls
+	}
+	return slices.DeleteFunc(slices.Clone(calls), func(c pruneguard.Call) bool { return c.Server })
+}
+
+// serverCalls reports a call the provider runs among the parts of f.
+func (f *facts) serverCalls() bool {
+	if !f.server {
+		return false
+	}
+	for i := range f.parts {
+		if f.parts[i].kind == PartServerCall {
+			return true
+		}
+	}
+	return false
+}
+
+// appendServerCalls appends to calls the calls of f the provider runs
+// (Anthropic server_tool_use and mcp_tool_use blocks, Responses server
+// items, Gemini executableCode parts) as [pruneguard.Call] with Server
+// set: each is answered in its own turn, never pending, and its
+// signature (tool and arguments) is what a refetch alert compares. id
+// gives the Context's id of the k-th of them, whose provider id is
+// wire (empty when it has none).
+func appendServerCalls(calls []pruneguard.Call, f *facts, id func(k int, wire string) pruneguard.CallID) []pruneguard.Call {
+	if !f.server {
+		return calls
+	}
+	k := 0
+	for i := range f.parts {
+		p := &f.parts[i]
+		if p.kind != PartServerCall {
+			continue
+		}
+		args := argsJSON(p.val)
+		if p.failed {
+			args = nil // val holds the error an MCP call reports
+		}
+		calls = append(calls, pruneguard.Call{ID: id(k, p.id), Tool: p.name, Args: args, Server: true})
+		k++
+	}
+	return calls
 }
 
 // coreMessage is the Context's message for message f of the body: its
@@ -328,10 +393,10 @@ type classing struct {
 //
 //   - a compaction block or item, the only record of the history it
 //     summarises, is irreducible;
-//   - a message carrying the results of tools the provider runs
-//     (Anthropic server and MCP tool results beside their call, Gemini
-//     code execution results, Responses server items, which carry their
-//     own outcome) takes the class of those results: irreducible unless
+//   - a message carrying the calls or results of tools the provider
+//     runs (Anthropic server and MCP tool calls and results, Gemini code
+//     execution, Responses server items, which carry their own outcome)
+//     takes the class of those results: irreducible unless
 //     the body or a manifest annotates the tool, whatever Unannotated
 //     says (web search is open-world); when annotated reproducible, the
 //     message takes that class only if it holds no text of its own;
@@ -351,7 +416,7 @@ func (c *classing) class(f *facts, answers []int32) pruneguard.Class {
 		switch {
 		case p.typ == "compaction":
 			return pruneguard.Irreducible
-		case p.kind == PartServerResult, p.kind == PartServerCall && c.p.callOutcome:
+		case p.kind == PartServerResult, p.kind == PartServerCall:
 			cl, ok := c.server(p.name)
 			if !ok {
 				cl = pruneguard.Irreducible

@@ -54,9 +54,6 @@ type provider struct {
 	// message before it, beyond the core's own grouping of calls and
 	// results (optional: never).
 	coupled func(prev, f *facts) bool
-	// callOutcome is set when a server call part carries its own outcome
-	// (Responses server items), so that it is classed as a server result.
-	callOutcome bool
 
 	// ---- its server: what it holds, where requests go
 

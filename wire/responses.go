@@ -23,7 +23,6 @@ var responsesProvider = provider{
 	finish:      finishResponses,
 	userMessage: responsesUser,
 	coupled:     coupledItems,
-	callOutcome: true,
 
 	// its server: what it holds, where requests go
 	serverHeld: true,
@@ -108,6 +107,14 @@ var responsesOutputs = map[string][2]string{
 var responsesServerTypes = map[string]bool{
 	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true,
 	"image_generation_call": true, "mcp_call": true, "mcp_list_tools": true,
+}
+
+// responsesServerArgs names the member of a server item that holds what
+// the model asked of the tool, the call's arguments for its signature
+// (an item type not listed has none).
+var responsesServerArgs = map[string]string{
+	"web_search_call": "action", "file_search_call": "queries", "code_interpreter_call": "code",
+	"mcp_call": "arguments", "tool_search_call": "arguments",
 }
 
 // responsesServerTool names the tool a server item ran: the MCP tool's
@@ -201,7 +208,7 @@ func (r *reader) readResponsesItem(f *facts, obj jobj) error {
 		f.id = "" // the id of the item referred to, not of a new item
 		f.add(fpart{kind: PartOther, typ: f.typ})
 	case responsesServerTypes[f.typ] || f.typ == "tool_search_call" || f.typ == "tool_search_output":
-		call := fpart{kind: PartServerCall, typ: f.typ, id: f.id, name: r.responsesServerTool(f.typ, obj)}
+		call := fpart{kind: PartServerCall, typ: f.typ, id: f.id, name: r.responsesServerTool(f.typ, obj), val: obj.get(responsesServerArgs[f.typ])}
 		if f.typ == "mcp_call" && !isNull(obj.get("error")) {
 			call.failed, call.val = true, obj.get("error")
 		}

@@ -71,7 +71,9 @@ type SessionConfig struct {
 	// refused.
 	Config pruneguard.Config
 	// Manifest, if set, supplies annotations (and schemas for tools the
-	// request declares without one) by tool name, as in [Options].
+	// request declares without one) and scopes by tool name, as in
+	// [Options]. NewSession reads it: later changes to it are not seen.
+	// A manifest that lists a tool twice is refused.
 	Manifest *Manifest
 	// Unannotated says how tools without annotations are treated, as in
 	// [Options].
@@ -94,9 +96,13 @@ type SessionConfig struct {
 	// spilled.
 	//
 	// The pointer's text tells the model to call the recall tool, which
-	// the session does not add to the body: the runtime declares
-	// [spill.RecallTool] among the request's tools and answers its calls
-	// with [spill.Spiller.HandleRecall].
+	// the session does not add to the body: the runtime declares it among
+	// the request's tools ([RecallTool] gives its declaration in each
+	// dialect) and answers its calls with [spill.Spiller.HandleRecall].
+	// With a *spill.Spiller, the session gives the tool of that name the
+	// annotations of [spill.RecallTool] (read-only, closed-world) unless
+	// the manifest or the request annotates it, so that its answers are
+	// reconstructible and never spilled again.
 	//
 	// A message appended with its Pointer set ([Session.AppendMessage])
 	// counts as spilled once the Spiller resolves the pointer, which it
@@ -184,10 +190,12 @@ func (cfg SessionConfig) validate() error {
 // developer messages, and the first real user message (not tool results)
 // unless a Spiller is set, when it may be spilled and evicted like any
 // text.
-// Never proposed for pruning: the unit of the last real user message and,
-// once the history carries reasoning or signed calls, every message from
-// it on; in Anthropic, a final assistant turn whose server tool call
-// waits for its result. Results of tools the provider runs are
+// Never proposed for pruning: the unit of the last real user message;
+// in Anthropic, a final assistant turn whose server tool call waits for
+// its result. Once the history carries reasoning or signed calls, the
+// units after the last real user message are never evicted (the
+// provider asks for the turn's reasoning and call items back, in order)
+// but their results may be stubbed, by a policy that stubs. Results of tools the provider runs are
 // irreducible unless annotated, results that pair with no call take the
 // class of an unannotated tool, compaction items are irreducible.
 //
@@ -224,6 +232,7 @@ func (cfg SessionConfig) validate() error {
 // [NewSession].
 type Session struct {
 	cfg      SessionConfig
+	manifest map[string]ManifestTool // the manifest's tools by name
 	count    pruneguard.Counter
 	stubText string
 	key      string // the history's top-level key
@@ -260,8 +269,9 @@ type sessionState struct {
 	keyMsg   []pruneguard.MessageID // the message making each call
 	open     map[pruneguard.CallID]bool
 	answered map[pruneguard.CallID]bool
-	evf      facts   // an event message being paired (see eventPaired)
-	kbuf     []int32 // the keys of a message's calls, reused from one to the next
+	gaveUp   map[pruneguard.CallID]bool // calls the runtime abandoned (Session.Abandon)
+	evf      facts                      // an event message being paired (see eventPaired)
+	kbuf     []int32                    // the keys of a message's calls, reused from one to the next
 
 	firstUser bool
 	lastUser  *sentry
@@ -315,24 +325,29 @@ type sentry struct {
 // stream is a message being streamed.
 type stream struct {
 	e       *sentry
+	prev    *sentry // the entry before it, which it is coupled to when it closes
 	role    pruneguard.Role
 	answers []pruneguard.CallID
 	text    strings.Builder
 	calls   []pruneguard.Call
-	tokens  int
 }
 
 // NewSession returns an empty Session for cfg, or an error matching
 // [ErrSessionConfig] when cfg is refused: an unknown dialect, a budget
 // that is not positive, a trigger below the budget or above a positive
 // ceiling, a negative minimum to clear, a ceiling below the budget, a
-// Spiller beside a Resolver, a blank stub text.
+// Spiller beside a Resolver, a blank stub text, a manifest that lists a
+// tool twice (wrapping an [*AnnotationError]).
 func NewSession(cfg SessionConfig) (*Session, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	byName, err := cfg.Manifest.byName()
+	if err != nil {
+		return nil, fmt.Errorf("%w: Manifest: %w", ErrSessionConfig, err)
+	}
 	cfg.Config.Counter = counterOf(cfg.Config.Counter)
-	s := &Session{cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
+	s := &Session{manifest: byName, cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
@@ -367,7 +382,7 @@ func (s *Session) reset() {
 		byID: map[pruneguard.MessageID]*sentry{}, streams: map[pruneguard.MessageID]*stream{},
 		known: map[string]bool{}, ann: map[string]pruneguard.Tool{}, callTool: map[pruneguard.CallID]string{},
 		callBy: map[pruneguard.CallID]pruneguard.MessageID{},
-		tr:     newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{},
+		tr:     newTracker(s.cfg.Dialect, false), open: map[pruneguard.CallID]bool{}, answered: map[pruneguard.CallID]bool{}, gaveUp: map[pruneguard.CallID]bool{},
 		dropped: map[string]bool{}, compressed: map[string]json.RawMessage{}, tombs: map[string]string{},
 		top: top, rest: -1,
 	}
@@ -402,11 +417,16 @@ func (s *Session) Len() int {
 // present, must be empty: the history is fed message by message. The
 // tools it declares are registered with the Context (a manifest's
 // annotations win). Fields are written back in the order given, and
-// replace those of an earlier call.
+// replace those of an earlier call. Fields refused (not an object, a key
+// given twice, annotations that are bad input, see [AnnotationError])
+// change nothing.
 func (s *Session) SetRequest(fields json.RawMessage) error {
 	top, err := readTopFields(fields)
 	if err != nil {
 		return fmt.Errorf("wire: session: request fields: %v", err)
+	}
+	if _, err := toolDecls(s.p, requestTools(&top), true); err != nil {
+		return fmt.Errorf("wire: session: request fields: tools: %w", err)
 	}
 	if h, ok := top.get(s.key); ok {
 		if a, isArr := asArray(h); !isArr || len(a) > 0 {
@@ -438,22 +458,24 @@ func (s *Session) registerTools() error {
 	if err != nil {
 		return fmt.Errorf("wire: session: request fields: %w", err)
 	}
-	byName := map[string]ManifestTool{}
-	if s.cfg.Manifest != nil {
-		for _, t := range s.cfg.Manifest.Tools {
-			byName[t.Name] = t
-		}
+	decls, err := toolDecls(s.p, bodyTools(b), true)
+	if err != nil {
+		return fmt.Errorf("wire: session: request fields: tools: %w", err)
 	}
-	for _, td := range b.Tools() {
+	for _, td := range decls {
 		t := pruneguard.Tool{Name: td.Name, Schema: td.Schema, Annotations: td.Annotations}
 		annotated := td.Annotated
-		if mt, ok := byName[td.Name]; ok {
+		if mt, ok := s.manifest[td.Name]; ok {
 			if mt.Annotations != nil {
 				t.Annotations, annotated = *mt.Annotations, true
 			}
 			if t.Schema == nil && len(mt.InputSchema) > 0 {
 				t.Schema = mt.InputSchema
 			}
+			t.Scope = mt.Scope
+		}
+		if rt, ok := recallTool(s.cfg.Spiller); ok && !annotated && t.Name == rt.Name {
+			t.Annotations, annotated = rt.Annotations, true
 		}
 		if len(t.Schema) > 0 && !json.Valid(t.Schema) {
 			t.Schema = nil
@@ -481,12 +503,14 @@ func (s *Session) knowTool(name string) error {
 	s.known[name] = true
 	t := pruneguard.Tool{Name: name}
 	annotated := false
-	if s.cfg.Manifest != nil {
-		for _, mt := range s.cfg.Manifest.Tools {
-			if mt.Name == name && mt.Annotations != nil {
-				t.Annotations, annotated = *mt.Annotations, true
-			}
+	if mt, ok := s.manifest[name]; ok {
+		if mt.Annotations != nil {
+			t.Annotations, annotated = *mt.Annotations, true
 		}
+		t.Scope = mt.Scope
+	}
+	if rt, ok := recallTool(s.cfg.Spiller); ok && !annotated && name == rt.Name {
+		t.Annotations, annotated = rt.Annotations, true
 	}
 	if annotated {
 		s.ann[name] = t
@@ -510,6 +534,9 @@ func (s *Session) Append(raw json.RawMessage) (pruneguard.MessageID, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.precheck([]facts{f}, len(s.entries)); err != nil {
+		return "", err
+	}
 	return s.appendRaw(f)
 }
 
@@ -532,6 +559,14 @@ func (s *Session) parseOne(raw json.RawMessage) (facts, error) {
 	return b.facts[0], nil
 }
 
+// at begins the text of an error of operation op on the message at
+// position pos of the history: the index of the message in the history
+// the runtime fed (in the body it synced), so that an id the session gave
+// it can be matched to the runtime's own turns.
+func (s *Session) at(op string, pos int) string {
+	return "wire: session: " + op + " " + s.key + "[" + strconv.Itoa(pos) + "]"
+}
+
 // positional returns the positional id of the next message.
 func (s *Session) positional() pruneguard.MessageID {
 	id := pruneguard.MessageID("m" + strconv.Itoa(len(s.entries)))
@@ -546,8 +581,14 @@ func (s *Session) classing() *classing {
 	return &classing{
 		p: s.p, unannotated: s.cfg.Unannotated,
 		server: func(name string) (pruneguard.Class, bool) {
-			t, ok := s.ann[name]
-			return t.OutputClass(), ok
+			if t, ok := s.ann[name]; ok {
+				return t.OutputClass(), true
+			}
+			mt, ok := s.manifest[name]
+			if !ok || mt.Annotations == nil {
+				return pruneguard.ClassUnset, false
+			}
+			return pruneguard.Tool{Name: name, Annotations: *mt.Annotations}.OutputClass(), true
 		},
 		tool: func(name string) (pruneguard.Tool, bool) {
 			ts, ok := s.ctx.Tool(name)
@@ -597,6 +638,14 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		cm.Calls = append(cm.Calls, pruneguard.Call{ID: id, Tool: p.name, Args: argsJSON(p.val)})
 		keys = append(keys, s.newKey(id, p.name, e.id))
 	})
+	cm.Calls = appendServerCalls(cm.Calls, &f, func(k int, wire string) pruneguard.CallID {
+		id := pruneguard.CallID(wire)
+		if wire == "" || s.open[id] || taken[id] {
+			id = pruneguard.CallID(string(e.id) + ".s" + strconv.Itoa(k))
+		}
+		taken[id] = true
+		return id
+	})
 	st := s.tr.add(&e.f, keys)
 	s.kbuf = keys
 	unpaired := 0
@@ -621,7 +670,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 		cm.Pinned = true
 	}
 	if err := s.ctx.Append(cm); err != nil {
-		return "", fmt.Errorf("wire: session: append: %w", err)
+		return "", fmt.Errorf("%s: %w", s.at("append", e.pos), err)
 	}
 	s.texts.add(e.id, &f)
 	s.noteCalls(cm.ID, cm.Calls, cm.Answers)
@@ -686,13 +735,21 @@ func (s *Session) noteCalls(id pruneguard.MessageID, calls []pruneguard.Call, an
 		s.callTool[c.ID] = c.Tool
 		s.callBy[c.ID] = id
 		delete(s.answered, c.ID) // an id may come back once its call is answered
-		s.open[c.ID] = true
+		delete(s.gaveUp, c.ID)
+		if !c.Server {
+			s.open[c.ID] = true // a server call is answered in its own turn
+		}
 	}
 }
 
 // link adds an entry to the history and couples it into its unit, as
 // Body.Bind does.
 func (s *Session) link(e *sentry) error {
+	return s.couple(s.place(e), e)
+}
+
+// place adds an entry to the history and returns the entry before it.
+func (s *Session) place(e *sentry) *sentry {
 	prev := s.tail
 	s.entries = append(s.entries, e)
 	s.byID[e.id] = e
@@ -700,6 +757,12 @@ func (s *Session) link(e *sentry) error {
 	if e.realUser {
 		s.lastUser = e
 	}
+	return prev
+}
+
+// couple couples entry e into the unit of prev, the entry before it,
+// when the dialect keeps them together.
+func (s *Session) couple(prev, e *sentry) error {
 	if prev == nil || prev.pieceSystem() || e.pieceSystem() || !coupled(s.p, &prev.f, &e.f) {
 		return nil
 	}
@@ -727,10 +790,14 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	if m.ID == "" {
 		m.ID = s.positional()
 	}
-	if s.byID[m.ID] != nil {
-		return "", fmt.Errorf("wire: session: append: %w", &pruneguard.InputError{Op: "append", ID: string(m.ID), Err: pruneguard.ErrDuplicateMessage})
+	if prev := s.byID[m.ID]; prev != nil {
+		err := &pruneguard.InputError{Op: "append", ID: string(m.ID), Err: pruneguard.ErrDuplicateMessage}
+		return "", fmt.Errorf("%s: %w, the id of %s[%d]", s.at("append", len(s.entries)), err, s.key, prev.pos)
 	}
 	for _, c := range m.Calls {
+		if c.Server {
+			continue // a tool the provider runs: irreducible unless annotated
+		}
 		if err := s.knowTool(c.Tool); err != nil {
 			return "", err
 		}
@@ -742,14 +809,9 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 	if m.Tokens == 0 {
 		m.Tokens = s.eventTokens(e)
 	}
-	if e.realUser && !s.firstUser && s.cfg.Spiller == nil {
-		m.Pinned = true
-	}
-	if m.Role == pruneguard.RoleSystem {
-		m.Pinned = true
-	}
+	m.Pinned = s.pinsEvent(e, m)
 	if err := s.ctx.Append(m); err != nil {
-		return "", fmt.Errorf("wire: session: append: %w", err)
+		return "", fmt.Errorf("%s: %w", s.at("append", e.pos), err)
 	}
 	s.eventPaired(m)
 	if e.realUser {
@@ -777,6 +839,43 @@ func (s *Session) Abandon(ids ...pruneguard.CallID) error {
 	}
 	for _, id := range ids {
 		delete(s.open, id)
+		s.gaveUp[id] = true
+	}
+	return nil
+}
+
+// precheck refuses, before any of them is fed, messages read from
+// provider JSON (fs, the first at position from) of which one would be
+// refused by the Context for its pairing: a result the dialect's rules
+// pair with a call the runtime abandoned ([pruneguard.ErrAbandonedCall]).
+// It pairs them as feeding them would, on a copy of the tracker, and
+// costs nothing while no call is abandoned that way.
+func (s *Session) precheck(fs []facts, from int) error {
+	if len(s.gaveUp) == 0 {
+		return nil
+	}
+	tr := s.tr.clone()
+	base := int32(len(s.keyCall))
+	next, used := base, map[int32]bool{}
+	var keys []int32
+	for i := range fs {
+		f := &fs[i]
+		keys = keys[:0]
+		for range f.ncalls {
+			keys = append(keys, next)
+			next++
+		}
+		for _, k := range tr.add(f, keys).answers {
+			if k < 0 || k >= base || used[k] {
+				continue
+			}
+			used[k] = true
+			id := s.keyCall[k]
+			if !s.answered[id] && s.gaveUp[id] && s.callBy[id] == s.keyMsg[k] {
+				err := &pruneguard.InputError{Op: "append", ID: string(id), Err: pruneguard.ErrAbandonedCall}
+				return fmt.Errorf("%s: %w", s.at("append", from+i), err)
+			}
+		}
 	}
 	return nil
 }
@@ -822,6 +921,9 @@ func eventFacts(p *provider, m pruneguard.Message) facts {
 		f.role, f.typ = p.eventKind(m, f.role)
 	}
 	for _, c := range m.Calls {
+		if c.Server {
+			continue // answered in its own message: nothing to pair
+		}
 		f.add(fpart{kind: PartCall, typ: p.callType, id: string(c.ID), name: c.Tool})
 	}
 	for _, a := range m.Answers {
@@ -836,7 +938,9 @@ func (s *Session) eventPaired(m pruneguard.Message) {
 	s.evf = eventFacts(s.p, m)
 	keys := s.kbuf[:0]
 	for _, c := range m.Calls {
-		keys = append(keys, s.newKey(c.ID, c.Tool, m.ID))
+		if !c.Server {
+			keys = append(keys, s.newKey(c.ID, c.Tool, m.ID))
+		}
 	}
 	s.tr.add(&s.evf, keys)
 	s.kbuf = keys
@@ -848,21 +952,38 @@ func (s *Session) eventPaired(m pruneguard.Message) {
 // the calls it answers) and returns its positional id. Until
 // [Session.Close] the message is streaming: the Context defers every
 // prune, as its commit boundary says, and a request renders what arrived
-// so far.
+// so far. Once closed, a message streamed is what the same message given
+// whole to [Session.AppendMessage] would have been (its text as Content,
+// its calls, its tokens as written, its pin, its class and its unit),
+// byte for byte in the Context and in the request.
 func (s *Session) Open(role pruneguard.Role, answers ...pruneguard.CallID) (pruneguard.MessageID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.positional()
 	m := pruneguard.Message{ID: id, Role: role, Answers: answers}
-	if err := s.ctx.Open(m); err != nil {
-		return "", fmt.Errorf("wire: session: open: %w", err)
-	}
 	e := &sentry{id: id, pos: len(s.entries)}
+	_ = s.fillEvent(e, m)
+	m.Pinned = s.pinsEvent(e, m)
+	if err := s.ctx.Open(m); err != nil {
+		return "", fmt.Errorf("%s: %w", s.at("open", e.pos), err)
+	}
 	st := &stream{e: e, role: role, answers: answers}
 	s.streams[id] = st
-	_ = s.fillEvent(e, m)
-	s.eventPaired(pruneguard.Message{Answers: answers})
-	return id, s.link(e)
+	if len(answers) > 0 {
+		s.eventPaired(pruneguard.Message{ID: id, Role: role, Answers: answers})
+	}
+	if e.realUser {
+		s.firstUser = true
+	}
+	st.prev = s.place(e)
+	return id, nil
+}
+
+// pinsEvent reports whether event message m, written as e, is pinned
+// where it stands: a system message, and the first real user message
+// unless a Spiller may spill it.
+func (s *Session) pinsEvent(e *sentry, m pruneguard.Message) bool {
+	return m.Pinned || m.Role == pruneguard.RoleSystem || (e.realUser && !s.firstUser && s.cfg.Spiller == nil)
 }
 
 // WriteText appends a text delta to a streaming message.
@@ -875,15 +996,15 @@ func (s *Session) WriteText(id pruneguard.MessageID, delta string) error {
 	}
 	n := s.deltaTokens(delta)
 	if err := s.ctx.Write(id, []byte(delta), n); err != nil {
-		return fmt.Errorf("wire: session: write: %w", err)
+		return fmt.Errorf("%s: %w", s.at("write", st.e.pos), err)
 	}
 	st.text.WriteString(delta)
-	st.tokens += n
 	return nil
 }
 
 // WriteCall appends an argument delta to a call of a streaming message,
-// starting the call when its id is new (name is read then).
+// starting the call when its id is new (name is read then). The
+// arguments are the call's, never the message's text.
 func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, name, argsDelta string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -892,7 +1013,7 @@ func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, nam
 		return err
 	}
 	if call == "" {
-		return fmt.Errorf("wire: session: write: %w", &pruneguard.InputError{Op: "write", ID: string(id), Err: pruneguard.ErrEmptyID})
+		return fmt.Errorf("%s: %w", s.at("write", st.e.pos), &pruneguard.InputError{Op: "write", ID: string(id), Err: pruneguard.ErrEmptyID})
 	}
 	k := -1
 	for i := range st.calls {
@@ -900,16 +1021,18 @@ func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, nam
 			k = i
 		}
 	}
-	n := s.deltaTokens(argsDelta)
-	if err := s.ctx.Write(id, []byte(argsDelta), n); err != nil {
-		return fmt.Errorf("wire: session: write: %w", err)
+	// The Context learns the calls when the message closes; until then
+	// it counts their arguments and holds the message's text alone.
+	if n := s.deltaTokens(argsDelta); n > 0 {
+		if err := s.ctx.Write(id, nil, n); err != nil {
+			return fmt.Errorf("%s: %w", s.at("write", st.e.pos), err)
+		}
 	}
 	if k < 0 {
 		st.calls = append(st.calls, pruneguard.Call{ID: call, Tool: name})
 		k = len(st.calls) - 1
 	}
 	st.calls[k].Args = append(st.calls[k].Args, argsDelta...)
-	st.tokens += n
 	return nil
 }
 
@@ -923,13 +1046,19 @@ func (s *Session) deltaTokens(delta string) int {
 func (s *Session) streamOf(op string, id pruneguard.MessageID) (*stream, error) {
 	st, ok := s.streams[id]
 	if !ok {
-		return nil, fmt.Errorf("wire: session: %s: %w", op, &pruneguard.InputError{Op: op, ID: string(id), Err: pruneguard.ErrClosedMessage})
+		err := &pruneguard.InputError{Op: op, ID: string(id), Err: pruneguard.ErrClosedMessage}
+		if e := s.byID[id]; e != nil {
+			return nil, fmt.Errorf("%s: %w", s.at(op, e.pos), err)
+		}
+		return nil, fmt.Errorf("wire: session: %s: %w", op, err)
 	}
 	return st, nil
 }
 
 // Close ends a streamed message: its calls become calls waiting for
-// results, and it is written in the session's dialect from then on.
+// results, and it is written in the session's dialect from then on. Its
+// tokens are settled to the count of the message as written, as
+// AppendMessage counts it.
 func (s *Session) Close(id pruneguard.MessageID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -945,24 +1074,26 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 	m := st.message()
 	e := st.e
 	_ = s.fillEvent(e, m)
-	// The message as written may count more than its deltas did.
-	if n := s.eventTokens(e); n > st.tokens {
-		if err := s.ctx.Write(id, nil, n-st.tokens); err != nil {
-			return fmt.Errorf("wire: session: close: %w", err)
-		}
+	if err := s.ctx.Recount(id, s.eventTokens(e)); err != nil {
+		return fmt.Errorf("%s: %w", s.at("close", e.pos), err)
 	}
 	if err := s.ctx.Close(id, m.Calls...); err != nil {
-		return fmt.Errorf("wire: session: close: %w", err)
+		return fmt.Errorf("%s: %w", s.at("close", e.pos), err)
 	}
 	delete(s.streams, id)
-	s.eventPaired(pruneguard.Message{ID: id, Role: st.role, Calls: m.Calls})
+	if len(st.answers) == 0 || len(m.Calls) > 0 {
+		s.eventPaired(pruneguard.Message{ID: id, Role: st.role, Calls: m.Calls})
+	}
 	s.noteSystem(e)
-	return nil
+	return s.couple(st.prev, e)
 }
 
 // message is the stream as an event message so far.
 func (st *stream) message() pruneguard.Message {
-	m := pruneguard.Message{ID: st.e.id, Role: st.role, Content: []byte(st.text.String()), Answers: st.answers}
+	m := pruneguard.Message{ID: st.e.id, Role: st.role, Answers: st.answers}
+	if st.text.Len() > 0 {
+		m.Content = []byte(st.text.String())
+	}
 	for _, c := range st.calls {
 		m.Calls = append(m.Calls, pruneguard.Call{ID: c.ID, Tool: c.Tool, Args: append(json.RawMessage(nil), c.Args...)})
 	}

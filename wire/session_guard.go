@@ -128,7 +128,12 @@ func (s *Session) WriteTo(w io.Writer) (int64, error) {
 // starts the session over: Report.Reset is set, and earlier decisions are
 // forgotten. The body is checked as JSON in one pass that finds where
 // each message sits; checking the prefix costs a hash of each message;
-// only the new messages are read and fed.
+// only the new messages are read and fed. It is all or nothing: every
+// new message is read, and checked as the Context will check it, before
+// the first is fed, so that a body refused (a message that does not
+// parse, tools whose annotations are bad input, a result for a call
+// given up with [Session.Abandon]) leaves the session as it was, without
+// a reset.
 //
 // Sync spills, with a Spiller set, with context.Background(); use
 // [Session.SyncContext] to bound the spills.
@@ -170,13 +175,33 @@ func historySpans(top *topLevel, d Dialect, key string) ([]span, bool, error) {
 	return elems, false, nil
 }
 
-// syncSpans is Sync of a body read, with where its messages sit.
+// syncSpans is Sync of a body read, with where its messages sit. It is
+// all or nothing: every new message is read, its tools checked and its
+// pairing checked against the Context before the first is fed, so a
+// body refused leaves the session as it was.
 func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([]byte, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rep Report
 	src := top.src
-	if !s.continuesSpans(src, spans) {
+	continues := s.continuesSpans(src, spans)
+	from := len(s.entries)
+	if !continues {
+		from = 0
+	}
+	fs, err := s.readSpans(top, spans, from)
+	if err != nil {
+		return nil, rep, err
+	}
+	fields := topFieldsOf(top, s.key)
+	if _, err := toolDecls(s.p, requestTools(&fields), true); err != nil {
+		return nil, rep, fmt.Errorf("wire: %s: tools: %w", s.cfg.Dialect, err)
+	}
+	if continues {
+		if err := s.precheck(fs, from); err != nil {
+			return nil, rep, err
+		}
+	} else {
 		rep.Reset = len(s.entries) > 0
 		if rep.Reset && s.log != nil {
 			s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: session reset",
@@ -185,17 +210,29 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 		s.top = topFields{}
 		s.reset()
 	}
-	s.top = topFieldsOf(top, s.key)
+	s.top = fields
 	s.topChanged()
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
+	for i := range fs {
+		sp := spans[from+i]
+		if _, err := s.appendRawAs(fs[i], src[sp.start:sp.end]); err != nil {
+			return nil, rep, err // it gives the message's index
+		}
+	}
+	return s.request(ctx, rep)
+}
+
+// readSpans reads the messages of the body top from index from on, each
+// into memory the session owns.
+func (s *Session) readSpans(top *topLevel, spans []span, from int) ([]facts, error) {
 	inputString := s.p.stringHistory && kindOf(top.fields[s.key]) == '"'
 	r := newReader(s.cfg.Dialect)
-	for i := len(s.entries); i < len(spans); i++ {
+	fs := make([]facts, 0, len(spans)-from)
+	for i := from; i < len(spans); i++ {
 		sp := spans[i]
-		span := src[sp.start:sp.end]
-		raw := append([]byte(nil), span...)
+		raw := append([]byte(nil), top.src[sp.start:sp.end]...)
 		if inputString {
 			// A Responses input given as a plain string is the user message
 			// it stands for, written as one: later messages join it in an
@@ -204,13 +241,11 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 		}
 		f, err := r.message(raw, len(raw)-compactLen(raw), false)
 		if err != nil {
-			return nil, rep, fmt.Errorf("wire: %s: %s[%d]%s", s.cfg.Dialect, s.key, i, err)
+			return nil, fmt.Errorf("wire: %s: %s[%d]%s", s.cfg.Dialect, s.key, i, err)
 		}
-		if _, err := s.appendRawAs(f, span); err != nil {
-			return nil, rep, err
-		}
+		fs = append(fs, f)
 	}
-	return s.request(ctx, rep)
+	return fs, nil
 }
 
 // topFieldsOf copies the top-level fields of a body read, in order, with
@@ -360,7 +395,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	rep.Refusals = s.refusals(res, sc)
 	s.summarized(rep)
 	s.logCheck(*rep, err)
-	return err
+	return s.indexed(err)
 }
 
 // trigger is the whole body's token count above which a request is
@@ -775,15 +810,17 @@ func (s *Session) applied(d *pruneguard.Decision) bool {
 
 // ---- the policy and its screen ----------------------------------------------
 
-// CodeActiveTurn is the code of a "wire" refusal by a [Session] of a
-// unit of the turn it keeps whole: the last real user message's and,
-// once reasoning or signed calls are in the history, every unit from it
-// on (their thinking blocks must reach the provider as they were), and
-// in Anthropic a final turn whose server tool call waits. A session's
-// policy never sees those units, nor, with Guard.Summarizer set, the run
-// of a summary, the hoarding rule and the furthest safe prune; the
-// refusal stands for the other parts of a check, such as the hoarding
-// rule without a Summarizer.
+// CodeActiveTurn is the code of a "wire" refusal by a [Session] or a
+// [Guarded] of a unit of the turn it keeps: the last real user
+// message's, and in Anthropic a final turn whose server tool call waits,
+// which are kept whole; and, once reasoning or signed calls are in the
+// history, every unit after the last real user message, which is kept
+// from eviction and from a summary's run (the provider asks for the
+// reasoning and call items of the turn back, in order) while its results
+// may be stubbed. A session's policy never sees the units kept whole,
+// nor gets to evict those of the turn, nor, with Guard.Summarizer set,
+// the run of a summary; the refusal stands for the other parts of a
+// check, such as the furthest safe prune.
 const CodeActiveTurn = "active-turn"
 
 // sessionPolicy keeps the protected tail (see [Session.protected]) from
@@ -798,13 +835,16 @@ type sessionPolicy struct {
 
 // Propose implements pruneguard.Policy.
 func (p *sessionPolicy) Propose(v *pruneguard.View, need int) pruneguard.Plan {
-	for u := range p.protect.tail() {
-		v.Hide(u)
+	for u, whole := range p.protect.tail() {
+		if whole {
+			v.Hide(u)
+		}
 	}
-	if p.inner == nil {
-		return pruneguard.OldestFirst{}.Propose(v, need)
+	inner := p.inner
+	if inner == nil {
+		inner = pruneguard.OldestFirst{}
 	}
-	return p.inner.Propose(v, need)
+	return p.s.outsideTurn(inner.Propose(v, need), p.protect.tail())
 }
 
 // Kept implements pruneguard.Keeper: what the inner policy keeps.
@@ -823,31 +863,33 @@ func (p *sessionPolicy) Kept(v *pruneguard.View) (pruneguard.MessageID, bool) {
 	return "", false
 }
 
-// protected returns the units the session never proposes: the last real
-// user message's and, once reasoning or signed calls are in the
-// history, those of every message from it on; in Anthropic, a final turn
-// whose server tool call waits. It costs in proportion to the messages
-// from the last real user message on.
+// protected returns the units the session keeps, true for those it
+// keeps whole (never evicted, nothing stubbed): the last real user
+// message's and, in Anthropic, a final turn whose server tool call
+// waits; false for those it keeps from eviction alone: once reasoning or
+// signed calls are in the history, those of every message after the
+// last real user message. It costs in proportion to the messages from
+// the last real user message on.
 func (s *Session) protected() map[pruneguard.UnitID]bool {
 	out := map[pruneguard.UnitID]bool{}
-	add := func(e *sentry) {
+	add := func(e *sentry, whole bool) {
 		if e == nil || e.gone {
 			return
 		}
 		if u, ok := s.ctx.UnitOf(e.id); ok {
-			out[u.ID] = true
+			out[u.ID] = out[u.ID] || whole
 		}
 	}
 	if u := s.lastUser; u != nil {
-		add(u)
+		add(u, true)
 		if s.reasoning {
 			for _, e := range s.entries[u.pos:] {
-				add(e)
+				add(e, false)
 			}
 		}
 	}
 	if s.tail != nil && s.tail.paused {
-		add(s.tail)
+		add(s.tail, true)
 	}
 	return out
 }
@@ -896,7 +938,7 @@ func (sc *sessionScreen) Screen(d *pruneguard.Decision) []*pruneguard.Violation 
 	var refs []Refusal
 	if protect := sc.tail(); len(protect) > 0 {
 		for _, u := range d.Units {
-			if protect[u] {
+			if _, kept := protect[u]; kept {
 				refs = append(refs, sc.s.refusal("wire", CodeActiveTurn, u))
 			}
 		}

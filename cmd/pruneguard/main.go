@@ -114,8 +114,12 @@
 // it (whatever --report says). Every message the prune evicts or stubs
 // is either reconstructible or listed there. The pointer text tells the
 // model to call a recall tool, which prune does not add to the body: the
-// runtime that sends it declares one (spill.RecallTool) and answers its
-// calls from DIR (spill.Spiller.HandleRecall, or pruneguard recall).
+// runtime that sends it declares one (wire.RecallTool gives its entry in
+// each dialect) and answers its calls from DIR
+// (spill.Spiller.HandleRecall, or pruneguard recall). With --spill, the
+// results of a tool named recall in the body are read as the recall
+// tool's (read-only, closed-world) unless the body or --manifest
+// annotates it.
 //
 // extract prints the request body inside a recorded transcript envelope
 // (see testdata/transcripts/SOURCES.md), so that check and prune can read

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/pruneguard/pruneguard"
@@ -13,9 +14,10 @@ import (
 )
 
 // unitReach returns the body's tokens once every unit is evicted but
-// those of the last user turn (the last real user message, and after it
-// what the provider requires back unchanged, which the Context pins: a
-// turn's reasoning and signed calls), those holding a system message,
+// those of the last user turn (the last real user message, and after it,
+// when the body carries reasoning or signed calls, every message: the
+// provider requires the turn's reasoning and calls back, so the screen
+// keeps its units from eviction), those holding a system message,
 // those with a call still pending and those holding a message the model
 // has not read yet (after its last message): how far evicting whole units
 // oldest first can go. Where the provider requires the history to begin with a
@@ -37,9 +39,17 @@ func unitReach(t *testing.T, body []byte, d wire.Dialect) int {
 			last = i
 		}
 	}
+	b, err := wire.Read(body, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := false // the body carries reasoning or signed calls
+	for _, m := range b.Messages {
+		turn = turn || m.Reasoning || slices.ContainsFunc(m.Calls, func(c wire.Call) bool { return c.Signed })
+	}
 	keep := map[pruneguard.MessageID]bool{}
 	for i, m := range ms {
-		if m.Role == pruneguard.RoleSystem || i == last || (last >= 0 && i > last && m.Pinned) {
+		if m.Role == pruneguard.RoleSystem || i == last || (last >= 0 && i > last && (m.Pinned || turn)) {
 			keep[m.ID] = true
 		}
 	}

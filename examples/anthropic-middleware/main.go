@@ -25,11 +25,11 @@ import (
 	"os"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/pruneguard/pruneguard"
-	"github.com/pruneguard/pruneguard/middleware/anthropic"
+	anthropicguard "github.com/pruneguard/pruneguard/middleware/anthropic"
 	"github.com/pruneguard/pruneguard/wire"
 )
 
@@ -45,7 +45,7 @@ func run(w io.Writer) error {
 
 	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
 	n := 0
-	mw, err := anthropic.New(anthropic.Config{
+	mw, err := anthropicguard.New(anthropicguard.Config{
 		Session: wire.SessionConfig{
 			Guard:    pruneguard.Guard{Budget: 2500, Policy: pruneguard.OldestFirst{}},
 			Trigger:  3500,
@@ -63,44 +63,44 @@ func run(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "budget 2500 tokens, trigger 3500, at least 1000 freed per prune; policy: oldest units first, a tool_use with its tool_result")
-	client := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("none"), mw.Option())
+	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("none"), mw.Option())
 
 	ctx := context.Background()
-	params := sdk.MessageNewParams{
+	params := anthropic.MessageNewParams{
 		Model:     "claude-sonnet-4-5",
 		MaxTokens: 1024,
-		System:    []sdk.TextBlockParam{{Text: "You find where things are defined. Use grep."}},
-		Tools: []sdk.ToolUnionParam{{OfTool: &sdk.ToolParam{Name: "grep", Description: sdk.String("Search the repository."),
-			InputSchema: sdk.ToolInputSchemaParam{Properties: map[string]any{"pattern": map[string]any{"type": "string"}}, Required: []string{"pattern"}}}}},
+		System:    []anthropic.TextBlockParam{{Text: "You find where things are defined. Use grep."}},
+		Tools: []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "grep", Description: anthropic.String("Search the repository."),
+			InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"pattern": map[string]any{"type": "string"}}, Required: []string{"pattern"}}}}},
 	}
 	for turn := 1; turn <= 6; turn++ {
-		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("Where is Handler%d defined?", turn))))
+		params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(fmt.Sprintf("Where is Handler%d defined?", turn))))
 		for {
 			res, err := client.Messages.New(ctx, params)
 			if err != nil {
 				return err
 			}
 			params.Messages = append(params.Messages, res.ToParam())
-			var results []sdk.ContentBlockParamUnion
+			var results []anthropic.ContentBlockParamUnion
 			for _, blk := range res.Content {
 				if blk.Type == "tool_use" {
-					results = append(results, sdk.NewToolResultBlock(blk.ID, grepOutput(blk.Input), false))
+					results = append(results, anthropic.NewToolResultBlock(blk.ID, grepOutput(blk.Input), false))
 				}
 			}
 			if len(results) == 0 {
 				break
 			}
-			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
+			params.Messages = append(params.Messages, anthropic.NewUserMessage(results...))
 		}
 	}
 
 	// A runtime bug: the model's last tool_use is sent without its
 	// result. The API would answer 400; the middleware refuses it first.
 	broken := params
-	broken.Messages = append(append([]sdk.MessageParam{}, params.Messages...),
-		sdk.NewUserMessage(sdk.NewTextBlock("One more: where is Server defined?")),
-		sdk.NewAssistantMessage(sdk.NewToolUseBlock("toolu_lost", map[string]any{"pattern": "type Server"}, "grep")),
-		sdk.NewUserMessage(sdk.NewTextBlock("Never mind.")))
+	broken.Messages = append(append([]anthropic.MessageParam{}, params.Messages...),
+		anthropic.NewUserMessage(anthropic.NewTextBlock("One more: where is Server defined?")),
+		anthropic.NewAssistantMessage(anthropic.NewToolUseBlock("toolu_lost", map[string]any{"pattern": "type Server"}, "grep")),
+		anthropic.NewUserMessage(anthropic.NewTextBlock("Never mind.")))
 	_, err = client.Messages.New(ctx, broken)
 	var re *wire.RuleError
 	if !errors.As(err, &re) {

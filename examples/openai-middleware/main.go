@@ -24,11 +24,11 @@ import (
 	"os"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
+	openai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pruneguard/pruneguard"
-	"github.com/pruneguard/pruneguard/middleware/openai"
+	openaiguard "github.com/pruneguard/pruneguard/middleware/openai"
 	"github.com/pruneguard/pruneguard/wire"
 )
 
@@ -44,7 +44,7 @@ func run(w io.Writer) error {
 
 	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
 	n := 0
-	mw, err := openai.New(openai.Config{
+	mw, err := openaiguard.New(openaiguard.Config{
 		Session: wire.SessionConfig{
 			Guard:    pruneguard.Guard{Budget: 2500, Policy: pruneguard.KeepLastToolUses{Keep: 2, Stub: true}},
 			Trigger:  3500,
@@ -60,22 +60,22 @@ func run(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "budget 2500 tokens, trigger 3500, at least 800 freed per prune; policy: keep the last 2 tool results, stub the others")
-	client := sdk.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("none"), mw.Option())
+	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("none"), mw.Option())
 
 	ctx := context.Background()
-	params := sdk.ChatCompletionNewParams{
-		Model: sdk.ChatModelGPT4o,
-		Tools: []sdk.ChatCompletionToolUnionParam{sdk.ChatCompletionFunctionTool(sdk.FunctionDefinitionParam{
-			Name: "read_file", Description: sdk.String("Read a file of the repository."),
-			Parameters: sdk.FunctionParameters{"type": "object",
+	params := openai.ChatCompletionNewParams{
+		Model: openai.ChatModelGPT4o,
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
+			Name: "read_file", Description: openai.String("Read a file of the repository."),
+			Parameters: openai.FunctionParameters{"type": "object",
 				"properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}},
 		})},
-		Messages: []sdk.ChatCompletionMessageParamUnion{
-			sdk.SystemMessage("You are a code reviewer. Read the files you are asked about."),
+		Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.SystemMessage("You are a code reviewer. Read the files you are asked about."),
 		},
 	}
 	for turn := 1; turn <= 6; turn++ {
-		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("Review file %d.", turn)))
+		params.Messages = append(params.Messages, openai.UserMessage(fmt.Sprintf("Review file %d.", turn)))
 		for {
 			res, err := client.Chat.Completions.New(ctx, params)
 			if err != nil {
@@ -87,7 +87,7 @@ func run(w io.Writer) error {
 				break
 			}
 			for _, call := range msg.ToolCalls {
-				params.Messages = append(params.Messages, sdk.ToolMessage(fileText(call.Function.Arguments), call.ID))
+				params.Messages = append(params.Messages, openai.ToolMessage(fileText(call.Function.Arguments), call.ID))
 			}
 		}
 	}
@@ -96,7 +96,7 @@ func run(w io.Writer) error {
 	// result is kept. The provider would answer 400; the middleware
 	// refuses it before it is sent.
 	broken := params
-	broken.Messages = append([]sdk.ChatCompletionMessageParamUnion{params.Messages[0], params.Messages[1]}, params.Messages[3:]...)
+	broken.Messages = append([]openai.ChatCompletionMessageParamUnion{params.Messages[0], params.Messages[1]}, params.Messages[3:]...)
 	_, err = client.Chat.Completions.New(ctx, broken)
 	var re *wire.RuleError
 	if !errors.As(err, &re) {

@@ -13,11 +13,16 @@
 // MinClear tokens, so the provider's prompt cache is not broken on every
 // turn.
 //
-//	mw, err := anthropic.New(anthropic.Config{Session: wire.SessionConfig{
+//	import (
+//		anthropic "github.com/anthropics/anthropic-sdk-go/v2"
+//		anthropicguard "github.com/pruneguard/pruneguard/middleware/anthropic"
+//	)
+//
+//	mw, err := anthropicguard.New(anthropicguard.Config{Session: wire.SessionConfig{
 //		Guard:   pruneguard.Guard{Budget: 100_000},
 //		Trigger: 120_000, MinClear: 20_000,
 //	}})
-//	client := sdk.NewClient(mw.Option())
+//	client := anthropic.NewClient(mw.Option())
 //
 // The SDK sends the whole history with each request. The middleware keeps
 // one [wire.Session] per conversation: the one named with
@@ -26,6 +31,8 @@
 // are fed to it; the prefix it has seen is recognised by a hash of each
 // message.
 //
-// This package lives in a module of its own, so that the SDK stays out of
-// the library's dependencies.
+// The package is named after the SDK it wraps: import it under an alias
+// (anthropicguard, as above) so that both keep a name. This package lives in
+// a module of its own, so that the SDK stays out of the library's
+// dependencies.
 package anthropic
