@@ -56,6 +56,40 @@ func (c *Context) add(op string, m Message, open bool) error {
 	if !ok || !c.fits(tokens) {
 		return inputErr(op, string(m.ID), ErrTokenOverflow)
 	}
+	p := c.record(m, open, tokens)
+	u := c.joinUnits(p, m.Answers)
+	c.link(p, u)
+	c.addCalls(p, m.Calls)
+	c.readTo(p)
+	c.require(p, m.Requires)
+	if !open {
+		for k := range c.answersOf(p) {
+			c.complete(k)
+		}
+		c.answered(p)
+	} else {
+		c.unit(u).open++
+		c.open = append(c.open, p)
+	}
+	for _, sid := range m.NeededBy {
+		c.reference(sid, p)
+	}
+	if len(m.NeededBy) > 0 {
+		c.epoch++
+	}
+	if c.isResult(p) {
+		c.results.Insert(p)
+		c.whole.Insert(p)
+		c.bySize.Insert(c.sizeKey(p))
+	}
+	c.trackLarge(p)
+	return nil
+}
+
+// record adds the record of message m, checked, with its content, pin,
+// role and fields, and returns its position: the message is held and
+// found by its id, in no unit yet.
+func (c *Context) record(m Message, open bool, tokens int) int32 {
 	p := c.msgs.Push()
 	x := c.msg(p)
 	*x = mrec{idLen: uint32(len(m.ID)), unit: none, nextM: none, call: none, ans: none, class: m.Class, facts: m.Facts}
@@ -93,12 +127,15 @@ func (c *Context) add(op string, m Message, open bool) error {
 	}
 	c.live++
 	c.byID.Put(p)
+	return p
+}
 
-	// Results first: bind the answered calls and find the units this
-	// message joins.
+// joinUnits binds the calls message p answers to it and returns the unit
+// it joins: the units of those calls, merged into one, or a new one.
+func (c *Context) joinUnits(p int32, answers []CallID) int32 {
 	var join []int32
 	last := none
-	for _, id := range m.Answers {
+	for _, id := range answers {
 		k, _ := c.byCall.Find(string(id))
 		r := c.call(k)
 		r.result = p
@@ -112,42 +149,14 @@ func (c *Context) add(op string, m Message, open bool) error {
 			join = append(join, u)
 		}
 	}
-	var u int32
 	if len(join) == 0 {
-		u = c.newUnit()
-	} else {
-		u = join[0]
-		for _, o := range join[1:] {
-			u = c.merge(u, o)
-		}
+		return c.newUnit()
 	}
-	c.link(p, u)
-
-	c.addCalls(p, m.Calls)
-	c.readTo(p)
-	c.require(p, m.Requires)
-	if !open {
-		for k := range c.answersOf(p) {
-			c.complete(k)
-		}
-		c.answered(p)
-	} else {
-		c.unit(u).open++
-		c.open = append(c.open, p)
+	u := join[0]
+	for _, o := range join[1:] {
+		u = c.merge(u, o)
 	}
-	for _, sid := range m.NeededBy {
-		c.reference(sid, p)
-	}
-	if len(m.NeededBy) > 0 {
-		c.epoch++
-	}
-	if c.isResult(p) {
-		c.results.Insert(p)
-		c.whole.Insert(p)
-		c.bySize.Insert(c.sizeKey(p))
-	}
-	c.trackLarge(p)
-	return nil
+	return u
 }
 
 // checkNew validates a message before anything changes.
