@@ -46,32 +46,54 @@ const (
 // is left out, or refuses the plan, as the split mode and the unit's state
 // say; a named stub in a unit held back is left out too.
 func (r *pruneRun) boundaryGate() {
-	c, p := r.c, r.p
+	c := r.c
 	r.whole = true
 	r.d.strict = c.cfg.Boundary == BoundaryStrict
 	if r.d.strict && (c.nPending > 0 || len(c.open) > 0) {
 		r.deferred = &DeferredError{Pending: c.pendingIDs(), Open: c.openIDs()}
 		return
 	}
-
-	held, inFlight := 0, 0
-	refuse := func(v *Violation) {
-		if p.Split == SplitStrict {
-			r.object(v)
-			return
+	var t boundaryTally
+	r.closeUnits(&t)
+	stubs := r.boundaryStubs(&t)
+	if len(r.violations) == 0 && t.inFlight > 0 && t.inFlight == t.held && len(r.evict) == 0 && stubs == 0 {
+		// Everything the plan named is in flight: the relaxed reading
+		// defers as the strict one would.
+		de := &DeferredError{}
+		for _, v := range r.refused {
+			de.Units = append(de.Units, v.Units...)
 		}
-		if v.Code == CodeOpen || v.Code == CodePending {
-			inFlight++
-		}
-		held++
-		r.leaveOut(v)
+		r.deferred = de
 	}
+}
 
-	// The closing set holds what the plan names. Count the named members
-	// of each unit when the split mode asks whether a unit is named whole,
-	// then take the units in the order they are first named.
+// boundaryTally counts what the boundary gate left out of a plan, and
+// of that what is in flight.
+type boundaryTally struct{ held, inFlight int }
+
+// refuse objects to v under SplitStrict, or leaves its messages out of
+// the plan and counts them.
+func (r *pruneRun) refuse(t *boundaryTally, v *Violation) {
+	if r.p.Split == SplitStrict {
+		r.object(v)
+		return
+	}
+	if v.Code == CodeOpen || v.Code == CodePending {
+		t.inFlight++
+	}
+	t.held++
+	r.leaveOut(v)
+}
+
+// closeUnits makes the closing set of the units the plan names, in the
+// order they are first named: a unit held back or named in part (unless
+// the split mode grows it) is refused.
+func (r *pruneRun) closeUnits(t *boundaryTally) {
+	c, p := r.c, r.p
 	named := r.evict
 	if p.Split != SplitGrow {
+		// Count the named members of each unit, to ask whether a unit is
+		// named whole.
 		count := r.pass()
 		for _, q := range named {
 			u := c.unit(c.msg(q).unit)
@@ -97,19 +119,11 @@ func (r *pruneRun) boundaryGate() {
 					r.unset(m, kEvict)
 				}
 			}
-			refuse(v)
+			r.refuse(t, v)
 			continue
 		}
 		if p.Split != SplitGrow && int(un.aux) < c.unitSize(u) {
-			v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{c.unitID(u)}, pos: uint64(un.head)}
-			for m := range c.members(u) {
-				if r.has(m, kEvict) {
-					r.unset(m, kEvict)
-				} else {
-					v.Messages = append(v.Messages, c.id(m)) // the members left out
-				}
-			}
-			refuse(v)
+			r.refuse(t, r.splitViolation(u))
 			continue
 		}
 		for m := range c.members(u) {
@@ -117,31 +131,42 @@ func (r *pruneRun) boundaryGate() {
 			r.evict = append(r.evict, m)
 		}
 	}
+}
 
+// splitViolation is the violation of a plan naming unit u in part: it
+// names the members left out, and takes the named ones out of the plan.
+func (r *pruneRun) splitViolation(u int32) *Violation {
+	c := r.c
+	v := &Violation{Gate: GateBoundary, Code: CodeSplit, Units: []UnitID{c.unitID(u)}, pos: uint64(c.unit(u).head)}
+	for m := range c.members(u) {
+		if r.has(m, kEvict) {
+			r.unset(m, kEvict)
+		} else {
+			v.Messages = append(v.Messages, c.id(m)) // the members left out
+		}
+	}
+	return v
+}
+
+// boundaryStubs refuses the stubs of results whose unit is held back,
+// and returns how many stubs stay.
+func (r *pruneRun) boundaryStubs(t *boundaryTally) int {
+	c := r.c
 	stubs := 0
 	for i, q := range r.stubAt {
 		if r.has(q, kEvict|kHeld) {
 			continue
 		}
 		if v := c.heldBack(c.msg(q).unit); v != nil {
-			v.Messages = []MessageID{p.Stub[i]}
+			v.Messages = []MessageID{r.p.Stub[i]}
 			v.pos = uint64(q)
 			r.set(q, kHeld)
-			refuse(v)
+			r.refuse(t, v)
 			continue
 		}
 		stubs++
 	}
-
-	if len(r.violations) == 0 && inFlight > 0 && inFlight == held && len(r.evict) == 0 && stubs == 0 {
-		// Everything the plan named is in flight: the relaxed reading
-		// defers as the strict one would.
-		de := &DeferredError{}
-		for _, v := range r.refused {
-			de.Units = append(de.Units, v.Units...)
-		}
-		r.deferred = de
-	}
+	return stubs
 }
 
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.
