@@ -73,6 +73,9 @@ func RestoreSessionContext(ctx context.Context, r io.Reader, cfg SessionConfig) 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.sameMessages(c); err != nil {
+		return nil, err
+	}
 	s.ctx = c
 	if err := s.verifyLines(ctx); err != nil {
 		return nil, err
@@ -145,6 +148,23 @@ func readSession(b []byte) (*savedSession, error) {
 		return nil, badSession("", "", "no context or no journal")
 	}
 	return &st, nil
+}
+
+// sameMessages checks that the Context restored, c, holds each message
+// the journal left as the journal's replay gave it to the session's own
+// Context: its role, and its tokens unless a decision changed them.
+func (s *Session) sameMessages(c *pruneguard.Context) error {
+	for _, e := range s.entries {
+		if e.gone || e.stubbed || e.summary {
+			continue
+		}
+		fed, ok1 := s.ctx.Message(e.id)
+		held, ok2 := c.Message(e.id)
+		if !ok1 || !ok2 || fed.Role != held.Role || fed.Tokens != held.Tokens {
+			return badSession("context", string(e.id), "the Context does not hold the message the journal gives")
+		}
+	}
+	return nil
 }
 
 // holdsTogether checks a restored session: every message it holds is in
@@ -236,6 +256,11 @@ func (s *Session) replayOne(rd *reader, op *jop) (err error) {
 
 // replaySynced feeds a message of a synced body, as Sync did.
 func (s *Session) replaySynced(rd *reader, op *jop) error {
+	// Sync reads a message only once the body it came in was found to be
+	// JSON.
+	if !json.Valid(op.Raw) || (op.Span != nil && !json.Valid(op.Span)) {
+		return errors.New("a message that is not JSON")
+	}
 	f, err := rd.message(op.Raw, len(op.Raw)-compactLen(op.Raw), false)
 	if err != nil {
 		return err

@@ -122,10 +122,15 @@ func unsealSession(b []byte) ([]byte, bool) {
 	if !bytes.HasSuffix(head, []byte(sessionDigest)) {
 		return nil, false
 	}
-	obj := append(bytes.Clone(head[:len(head)-len(sessionDigest)]), '}')
 	var want [sha256.Size]byte
 	if n, err := hex.Decode(want[:], digest); err != nil || n != sha256.Size {
 		return nil, false
 	}
-	return obj, sha256.Sum256(obj) == want
+	h := sha256.New()
+	h.Write(head[:len(head)-len(sessionDigest)])
+	h.Write([]byte{'}'})
+	if !bytes.Equal(h.Sum(nil), want[:]) {
+		return nil, false
+	}
+	return append(bytes.Clone(head[:len(head)-len(sessionDigest)]), '}'), true
 }
