@@ -56,7 +56,7 @@ func TestRestoreSessionTruncatedOrCorrupt(t *testing.T) {
 	large, lcfg := savedFacts(t, wire.OpenAIChat, 40)
 	tries, stride := 400, 13
 	if testing.Short() || raceEnabled {
-		tries, stride = 100, 97
+		tries, stride = 40, 97
 	}
 	t.Logf("states of %d and %d bytes", len(small), len(large))
 	for n := 0; n < len(small); n++ {

@@ -68,6 +68,10 @@ func reportString(rep wire.Report) string {
 // and restored at every few steps (in the middle of a stream too), sees
 // what a session never restored sees, step by step, in every dialect.
 func TestSessionSaveRestoreEvents(t *testing.T) {
+	every := 5 // steps between restores
+	if testing.Short() || raceEnabled {
+		every = 13
+	}
 	for _, d := range wire.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			cfg := func(store spill.Store) wire.SessionConfig {
@@ -88,7 +92,7 @@ func TestSessionSaveRestoreEvents(t *testing.T) {
 					t.Fatalf("step %d:\n got %s\nwant %s", i, got, want)
 				}
 				pruned += strings.Count(want, "seg-")
-				if i%5 == 4 {
+				if i%every == every-1 {
 					twin = saveRestore(t, twin, cfg(store))
 				}
 			}
