@@ -61,8 +61,9 @@ func reference(t *testing.T, c fleetCase, dup int) []string {
 }
 
 // TestConversationsFleetAlternate: two replicas sharing a session store
-// (memory, directory) serve one conversation in alternation and send
-// exactly the bodies one process sends, with the same reports.
+// (memory, directory) serve one conversation in alternation, one of them
+// restarted every few requests, and send exactly the bodies one process
+// sends, with the same reports.
 func TestConversationsFleetAlternate(t *testing.T) {
 	stores := map[string]func() sessions.Store{
 		"memory": func() sessions.Store { return &sessions.Memory{} },
@@ -75,6 +76,9 @@ func TestConversationsFleetAlternate(t *testing.T) {
 				store, sp := mk(), &spill.Memory{}
 				rs := []*wire.Conversations{replica(t, c.total, store, sp), replica(t, c.total, store, sp)}
 				for i, b := range c.bodies {
+					if i%5 == 4 {
+						rs[0] = replica(t, c.total, store, sp) // a deploy restarts it
+					}
 					if got := guardOne(t, rs[i%2], c.d, c.name, b); got != want[i] {
 						t.Fatalf("request %d on replica %d:\n got %s\nwant %s", i, i%2, got, want[i])
 					}
