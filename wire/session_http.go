@@ -33,9 +33,16 @@ import (
 // a stored response (previous_response_id or conversation set) are
 // checked but not pruned: the server holds their history.
 //
+// With a session store (ConversationsConfig.Sessions), a named
+// conversation's session lives in the store instead, shared by the
+// replicas of a fleet: see the field.
+//
 // A Conversations is safe for concurrent use; requests of one
-// conversation are guarded one at a time. The zero Conversations is not
-// usable: make one with [NewConversations].
+// conversation kept in process are guarded one at a time, and those of
+// one conversation kept in a session store may run at once, the store's
+// compare-and-swap deciding which saves first (the others redo their
+// work). The zero Conversations is not usable: make one with
+// [NewConversations].
 type Conversations struct {
 	cfg ConversationsConfig
 
