@@ -499,6 +499,27 @@
 // requests whose method and path [RequestDialect] recognizes, and answers
 // one it refuses, unsent, with status 400 and "x-should-retry: false".
 //
+// # Saving a session, and a fleet of replicas
+//
+// [Session.Save] writes a session's state: what it was given since its
+// history began (messages byte for byte, evicted ones included; events,
+// streams, calls abandoned; the request's other fields), what the guard's
+// decisions did to the history, and its Context's own saved state, with
+// a SHA-256 digest. [RestoreSession], given the same configuration,
+// rebuilds a session that renders the same body, keeps the same prompt
+// prefix and makes the same decisions as one that never stopped; state
+// truncated, altered or inconsistent is refused with an error matching
+// pruneguard.ErrBadState, and no session.
+//
+// With ConversationsConfig.Sessions set (a sessions.Store: Memory, Dir,
+// or the Redis and PostgreSQL stores), each request of a named
+// conversation loads its session from the store, is guarded, and saves
+// it back with the version it loaded; a replica that lost the race loads
+// again and redoes its work, so two replicas send the bodies one process
+// would. Ids are sessions.ID(tenant, name) ([WithTenant]). A store that
+// fails refuses the request with a [*StoreError] ([ErrSessionStore]),
+// unless PassUnguarded lets the body through unguarded.
+//
 // Reading and validating use only the standard library; the guarding
 // part imports the pruneguard core, which never imports this package.
 // Every reader, Validate and Body.Bind are total: no input, however

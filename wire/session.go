@@ -1,11 +1,13 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,6 +296,13 @@ type sessionState struct {
 	rest  int
 	topB  *Body
 	topTS *toolState
+
+	// jr is the journal: what the history was given and what decisions
+	// did to it since it began (see session_journal.go).
+	jr []jop
+	// recorded are the decisions of the current check already in the
+	// journal: record may be called more than once for one.
+	recorded []*pruneguard.Decision
 }
 
 // sentry is one message of the history.
@@ -387,6 +396,7 @@ func (s *Session) reset() {
 		top: top, rest: -1,
 	}
 	if top.vals != nil {
+		s.journalTop()
 		s.registerTools()
 	}
 	s.sl = s.newSlots()
@@ -437,6 +447,7 @@ func (s *Session) SetRequest(fields json.RawMessage) error {
 	defer s.mu.Unlock()
 	s.top = top
 	s.topChanged()
+	s.journalTop()
 	return s.registerTools()
 }
 
@@ -537,7 +548,11 @@ func (s *Session) Append(raw json.RawMessage) (pruneguard.MessageID, error) {
 	if err := s.precheck([]facts{f}, len(s.entries)); err != nil {
 		return "", err
 	}
-	return s.appendRaw(f)
+	id, err := s.appendRaw(f)
+	if err == nil {
+		s.journal(jop{Op: jAppend, Raw: bytes.Clone(raw)})
+	}
+	return id, err
 }
 
 // parseOne reads one message of the session's dialect, into a copy the
@@ -787,6 +802,7 @@ func (e *sentry) pieceSystem() bool {
 func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	given := m
 	if m.ID == "" {
 		m.ID = s.positional()
 	}
@@ -818,6 +834,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 		s.firstUser = true
 	}
 	s.noteSystem(e)
+	s.journalEvent(given)
 	return m.ID, s.link(e)
 }
 
@@ -841,6 +858,7 @@ func (s *Session) Abandon(ids ...pruneguard.CallID) error {
 		delete(s.open, id)
 		s.gaveUp[id] = true
 	}
+	s.journal(jop{Op: jAbandon, Calls: slices.Clone(ids)})
 	return nil
 }
 
@@ -976,6 +994,7 @@ func (s *Session) Open(role pruneguard.Role, answers ...pruneguard.CallID) (prun
 		s.firstUser = true
 	}
 	st.prev = s.place(e)
+	s.journal(jop{Op: jOpen, Role: role, Calls: slices.Clone(answers)})
 	return id, nil
 }
 
@@ -999,6 +1018,7 @@ func (s *Session) WriteText(id pruneguard.MessageID, delta string) error {
 		return fmt.Errorf("%s: %w", s.at("write", st.e.pos), err)
 	}
 	st.text.WriteString(delta)
+	s.journal(jop{Op: jText, ID: id, Raw: []byte(delta)})
 	return nil
 }
 
@@ -1033,6 +1053,7 @@ func (s *Session) WriteCall(id pruneguard.MessageID, call pruneguard.CallID, nam
 		k = len(st.calls) - 1
 	}
 	st.calls[k].Args = append(st.calls[k].Args, argsDelta...)
+	s.journal(jop{Op: jCall, ID: id, Call: call, Name: name, Raw: []byte(argsDelta)})
 	return nil
 }
 
@@ -1085,6 +1106,7 @@ func (s *Session) Close(id pruneguard.MessageID) error {
 		s.eventPaired(pruneguard.Message{ID: id, Role: st.role, Calls: m.Calls})
 	}
 	s.noteSystem(e)
+	s.journal(jop{Op: jClose, ID: id})
 	return s.couple(st.prev, e)
 }
 

@@ -212,6 +212,7 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 	}
 	s.top = fields
 	s.topChanged()
+	s.journalTop()
 	if err := s.registerTools(); err != nil {
 		return nil, rep, err
 	}
@@ -220,6 +221,7 @@ func (s *Session) syncSpans(ctx context.Context, top *topLevel, spans []span) ([
 		if _, err := s.appendRawAs(fs[i], src[sp.start:sp.end]); err != nil {
 			return nil, rep, err // it gives the message's index
 		}
+		s.journalSynced(fs[i].raw, src[sp.start:sp.end])
 	}
 	return s.request(ctx, rep)
 }
@@ -311,6 +313,8 @@ func (s *Session) render() []byte {
 // of it), the guard runs again for the difference, three more times at
 // most.
 func (s *Session) check(ctx context.Context, rep *Report) error {
+	clear(s.recorded)
+	s.recorded = s.recorded[:0]
 	s.repair(rep)
 	rep.Before = s.bodyTokens()
 	g := s.cfg.Guard
@@ -474,11 +478,7 @@ func (s *Session) restore(name string, rep *Report) {
 	if _, err := s.ctx.RequestTool(name); err != nil {
 		return
 	}
-	delete(s.dropped, name)
-	delete(s.compressed, name)
-	delete(s.tombs, name)
-	s.tombOrder = slices.DeleteFunc(s.tombOrder, func(t string) bool { return t == name })
-	s.topChanged()
+	s.restoreState(name)
 	if !slices.Contains(rep.Restored, name) {
 		rep.Restored = append(rep.Restored, name)
 	}
@@ -486,6 +486,17 @@ func (s *Session) restore(name string, rep *Report) {
 		s.log.LogAttrs(context.Background(), slog.LevelInfo, "pruneguard: schema restored",
 			slog.String("dialect", string(s.cfg.Dialect)), slog.String("tool", name))
 	}
+}
+
+// restoreState carries a tool's schema brought back whole out on the
+// session's state.
+func (s *Session) restoreState(name string) {
+	s.journal(jop{Op: jRestore, Name: name})
+	delete(s.dropped, name)
+	delete(s.compressed, name)
+	delete(s.tombs, name)
+	s.tombOrder = slices.DeleteFunc(s.tombOrder, func(t string) bool { return t == name })
+	s.topChanged()
 }
 
 // withHistory writes the top-level fields with the history given.
@@ -721,6 +732,10 @@ func (s *Session) topFor(d *pruneguard.Decision) topFields {
 // record carries an applied decision out on the session's state. It may
 // be called more than once for one decision.
 func (s *Session) record(d *pruneguard.Decision) {
+	if !slices.Contains(s.recorded, d) {
+		s.recorded = append(s.recorded, d)
+		s.journalDecision(d)
+	}
 	ptr := map[pruneguard.MessageID]pruneguard.Pointer{}
 	for _, n := range d.Pointers {
 		ptr[n.Message] = n.Pointer

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pruneguard/pruneguard/sessions"
 )
 
 // Conversations keeps one [Session] per conversation, for callers that
@@ -30,9 +33,16 @@ import (
 // a stored response (previous_response_id or conversation set) are
 // checked but not pruned: the server holds their history.
 //
+// With a session store (ConversationsConfig.Sessions), a named
+// conversation's session lives in the store instead, shared by the
+// replicas of a fleet: see the field.
+//
 // A Conversations is safe for concurrent use; requests of one
-// conversation are guarded one at a time. The zero Conversations is not
-// usable: make one with [NewConversations].
+// conversation kept in process are guarded one at a time, and those of
+// one conversation kept in a session store may run at once, the store's
+// compare-and-swap deciding which saves first (the others redo their
+// work). The zero Conversations is not usable: make one with
+// [NewConversations].
 type Conversations struct {
 	cfg ConversationsConfig
 
@@ -42,6 +52,7 @@ type Conversations struct {
 	all   []*conversation // least recently used first
 	seed  maphash.Seed
 	next  int
+	saved map[string]stored // with a session store: the sessions this process saved last, by id
 }
 
 // ConversationsConfig configures [Conversations]. Session.Guard.Budget is
@@ -60,6 +71,34 @@ type ConversationsConfig struct {
 	// refused) with the conversation's name ("auto-N" for one found by its
 	// history) and what was done. It must not block for long.
 	OnReport func(conversation string, rep Report, err error)
+	// Sessions, if set, keeps the session of each named conversation
+	// ([WithConversation]) in a store that the replicas of a fleet share,
+	// so that any of them continues a conversation another began, as one
+	// process that never stopped would. Each request loads the
+	// conversation's session (none stored: a new one), guards the body
+	// and saves the session back with the version it loaded; when
+	// another replica saved first, it loads again and redoes the work,
+	// so nothing is lost or applied twice. A request refused (a
+	// *RuleError, a *pruneguard.CeilingError) saves nothing. When the
+	// store fails, the request is refused with a *[StoreError] (matching
+	// [ErrSessionStore]) and no body is sent, unless PassUnguarded is
+	// set. Its id for a conversation is sessions.ID(tenant, name), the
+	// tenant being the request's ([WithTenant]) or Tenant. Conversations
+	// not named stay in this process, as without a store. A process keeps
+	// the sessions it saved last, so that a request that finds the
+	// version it saved skips the restore.
+	Sessions sessions.Store
+	// Tenant is the tenant of requests that name none ([WithTenant]),
+	// for the ids of the session store.
+	Tenant string
+	// MaxConflicts bounds the tries of a request whose Save loses the
+	// race for its conversation's session; the last lost gives a
+	// *StoreError matching [ErrConflicts]. Zero means 8.
+	MaxConflicts int
+	// PassUnguarded, when the session store fails (a *StoreError), sends
+	// the request's body as it came, unguarded, instead of refusing it;
+	// OnReport still gets the error. Leave it unset to fail closed.
+	PassUnguarded bool
 }
 
 type conversation struct {
@@ -85,7 +124,11 @@ func NewConversations(cfg ConversationsConfig) (*Conversations, error) {
 	if cfg.Max <= 0 {
 		cfg.Max = 256
 	}
-	return &Conversations{cfg: cfg, named: map[string]*conversation{}, auto: map[uint64][]*conversation{}, seed: maphash.MakeSeed()}, nil
+	if cfg.MaxConflicts <= 0 {
+		cfg.MaxConflicts = 8
+	}
+	return &Conversations{cfg: cfg, named: map[string]*conversation{}, auto: map[uint64][]*conversation{}, seed: maphash.MakeSeed(),
+		saved: map[string]stored{}}, nil
 }
 
 type conversationKey struct{}
@@ -112,6 +155,10 @@ func (cs *Conversations) Guard(ctx context.Context, d Dialect, body []byte) ([]b
 	if cs.cfg.OnReport != nil {
 		cs.cfg.OnReport(name, rep, err)
 	}
+	var se *StoreError
+	if cs.cfg.PassUnguarded && errors.As(err, &se) {
+		return body, Report{}, nil
+	}
 	return out, rep, err
 }
 
@@ -125,6 +172,10 @@ func (cs *Conversations) guard(ctx context.Context, d Dialect, body []byte) (str
 	}
 	if b.onServer {
 		return "", body, Report{}, nil
+	}
+	if name, named := ConversationOf(ctx); named && cs.cfg.Sessions != nil {
+		out, rep, err := cs.guardStored(ctx, d, b, name)
+		return name, out, rep, err
 	}
 	c, err := cs.find(ctx, d, b)
 	if err != nil {

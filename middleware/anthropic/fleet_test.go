@@ -1,0 +1,121 @@
+package anthropic_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/middleware/anthropic"
+	"github.com/pruneguard/pruneguard/sessions"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+// fleetLoop runs an agent loop of one named conversation, request i
+// through clientOf(i), and returns how many requests it made.
+func fleetLoop(t *testing.T, clientOf func(i int) sdk.Client) int {
+	ctx := anthropic.WithTenant(anthropic.WithConversation(context.Background(), "conv-1"), "acme")
+	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
+		System: []sdk.TextBlockParam{{Text: "You read files."}}}
+	n := 0
+	for turn := range 12 {
+		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
+		for {
+			c := clientOf(n)
+			res, err := c.Messages.New(ctx, params)
+			n++
+			if err != nil {
+				t.Fatal(err)
+			}
+			params.Messages = append(params.Messages, res.ToParam())
+			var results []sdk.ContentBlockParamUnion
+			for _, blk := range res.Content {
+				if blk.Type == "tool_use" {
+					results = append(results, sdk.NewToolResultBlock(blk.ID, strings.Repeat("code line\n", 300), false))
+				}
+			}
+			if len(results) == 0 {
+				break
+			}
+			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
+		}
+	}
+	return n
+}
+
+func fleetConfig(store sessions.Store) anthropic.Config {
+	cfg := regenerable
+	cfg.Guard = pruneguard.Guard{Budget: 3000}
+	cfg.Trigger, cfg.MinClear = 4000, 1200
+	return anthropic.Config{Session: cfg, Sessions: store}
+}
+
+// TestFleet: two middlewares (two replicas) sharing a session store
+// serve one conversation in alternation, one of them restarted (a new
+// middleware) every few requests, and send the provider exactly the
+// bodies one middleware that served the whole conversation sends.
+func TestFleet(t *testing.T) {
+	one := newProvider(t)
+	ref := fleetConfig(nil)
+	guarded := 0
+	ref.OnReport = func(_ string, rep wire.Report, _ error) {
+		if rep.Guarded {
+			guarded++
+		}
+	}
+	mw := must(anthropic.New(ref))
+	c := client(one, mw.Option())
+	n := fleetLoop(t, func(int) sdk.Client { return c })
+	if guarded == 0 {
+		t.Fatal("nothing was pruned")
+	}
+	for name, store := range map[string]sessions.Store{"memory": &sessions.Memory{}, "dir": sessions.Dir(t.TempDir())} {
+		t.Run(name, func(t *testing.T) {
+			p := newProvider(t)
+			replicas := []sdk.Client{client(p, must(anthropic.New(fleetConfig(store))).Option()), client(p, must(anthropic.New(fleetConfig(store))).Option())}
+			clientOf := func(i int) sdk.Client {
+				if i%5 == 4 {
+					replicas[0] = client(p, must(anthropic.New(fleetConfig(store))).Option()) // a deploy restarts it
+				}
+				return replicas[i%2]
+			}
+			if got := fleetLoop(t, clientOf); got != n {
+				t.Fatalf("%d requests, want %d", got, n)
+			}
+			for i := range n {
+				if !bytes.Equal(p.body(i), one.body(i)) {
+					t.Fatalf("request %d: the fleet sent another body", i)
+				}
+			}
+		})
+	}
+}
+
+type downStore struct{}
+
+func (downStore) Load(context.Context, string) ([]byte, sessions.Version, error) {
+	return nil, 0, errors.New("unreachable")
+}
+
+func (downStore) Save(context.Context, string, []byte, sessions.Version) (sessions.Version, error) {
+	return 0, errors.New("unreachable")
+}
+
+// TestFleetStoreDown: with the session store down, a request is refused
+// with a *wire.StoreError and never reaches the provider.
+func TestFleetStoreDown(t *testing.T) {
+	p := newProvider(t)
+	mw := must(anthropic.New(fleetConfig(downStore{})))
+	ctx := anthropic.WithConversation(context.Background(), "conv-1")
+	c := client(p, mw.Option())
+	_, err := c.Messages.New(ctx, sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 64,
+		Messages: []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("hello"))}})
+	if !errors.Is(err, wire.ErrSessionStore) || p.count() != 0 {
+		t.Fatalf("store down: %v, %d requests sent", err, p.count())
+	}
+}
