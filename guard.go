@@ -49,8 +49,10 @@ func (o Outcome) String() string {
 // than prune everything it may. Every other zero field is a working
 // default, documented on the field.
 type Guard struct {
-	// Budget is the token count to prune down to. Required: it must be
-	// positive.
+	// Budget is the level a prune cuts the context down to, not the
+	// window: a Check prunes when the context is over the Trigger (the
+	// window; the Budget itself when no Trigger is set) and then goes
+	// down to the Budget. Required: it must be positive.
 	Budget int
 	// Ceiling, when positive, is the hard limit: above it a Context that
 	// cannot be pruned safely makes Check fail with a [*CeilingError].
@@ -75,8 +77,9 @@ type Guard struct {
 	// nothing, and counts the decisions applied.
 	Rounds int
 
-	// Trigger is the token count above which a Check prunes; zero means
-	// Budget. Once triggered, a Check prunes down to the Budget. A Trigger
+	// Trigger is the window: the token count above which a Check prunes
+	// at all; zero means Budget. Once triggered, a Check prunes down to
+	// the Budget, below the Trigger. A Trigger
 	// above the Budget keeps the provider's prompt cache: checks at or
 	// under it change nothing, so consecutive requests share the prefix
 	// the last prune left. It must not be below the Budget nor above a
@@ -205,7 +208,8 @@ type Result struct {
 	Reason error
 	// Held accounts for what the prompt holds that the check could not
 	// touch (pointer lines, schemas and tombstones, units in flight,
-	// unread, pinned or refused), when it ends over the budget; zero
+	// unread, pinned or refused) and what it did not reach, when it ends
+	// over the budget; zero
 	// otherwise. It costs a walk of those units, and of nothing else.
 	Held Held
 
@@ -491,6 +495,7 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 			}
 		}
 		res.Held = r.c.heldAccount(refused)
+		res.Held.Unreached = max(0, res.After-res.Held.total())
 	}
 	switch {
 	case err != nil:

@@ -69,9 +69,16 @@ func TestDropUnsafeUnitsCostFollowsThePlan(t *testing.T) {
 		}
 		return best
 	}
-	small, large := cost(2_000), cost(40_000)
-	t.Logf("a prune dropping 1,000 of 2,000 units: %v; 20,000 of 40,000: %v", small, large)
-	// Linear is 20 times; dropping unit by unit was about 400 times.
+	// Linear is 20 times; dropping unit by unit was about 400 times. A
+	// machine busy elsewhere gets three tries.
+	var small, large time.Duration
+	for range 3 {
+		small, large = cost(2_000), cost(40_000)
+		t.Logf("a prune dropping 1,000 of 2,000 units: %v; 20,000 of 40,000: %v", small, large)
+		if large < 60*small+2*time.Millisecond {
+			break
+		}
+	}
 	assert.Less(t, large, 60*small+2*time.Millisecond)
 }
 

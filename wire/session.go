@@ -28,10 +28,13 @@ type SessionConfig struct {
 	// Dialect is the provider format of the messages fed and of the body
 	// the session answers with. Required.
 	Dialect Dialect
-	// Guard prunes the history. Its Budget, required, is the token count
-	// of the whole request body (history, system prompt, tools and
-	// settings, as Config.Counter counts them) that a prune brings the request
-	// down to. Its Ceiling, when positive, is the hard limit on the whole
+	// Guard prunes the history. Its Budget and the session's Trigger
+	// are two numbers, easily taken for one: Guard.Budget, required, is
+	// the level a prune cuts the request down to, and Trigger (below, or
+	// Guard.Trigger) is the window, the size above which a request is
+	// pruned at all; with no Trigger the Budget is both. Both count the
+	// whole request body (history, system prompt, tools and settings, as
+	// Config.Counter counts them). Its Ceiling, when positive, is the hard limit on the whole
 	// body: above it, with nothing more safely prunable, the request is
 	// refused with a *pruneguard.CeilingError. Its Trigger and MinClear,
 	// when set, count the whole body too and stand for the session's
@@ -49,8 +52,8 @@ type SessionConfig struct {
 	// it as the Spiller does. Its Spill must be nil: set Spiller instead.
 	// Its other fields work as in pruneguard.Guard.
 	Guard pruneguard.Guard
-	// Trigger is the token count of the whole body above which a prune
-	// runs. Zero means Guard.Trigger, or else Guard.Budget: prune whenever
+	// Trigger is the window: the token count of the whole body above
+	// which a prune runs, which then cuts the body down to Guard.Budget. Zero means Guard.Trigger, or else Guard.Budget: prune whenever
 	// the request is over budget. A Trigger above the budget keeps the
 	// provider's prompt cache: requests at or under it are sent as the
 	// last prune left them, so consecutive requests share their pruned
@@ -60,8 +63,11 @@ type SessionConfig struct {
 	// MinClear is the least number of tokens a prune frees, when the
 	// history holds that many that may safely go: a prune that the budget
 	// alone would keep small goes further, so that prunes, and the cache
-	// misses they cause, come seldom. Zero means Guard.MinClear, or else
-	// no minimum. It must not be negative.
+	// misses they cause, come seldom. Zero means Guard.MinClear, or else,
+	// with a Spiller, a quarter of Guard.Budget (every prune that spills
+	// adds a pointer line to the prompt: prunes that each free a little
+	// would fill it with lines), and no minimum without one. It must not
+	// be negative.
 	MinClear int
 	// Config configures the session's pruneguard.Context. Its Counter
 	// counts tokens (nil means [pruneguard.ApproxCounter], and the
@@ -87,8 +93,15 @@ type SessionConfig struct {
 	// messages (their provider JSON, as fed) to the Spiller, records
 	// their pointers on the Context and prunes again; what then goes
 	// leaves a line with its pointer in the system prompt, and a spilled
-	// result that is stubbed carries the pointer's text. A failed spill
-	// is reported in Report.Result.SpillErrors, and its unit stays. The
+	// result that is stubbed carries the pointer's text. The lines never
+	// make a system prompt the request does not have: without one, what
+	// would need a line stays, refused with CodeNoPointerPlace. Once the
+	// lines cost more than an eighth of the budget they fold: they are
+	// spilled as a segment of their own, and one line naming it stands
+	// for them. A failed spill (a store that cannot be written) is
+	// reported in Report.Result.SpillErrors, and its unit stays. A
+	// segment written for a decision the screen then refused is
+	// discarded ([pruneguard.Discarder]) and not reported. The
 	// Spiller also resolves the pointers, so Config.Resolver must be nil.
 	// Pointer texts are the Spiller's own, as for [Options].Spiller.
 	// When Config.PointerTokens is zero it is set to the Counter's count
@@ -111,9 +124,18 @@ type SessionConfig struct {
 	// answers from memory: verify such a pointer first
 	// ([spill.Spiller.Verify]).
 	Spiller pruneguard.Spiller
-	// Logger, if set, receives one record per applied decision, per spill
-	// and failed spill, and per refusal, with the gate, the code, the ids
-	// and the token counts, never any content. Nil means no logging.
+	// Logger, if set, receives the records of each check that ran, as a
+	// pruneguard.Guard's Logger does (see the pruneguard package's
+	// LogCheck): one per applied decision, spill, failed spill and
+	// refusal, with status "in_progress", then one LogCheck record that
+	// ends the check ("completed", "cancelled" or "failed"), every one
+	// with "compaction" (Report.Result.Compaction) and "status", so that
+	// they map onto the Agent Client Protocol's compaction updates. Their
+	// numbers are the session's: the whole body's tokens, the budget,
+	// trigger and ceiling as configured. No record carries any content.
+	// Nil means Guard.Logger; with neither, nothing is logged. Guard.Logger
+	// gets the same records (when Logger is nil), and the refetch and
+	// re-expansion records of the pruneguard package in any case.
 	Logger *slog.Logger
 }
 
@@ -240,7 +262,8 @@ type Session struct {
 	key      string // the history's top-level key
 	p        *provider
 	seed     maphash.Seed
-	log      *slog.Logger
+	log      *slog.Logger  // Logger, or Guard.Logger
+	alertLog *slog.Logger  // the core guard's: Guard.Logger's refetch and re-expansion records
 	texts    *sessionTexts // the Context's Config.Text, with a Summarizer, unless the caller set one
 
 	mu  sync.Mutex
@@ -289,6 +312,12 @@ type sessionState struct {
 	// sysEntries are the event messages whose text goes into the system
 	// prompt (outside Chat and Responses).
 	sysEntries []*sentry
+	// folds are the folds of the pointer lines, the last standing for
+	// the others (see session_lines.go).
+	folds []lineFold
+	// sysMsg is set once a system message is fed, in any form: the
+	// request has a system prompt of its own (see linePlace).
+	sysMsg bool
 	// sl is the history as written; rest the tokens of the body outside
 	// it, or -1 until counted; topB and topTS the request's fields read,
 	// and their tools state, or nil until read.
@@ -356,7 +385,8 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		return nil, fmt.Errorf("%w: Manifest: %w", ErrSessionConfig, err)
 	}
 	cfg.Config.Counter = counterOf(cfg.Config.Counter)
-	s := &Session{manifest: byName, cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
+	s := &Session{manifest: byName, cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed()}
+	s.log, s.alertLog = sessionLoggers(cfg)
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText
@@ -415,12 +445,23 @@ func (s *Session) Context() *pruneguard.Context {
 	return s.ctx
 }
 
-// Len reports how many messages were fed, evicted ones included.
-func (s *Session) Len() int {
+// Fed reports how many messages were fed to the session since it
+// started (or since [Session.Sync] started it over), evicted ones
+// included: the length of the history the runtime holds, and the index
+// the next message fed gets. The messages the request still shows are
+// Context().Len().
+func (s *Session) Fed() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.entries)
 }
+
+// Len reports how many messages were fed, evicted ones included, as
+// [Session.Fed] does; it is not Context().Len(), which counts the
+// messages the request still shows.
+//
+// Deprecated: use [Session.Fed], whose name says what it counts.
+func (s *Session) Len() int { return s.Fed() }
 
 // SetRequest sets the request's other top-level fields (model, tools,
 // system prompt, settings) from a JSON object. Its history field, if
@@ -677,6 +718,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	switch {
 	case isSystem(&f):
 		cm.Pinned = true
+		s.sysMsg = true
 	case e.realUser && !s.firstUser && s.cfg.Spiller == nil:
 		cm.Pinned = true
 	case s.p.serverHeld && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
@@ -826,6 +868,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 		m.Tokens = s.eventTokens(e)
 	}
 	m.Pinned = s.pinsEvent(e, m)
+	s.sysMsg = s.sysMsg || m.Role == pruneguard.RoleSystem
 	if err := s.ctx.Append(m); err != nil {
 		return "", fmt.Errorf("%s: %w", s.at("append", e.pos), err)
 	}
@@ -985,6 +1028,7 @@ func (s *Session) Open(role pruneguard.Role, answers ...pruneguard.CallID) (prun
 	if err := s.ctx.Open(m); err != nil {
 		return "", fmt.Errorf("%s: %w", s.at("open", e.pos), err)
 	}
+	s.sysMsg = s.sysMsg || role == pruneguard.RoleSystem
 	st := &stream{e: e, role: role, answers: answers}
 	s.streams[id] = st
 	if len(answers) > 0 {

@@ -328,6 +328,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	}
 	g.Screen = sc
 	g.Policy = &sessionPolicy{s: s, inner: g.Policy, protect: sc}
+	g.Logger = s.alertLog // the session writes the compaction's records
 	res := pruneguard.Result{Before: rep.Before}
 	var err error
 	for try := 0; ; try++ {
@@ -366,6 +367,9 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 			if r.Reason != nil {
 				res.Reason = r.Reason
 			}
+			if !r.Held.IsZero() {
+				res.Held = r.Held
+			}
 			res.Outcome = r.Outcome
 		}
 		// The core guard stops at its own target: min(Budget, Before -
@@ -377,15 +381,20 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	}
 	if len(res.Decisions) > 0 {
 		res.Outcome = pruneguard.Pruned
+		s.foldLines(ctx)
 	}
 	rep.After = s.bodyTokens()
 	res.Before, res.After = rep.Before, rep.After
+	if rep.After > budget {
+		s.heldReport(&res, budget)
+	}
 	var ce *pruneguard.CeilingError
 	if errors.As(err, &ce) {
 		ce.Tokens = rep.After
 		if ceiling > 0 {
 			ce.Ceiling = ceiling
 		}
+		ce.Held = res.Held
 	}
 	for _, d := range res.Decisions {
 		rep.Evicted = append(rep.Evicted, d.Evict...)
@@ -395,11 +404,43 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 			rep.Tombstoned = append(rep.Tombstoned, t.Tool)
 		}
 	}
+	placed := placeRefused(&res, func(id pruneguard.MessageID) (int, bool) {
+		if e := s.byID[id]; e != nil {
+			return e.pos, true
+		}
+		return 0, false
+	})
 	rep.Result = res
-	rep.Refusals = s.refusals(res, sc)
+	rep.Refusals = append(s.refusals(res, sc), placed...)
 	s.summarized(rep)
-	s.logCheck(*rep, err)
+	s.logCheck(*rep, err, target)
 	return s.indexed(err)
+}
+
+// heldReport makes res, a check that ended over the whole body's budget,
+// say what fills the prompt as the body holds it: the pointer lines
+// counted with the session's Counter as they are written (the Context
+// counts each with Config.PointerTokens), and a Reason when the guard
+// left none, or its *pruneguard.HeldError, with the body's numbers.
+func (s *Session) heldReport(res *pruneguard.Result, budget int) {
+	res.Held.Lines = s.pointerLineTokens()
+	var he *pruneguard.HeldError
+	switch {
+	case errors.As(res.Reason, &he):
+		he.Tokens, he.Budget, he.Held = res.After, budget, res.Held
+	case res.Reason == nil && !res.Held.IsZero():
+		res.Reason = &pruneguard.HeldError{Tokens: res.After, Budget: budget, Held: res.Held}
+	}
+}
+
+// pointerLineTokens counts what the pointer lines that stand add to the
+// body, with the session's Counter.
+func (s *Session) pointerLineTokens() int {
+	lines := s.pointerLines(s.spilled)
+	if len(lines) == 0 {
+		return 0
+	}
+	return countJSON(s.count, mustString("\n"+joinLines(lines)))
 }
 
 // trigger is the whole body's token count above which a request is
@@ -417,11 +458,22 @@ func (s *Session) trigger() int {
 // minClear is the least a triggered prune frees: SessionConfig.MinClear,
 // or Guard.MinClear.
 func (s *Session) minClear() int {
-	if s.cfg.MinClear > 0 {
+	switch {
+	case s.cfg.MinClear > 0:
 		return s.cfg.MinClear
+	case s.cfg.Guard.MinClear > 0:
+		return s.cfg.Guard.MinClear
+	case s.cfg.Spiller != nil:
+		return s.cfg.Guard.Budget / spillClearShare
 	}
-	return s.cfg.Guard.MinClear
+	return 0
 }
+
+// spillClearShare is the share of the budget a prune of a session with
+// a Spiller frees at least, by default (1/4): every prune that spills
+// adds a pointer line, so prunes that each free a little would fill the
+// prompt with lines.
+const spillClearShare = 4
 
 // repair makes the history sound before it is guarded and written,
 // when the Context reports tools whose arguments or requiring messages
@@ -514,8 +566,18 @@ type sessionSpiller struct {
 	pruneguard.Spiller
 }
 
-// SpillMessages implements pruneguard.Spiller.
+// SpillMessages implements pruneguard.Spiller. Where the request has no
+// system prompt for a pointer line, only results, whose stubs show their
+// pointer, are spilled (unless a summary may carry it): the others fail
+// with ErrNoPointerPlace, and the check reports them as refusals.
 func (sp sessionSpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (pruneguard.Pointer, error) {
+	if sp.s.cfg.Guard.Summarizer == nil && !sp.s.linePlace() {
+		for _, m := range ms {
+			if len(m.Answers) == 0 {
+				return pruneguard.Pointer{}, fmt.Errorf("%w: message %q", ErrNoPointerPlace, m.ID)
+			}
+		}
+	}
 	ms = slices.Clone(ms)
 	for i := range ms {
 		if e := sp.s.byID[ms[i].ID]; e != nil && e.ev == nil && e.raw != nil {
@@ -523,6 +585,12 @@ func (sp sessionSpiller) SpillMessages(ctx context.Context, ms []pruneguard.Mess
 		}
 	}
 	return sp.Spiller.SpillMessages(ctx, ms)
+}
+
+// Discard implements pruneguard.Discarder: the session's Spiller takes
+// back the segment, when it can.
+func (sp sessionSpiller) Discard(ctx context.Context, p pruneguard.Pointer) error {
+	return discard(ctx, sp.Spiller, p)
 }
 
 // ---- rendering -------------------------------------------------------------
@@ -649,9 +717,20 @@ func (s *Session) stubRaw(e *sentry, text string) (json.RawMessage, bool) {
 	return raw, true
 }
 
+// linePlace reports whether the request has a system prompt for
+// tombstone and pointer lines, by the rule a guarded body keeps (see
+// promptPlace): the session never adds one.
+func (s *Session) linePlace() bool {
+	return s.p.promptPlace(func(k string) json.RawMessage { v, _ := s.top.get(k); return v }, s.sysMsg)
+}
+
 // lines are the tombstone and pointer lines, as they stand or once d is
-// applied too.
+// applied too; none where the request has no place for them (the
+// screen refuses the decisions that would need one).
 func (s *Session) lines(d *pruneguard.Decision) []string {
+	if !s.linePlace() {
+		return nil
+	}
 	tombs := s.tombs
 	order := s.tombOrder
 	spilled := s.spilled
@@ -684,7 +763,7 @@ func (s *Session) lines(d *pruneguard.Decision) []string {
 			out = append(out, line)
 		}
 	}
-	return append(out, spillLines(spilled, pointerTextOf(s.cfg.Spiller))...)
+	return append(out, s.pointerLines(spilled)...)
 }
 
 // topFor returns the request's other fields as they stand, or once d is
@@ -987,12 +1066,39 @@ func (s *Session) screen(d *pruneguard.Decision) []Refusal {
 	if d.Summary != nil {
 		return s.screenSummary(d)
 	}
+	if refs := s.placeRefusals(d); len(refs) > 0 {
+		return refs
+	}
 	if s.slotUp() {
 		if refs, ok := s.screenSlots(d); ok {
 			return refs
 		}
 	}
 	return s.screenWhole(d)
+}
+
+// placeRefusals refuses, when the request has no system prompt for
+// lines (see linePlace), the units of d that would leave a pointer line
+// and the tombstones d would add, with CodeNoPointerPlace.
+func (s *Session) placeRefusals(d *pruneguard.Decision) []Refusal {
+	if (len(d.Pointers) == 0 && len(d.Tombstones) == 0) || s.linePlace() {
+		return nil
+	}
+	if len(d.Tombstones) > 0 {
+		return schemaRefusal(d, CodeNoPointerPlace, "the request has no system prompt to carry a tombstone line")
+	}
+	evicted := idSet(d.Evict)
+	var refs []Refusal
+	seen := map[pruneguard.UnitID]bool{}
+	for _, n := range d.Pointers {
+		u, ok := s.ctx.UnitOf(n.Message)
+		if !evicted[n.Message] || !ok || seen[u.ID] {
+			continue
+		}
+		seen[u.ID] = true
+		refs = append(refs, s.refusal("wire", CodeNoPointerPlace, u.ID, u.Messages...))
+	}
+	return refs
 }
 
 // screenWhole is the screen of a decision on the body written whole:
@@ -1112,51 +1218,6 @@ func (s *Session) refusals(res pruneguard.Result, sc *sessionScreen) []Refusal {
 		seen[k] = true
 		return false
 	})
-}
-
-// logDecision writes one record of decision d.
-func (s *Session) logDecision(d *pruneguard.Decision, msg string, attrs ...slog.Attr) {
-	if s.log == nil {
-		return
-	}
-	var tombs []string
-	for _, t := range d.Tombstones {
-		tombs = append(tombs, t.Tool)
-	}
-	attrs = append([]slog.Attr{slog.String("dialect", string(s.cfg.Dialect)),
-		slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
-		slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs), slog.Int("freed", d.Freed)}, attrs...)
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
-}
-
-// logCheck writes one record per applied decision, spill, failed spill
-// and refusal.
-func (s *Session) logCheck(rep Report, err error) {
-	if s.log == nil {
-		return
-	}
-	ctx := context.Background()
-	dialect := slog.String("dialect", string(s.cfg.Dialect))
-	for _, d := range rep.Result.Decisions {
-		s.logDecision(d, "pruneguard: decision", slog.Int("before", rep.Before), slog.Int("after", rep.After))
-	}
-	for _, sp := range rep.Result.Spills {
-		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: spill", dialect, slog.Any("units", sp.Units),
-			slog.Any("messages", sp.Messages), slog.String("store", sp.Pointer.Store), slog.String("key", sp.Pointer.Key))
-	}
-	for _, se := range rep.Result.SpillErrors {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: spill failed", dialect, slog.Any("units", se.Units),
-			slog.Any("messages", se.Messages), slog.String("error", se.Err.Error()))
-	}
-	for _, r := range rep.Refusals {
-		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,
-			slog.String("gate", r.Gate), slog.String("code", r.Code), slog.Any("units", r.Units),
-			slog.Any("messages", r.Messages), slog.Any("tools", r.Tools), slog.Int("tokens", rep.Before))
-	}
-	if err != nil {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: request refused", dialect,
-			slog.String("error", err.Error()), slog.Int("tokens", rep.Before))
-	}
 }
 
 // stubRefusals refuses the stubs of d that cannot be made, or would not

@@ -88,9 +88,9 @@ func RestoreSessionContext(ctx context.Context, r io.Reader, cfg SessionConfig) 
 
 // verifyLines verifies, when the Spiller is a [pruneguard.Verifier],
 // the pointers the body shows that the Context does not hold (the lines
-// of messages evicted, the pointers of stubs), so that their text is the
-// Spiller's as it was. A pointer that does not verify is kept, as the
-// Context keeps its own.
+// of messages evicted, the pointers of stubs, the segments of folded
+// lines), so that their text is the Spiller's as it was. A pointer that
+// does not verify is kept, as the Context keeps its own.
 func (s *Session) verifyLines(ctx context.Context) error {
 	v, ok := s.cfg.Spiller.(pruneguard.Verifier)
 	if !ok {
@@ -112,6 +112,11 @@ func (s *Session) verifyLines(ctx context.Context) error {
 	}
 	for _, e := range s.entries {
 		if err := check(e.stubPtr); err != nil {
+			return err
+		}
+	}
+	for _, f := range s.folds {
+		if err := check(f.ptr); err != nil {
 			return err
 		}
 	}
@@ -248,6 +253,11 @@ func (s *Session) replayOne(rd *reader, op *jop) (err error) {
 		s.record(op.Decision.decision())
 	case jRestore:
 		s.restoreState(op.Name)
+	case jFold:
+		if op.Pointer == nil || op.Pointer.IsZero() {
+			return errMissing
+		}
+		s.fold(*op.Pointer, op.Covers)
 	default:
 		return errors.New("unknown entry")
 	}
