@@ -11,6 +11,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/sessions"
 )
 
 // ErrBudget is returned by [New] for a configuration without a positive
@@ -63,6 +64,19 @@ type Config struct {
 	// (a MessageModifier) cannot return. It is called with the session's
 	// lock held and must not call back into the session.
 	OnReport func(context.Context, Report)
+	// Sessions, when set, keeps the session's state in a store the
+	// replicas of a fleet share, under SessionID, so that any replica
+	// can serve the conversation's next call: each pass loads the state,
+	// guards the list, and saves the state with the version it loaded
+	// (see [Session.Prune]). New refuses Sessions without a valid
+	// SessionID (sessions.ID makes one of a tenant and a conversation).
+	Sessions sessions.Store
+	// SessionID names the conversation in Sessions.
+	SessionID string
+	// Retries bounds the passes redone after another replica saved the
+	// conversation first: the pass reloads its state and runs again. Zero
+	// means [DefaultRetries]; a negative value redoes none.
+	Retries int
 }
 
 // Report says what one pass of a [Session] did. Sessions make them; the
@@ -189,6 +203,11 @@ type Session struct {
 	sent     int // the tokens of the list as sent
 
 	evicted, stubbed []seqMsg // what the pass under way took
+
+	// With Config.Sessions: whether the state above is the stored
+	// version, and which.
+	held    bool
+	version sessions.Version
 }
 
 // slot is what the session knows of one message of the model's view
@@ -226,6 +245,9 @@ type seqMsg struct {
 func New(cfg Config) (*Session, error) {
 	if cfg.Guard.Budget <= 0 {
 		return nil, ErrBudget
+	}
+	if cfg.Sessions != nil && !sessions.ValidID(cfg.SessionID) {
+		return nil, fmt.Errorf("%w: %q", ErrSessionID, cfg.SessionID)
 	}
 	if cfg.Tokens == nil {
 		cfg.Tokens = ApproxTokens
@@ -349,8 +371,16 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.Message, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var r Report
-	out, err := s.pass(ctx, msgs, &r)
+	var (
+		r   Report
+		out []*schema.Message
+		err error
+	)
+	if s.cfg.Sessions != nil {
+		out, err = s.stored(ctx, msgs, &r)
+	} else {
+		out, err = s.pass(ctx, msgs, &r)
+	}
 	r.Err = err
 	r.Sent = len(out)
 	if s.cfg.OnReport != nil {
