@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -264,4 +265,228 @@ func (h *hookStore) Save(ctx context.Context, id string, state []byte, expect se
 		h.conflicts.Add(1)
 	}
 	return v, err
+}
+
+// A replica that loses the race redoes its pass on the state the winner
+// saved: it sends what one session sends, and the messages the winner
+// took in are not taken in again.
+func TestFleetLoserRedoes(t *testing.T) {
+	m := fleetModes[0]
+	script := fleetScript(6)
+	want := reference(t, m, script)
+	shared := &sessions.Memory{}
+	winner := mustNew(t, fleetConfig(m, &spill.Memory{}, shared))
+	hooked := &hookStore{Store: shared}
+	loser := mustNew(t, fleetConfig(m, &spill.Memory{}, hooked))
+	for k := range script[:4] {
+		if _, _, err := winner.Prune(t.Context(), cloneList(script[k])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := 4
+	hooked.beforeSave = func() {
+		hooked.beforeSave = nil
+		if _, _, err := winner.Prune(context.Background(), cloneList(script[k])); err != nil {
+			t.Error(err)
+		}
+	}
+	out, r, err := loser.Prune(t.Context(), cloneList(script[k]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hooked.conflicts.Load() != 1 {
+		t.Fatalf("%d conflicts, want the one the winner caused", hooked.conflicts.Load())
+	}
+	sameSent(t, "the loser's redone pass", sentJSON(t, out), want[k])
+	if r.Taken != 0 {
+		t.Errorf("the redone pass took in %d messages the winner had taken in", r.Taken)
+	}
+	out, r, err = winner.Prune(t.Context(), cloneList(script[k+1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSent(t, "the next pass", sentJSON(t, out), want[k+1])
+	if n := len(script[k+1]) - len(script[k]); r.Taken != n {
+		t.Errorf("the next pass took in %d messages, want the %d new ones", r.Taken, n)
+	}
+}
+
+// A replica that loses every race gives up after its retries with a
+// typed error, and sends nothing.
+func TestFleetRetriesBounded(t *testing.T) {
+	shared := &sessions.Memory{}
+	other := mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, shared))
+	hooked := &hookStore{Store: shared}
+	cfg := fleetConfig(fleetModes[0], &spill.Memory{}, hooked)
+	cfg.Retries = 3
+	s := mustNew(t, cfg)
+	script := fleetScript(8)
+	hooked.beforeSave = func() { // another replica saves first, every time
+		if _, _, err := other.Prune(context.Background(), cloneList(script[len(script)-1])); err != nil {
+			t.Error(err)
+		}
+	}
+	out, _, err := s.Prune(t.Context(), cloneList(script[0]))
+	var se *einoguard.StoreError
+	if !errors.As(err, &se) || !errors.Is(err, einoguard.ErrStore) || !errors.Is(err, sessions.ErrConflict) {
+		t.Fatalf("err = %v, want a *StoreError matching ErrStore and sessions.ErrConflict", err)
+	}
+	if se.Op != "save" || se.Attempts != 4 || se.ID != cfg.SessionID {
+		t.Errorf("StoreError %+v, want op save after 4 attempts on %q", se, cfg.SessionID)
+	}
+	if out != nil {
+		t.Errorf("sent %d messages after the store refused the pass", len(out))
+	}
+}
+
+// A store that is down fails the pass closed: a typed error naming the
+// step, no list; once it is back, the conversation goes on.
+func TestFleetStoreDown(t *testing.T) {
+	down := errors.New("connection refused")
+	for _, step := range []string{"load", "save"} {
+		t.Run(step, func(t *testing.T) {
+			hooked := &hookStore{Store: &sessions.Memory{}}
+			s := mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, hooked))
+			script := fleetScript(4)
+			if _, _, err := s.Prune(t.Context(), cloneList(script[0])); err != nil {
+				t.Fatal(err)
+			}
+			if step == "load" {
+				hooked.loadErr = down
+			} else {
+				hooked.saveErr = down
+			}
+			out, r, err := s.Prune(t.Context(), cloneList(script[1]))
+			var se *einoguard.StoreError
+			if !errors.As(err, &se) || se.Op != step || !errors.Is(err, down) || !errors.Is(err, einoguard.ErrStore) {
+				t.Fatalf("err = %v, want a *StoreError of %s matching the store's error", err, step)
+			}
+			if out != nil || r.Err != err {
+				t.Errorf("sent %d messages, report error %v", len(out), r.Err)
+			}
+			hooked.loadErr, hooked.saveErr = nil, nil
+			want := reference(t, fleetModes[0], script)
+			out, _, err = s.Prune(t.Context(), cloneList(script[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameSent(t, "after the store came back", sentJSON(t, out), want[1])
+		})
+	}
+}
+
+// New refuses a session store without a valid id.
+func TestFleetNeedsAnID(t *testing.T) {
+	cfg := fleetConfig(fleetModes[0], &spill.Memory{}, &sessions.Memory{})
+	for _, id := range []string{"", "Acme/conv 1"} {
+		cfg.SessionID = id
+		if _, err := einoguard.New(cfg); !errors.Is(err, einoguard.ErrSessionID) {
+			t.Errorf("New with SessionID %q: %v, want ErrSessionID", id, err)
+		}
+	}
+}
+
+// Saved state that was truncated or altered in any byte is refused with
+// a typed error, and the session restoring it is left as it was; state
+// in the store that does not restore fails the pass closed.
+func TestRestoreRefusesDamage(t *testing.T) {
+	m := fleetModes[1]
+	s := mustNew(t, fleetConfig(m, &spill.Memory{}, nil))
+	script := fleetScript(12)
+	for _, l := range script[:10] {
+		if _, _, err := s.Prune(t.Context(), cloneList(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := s.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	fresh := mustNew(t, fleetConfig(m, &spill.Memory{}, nil))
+	refused := func(what string, b []byte) {
+		t.Helper()
+		err := fresh.Restore(t.Context(), bytes.NewReader(b))
+		var se *einoguard.StateError
+		if !errors.Is(err, einoguard.ErrBadState) || !errors.As(err, &se) {
+			t.Fatalf("%s: Restore = %v, want a *StateError matching ErrBadState", what, err)
+		}
+	}
+	for n := 0; n < len(good); n += 1 + n/64 {
+		refused(fmt.Sprintf("truncated to %d bytes", n), good[:n])
+	}
+	for i := 0; i < len(good); i += 1 + i/256 {
+		b := bytes.Clone(good)
+		b[i] ^= 0x20
+		refused(fmt.Sprintf("byte %d changed", i), b)
+	}
+	if fresh.Tokens() != 0 {
+		t.Errorf("a refused Restore changed the session: %d tokens", fresh.Tokens())
+	}
+	if err := fresh.Restore(t.Context(), bytes.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Tokens() != s.Tokens() {
+		t.Errorf("restored session counts %d tokens, the saved one %d", fresh.Tokens(), s.Tokens())
+	}
+
+	// In a store: the pass fails closed.
+	store := &sessions.Memory{}
+	id := sessions.ID("acme", "conv-1")
+	if _, err := store.Save(t.Context(), id, good[:len(good)/2], sessions.Absent); err != nil {
+		t.Fatal(err)
+	}
+	r := mustNew(t, fleetConfig(m, &spill.Memory{}, store))
+	out, _, err := r.Prune(t.Context(), cloneList(script[10]))
+	var se *einoguard.StoreError
+	if !errors.As(err, &se) || se.Op != "restore" || !errors.Is(err, einoguard.ErrBadState) || out != nil {
+		t.Fatalf("pass on damaged stored state: %d messages, %v; want none and a *StoreError of restore matching ErrBadState", len(out), err)
+	}
+}
+
+// State that holds together by its digest but not with itself (a view
+// naming a message never taken in) is refused too.
+func TestRestoreRefusesInconsistentState(t *testing.T) {
+	s := mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, nil))
+	for _, l := range fleetScript(4) {
+		if _, _, err := s.Prune(t.Context(), cloneList(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := s.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	obj := buf.Bytes()
+	obj = append(bytes.Clone(obj[:bytes.LastIndex(obj, []byte(`,"sha256":"`))]), '}')
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &st); err != nil {
+		t.Fatal(err)
+	}
+	resealed, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, nil)).Restore(t.Context(), bytes.NewReader(einoguard.SealForTest(resealed))); err != nil {
+		t.Fatalf("the state resealed by hand: %v", err)
+	}
+	for what, edit := range map[string]func(map[string]json.RawMessage){
+		"view past the history": func(st map[string]json.RawMessage) { st["view"] = json.RawMessage(`[{"seq":999}]`) },
+		"view out of order":     func(st map[string]json.RawMessage) { st["view"] = json.RawMessage(`[{"seq":2},{"seq":1}]`) },
+		"null message":          func(st map[string]json.RawMessage) { st["history"] = json.RawMessage(`[null]`) },
+		"summary without text":  func(st map[string]json.RawMessage) { st["view"] = json.RawMessage(`[{"seq":1,"summary":"s1"}]`) },
+		"unknown field":         func(st map[string]json.RawMessage) { st["extra"] = json.RawMessage(`1`) },
+		"another format":        func(st map[string]json.RawMessage) { st["format"] = json.RawMessage(`"pruneguard.wire"`) },
+	} {
+		edited := maps.Clone(st)
+		edit(edited)
+		b, err := json.Marshal(edited)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, nil)).Restore(t.Context(), bytes.NewReader(einoguard.SealForTest(b)))
+		if !errors.Is(err, einoguard.ErrBadState) {
+			t.Errorf("%s: Restore = %v, want ErrBadState", what, err)
+		}
+	}
 }

@@ -166,7 +166,10 @@ type Refusal struct {
 // whole list. The session keeps every message it took in, evicted ones
 // included, to recognise the history.
 //
-// A Session is safe for concurrent use; passes are serialised. One
+// A Session is safe for concurrent use; passes are serialised. Sessions
+// of several processes follow one conversation through a session store
+// (Config.Sessions): each pass loads, guards and saves with
+// compare-and-swap, so they take turns as one session would. One
 // session follows one conversation: to share an agent between
 // conversations, give each its own session with [WithSession].
 // Create sessions with [New]; the zero Session is not usable.
@@ -368,6 +371,14 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 // (its Tokens and Ceiling those of the list as sent), or the
 // *pruneguard.InputError of a policy that named what the session does
 // not hold.
+//
+// With Config.Sessions the pass runs on the conversation's stored state
+// and is saved with the version loaded, redone on the state another
+// replica saved first (see [DefaultRetries]). When the store fails, or
+// its state does not restore, Prune sends nothing: it returns no list
+// and a *[StoreError]; the session reloads on its next pass. Read the
+// session's state (Tokens, Tool) after a pass: between passes another
+// replica may have moved the conversation on.
 func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.Message, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
