@@ -121,7 +121,7 @@ func TestContextStressCatchesLostUpdates(t *testing.T) {
 // the Context stays within the guard's budget however many turns pass.
 func TestContextStressMemory(t *testing.T) {
 	s := &sessions.Memory{}
-	r, err := storetest.Stress(t.Context(), []sessions.Store{s, s}, storetest.StressConfig{Sessions: 8, Turns: 30, Turner: storetest.ContextTurner{}})
+	r, err := storetest.Stress(t.Context(), []sessions.Store{s, s}, storetest.StressConfig{Sessions: 4, Turns: 20, Turner: storetest.ContextTurner{}})
 	if err != nil {
 		t.Fatal(err)
 	}
