@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -488,5 +489,43 @@ func TestRestoreRefusesInconsistentState(t *testing.T) {
 		if !errors.Is(err, einoguard.ErrBadState) {
 			t.Errorf("%s: Restore = %v, want ErrBadState", what, err)
 		}
+	}
+}
+
+// A summary named twice in the view is refused: a session holds each
+// summary once.
+func TestRestoreRefusesASummaryTwice(t *testing.T) {
+	m := fleetModes[1]
+	s := mustNew(t, fleetConfig(m, &spill.Memory{}, nil))
+	for _, l := range fleetScript(12) {
+		if _, _, err := s.Prune(t.Context(), cloneList(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := s.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	obj := buf.Bytes()
+	obj = append(bytes.Clone(obj[:bytes.LastIndex(obj, []byte(`,"sha256":"`))]), '}')
+	var st map[string]json.RawMessage
+	var view []map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(st["view"], &view); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(view, func(sl map[string]json.RawMessage) bool { return sl["summary"] != nil })
+	if i < 0 || i+1 >= len(view) {
+		t.Fatalf("no summary followed by a message in the view of %d slots", len(view))
+	}
+	view[i+1]["summary"], view[i+1]["sent"] = view[i]["summary"], view[i]["sent"]
+	b, _ := json.Marshal(view)
+	st["view"] = b
+	b, _ = json.Marshal(st)
+	err := mustNew(t, fleetConfig(m, &spill.Memory{}, nil)).Restore(t.Context(), bytes.NewReader(einoguard.SealForTest(b)))
+	if !errors.Is(err, einoguard.ErrBadState) {
+		t.Fatalf("Restore = %v, want ErrBadState", err)
 	}
 }

@@ -91,6 +91,7 @@ func (st *savedSession) check(c *pruneguard.Context) error {
 		}
 	}
 	last := uint64(0)
+	sums := make(map[pruneguard.MessageID]bool)
 	for i, sl := range st.View {
 		if sl.Seq <= last || sl.Seq > uint64(len(st.History)) {
 			return badState("view", fmt.Errorf("slot %d names message %d", i, sl.Seq))
@@ -98,9 +99,10 @@ func (st *savedSession) check(c *pruneguard.Context) error {
 		last = sl.Seq
 		id := messageID(sl.Seq)
 		if sl.Summary != "" {
-			if sl.Sent == nil {
-				return badState("view", fmt.Errorf("summary %q has no message", sl.Summary))
+			if sl.Sent == nil || sums[sl.Summary] {
+				return badState("view", fmt.Errorf("summary %q has no message, or two", sl.Summary))
 			}
+			sums[sl.Summary] = true
 			id = sl.Summary
 		}
 		if _, ok := c.Message(id); !ok {
