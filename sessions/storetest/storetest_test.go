@@ -149,3 +149,27 @@ func TestContextTurnerRefuses(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The work of one turn of a ContextTurner, without a store: a restore, a
+// guarded turn and a save of a conversation that has had n turns.
+func BenchmarkContextTurn(b *testing.B) {
+	for _, n := range []int{20, 100, 400} {
+		b.Run(fmt.Sprintf("after-%d", n), func(b *testing.B) {
+			var ct storetest.ContextTurner
+			var state []byte
+			var err error
+			for t := range n {
+				if state, err = ct.Turn(state, 0, 0, t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ct.Turn(state, 0, 0, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(state)), "state-bytes")
+		})
+	}
+}
