@@ -490,6 +490,11 @@ func TestRestoreRefusesInconsistentState(t *testing.T) {
 			t.Errorf("%s: Restore = %v, want ErrBadState", what, err)
 		}
 	}
+	trailing := append(bytes.Clone(resealed), " {}"...)
+	err = mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, nil)).Restore(t.Context(), bytes.NewReader(einoguard.SealForTest(trailing)))
+	if !errors.Is(err, einoguard.ErrBadState) {
+		t.Errorf("data after the state: Restore = %v, want ErrBadState", err)
+	}
 }
 
 // A summary named twice in the view is refused: a session holds each

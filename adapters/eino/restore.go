@@ -17,7 +17,8 @@ import (
 // pointers (see pruneguard.RestoreContext). State that fails its digest
 // or does not hold together fails with a *[StateError] matching
 // [ErrBadState], and the session is left as it was; an error reading r
-// is returned as it is.
+// is returned as it is. With Config.Sessions, the store stays the
+// conversation's state: the next pass loads it in place of this one.
 func (s *Session) Restore(ctx context.Context, r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -25,7 +26,11 @@ func (s *Session) Restore(ctx context.Context, r io.Reader) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.decode(ctx, b)
+	if err := s.decode(ctx, b); err != nil {
+		return err
+	}
+	s.held = false
+	return nil
 }
 
 // decode replaces the state with the one b holds, under the lock, or
@@ -40,6 +45,9 @@ func (s *Session) decode(ctx context.Context, b []byte) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&st); err != nil {
 		return badState("json", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badState("json", fmt.Errorf("data after the state"))
 	}
 	if st.Format != sessionFormat || st.Version != sessionVersion {
 		return badState("format", fmt.Errorf("%q version %d", st.Format, st.Version))
