@@ -534,3 +534,36 @@ func TestRestoreRefusesASummaryTwice(t *testing.T) {
 		t.Fatalf("Restore = %v, want ErrBadState", err)
 	}
 }
+
+// With a session store, the store holds the conversation: a state
+// restored by hand gives way to the stored one at the next pass.
+func TestFleetStoreOverRestore(t *testing.T) {
+	m := fleetModes[0]
+	script := fleetScript(6)
+	want := reference(t, m, script)
+	s := mustNew(t, fleetConfig(m, &spill.Memory{}, &sessions.Memory{}))
+	if _, _, err := s.Prune(t.Context(), cloneList(script[0])); err != nil {
+		t.Fatal(err)
+	}
+	other := mustNew(t, fleetConfig(m, &spill.Memory{}, nil))
+	for _, l := range script[:5] {
+		if _, _, err := other.Prune(t.Context(), cloneList(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := other.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(t.Context(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	out, r, err := s.Prune(t.Context(), cloneList(script[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSent(t, "after a restore by hand", sentJSON(t, out), want[1])
+	if r.Rebuilt {
+		t.Error("the pass rebuilt: it ran on the state restored by hand, not the stored one")
+	}
+}
