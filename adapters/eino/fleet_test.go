@@ -567,3 +567,38 @@ func TestFleetStoreOverRestore(t *testing.T) {
 		t.Error("the pass rebuilt: it ran on the state restored by hand, not the stored one")
 	}
 }
+
+// The cost of a pass on a conversation of 30 turns, alone, with a store
+// (a load that finds the version held and a save), and alternating
+// between two replicas (each pass restores the state the other saved).
+func BenchmarkFleetPass(b *testing.B) {
+	script := fleetScript(30)
+	last := script[len(script)-1]
+	m := fleetModes[3]
+	shared := &sessions.Memory{}
+	for _, c := range []struct {
+		name     string
+		replicas []*einoguard.Session
+	}{
+		{"alone", []*einoguard.Session{mustNew(b, fleetConfig(m, &spill.Memory{}, nil))}},
+		{"store", []*einoguard.Session{mustNew(b, fleetConfig(m, &spill.Memory{}, shared))}},
+		{"alternating", []*einoguard.Session{mustNew(b, fleetConfig(m, &spill.Memory{}, shared)), mustNew(b, fleetConfig(m, &spill.Memory{}, shared))}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for _, l := range script {
+				if _, _, err := c.replicas[0].Prune(b.Context(), cloneList(l)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			in := cloneList(last)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, _, err := c.replicas[i%len(c.replicas)].Prune(b.Context(), in); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
