@@ -65,20 +65,39 @@ func (s *Session) retries() int {
 }
 
 // stored runs a pass on the stored state and saves it, redoing it after
-// a conflict; on a store's failure it sends nothing. Under the lock.
+// a conflict. On a store's failure it sends nothing, unless
+// Config.FailOpen lets it send what the session guarded. Under the lock.
 func (s *Session) stored(ctx context.Context, msgs []*schema.Message, r *Report) ([]*schema.Message, error) {
+	out, err, serr := s.attempts(ctx, msgs, r)
+	switch {
+	case serr == nil:
+		return out, err
+	case !s.cfg.FailOpen:
+		return nil, serr
+	case out == nil: // no pass ran: run one on the state held
+		*r = Report{}
+		out, err = s.pass(ctx, msgs, r)
+	}
+	r.StoreErr = serr
+	return out, err
+}
+
+// attempts runs passes until one is saved or the store fails, and
+// returns the last pass's list and error (none when the store failed
+// before it ran) and the store's *StoreError.
+func (s *Session) attempts(ctx context.Context, msgs []*schema.Message, r *Report) ([]*schema.Message, error, error) {
 	for attempt := 1; ; attempt++ {
 		if op, err := s.load(ctx); err != nil {
-			return nil, &StoreError{Op: op, ID: s.cfg.SessionID, Attempts: attempt, Err: err}
+			return nil, nil, &StoreError{Op: op, ID: s.cfg.SessionID, Attempts: attempt, Err: err}
 		}
 		*r = Report{}
 		out, err := s.pass(ctx, msgs, r)
 		serr := s.save(ctx)
 		if serr == nil {
-			return out, err
+			return out, err, nil
 		}
 		if !errors.Is(serr, sessions.ErrConflict) || attempt > s.retries() {
-			return nil, &StoreError{Op: "save", ID: s.cfg.SessionID, Attempts: attempt, Err: serr}
+			return out, err, &StoreError{Op: "save", ID: s.cfg.SessionID, Attempts: attempt, Err: serr}
 		}
 	}
 }

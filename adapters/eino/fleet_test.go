@@ -602,3 +602,65 @@ func BenchmarkFleetPass(b *testing.B) {
 		})
 	}
 }
+
+// With FailOpen, a pass whose store is down sends the list the session
+// guards, with the store's error in the report, and nothing is saved; a
+// pass on damaged stored state guards the list afresh.
+func TestFleetFailOpen(t *testing.T) {
+	down := errors.New("connection refused")
+	script := fleetScript(6)
+	want := reference(t, fleetModes[0], script)
+	for _, step := range []string{"load", "save"} {
+		t.Run(step, func(t *testing.T) {
+			hooked := &hookStore{Store: &sessions.Memory{}}
+			cfg := fleetConfig(fleetModes[0], &spill.Memory{}, hooked)
+			cfg.FailOpen = true
+			s := mustNew(t, cfg)
+			if _, _, err := s.Prune(t.Context(), cloneList(script[0])); err != nil {
+				t.Fatal(err)
+			}
+			stored, v, _ := hooked.Store.Load(t.Context(), cfg.SessionID)
+			hooked.loadErr, hooked.saveErr = nil, nil
+			if step == "load" {
+				hooked.loadErr = down
+			} else {
+				hooked.saveErr = down
+			}
+			out, r, err := s.Prune(t.Context(), cloneList(script[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var se *einoguard.StoreError
+			if !errors.As(r.StoreErr, &se) || se.Op != step || !errors.Is(r.StoreErr, down) {
+				t.Fatalf("report's StoreErr = %v, want the %s failure", r.StoreErr, step)
+			}
+			sameSent(t, "failing open", sentJSON(t, out), want[1])
+			hooked.loadErr, hooked.saveErr = nil, nil
+			now, nv, err := hooked.Store.Load(t.Context(), cfg.SessionID)
+			if err != nil || nv != v || !bytes.Equal(now, stored) {
+				t.Errorf("a pass failing open changed the stored state (%v)", err)
+			}
+		})
+	}
+	t.Run("damaged", func(t *testing.T) {
+		store := &sessions.Memory{}
+		cfg := fleetConfig(fleetModes[0], &spill.Memory{}, store)
+		cfg.FailOpen = true
+		if _, err := store.Save(t.Context(), cfg.SessionID, []byte("not a state"), sessions.Absent); err != nil {
+			t.Fatal(err)
+		}
+		long := fleetScript(20)[19]
+		out, r, err := mustNew(t, cfg).Prune(t.Context(), cloneList(long))
+		if err != nil || !errors.Is(r.StoreErr, einoguard.ErrBadState) {
+			t.Fatalf("err %v, report's StoreErr %v; want none and ErrBadState", err, r.StoreErr)
+		}
+		fresh, _, err := mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, nil)).Prune(t.Context(), cloneList(long))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameSent(t, "failing open on damaged state", sentJSON(t, out), sentJSON(t, fresh))
+		if len(out) >= len(long) {
+			t.Errorf("sent %d of %d messages: the list was not guarded", len(out), len(long))
+		}
+	})
+}

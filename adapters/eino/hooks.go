@@ -37,7 +37,7 @@ func (s *Session) pick(ctx context.Context) *Session {
 // returns the pruned list. A modifier has no error result: on an error it
 // returns what [Session.Prune] returns (the input as given for a list it
 // cannot take in, the furthest safe prune past the ceiling, no message
-// at all when Config.Sessions fails), and the error reaches
+// at all when Config.Sessions fails and Config.FailOpen is not set), and the error reaches
 // Config.OnReport. With Config.Sessions, prefer [Session.Middleware] or
 // [PreHandler], which fail the call with the error.
 //

@@ -77,6 +77,14 @@ type Config struct {
 	// conversation first: the pass reloads its state and runs again. Zero
 	// means [DefaultRetries]; a negative value redoes none.
 	Retries int
+	// FailOpen lets a pass whose store failed (down, holding state that
+	// does not restore, or lost to other replicas past Retries) send a
+	// list all the same: guarded by this session as it stands (or, when
+	// the list does not continue it, rebuilt from the list), and not
+	// saved; the store's error goes to Report.StoreErr and OnReport, and
+	// the next pass loads the stored state again. The default, false,
+	// fails such a pass closed: no list, a *[StoreError].
+	FailOpen bool
 }
 
 // Report says what one pass of a [Session] did. Sessions make them; the
@@ -104,6 +112,9 @@ type Report struct {
 	Sent int
 	// Err is the error of the pass, if any (as Session.Prune returns it).
 	Err error
+	// StoreErr is the *StoreError of a pass that Config.FailOpen let
+	// send a list the store did not keep; nil otherwise.
+	StoreErr error
 }
 
 // Refusal is one refusal of the guard with the messages it kept in the
@@ -376,7 +387,9 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 // and is saved with the version loaded, redone on the state another
 // replica saved first (see [DefaultRetries]). When the store fails, or
 // its state does not restore, Prune sends nothing: it returns no list
-// and a *[StoreError]; the session reloads on its next pass. Read the
+// and a *[StoreError] (or, with Config.FailOpen, the list the session
+// guards, unsaved, the error in Report.StoreErr); the session reloads
+// on its next pass. Read the
 // session's state (Tokens, Tool) after a pass: between passes another
 // replica may have moved the conversation on.
 func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.Message, Report, error) {
