@@ -33,3 +33,16 @@ func TestDirStress(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Two replicas on one directory whose state is a runtime's Context: zero
+// lost updates. PRUNEGUARD_TEST_LOAD_FULL runs 64 conversations of 200
+// turns per replica.
+func TestDirStressContext(t *testing.T) {
+	dir := sessions.Dir(t.TempDir())
+	cfg := storetest.ContextLoad(os.Getenv("PRUNEGUARD_TEST_LOAD_FULL") != "")
+	r, err := storetest.Stress(t.Context(), []sessions.Store{dir, dir}, cfg)
+	t.Log(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

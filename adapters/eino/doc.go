@@ -47,4 +47,9 @@
 // With Guard.Spill set, content that cannot be had again is spilled
 // before it leaves, and the model reads it back with the recall tool:
 // add [RecallTool] to the agent's tools.
+//
+// A session outlives its process with [Session.Save] and
+// [Session.Restore]; with Config.Sessions, a store the replicas of a
+// fleet share, any replica serves the conversation's next call and sends
+// what one session would have sent (see [Session.Prune]).
 package einoguard

@@ -36,8 +36,10 @@ func (s *Session) pick(ctx context.Context) *Session {
 // of eino's react.AgentConfig MessageModifier and MessageRewriter. It
 // returns the pruned list. A modifier has no error result: on an error it
 // returns what [Session.Prune] returns (the input as given for a list it
-// cannot take in, the furthest safe prune past the ceiling), and the error
-// reaches Config.OnReport.
+// cannot take in, the furthest safe prune past the ceiling, no message
+// at all when Config.Sessions fails and Config.FailOpen is not set), and the error reaches
+// Config.OnReport. With Config.Sessions, prefer [Session.Middleware] or
+// [PreHandler], which fail the call with the error.
 //
 // As a MessageModifier (the pruned list goes to the model, the agent's
 // state keeps the full history) the session takes in only the messages

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/sessions"
 )
 
 // ErrBudget is returned by [New] for a configuration without a positive
@@ -63,6 +64,27 @@ type Config struct {
 	// (a MessageModifier) cannot return. It is called with the session's
 	// lock held and must not call back into the session.
 	OnReport func(context.Context, Report)
+	// Sessions, when set, keeps the session's state in a store the
+	// replicas of a fleet share, under SessionID, so that any replica
+	// can serve the conversation's next call: each pass loads the state,
+	// guards the list, and saves the state with the version it loaded
+	// (see [Session.Prune]). New refuses Sessions without a valid
+	// SessionID (sessions.ID makes one of a tenant and a conversation).
+	Sessions sessions.Store
+	// SessionID names the conversation in Sessions.
+	SessionID string
+	// Retries bounds the passes redone after another replica saved the
+	// conversation first: the pass reloads its state and runs again. Zero
+	// means [DefaultRetries]; a negative value redoes none.
+	Retries int
+	// FailOpen lets a pass whose store failed (down, holding state that
+	// does not restore, or lost to other replicas past Retries) send a
+	// list all the same: guarded by this session as it stands (or, when
+	// the list does not continue it, rebuilt from the list), and not
+	// saved; the store's error goes to Report.StoreErr and OnReport, and
+	// the next pass loads the stored state again. The default, false,
+	// fails such a pass closed: no list, a *[StoreError].
+	FailOpen bool
 }
 
 // Report says what one pass of a [Session] did. Sessions make them; the
@@ -90,6 +112,9 @@ type Report struct {
 	Sent int
 	// Err is the error of the pass, if any (as Session.Prune returns it).
 	Err error
+	// StoreErr is the *StoreError of a pass that Config.FailOpen let
+	// send a list the store did not keep; nil otherwise.
+	StoreErr error
 }
 
 // Refusal is one refusal of the guard with the messages it kept in the
@@ -152,7 +177,10 @@ type Refusal struct {
 // whole list. The session keeps every message it took in, evicted ones
 // included, to recognise the history.
 //
-// A Session is safe for concurrent use; passes are serialised. One
+// A Session is safe for concurrent use; passes are serialised. Sessions
+// of several processes follow one conversation through a session store
+// (Config.Sessions): each pass loads, guards and saves with
+// compare-and-swap, so they take turns as one session would. One
 // session follows one conversation: to share an agent between
 // conversations, give each its own session with [WithSession].
 // Create sessions with [New]; the zero Session is not usable.
@@ -189,6 +217,11 @@ type Session struct {
 	sent     int // the tokens of the list as sent
 
 	evicted, stubbed []seqMsg // what the pass under way took
+
+	// With Config.Sessions: whether the state above is the stored
+	// version, and which.
+	held    bool
+	version sessions.Version
 }
 
 // slot is what the session knows of one message of the model's view
@@ -226,6 +259,9 @@ type seqMsg struct {
 func New(cfg Config) (*Session, error) {
 	if cfg.Guard.Budget <= 0 {
 		return nil, ErrBudget
+	}
+	if cfg.Sessions != nil && !sessions.ValidID(cfg.SessionID) {
+		return nil, fmt.Errorf("%w: %q", ErrSessionID, cfg.SessionID)
 	}
 	if cfg.Tokens == nil {
 		cfg.Tokens = ApproxTokens
@@ -346,11 +382,29 @@ func (s *Session) ResidentTools(infos []*schema.ToolInfo) []*schema.ToolInfo {
 // (its Tokens and Ceiling those of the list as sent), or the
 // *pruneguard.InputError of a policy that named what the session does
 // not hold.
+//
+// With Config.Sessions the pass runs on the conversation's stored state
+// and is saved with the version loaded, redone on the state another
+// replica saved first (see [DefaultRetries]). When the store fails, or
+// its state does not restore, Prune sends nothing: it returns no list
+// and a *[StoreError] (or, with Config.FailOpen, the list the session
+// guards, unsaved, the error in Report.StoreErr); the session reloads
+// on its next pass. Read the
+// session's state (Tokens, Tool) after a pass: between passes another
+// replica may have moved the conversation on.
 func (s *Session) Prune(ctx context.Context, msgs []*schema.Message) ([]*schema.Message, Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var r Report
-	out, err := s.pass(ctx, msgs, &r)
+	var (
+		r   Report
+		out []*schema.Message
+		err error
+	)
+	if s.cfg.Sessions != nil {
+		out, err = s.stored(ctx, msgs, &r)
+	} else {
+		out, err = s.pass(ctx, msgs, &r)
+	}
 	r.Err = err
 	r.Sent = len(out)
 	if s.cfg.OnReport != nil {

@@ -41,7 +41,7 @@ func (c *conv) say(role schema.RoleType, text string) *conv {
 	return c
 }
 
-func mustNew(t *testing.T, cfg einoguard.Config) *einoguard.Session {
+func mustNew(t testing.TB, cfg einoguard.Config) *einoguard.Session {
 	t.Helper()
 	s, err := einoguard.New(cfg)
 	if err != nil {

@@ -106,3 +106,70 @@ func TestStressMemory(t *testing.T) {
 	}
 	t.Log(r)
 }
+
+// With a Context as the state, a store whose last Save wins fails the
+// run too: a turn meets a state that lost its replica's earlier turn.
+func TestContextStressCatchesLostUpdates(t *testing.T) {
+	s := &lastWins{}
+	_, err := storetest.Stress(t.Context(), []sessions.Store{s, s, s}, storetest.StressConfig{Sessions: 4, Turns: 30, Turner: storetest.ContextTurner{}})
+	if err == nil || !strings.Contains(err.Error(), "lost") {
+		t.Fatalf("Stress of Contexts on a store whose last Save wins: %v, want lost updates", err)
+	}
+}
+
+// Replicas racing on Contexts in memory: every turn is applied once, and
+// the Context stays within the guard's budget however many turns pass.
+func TestContextStressMemory(t *testing.T) {
+	s := &sessions.Memory{}
+	r, err := storetest.Stress(t.Context(), []sessions.Store{s, s}, storetest.StressConfig{Sessions: 4, Turns: 20, Turner: storetest.ContextTurner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r)
+}
+
+// A ContextTurner refuses a turn applied twice, and Check refuses a
+// state that misses a turn.
+func TestContextTurnerRefuses(t *testing.T) {
+	var ct storetest.ContextTurner
+	state, err := ct.Turn(nil, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ct.Turn(state, 0, 0, 0); err == nil {
+		t.Error("turn 0 applied twice")
+	}
+	if _, err := ct.Turn(state, 0, 0, 2); err == nil {
+		t.Error("turn 2 applied after turn 0")
+	}
+	if err := ct.Check(state, 0, 1, 2); err == nil {
+		t.Error("a state of one turn passes for two")
+	}
+	if err := ct.Check(state, 0, 1, 1); err != nil {
+		t.Error(err)
+	}
+}
+
+// The work of one turn of a ContextTurner, without a store: a restore, a
+// guarded turn and a save of a conversation that has had n turns.
+func BenchmarkContextTurn(b *testing.B) {
+	for _, n := range []int{20, 100, 400} {
+		b.Run(fmt.Sprintf("after-%d", n), func(b *testing.B) {
+			var ct storetest.ContextTurner
+			var state []byte
+			var err error
+			for t := range n {
+				if state, err = ct.Turn(state, 0, 0, t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ct.Turn(state, 0, 0, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(state)), "state-bytes")
+		})
+	}
+}

@@ -19,6 +19,23 @@ type StressConfig struct {
 	Sessions int // sessions raced on; default 64
 	Turns    int // turns each replica takes on each session; default 200
 	Padding  int // bytes each state carries besides its turns; default 8 KiB
+	// Turner, when set, is the work of a turn and the state it saves (for
+	// example a [ContextTurner], a runtime's Context); nil means a log of
+	// turns after Padding bytes.
+	Turner Turner
+}
+
+// Turner is the work of one turn of a [Stress] run on a session's state,
+// and the record that proves which turns the state holds. Stress calls
+// it from many goroutines at once.
+type Turner interface {
+	// Turn returns the state after turn t of replica on state, the
+	// state loaded (nil for a new session) of session number i.
+	Turn(state []byte, i, replica, t int) ([]byte, error)
+	// Check returns an error unless state, the final state of session
+	// number i, holds every one of the turns of each of replicas
+	// replicas exactly once, each replica's in order.
+	Check(state []byte, i, replicas, turns int) error
 }
 
 // StressResult is what a [Stress] run measured.
@@ -27,7 +44,7 @@ type StressResult struct {
 	Attempts                  int // load-and-save pairs: every turn, and every retry after a conflict
 	Conflicts                 int // Saves refused with a conflict, each retried
 	Elapsed                   time.Duration
-	Attempt                   Latency // of one Load and one Save
+	Attempt                   Latency // of one Load, the turn's work and one Save
 	Turn                      Latency // of one turn, its retries included
 }
 
@@ -42,7 +59,7 @@ func (r StressResult) TurnsPerSecond() float64 {
 
 // String reports the run in one line.
 func (r StressResult) String() string {
-	return fmt.Sprintf("%d sessions x %d replicas x %d turns: %.0f turns/s, %d conflicts; load+save p50 %v p99 %v max %v; turn p50 %v p99 %v max %v",
+	return fmt.Sprintf("%d sessions x %d replicas x %d turns: %.0f turns/s, %d conflicts; load+turn+save p50 %v p99 %v max %v; turn p50 %v p99 %v max %v",
 		r.Sessions, r.Replicas, r.Turns, r.TurnsPerSecond(), r.Conflicts,
 		r.Attempt.P50, r.Attempt.P99, r.Attempt.Max, r.Turn.P50, r.Turn.P99, r.Turn.Max)
 }
@@ -50,15 +67,16 @@ func (r StressResult) String() string {
 // Stress races replicas, as the replicas of a fleet race on the
 // conversations they serve: for each session, each replica takes
 // cfg.Turns turns at once with the others, each turn a load-modify-save
-// that appends the turn's name to the state and, on a conflict, loads
-// again and redoes its work. Give each replica its own Store value (its
-// own connections) on one shared store. Sessions are created by their
-// first turn, under ids no earlier run used.
+// (the modification cfg.Turner's, by default appending the turn's name
+// to the state) that, on a conflict, loads again and redoes its work.
+// Give each replica its own Store value (its own connections) on one
+// shared store. Sessions are created by their first turn, under ids no
+// earlier run used.
 //
-// When every turn is done Stress loads each session and checks that it
-// holds every turn of every replica exactly once, each replica's in
-// order, behind its padding intact: any lost update, update applied
-// twice or damaged state is an error. A failed Load or Save stops the
+// When every turn is done Stress loads each session and checks, with
+// cfg.Turner's Check, that it holds every turn of every replica exactly
+// once, each replica's in order (and, by default, its padding intact):
+// any lost update, update applied twice or damaged state is an error. A failed Load or Save stops the
 // run with its error.
 func Stress(ctx context.Context, replicas []sessions.Store, cfg StressConfig) (StressResult, error) {
 	cfg = cfg.withDefaults()
@@ -77,7 +95,7 @@ func Stress(ctx context.Context, replicas []sessions.Store, cfg StressConfig) (S
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				w := worker{s: s, id: prefix + strconv.Itoa(i), replica: rep, padding: padding(i, cfg.Padding)}
+				w := worker{s: s, id: prefix + strconv.Itoa(i), session: i, replica: rep, turner: cfg.Turner}
 				err := w.run(ctx, cfg.Turns)
 				mu.Lock()
 				defer mu.Unlock()
@@ -98,7 +116,7 @@ func Stress(ctx context.Context, replicas []sessions.Store, cfg StressConfig) (S
 	}
 	var errs []error
 	for i := range cfg.Sessions {
-		errs = append(errs, verify(ctx, replicas[0], prefix+strconv.Itoa(i), padding(i, cfg.Padding), len(replicas), cfg.Turns))
+		errs = append(errs, verify(ctx, replicas[0], prefix+strconv.Itoa(i), i, cfg.Turner, len(replicas), cfg.Turns))
 	}
 	return r, joinSome(errs)
 }
@@ -113,6 +131,9 @@ func (c StressConfig) withDefaults() StressConfig {
 	if c.Padding <= 0 {
 		c.Padding = 8 << 10
 	}
+	if c.Turner == nil {
+		c.Turner = turnLog{padding: c.Padding}
+	}
 	return c
 }
 
@@ -126,8 +147,9 @@ func padding(i, n int) []byte {
 type worker struct {
 	s         sessions.Store
 	id        string
+	session   int
 	replica   int
-	padding   []byte
+	turner    Turner
 	attempts  []time.Duration
 	turns     []time.Duration
 	conflicts int
@@ -157,41 +179,62 @@ func (w *worker) run(ctx context.Context, turns int) error {
 func (w *worker) turn(ctx context.Context, t int) error {
 	state, v, err := w.s.Load(ctx, w.id)
 	if errors.Is(err, sessions.ErrNotFound) {
-		state, v, err = bytes.Clone(w.padding), sessions.Absent, nil
+		state, v, err = nil, sessions.Absent, nil
 	}
 	if err != nil {
 		return err
 	}
-	state = fmt.Appendf(state, "r%d.%d;", w.replica, t)
+	if state, err = w.turner.Turn(state, w.session, w.replica, t); err != nil {
+		return fmt.Errorf("session %q: %w", w.id, err)
+	}
 	_, err = w.s.Save(ctx, w.id, state, v)
 	return err
 }
 
-// verify checks that id holds its padding and then every turn of every
+// turnLog is the Turner of a log of turns after padding bytes.
+type turnLog struct{ padding int }
+
+func (l turnLog) Turn(state []byte, i, replica, t int) ([]byte, error) {
+	if state == nil {
+		state = padding(i, l.padding)
+	}
+	return fmt.Appendf(state, "r%d.%d;", replica, t), nil
+}
+
+// verify checks that session i, under id, holds every turn of every
 // replica exactly once, each replica's in order.
-func verify(ctx context.Context, s sessions.Store, id string, pad []byte, replicas, turns int) error {
+func verify(ctx context.Context, s sessions.Store, id string, i int, tr Turner, replicas, turns int) error {
 	state, _, err := s.Load(ctx, id)
 	if err != nil {
 		return fmt.Errorf("Load(%q) after the run: %w", id, err)
 	}
-	rest, ok := bytes.CutPrefix(state, pad)
+	if err := tr.Check(state, i, replicas, turns); err != nil {
+		return fmt.Errorf("session %q: %w", id, err)
+	}
+	return nil
+}
+
+// Check checks that state holds its padding and then every turn of
+// every replica exactly once, each replica's in order.
+func (l turnLog) Check(state []byte, i, replicas, turns int) error {
+	rest, ok := bytes.CutPrefix(state, padding(i, l.padding))
 	if !ok {
-		return fmt.Errorf("Load(%q) after the run: the padding is damaged", id)
+		return errors.New("the padding is damaged")
 	}
 	next := make([]int, replicas) // the turn expected next of each replica
 	for _, rec := range strings.Split(strings.TrimSuffix(string(rest), ";"), ";") {
 		var rep, t int
 		if _, err := fmt.Sscanf(rec, "r%d.%d", &rep, &t); err != nil || rep < 0 || rep >= replicas {
-			return fmt.Errorf("session %q holds a record %q no replica wrote", id, rec)
+			return fmt.Errorf("a record %q no replica wrote", rec)
 		}
 		if t != next[rep] {
-			return fmt.Errorf("session %q: replica %d's turn %d follows its turn %d: updates were lost or applied twice", id, rep, t, next[rep]-1)
+			return fmt.Errorf("replica %d's turn %d follows its turn %d: updates were lost or applied twice", rep, t, next[rep]-1)
 		}
 		next[rep]++
 	}
 	for rep, n := range next {
 		if n != turns {
-			return fmt.Errorf("session %q holds %d turns of replica %d, want %d: updates were lost", id, n, rep, turns)
+			return fmt.Errorf("%d turns of replica %d, want %d: updates were lost", n, rep, turns)
 		}
 	}
 	return nil

@@ -247,6 +247,13 @@ func TestSessionsCrash(t *testing.T) {
 // replica and session (default 20, 200 for the figures in
 // BENCHMARKS.md).
 func TestSessionsLoad(t *testing.T) {
+	r, err := storetest.Stress(t.Context(), loadReplicas(t), storetest.StressConfig{Sessions: 64, Turns: loadTurns(t)})
+	t.Log(r)
+	require.NoError(t, err)
+}
+
+// loadReplicas returns the stores of two replicas on one new table.
+func loadReplicas(t *testing.T) []sessions.Store {
 	name := sessionTable(t, pool(t))
 	// A pool per replica, of 32 connections (the test server allows 100),
 	// so that the figures are mostly the store's, not a queue for them.
@@ -257,7 +264,17 @@ func TestSessionsLoad(t *testing.T) {
 		t.Cleanup(p.Close)
 		replicas[i] = &postgres.Sessions{DB: p, Table: name}
 	}
-	r, err := storetest.Stress(t.Context(), replicas, storetest.StressConfig{Sessions: 64, Turns: loadTurns(t)})
+	return replicas
+}
+
+// TestSessionsLoadContext races two replicas on conversations whose state
+// is a runtime's Context, each turn a load, a restore, a guarded turn, a
+// save and a compare-and-swap: zero lost updates, and the throughput and
+// latency per request. 8 conversations x 20 turns per replica, or, with
+// PRUNEGUARD_TEST_LOAD_FULL set, 64 x 200.
+func TestSessionsLoadContext(t *testing.T) {
+	cfg := storetest.ContextLoad(os.Getenv("PRUNEGUARD_TEST_LOAD_FULL") != "")
+	r, err := storetest.Stress(t.Context(), loadReplicas(t), cfg)
 	t.Log(r)
 	require.NoError(t, err)
 }

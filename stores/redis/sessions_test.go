@@ -179,6 +179,13 @@ func TestSessionsCrash(t *testing.T) {
 // replica and session (default 20, 200 for the figures in
 // BENCHMARKS.md).
 func TestSessionsLoad(t *testing.T) {
+	r, err := storetest.Stress(t.Context(), loadReplicas(t), storetest.StressConfig{Sessions: 64, Turns: loadTurns(t)})
+	t.Log(r)
+	require.NoError(t, err)
+}
+
+// loadReplicas returns the stores of two replicas under one new prefix.
+func loadReplicas(t *testing.T) []sessions.Store {
 	client(t) // skips without a server
 	p := prefix()
 	// A client per replica, of 32 connections, as for PostgreSQL.
@@ -188,7 +195,17 @@ func TestSessionsLoad(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		replicas[i] = spillredis.Sessions{Client: c, Prefix: p}
 	}
-	r, err := storetest.Stress(t.Context(), replicas, storetest.StressConfig{Sessions: 64, Turns: loadTurns(t)})
+	return replicas
+}
+
+// TestSessionsLoadContext races two replicas on conversations whose state
+// is a runtime's Context, each turn a load, a restore, a guarded turn, a
+// save and a compare-and-swap: zero lost updates, and the throughput and
+// latency per request. 8 conversations x 20 turns per replica, or, with
+// PRUNEGUARD_TEST_LOAD_FULL set, 64 x 200.
+func TestSessionsLoadContext(t *testing.T) {
+	cfg := storetest.ContextLoad(os.Getenv("PRUNEGUARD_TEST_LOAD_FULL") != "")
+	r, err := storetest.Stress(t.Context(), loadReplicas(t), cfg)
 	t.Log(r)
 	require.NoError(t, err)
 }
