@@ -36,6 +36,10 @@ const RoleSummary Role = "summary"
 //   - The summary must hold fewer tokens than what it replaces
 //     ([CodeSummaryGrows]).
 //
+// A run the boundary leaves empty (every unit of it refused under
+// SplitGrow or SplitShrink) replaces nothing: the decision has no
+// Summary, and its Refused says why.
+//
 // The zero Summary proposes nothing; a Plan with a nil Summary has none.
 type Summary struct {
 	// Replace names messages of the run. Required.

@@ -11,7 +11,8 @@ import (
 // take it, so a Brief that is returned names a run the commit boundary
 // lets go whole. It fails as Prune does when the boundary refuses the run
 // (a [*DeferredError], or a [*PruneError] with [CodeGap], [CodeUnread],
-// [CodePinned] ... under SplitStrict), and with an [*InputError] for a
+// [CodePinned] ... under SplitStrict, or, under any Split, with the
+// refusals that left nothing of it), and with an [*InputError] for a
 // plan that names what the Context does not hold.
 //
 // It changes nothing. It costs time in proportion to the run and the
@@ -35,6 +36,9 @@ func (c *Context) Brief(p Plan) (*Brief, error) {
 		if r.deferred != nil {
 			return nil, r.deferred
 		}
+	}
+	if len(r.violations) == 0 && len(r.evict) == 0 {
+		r.violations = r.refused // the boundary left nothing of the run
 	}
 	if len(r.violations) > 0 {
 		sortViolations(r.violations)
