@@ -12,7 +12,7 @@ import (
 // lets go whole. It fails as Prune does when the boundary refuses the run
 // (a [*DeferredError], or a [*PruneError] with [CodeGap], [CodeUnread],
 // [CodePinned] ... under SplitStrict, or, under any Split, with the
-// refusals that left nothing of it), and with an [*InputError] for a
+// refusals that left nothing of the run), and with an [*InputError] for a
 // plan that names what the Context does not hold.
 //
 // It changes nothing. It costs time in proportion to the run and the
@@ -37,9 +37,7 @@ func (c *Context) Brief(p Plan) (*Brief, error) {
 			return nil, r.deferred
 		}
 	}
-	if len(r.violations) == 0 && len(r.evict) == 0 {
-		r.violations = r.refused // the boundary left nothing of the run
-	}
+	r.refuseEmptySummary()
 	if len(r.violations) > 0 {
 		sortViolations(r.violations)
 		r.stampViolations(r.violations)

@@ -332,29 +332,23 @@ func TestSummaryMarkedTextWithoutFacts(t *testing.T) {
 	assert.Equal(t, CodeUserConstraint, pe.Violations[0].Code)
 }
 
-// A run the boundary leaves empty replaces nothing: Prune gives a
-// decision with no summary and the refusal, which Apply carries out
-// without adding a message; Brief fails with the refusal.
+// A run the boundary leaves empty is refused: Prune and Brief fail with
+// the refusals, and nothing changes.
 func TestSummaryRunLeftEmpty(t *testing.T) {
 	for _, split := range []SplitMode{SplitGrow, SplitShrink} {
 		c := debugSession(t, Config{})
 		before := c.Tokens()
 		p := Plan{Summary: &Summary{Replace: []MessageID{"sys"}, ID: "s1", Text: "a short note"}, Split: split}
-		d, err := c.Prune(p)
-		require.NoError(t, err)
-		assert.Nil(t, d.Summary, "split %v", split)
-		assert.Empty(t, d.Evict)
-		require.Len(t, d.Refused, 1)
-		assert.Equal(t, CodePinned, d.Refused[0].Code)
-		require.NoError(t, c.Apply(d))
+		for _, do := range []func() error{
+			func() error { _, err := c.Prune(p); return err },
+			func() error { _, err := c.Brief(p); return err },
+		} {
+			var pe *PruneError
+			require.ErrorAs(t, do(), &pe, "split %v", split)
+			require.Len(t, pe.Violations, 1)
+			assert.Equal(t, CodePinned, pe.Violations[0].Code)
+			assert.Equal(t, []MessageID{"sys"}, pe.Violations[0].Messages)
+		}
 		assert.Equal(t, before, c.Tokens())
-		_, ok := c.Message("s1")
-		assert.False(t, ok, "no summary stands for nothing")
-
-		_, err = c.Brief(p)
-		var pe *PruneError
-		require.ErrorAs(t, err, &pe, "split %v", split)
-		assert.Equal(t, CodePinned, pe.Violations[0].Code)
-		assert.Equal(t, []MessageID{"sys"}, pe.Violations[0].Messages)
 	}
 }
