@@ -86,7 +86,8 @@ func (w *sumWorld) text(label string) string {
 func newSumWorld(t *rapid.T) *sumWorld {
 	w := &sumWorld{t: t, store: map[Pointer][]Message{}, owed: map[string]MessageID{},
 		known: map[MessageID]Message{}, class: map[MessageID]Class{}}
-	w.c = NewContext(Config{Resolver: w, TextClass: rapid.SampledFrom([]Class{Irreducible, Reconstructible}).Draw(t, "textClass")})
+	w.c = NewContext(Config{Resolver: w, TextClass: rapid.SampledFrom([]Class{Irreducible, Reconstructible}).Draw(t, "textClass"),
+		Boundary: rapid.SampledFrom([]BoundaryMode{BoundaryStrict, BoundaryRelaxed}).Draw(t, "boundary")})
 	pure := Annotations{ReadOnlyHint: Bool(true), OpenWorldHint: Bool(false)}
 	w.must(w.c.RegisterTool(Tool{Name: "read", Annotations: pure}))
 	w.must(w.c.RegisterTool(Tool{Name: "lookup"}))
@@ -245,6 +246,7 @@ type before struct {
 	msgs    map[MessageID]Message
 	class   map[MessageID]Class
 	units   map[UnitID][]MessageID
+	order   []MessageID // the messages, in transcript order
 	replace []MessageID // the run of the Brief it was captured for
 }
 
@@ -256,6 +258,7 @@ func (w *sumWorld) capture() before {
 		b.msgs[e.ID], _ = w.c.Message(e.ID)
 		b.class[e.ID], _ = w.c.ClassOf(e.ID)
 		b.units[e.Unit] = append(b.units[e.Unit], e.ID)
+		b.order = append(b.order, e.ID)
 		w.known[e.ID], w.class[e.ID] = b.msgs[e.ID], b.class[e.ID]
 	}
 	return b
@@ -265,6 +268,9 @@ func (w *sumWorld) capture() before {
 // the Context held before it.
 func (w *sumWorld) checkSummary(b before, d *Decision) {
 	t, s := w.t, d.Summary
+	if i := slices.Index(b.order, d.Evict[0]); i < 0 || i+len(d.Evict) > len(b.order) || !slices.Equal(b.order[i:i+len(d.Evict)], d.Evict) {
+		t.Fatalf("summary %s replaced %v, not a run of the transcript %v", s.ID, d.Evict, b.order)
+	}
 	replaced := 0
 	for _, id := range d.Evict {
 		e := b.entries[id]
