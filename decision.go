@@ -323,8 +323,8 @@ func (d *Decision) finish(r *pruneRun) {
 	d.stampArgs(c)
 	d.finishTools(r)
 	d.relied = r.reliedOn()
-	if r.sum != nil {
-		d.finishSummary(r)
+	if r.sum != nil && len(d.evict) > 0 {
+		d.finishSummary(r) // a run the gates left empty replaces nothing
 	}
 }
 

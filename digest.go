@@ -24,10 +24,7 @@ import (
 // most telling kinds first (negative results, errors, ids, paths, URLs,
 // addresses, settings, quotes, numbers, times), so that a result of many
 // facts of one kind does not crowd out the others.
-// A fact too long for the room left is passed over for shorter ones. Within its
-// bound (MaxTokens, and the Brief's Room when it is set), the other
-// facts come before the lines of the messages: a model needs them
-// verbatim, and the lines say only what happened.
+// A fact too long for the room left is passed over for shorter ones.
 //
 // The zero Digest is ready to use. A Digest is a plain value, safe for
 // concurrent use.

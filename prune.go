@@ -146,6 +146,7 @@ func (c *Context) prune(p Plan, h planHint, ceiling bool) (*Decision, error) {
 			return nil, r.deferred
 		}
 	}
+	r.refuseEmptySummary()
 	if len(r.violations) > 0 {
 		sortViolations(r.violations)
 		r.stampViolations(r.violations)

@@ -36,6 +36,10 @@ const RoleSummary Role = "summary"
 //   - The summary must hold fewer tokens than what it replaces
 //     ([CodeSummaryGrows]).
 //
+// A run the boundary leaves empty (every unit of it refused, under any
+// Split) is refused: [Context.Prune] and [Context.Brief] fail with a
+// [*PruneError] that names the refusals.
+//
 // The zero Summary proposes nothing; a Plan with a nil Summary has none.
 type Summary struct {
 	// Replace names messages of the run. Required.

@@ -11,7 +11,8 @@ import (
 // take it, so a Brief that is returned names a run the commit boundary
 // lets go whole. It fails as Prune does when the boundary refuses the run
 // (a [*DeferredError], or a [*PruneError] with [CodeGap], [CodeUnread],
-// [CodePinned] ... under SplitStrict), and with an [*InputError] for a
+// [CodePinned] ... under SplitStrict, or, under any Split, with the
+// refusals that left nothing of the run), and with an [*InputError] for a
 // plan that names what the Context does not hold.
 //
 // It changes nothing. It costs time in proportion to the run and the
@@ -36,6 +37,7 @@ func (c *Context) Brief(p Plan) (*Brief, error) {
 			return nil, r.deferred
 		}
 	}
+	r.refuseEmptySummary()
 	if len(r.violations) > 0 {
 		sortViolations(r.violations)
 		r.stampViolations(r.violations)

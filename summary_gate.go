@@ -140,6 +140,15 @@ func (r *pruneRun) summaryRun() {
 	r.object(v)
 }
 
+// refuseEmptySummary makes the refusals that left nothing of a
+// summary's run the violations that refuse the summary: a summary
+// replaces a run, never nothing.
+func (r *pruneRun) refuseEmptySummary() {
+	if r.sum != nil && len(r.evict) == 0 && len(r.violations) == 0 && len(r.refused) > 0 {
+		r.violations, r.refused = r.refused, nil
+	}
+}
+
 // summaryCheck is regenCheck for message p of a summary's run: the
 // violations that keep the summary from standing for it, or nil.
 func (r *pruneRun) summaryCheck(p int32) []*Violation {

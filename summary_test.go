@@ -331,3 +331,24 @@ func TestSummaryMarkedTextWithoutFacts(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, CodeUserConstraint, pe.Violations[0].Code)
 }
+
+// A run the boundary leaves empty is refused: Prune and Brief fail with
+// the refusals, and nothing changes.
+func TestSummaryRunLeftEmpty(t *testing.T) {
+	for _, split := range []SplitMode{SplitGrow, SplitShrink} {
+		c := debugSession(t, Config{})
+		before := c.Tokens()
+		p := Plan{Summary: &Summary{Replace: []MessageID{"sys"}, ID: "s1", Text: "a short note"}, Split: split}
+		for _, do := range []func() error{
+			func() error { _, err := c.Prune(p); return err },
+			func() error { _, err := c.Brief(p); return err },
+		} {
+			var pe *PruneError
+			require.ErrorAs(t, do(), &pe, "split %v", split)
+			require.Len(t, pe.Violations, 1)
+			assert.Equal(t, CodePinned, pe.Violations[0].Code)
+			assert.Equal(t, []MessageID{"sys"}, pe.Violations[0].Messages)
+		}
+		assert.Equal(t, before, c.Tokens())
+	}
+}

@@ -53,8 +53,11 @@ type Hit struct {
 // term's score is multiplied by how rare the term is among the messages
 // searched (1 plus the whole part of log2 of the messages over those that
 // hold it). A message that holds the whole query, in any case, gains 2
-// per term. Ties go to the segment with the smaller key, then to the
-// earlier message. Scoring is deterministic: the same segments and query
+// per term. Ties go to a message that is not a summary (a summary's
+// facts are copies of those of the messages it replaced, and a later
+// compaction copies them again, so an id the first turns gave can stand
+// in every summary since), then to the segment with the smaller key,
+// then to the earlier message. Scoring is deterministic: the same segments and query
 // give the same hits. The words of a message are those of its content,
 // its id, its calls' tools and arguments.
 //
@@ -277,7 +280,16 @@ func rank(docs []doc, ts []term) []Hit {
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b Hit) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Pointer.Key, b.Pointer.Key), cmp.Compare(a.Index, b.Index))
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(isSummary(a), isSummary(b)),
+			cmp.Compare(a.Pointer.Key, b.Pointer.Key), cmp.Compare(a.Index, b.Index))
 	})
 	return hits[:min(len(hits), MaxHits)]
+}
+
+// isSummary is 1 for a hit on a summary, 0 for any other.
+func isSummary(h Hit) int {
+	if h.Message.Role == pruneguard.RoleSummary {
+		return 1
+	}
+	return 0
 }

@@ -176,3 +176,29 @@ func TestQueryAnswerBounded(t *testing.T) {
 	}
 	assert.LessOrEqual(t, n, spill.MaxHits)
 }
+
+// An id that every later summary copies is found first where it was
+// given, however many summaries carry it and whatever their keys.
+func TestQueryPrefersOriginalsToSummaries(t *testing.T) {
+	ctx := t.Context()
+	s := &spill.Spiller{Store: &spill.Memory{}, Namespace: "sess-1"}
+	p0, err := s.SpillMessages(ctx, []pruneguard.Message{
+		{ID: "a1", Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: "k1", Tool: "lookup", Args: json.RawMessage(`{"order":"ORD-100002"}`)}}},
+		{ID: "r1", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"k1"}, Content: []byte(`{"order":"ORD-100002","left_with":"the neighbour"}`)},
+	})
+	require.NoError(t, err)
+	for i := range spill.MaxHits + 5 {
+		_, err := s.SpillMessages(ctx, []pruneguard.Message{{ID: pruneguard.MessageID(fmt.Sprint("s", i)), Role: pruneguard.RoleSummary,
+			Content: []byte(fmt.Sprintf("[Summary %d] Other facts: ORD-100002; ORD-%d", i, 200000+i))}})
+		require.NoError(t, err)
+	}
+	hits, err := s.Search(ctx, "ORD-100002")
+	require.NoError(t, err)
+	require.Len(t, hits, spill.MaxHits)
+	require.Equal(t, hits[0].Score, hits[len(hits)-1].Score, "the originals and the summaries tie")
+	assert.Equal(t, []string{"a1", "r1"}, []string{string(hits[0].Message.ID), string(hits[1].Message.ID)})
+	assert.Equal(t, p0.Key, hits[1].Pointer.Key)
+	for _, h := range hits[2:] {
+		assert.Equal(t, pruneguard.RoleSummary, h.Message.Role)
+	}
+}

@@ -8,16 +8,21 @@
 // summary into its own run, so the prompt holds one summary, however
 // long the session runs, and the pointers the prompt shows stay few.
 //
-// At the third turn the user gives a support ticket id. At the last turn
-// the user asks for it again: the scripted model looks for it in its
-// prompt, where the summary still carries it verbatim (Digest writes the
-// user's facts before the tools'); were it gone, the model would call
-// the recall tool with a query and read the id back from the store.
+// At the third turn the user gives a support ticket id; at the second,
+// a lookup's result says where the courier left the order, in words that
+// are no fact the guard extracts. At the last turn the user asks for
+// both. The scripted model looks for each in its prompt first: the
+// summary still carries the ticket verbatim (Digest writes the user's
+// facts before the tools', and each compaction carries the earlier
+// summary's facts forward); the courier's words are long gone from the
+// prompt, so the model calls the recall tool with the order id as its
+// query and reads them from the spilled result.
 //
 // It prints, every 1,000 turns, the prompt's size and what the summary
-// and the pointer lines cost, then the largest of each against the bound
-// the configuration states, and the recall. It exits 1 if a request
-// passed the window, a bound was passed, or the ticket was not found.
+// and the pointer lines cost, then where each answer was found, then the
+// largest of each cost against the bound the configuration states. It
+// exits 1 if a request passed the window, a bound was passed, or either
+// answer was not found.
 //
 //	go run ./examples/longsession
 package main
@@ -42,6 +47,15 @@ const (
 	budget    = 7_000  // down to this
 	digestMax = 1_500  // Digest.MaxTokens: what a summary holds beyond what it must
 	ticket    = "INC-70312"
+)
+
+// The order the second turn looks up, and where its result says the
+// courier left it: words, not a fact the guard extracts, so no summary
+// has to carry them; the spilled result still holds them.
+const (
+	earlyTurn    = 2
+	earlyOrder   = "ORD-100002"
+	earlyDropOff = "with the neighbour behind the blue door"
 )
 
 func main() { os.Exit(run(context.Background(), os.Stdout, turns)) }
@@ -130,8 +144,12 @@ func (s *session) turn(ctx context.Context, t, n int) error {
 	if err := s.add(pruneguard.Message{ID: pruneguard.MessageID("a" + id), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{call}}); err != nil {
 		return err
 	}
-	result := fmt.Sprintf(`{"order":%q,"status":"held","carrier":"DHL","tracking":"JD%012d","note":%q}`,
+	result := fmt.Sprintf(`{"order":%q,"status":"held","carrier":"DHL","tracking":"JD%012d","note":%q`,
 		order, 7000000+t*13, strings.Repeat("warehouse scan ok; ", 40))
+	if t == earlyTurn {
+		result += `,"left_with":"` + earlyDropOff + `"`
+	}
+	result += "}"
 	if err := s.add(pruneguard.Message{ID: pruneguard.MessageID("r" + id), Role: pruneguard.RoleTool,
 		Answers: []pruneguard.CallID{call.ID}, Content: []byte(result)}); err != nil {
 		return err
@@ -196,49 +214,74 @@ func (s *session) lineTokens() int {
 	return n
 }
 
-// lastTurn asks for the ticket given at the third turn. The model looks
-// in its prompt first; when the prompt does not show it, it calls recall
-// with a query and reads the answer.
+// lastTurn asks two questions about the first turns: the ticket the
+// user gave at the third turn, and where the courier left the order the
+// second turn looked up, which only that lookup's result said. For each,
+// the model looks in its prompt first; when the prompt does not show
+// it, it calls recall with a query and reads the answer.
 func (s *session) lastTurn(ctx context.Context, id string) error {
 	if err := s.add(pruneguard.Message{ID: pruneguard.MessageID("u" + id), Role: pruneguard.RoleUser,
-		Content: []byte("What was my support ticket number?")}); err != nil {
+		Content: []byte("What was my support ticket number, and where did the courier leave order " + earlyOrder + "?")}); err != nil {
 		return err
 	}
 	if err := s.request(ctx); err != nil {
 		return err
 	}
-	if found := findTicket(s.prompt()); found != "" {
-		fmt.Fprintf(s.w, "\nThe model finds %s in its prompt.\n", found)
-		return s.answer(id, found)
-	}
-	args := json.RawMessage(`{"query":"support ticket"}`)
-	call := pruneguard.Call{ID: pruneguard.CallID("c" + id), Tool: spill.RecallToolName, Args: args}
-	if err := s.add(pruneguard.Message{ID: pruneguard.MessageID("a" + id), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{call}}); err != nil {
-		return err
-	}
-	out, err := s.sp.HandleRecall(ctx, args)
+	t, err := s.find(ctx, id+"t", "the ticket", `{"query":"support ticket"}`, findTicket)
 	if err != nil {
-		return fmt.Errorf("recall: %w", err)
-	}
-	if err := s.add(pruneguard.Message{ID: pruneguard.MessageID("r" + id), Role: pruneguard.RoleTool,
-		Answers: []pruneguard.CallID{call.ID}, Content: []byte(out)}); err != nil {
 		return err
 	}
-	if err := s.request(ctx); err != nil {
+	where, err := s.find(ctx, id+"o", "where "+earlyOrder+" was left", `{"query":"`+earlyOrder+`"}`, findDropOff)
+	if err != nil {
 		return err
 	}
-	found := findTicket(out)
-	fmt.Fprintf(s.w, "\nThe prompt does not show the ticket; the model calls recall %s and reads %q back (%d bytes of answer).\n",
-		args, found, len(out))
-	return s.answer(id, found)
-}
-
-func (s *session) answer(id, found string) error {
-	if found != ticket {
-		return fmt.Errorf("the model answered %q, not the ticket %s", found, ticket)
+	if t != ticket || where != earlyDropOff {
+		return fmt.Errorf("the model answered %q and %q, not %q and %q", t, where, ticket, earlyDropOff)
 	}
 	return s.add(pruneguard.Message{ID: pruneguard.MessageID("b" + id), Role: pruneguard.RoleAssistant,
-		Content: []byte("Your ticket is " + found + ".")})
+		Content: []byte("Your ticket is " + t + "; the courier left " + earlyOrder + " " + where + ".")})
+}
+
+// find is the model looking for what in its prompt and, when the prompt
+// does not show it, calling recall with args and reading it from the
+// answer (following its pages). It says which it was.
+func (s *session) find(ctx context.Context, id, what, args string, read func(string) string) (string, error) {
+	if found := read(s.prompt()); found != "" {
+		fmt.Fprintf(s.w, "\n%s: found in the prompt: %s.\n", what, found)
+		return found, nil
+	}
+	call := pruneguard.Call{ID: pruneguard.CallID("c" + id), Tool: spill.RecallToolName, Args: json.RawMessage(args)}
+	if err := s.add(pruneguard.Message{ID: pruneguard.MessageID("a" + id), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{call}}); err != nil {
+		return "", err
+	}
+	var found string
+	var size, pages int
+	for next := json.RawMessage(args); next != nil && found == ""; pages++ {
+		out, err := s.sp.HandleRecall(ctx, next)
+		if err != nil {
+			return "", fmt.Errorf("recall: %w", err)
+		}
+		size += len(out)
+		found = read(out)
+		var a struct {
+			Next json.RawMessage `json:"next"`
+		}
+		if err := json.Unmarshal([]byte(out), &a); err != nil {
+			return "", fmt.Errorf("recall: %w", err)
+		}
+		next = a.Next
+	}
+	// The answers the model read stand as one tool result.
+	if err := s.add(pruneguard.Message{ID: pruneguard.MessageID("r" + id), Role: pruneguard.RoleTool,
+		Answers: []pruneguard.CallID{call.ID}, Content: []byte(fmt.Sprintf("%d page(s), %d bytes", pages, size))}); err != nil {
+		return "", err
+	}
+	if err := s.request(ctx); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.w, "\n%s: not in the prompt; found by recall %s: %q (%d bytes read, %d page(s) of the answer).\n",
+		what, args, found, size, pages)
+	return found, nil
 }
 
 // prompt is the text of the messages the prompt holds.
@@ -254,15 +297,51 @@ func (s *session) prompt() string {
 
 // findTicket returns the first ticket id in text, or "".
 func findTicket(text string) string {
-	i := strings.Index(text, "INC-")
+	if d := digitsAfter(text, "INC-"); d != "" {
+		return "INC-" + d
+	}
+	return ""
+}
+
+// findDropOff returns where the courier left earlyOrder, as text shows
+// it, or "": the left_with field of a lookup result of that order, as
+// the tool wrote it or as a recall answer quotes it.
+func findDropOff(text string) string {
+	for _, q := range []string{`"`, `\"`} {
+		order, key := "order"+q+":"+q+earlyOrder+q, "left_with"+q+":"+q
+		for rest := text; ; {
+			i := strings.Index(rest, order)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(order):]
+			obj := rest // the rest of the object
+			if end := strings.Index(obj, "}"); end >= 0 {
+				obj = obj[:end]
+			}
+			if j := strings.Index(obj, key); j >= 0 {
+				v := obj[j+len(key):]
+				if k := strings.Index(v, q); k >= 0 {
+					return v[:k]
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// digitsAfter returns the digits that follow the first prefix in text,
+// or "".
+func digitsAfter(text, prefix string) string {
+	i := strings.Index(text, prefix)
 	if i < 0 {
 		return ""
 	}
-	j := i + 4
+	j := i + len(prefix)
 	for j < len(text) && text[j] >= '0' && text[j] <= '9' {
 		j++
 	}
-	return text[i:j]
+	return text[i+len(prefix) : j]
 }
 
 // The bounds the configuration gives: a summary holds at most what its
