@@ -29,7 +29,8 @@ var ErrConflicts = errors.New("wire: the conversation's session kept changing un
 // wraps the store's error (a *sessions.IDError, a *sessions.ConflictError,
 // a context's error) or, for a state that does not restore, the error of
 // [RestoreSession]. No body was sent for it, unless
-// ConversationsConfig.PassUnguarded says so.
+// ConversationsConfig.PassUnguarded says so. The zero StoreError, with
+// no Err, is not a valid error; a Conversations returns it filled in.
 type StoreError struct {
 	Op           string // "load", "restore", "save"
 	Conversation string // the conversation's name

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pruneguard/pruneguard"
@@ -169,4 +170,38 @@ func reportJSON(t testing.TB, rep wire.Report) string {
 	b, err := json.Marshal(rep)
 	must(t, err)
 	return string(b)
+}
+
+// TestSessionSaveRestoreReset: a session restored after a body that did
+// not continue its history (a reset) goes on as one never restored.
+func TestSessionSaveRestoreReset(t *testing.T) {
+	for _, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			first, _ := growingBodies(t, d, []byte(factBody(d, 12)))
+			other := strings.Replace(factBody(d, 16), "the task: look the items up", "another task: look them up again", 1)
+			second, _ := growingBodies(t, d, []byte(other))
+			bodies := append(first[:len(first)/2], second...)
+			total := wire.Tokens(mustRead(t, []byte(other), d), nil)
+			one, err := wire.NewSession(twinConfig(d, total, &spill.Memory{}))
+			must(t, err)
+			store := &spill.Memory{}
+			twin, err := wire.NewSession(twinConfig(d, total, store))
+			must(t, err)
+			resets := 0
+			for i, body := range bodies {
+				want, wantRep, wantErr := one.Sync(body)
+				got, gotRep, gotErr := twin.Sync(body)
+				if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || reportJSON(t, gotRep) != reportJSON(t, wantRep) {
+					t.Fatalf("request %d: the restored session differs", i)
+				}
+				if wantRep.Reset {
+					resets++
+				}
+				twin = saveRestore(t, twin, twinConfig(d, total, store))
+			}
+			if resets != 1 {
+				t.Fatalf("%d resets, want 1", resets)
+			}
+		})
+	}
 }
