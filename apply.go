@@ -24,14 +24,11 @@ import (
 // int) is refused with [ErrTokenOverflow], changing nothing. A
 // decision can be applied once, to the Context that made it.
 //
-// Apply is also where the Context reclaims the memory of messages gone:
-// once they outnumber the messages it holds, it compacts its records,
-// which takes time in proportion to what it holds (amortized, a constant
-// per message removed). The records a decision is the first to leave in
-// the majority wait for the next Apply, which compacts them after
-// carrying out its own decision: so a Context pruned once and dropped,
-// as a request body's view is, never pays for a compaction, and a
-// session's memory of messages gone is held until its next Apply.
+// Apply also reclaims the memory of messages gone, at the latest at the
+// Apply after the one that removed them. An Apply that does so takes time
+// in proportion to what the Context holds; amortized, that is a constant
+// per message removed, and a Context pruned once and dropped never pays
+// it.
 func (c *Context) Apply(d *Decision) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -55,6 +55,8 @@
 // refuse what makes no sense (a guard with no budget, a ceiling below
 // the budget, a blank stub text, an enum out of range) with a
 // [*ConfigError], and Check validates first and changes nothing then.
+// Budget is the token count a prune brings the Context down to; Trigger
+// (zero: the Budget) is the count above which a check prunes at all.
 // Trigger and MinClear keep a provider's prompt cache: a check prunes
 // only above the trigger, then down to the budget and by at least
 // MinClear, so consecutive requests share their prefix between prunes.
@@ -107,132 +109,74 @@
 // call is pending or a message is streaming ([BoundaryStrict], the
 // default), or, in [BoundaryRelaxed], no unit that is in flight is pruned.
 // A plan naming part of a unit grows to the whole unit, shrinks to leave
-// it out, or is refused, as [Plan.Split] says. Pinned messages stay. In
-// both modes a unit holding a message the model has not read yet (one
-// after its last message, [Context.Unread]) is held back as a unit in
-// flight is ([CodeUnread]): a result goes only once a request has shown
-// it to the model. A [Guard] that cannot reach its budget without it ends
-// Deferred, or with a [*CeilingError] past the ceiling; it never evicts,
-// stubs or spills it.
-// Deferral is a state of its own, reported as a [*DeferredError]; past the
-// hard ceiling ([Config.Ceiling], or a [Guard]'s) it becomes a
+// it out, or is refused, as [Plan.Split] says. Pinned messages stay, and
+// so does what the model has not read yet ([Context.Unread],
+// [CodeUnread]). Deferral is a state of its own, a [*DeferredError]; past
+// the hard ceiling ([Config.Ceiling], or a [Guard]'s) it becomes a
 // [*CeilingError].
 //
 // Evict-or-tombstone ([ErrSchema]). A tool's schema may leave the prompt
 // only when no arguments of earlier calls to the tool stay, or behind a
 // one-line [Tombstone] that tells the model to ask for the schema back.
-// A compression that loses a constraint counts as dropping the schema,
-// and so does one that narrows it so that arguments of calls that stay
-// are invalid under it, or may be ([LossyCompression]); a narrowing no
-// surviving argument contradicts is reported in [Decision.Narrowed].
-// A mutation tool that cannot be tombstoned keeps its schema; a read-only
-// one may lose it, as it fails closed. The gate runs once the other gates
-// have settled what leaves, so schemas are decided on the arguments that
-// really leave, in the same decision: a plan that evicts a tool's last
-// arguments may drop its schema without a tombstone, and a decision that
-// takes the last arguments of a tombstoned tool retires its tombstone
-// ([Decision.Retire]). A message that requires a schema
-// ([Message.Requires], as Anthropic's tool_reference blocks do) keeps it,
-// tombstone or not ([CodeRequiredTool]), until a decision evicts or stubs
-// the last such message.
-//
-// The gate looks at every tool at every decision, not only at those a
-// plan names. When arguments come to stand behind no schema without a
-// plan (the model called a tool whose schema had left: a ghost call), the
-// next decision adds a tombstone for the tool, even a decision of an
-// empty plan; for a mutation tool that cannot be tombstoned, every Prune
-// refuses ([CodeGhostTool]) until a plan evicts those arguments or
-// [Context.RequestTool] brings the schema back. A message requiring a
-// schema the prompt does not show whole refuses every Prune the same way.
-// [Context.Unsound] lists such tools; a decision made before one arose is
-// stale. The Context keeps that list as events happen, so a decision
-// costs in proportion to it. [Context.RequestTool] records the model
-// asking for a tombstoned tool, the signal that pruning is too
-// aggressive.
+// A compression that loses a constraint, or rejects arguments that stay,
+// counts as dropping the schema ([LossyCompression]). A mutation tool
+// that cannot be tombstoned keeps its schema. A message that requires a
+// schema ([Message.Requires]) keeps it. When the model calls a tool whose
+// schema had left, the next decision tombstones it, or every Prune
+// refuses ([CodeGhostTool]) until the schema is back or the arguments go.
+// [Context.RequestTool] records the model asking for a tombstoned tool.
 //
 // Regenerability ([ErrRegen]). Only reconstructible content may go, or
 // content spilled to a durable store behind a pointer the configured
 // [Resolver] resolves, or content no step of a sealed plan needs. Text a
-// person or the model wrote (user and system messages, assistant prose,
-// reasoning) is irreducible unless tagged otherwise: by [Message.Class], an
-// [Oracle], or [Config.TextClass] for a runtime that accepts losing text.
-// Unless a tool's [Tool.Output] says otherwise, only a pure tool's results
-// are reconstructible: read-only and closed-world by its MCP
-// [Annotations]; a mutating tool's results, even an idempotent one's, and
-// an open-world tool's are irreducible. A read-only tool's result goes
-// stale, and irreducible, once a mutating call whose [Tool.Scope]
-// overlaps its tool's (equal scopes, or either empty) is made after it or
-// in its parallel batch; with [Tool.ScopeArgs] naming the arguments that
-// hold the path a call touches, only once a mutating call touches an
-// overlapping path (the same, one inside the other). An assistant message
-// of calls with no
-// Content of its own takes the most conservative class of what it calls,
-// so a unit of pure calls and their results goes whole; a [Call.Server]
-// call, run by the provider with its result in the same message, adds its
-// tool's class to its message. [Facts] (negative results, transient
-// observations, one-time secrets, the sole record of a user's constraint)
-// make any message irreducible; a message a pending planned step names
-// ([Context.PlanStep]) never goes. An [Oracle] or a [Message.Class]
-// decides a message's class in place of that derivation, but never lifts
-// Facts, planned-step references, the resolvable pointer a [Durable] class
-// needs, or anything of the commit boundary. An Oracle, which judges
-// every message alike, does not lift the results of a tool annotated
-// destructive or not idempotent (MCP's defaults for a tool that is not
-// read-only) either: only that tool's [Tool.Output], or that message's
-// own Class, may.
+// person or the model wrote is irreducible unless tagged otherwise: by
+// [Message.Class], an [Oracle], or [Config.TextClass]. Unless a tool's
+// [Tool.Output] says otherwise, only a pure tool's results (read-only and
+// closed-world by its MCP [Annotations]) are reconstructible, and a
+// read-only result goes stale once a mutating call of an overlapping
+// [Tool.Scope] is made ([Tool.ScopeArgs] narrows that to paths). [Facts]
+// make any message irreducible. An [Oracle] or a [Message.Class] decides a
+// message's class in place of that derivation, but never lifts Facts,
+// planned-step references, the resolvable pointer a [Durable] class needs,
+// or anything of the commit boundary. An Oracle, which judges every
+// message alike, does not lift the results of a tool annotated destructive
+// or not idempotent (MCP's defaults for a tool that is not read-only)
+// either: only that tool's [Tool.Output], or that message's own Class,
+// may.
 //
-// Calls that will never be answered (an orphan deep in the history, a
-// cancelled stream, a result the runtime lost) are given up with
-// [Context.Abandon]: their unit closes and is judged like any other, and
-// a late result for one is refused. A message still streaming cannot be
-// spilled, and [Context.Apply] asks the Resolver again about every pointer
-// its decision relies on, refusing with a [*StaleError] when one stopped
-// resolving. [Context.Save] and [Restore] carry a session to another
-// process, where Prune and the guards decide as they would have: the
-// state is JSON that says what the session holds (messages, calls,
-// tools, plan, what the Context remembers) by ids and names, and a
-// Context restored saves it again byte for byte.
+// A [Guard]'s [Screen] may refuse a decision for rules beyond the gates
+// (a provider's, in package wire); its refusals name [GateScreen].
+//
+// Calls that will never be answered are given up with [Context.Abandon].
+// [Context.Apply] refuses a decision that events since have made stale,
+// or whose pointers stopped resolving ([*StaleError]). [Context.Save] and
+// [Restore] carry a session to another process, where Prune and the
+// guards decide as they would have.
+//
+// # Compaction
+//
+// A plan may replace a run of whole units with one message ([Summary]),
+// judged by the gates as an eviction of the run that must carry the
+// run's facts verbatim or the pointers to them. A [Guard] with a
+// [Summarizer] compacts before it evicts; [Digest] is the built-in one,
+// with no model. [Context.Brief] says what a summary must carry.
 //
 // # Diagnostics
 //
-// Every [Decision] keeps [Decision.Records], an audit line per evicted
-// or stubbed message with the class it had and, for a tool result (a
-// [Call.Server] call's result is the message that carries it), a
-// [ContentHash] of its content. The Context remembers the results of the
-// 4,096 calls pruned last by their signature (the tool, and the
-// arguments as JSON with key order and white space aside). When a later
-// call with a remembered signature gets its closed result, and no result
-// of that signature is left in the prompt, it queues a [RefetchAlert]
-// saying whether the content came back the same and what class the
-// pruned result had, and forgets the pruned result; [Context.TakeAlerts]
-// drains the queue. An irreducible result fetched again means a pointer
-// was not followed or a gate was bypassed; a result that came back
-// different means what was pruned could not be had again.
-//
-// [ToolState] counts what pruning made the model redo: re-expansion
-// requests for tombstoned schemas, ghost calls to tools whose schema was
-// not shown whole, refetches, and the legs of the ghost-tool triad, whose
-// evidence [Context.Ghosts] keeps: a call rebuilt from an earlier call's
-// arguments while the schema was missing, a validation error naming the
-// schema's fields ([Message.IsError], [Context.ReportValidationError]),
-// and a detour to a sibling tool ([Siblings]) before the model asked for
-// the schema back. Package spill provides durable stores and a [Resolver]
-// that lets irreducible content leave the prompt behind a verified
-// pointer.
+// Every [Decision] keeps [Decision.Records], an audit line per evicted or
+// stubbed message. A result fetched again after it was pruned queues a
+// [RefetchAlert] ([Context.TakeAlerts]). [ToolState] counts what pruning
+// made the model redo: schemas asked back, ghost calls, refetches, and
+// the ghost-tool triad whose evidence [Context.Ghosts] keeps.
 //
 // # Token counts
 //
 // Messages carry the token counts the runtime gives. With
-// [Config.Counter] set ([ApproxCounter], a quarter of the bytes, or a
-// real tokenizer such as those of package tokenizer), the Context counts
-// what it is given no count for (a message appended or opened with
-// Tokens 0, a chunk written with 0 tokens), and the tool schemas in the
-// prompt and the tombstones that stand count toward [Context.Tokens] and
-// [Decision.Freed]. With [Config.PointerTokens] set, so does the pointer
-// text the runtime shows for spilled content: a stubbed result that
-// carries a pointer counts PointerTokens instead of the stub's, and each
-// distinct pointer of the messages evicted counts PointerTokens once, for
-// its line.
+// [Config.Counter] set ([ApproxCounter], or a real tokenizer such as
+// those of package tokenizer), the Context counts what it is given no
+// count for, and the tool schemas and tombstones in the prompt.
+// [Config.PointerTokens] counts the pointer text shown for spilled
+// content.
 //
 // # Errors
 //
@@ -246,26 +190,17 @@
 // # Cost
 //
 // A [Context] is safe for concurrent use. [Context.Tokens] and
-// [Guard.Check] under its trigger (with no hoarding to act on) take
-// constant time and do not allocate, with or without a Logger, with one
-// exception: a check with a Logger takes the refetch alerts waiting
-// ([Context.TakeAlerts]) and the schemas asked back
-// ([Context.RequestTool]) and logs them, which allocates; with none
-// waiting it logs nothing and allocates nothing.
-// [Context.Prune] costs time in proportion to the plan and the units it
-// touches, and [Guard.Check] over the trigger in proportion to what its
-// policy walks, proposes and prunes, not to the length of the Context nor
-// to the refusals remembered from earlier checks (beside a logarithm for
-// the indexes). The one part of a prune that grows with the bytes of
-// what it takes, hashing the results for [Decision.Records], is shared
-// among up to four goroutines (no more than GOMAXPROCS) once the results
-// reach a few hundred kilobytes per goroutine; they end before Prune
-// returns. With Config.HoardTokens set, the hoarding report of a
-// prune and the hoarding rule of a check add time in proportion to the
-// large messages that may be hoarded (see [HoardMode]), never to the rest
-// of the Context. A Context keeps at most 128 bytes per message at a
-// million messages (about 119 on a realistic session mix) beyond the ids,
-// contents and arguments it was given, and reclaims the memory of the
-// messages that leave, at the latest at the Apply after the one that
-// removed them (see [Context.Apply]).
+// [Guard.Check] under its trigger take constant time and do not
+// allocate (a check with a Logger allocates only to log refetch alerts
+// or schemas asked back that are waiting). [Context.Prune] costs time in
+// proportion to the plan and the units it touches, and [Guard.Check]
+// over the trigger in proportion to what its policy walks, proposes and
+// prunes, not to the length of the Context. A Context keeps at most 128
+// bytes per message at a million messages beyond the ids, contents and
+// arguments it was given, and reclaims the memory of messages that
+// leave.
+//
+// The reference (every rule, code and cost) is in the docs folder of the
+// repository: docs/gates.md, docs/guard.md, docs/compaction.md,
+// docs/spilling.md, docs/logging.md.
 package pruneguard

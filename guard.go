@@ -95,27 +95,18 @@ type Guard struct {
 	MinClear int
 
 	// Spill, when set, is where the guard stores content before it
-	// evicts or stubs it: when a closed unit (or a result to stub) is
-	// refused only because content in it cannot be obtained again
-	// (irreducible, or durable without a resolvable pointer), the guard
-	// writes the unit's messages that have no resolvable pointer (or the
-	// result), all those of one round as one segment, records the pointer
-	// on each with [Context.Spill], and prunes again. Content a planned
-	// step names is never spilled, nor a unit the boundary gate holds
-	// back: pinned, in flight, or holding a message the model has not
-	// read yet ([Context.Unread]). A spill that fails, or whose pointer
-	// the Context's Resolver does not resolve, is reported in
+	// evicts or stubs it: a closed unit (or a result to stub) refused only
+	// because content in it cannot be obtained again is written to the
+	// store, all those of one round as one segment, its pointer recorded
+	// with [Context.Spill], and pruned. Content a planned step names is
+	// never spilled, nor a unit the boundary gate holds back (pinned, in
+	// flight, or unread). A spill that fails, or whose pointer the
+	// Context's Resolver does not resolve, is reported in
 	// Result.SpillErrors and its unit stays. The Context's Config.Resolver
 	// must be set (normally to the same store); Check refuses a Spill
-	// without one. With Config.PointerTokens set, the pointer text the
-	// runtime shows counts toward the budget, and a result no larger than
-	// PointerTokens is not spilled to be stubbed: its stub would free
-	// nothing. Nor does the guard apply a decision that prunes what it
-	// spilled and frees nothing, its pointer line costing what its units
-	// held: its units stay
-	// (their segment, already written, stays in the store and is reported
-	// in Result.Spills) until a later decision is applied. Nil means
-	// nothing is spilled.
+	// without one. With Config.PointerTokens set, the guard never spills a
+	// result to stub it, nor applies a decision, that would free nothing
+	// once the pointer text is counted. Nil means nothing is spilled.
 	Spill Spiller
 	// Summarizer, when set, makes a check over its trigger compact before
 	// it evicts: it replaces the oldest run of whole units that may go

@@ -14,7 +14,7 @@ import (
 // choiceSource (rapid, a seeded PRNG, or fuzz bytes), keeps a naive reference
 // model of the transcript beside it (prop_model_test.go), and checks after
 // every step that the two agree and, after every applied prune, the
-// invariants of the seeds (invariants_test.go). The properties themselves
+// invariants of the seeds (checker_test.go). The properties themselves
 // are in property_test.go.
 
 // choiceSource draws the propHarness's choices.

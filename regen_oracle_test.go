@@ -16,7 +16,7 @@ import (
 // class of a message in place of the derivation (tool annotations, scope
 // staleness, the text default); it never lifts Facts, planned-step
 // references, the pointer requirement of Durable, or anything of the
-// commit boundary. Each item is tested for both, and the README and
+// commit boundary. Each item is tested for both, and docs/gates.md and
 // package documentation are checked to say so.
 
 // tagger answers, for each message, the class a tag in its content names;
@@ -229,10 +229,10 @@ func paragraph(t *testing.T, path, start string) string {
 	return regexp.MustCompile(`\s+`).ReplaceAllString(strings.Join(out, " "), " ")
 }
 
-// README, the package documentation and the godoc of Oracle and
+// docs/gates.md, the package documentation and the godoc of Oracle and
 // Message.Class state the one rule the tests above check.
 func TestTheOracleRuleIsDocumented(t *testing.T) {
-	readme := paragraph(t, "README.md", "**The oracle rule.**")
+	readme := paragraph(t, "docs/gates.md", "**The oracle rule.**")
 	for _, s := range []string{
 		"A custom `Oracle`, like a message's own `Class`, decides the class of a message in place of the derivation above (tool annotations, scope staleness, the text default).",
 		"It can never lift `Facts` (a message with a fact is irreducible), planned-step references, the pointer requirement of `Durable` (a durable message without a resolvable pointer is refused), or anything of the commit boundary.",

@@ -7,7 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
+
+	"github.com/pruneguard/pruneguard/internal/durable"
 )
 
 // Dir is a Store of files in one directory: the default for a runtime
@@ -89,7 +90,7 @@ func (d Dir) Save(ctx context.Context, id string, state []byte, expect Version) 
 	if err := d.check(ctx, "save", id); err != nil {
 		return Absent, err
 	}
-	if err := d.mkdir(); err != nil {
+	if err := durable.Mkdir(string(d)); err != nil {
 		return Absent, idErr("save", id, err)
 	}
 	// A stale version fails at once, before any write.
@@ -97,7 +98,7 @@ func (d Dir) Save(ctx context.Context, id string, state []byte, expect Version) 
 		return Absent, err
 	}
 	v := expect.Next()
-	tmp, err := d.writeTemp(Seal(id, v, state))
+	tmp, err := durable.WriteTemp(string(d), Seal(id, v, state))
 	if err != nil {
 		return Absent, idErr("save", id, err)
 	}
@@ -105,7 +106,7 @@ func (d Dir) Save(ctx context.Context, id string, state []byte, expect Version) 
 	if err := d.swap(ctx, id, tmp, expect); err != nil {
 		return Absent, err
 	}
-	if err := syncDir(string(d)); err != nil {
+	if err := durable.SyncDir(string(d)); err != nil {
 		return Absent, idErr("save", id, err)
 	}
 	return v, nil
@@ -172,7 +173,7 @@ func (d Dir) Delete(ctx context.Context, id string, expect Version) error {
 	if err := os.Remove(d.path(statePrefix, id)); err != nil {
 		return idErr("delete", id, err)
 	}
-	if err := syncDir(string(d)); err != nil {
+	if err := durable.SyncDir(string(d)); err != nil {
 		return idErr("delete", id, err)
 	}
 	return nil
@@ -196,47 +197,4 @@ func (d Dir) version(id string) (Version, error) {
 	}
 	v, _, err := sealedHeader(id, b[:n])
 	return v, err
-}
-
-// writeTemp writes rec to a new temporary file, synced, and returns its
-// name.
-func (d Dir) writeTemp(rec []byte) (string, error) {
-	tmp, err := os.CreateTemp(string(d), ".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	_, werr := tmp.Write(rec)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	return tmp.Name(), nil
-}
-
-// mkdir creates the directory if it does not exist, and makes its entry
-// in the parent durable.
-func (d Dir) mkdir() error {
-	if _, err := os.Stat(string(d)); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(string(d), 0o700); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(filepath.Clean(string(d))))
-}
-
-// syncDir makes the entries of a directory durable. Windows cannot sync
-// a directory, and does not need to.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	serr := f.Sync()
-	return errors.Join(serr, f.Close())
 }

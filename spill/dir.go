@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
+
+	"github.com/pruneguard/pruneguard/internal/durable"
 )
 
 // Dir is a Store of files in one directory, one file per key. The file
@@ -59,37 +60,32 @@ func (d Dir) Put(ctx context.Context, key string, content []byte) error {
 	if err := ctx.Err(); err != nil {
 		return keyErr("put", key, err)
 	}
-	if err := d.mkdir(); err != nil {
+	if err := durable.Mkdir(string(d)); err != nil {
 		return keyErr("put", key, err)
 	}
 	final := d.path(key)
 	if _, err := os.Lstat(final); err == nil {
 		return keyErr("put", key, ErrKeyExists)
 	}
-	tmp, err := os.CreateTemp(string(d), ".tmp-*")
+	tmp, err := durable.WriteTemp(string(d), sealHeader(key, content), content)
+	if err == nil {
+		if err = ctx.Err(); err != nil {
+			os.Remove(tmp)
+		}
+	}
 	if err != nil {
 		return keyErr("put", key, err)
 	}
-	_, werr := tmp.Write(sealHeader(key, content))
-	if werr == nil {
-		_, werr = tmp.Write(content)
-	}
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr, ctx.Err()); err != nil {
-		os.Remove(tmp.Name())
-		return keyErr("put", key, err)
-	}
 	// Link, unlike rename, never replaces an existing name.
-	lerr := os.Link(tmp.Name(), final)
-	os.Remove(tmp.Name())
+	lerr := os.Link(tmp, final)
+	os.Remove(tmp)
 	if errors.Is(lerr, fs.ErrExist) {
 		return keyErr("put", key, ErrKeyExists)
 	}
 	if lerr != nil {
 		return keyErr("put", key, lerr)
 	}
-	if err := syncDir(string(d)); err != nil {
+	if err := durable.SyncDir(string(d)); err != nil {
 		return keyErr("put", key, err)
 	}
 	return nil
@@ -190,30 +186,4 @@ func (d Dir) Touch(ctx context.Context, key string) error {
 		return keyErr("touch", key, err)
 	}
 	return nil
-}
-
-// mkdir creates the directory if it does not exist, and makes its entry
-// in the parent durable.
-func (d Dir) mkdir() error {
-	if _, err := os.Stat(string(d)); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(string(d), 0o700); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(filepath.Clean(string(d))))
-}
-
-// syncDir makes the entries of a directory durable. Windows cannot sync a
-// directory, and does not need to.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	serr := f.Sync()
-	return errors.Join(serr, f.Close())
 }

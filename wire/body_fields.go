@@ -3,9 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"slices"
 )
 
@@ -59,37 +56,15 @@ type topFields struct {
 // given twice is an error, as [Read] makes it.
 func readTopFields(b []byte) (topFields, error) {
 	f := topFields{vals: map[string]json.RawMessage{}}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
-		return f, fmt.Errorf("not valid JSON: %v", err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return f, errors.New("not a JSON object")
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return f, fmt.Errorf("not valid JSON: %v", err)
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return f, fmt.Errorf("not valid JSON: value of %q: %v", key, err)
-		}
+	err := walkObject(b, plainWords, func(key string, raw json.RawMessage, _, _ int) error {
 		if _, dup := f.vals[key]; dup {
-			return f, errDuplicateKey{key}
+			return errDuplicateKey{key}
 		}
 		f.keys = append(f.keys, key)
 		f.vals[key] = raw
-	}
-	if _, err := dec.Token(); err != nil {
-		return f, fmt.Errorf("not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return f, errors.New("not valid JSON: data after the object")
-	}
-	return f, nil
+		return nil
+	})
+	return f, err
 }
 
 // get returns the value of key.

@@ -142,49 +142,76 @@ func parseTop(body []byte) (*topLevel, error) {
 	if err := checkText(body); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("body is not valid JSON: %v", err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("body is not a JSON object")
-	}
 	t := &topLevel{src: body, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("body is not valid JSON: %v", err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errors.New("body is not valid JSON: object key is not a string")
-		}
+	err := walkObject(body, bodyWords, func(key string, raw json.RawMessage, off, end int) error {
 		if _, dup := t.fields[key]; dup {
 			// Providers differ on which value counts, and an edit would
 			// rewrite only one of them.
-			return nil, fmt.Errorf("body has the key %q twice", key)
+			return fmt.Errorf("body has the key %q twice", key)
+		}
+		start := valueStart(body, off)
+		if start < 0 || start > end {
+			return fmt.Errorf("body is not valid JSON: value of %q", key)
+		}
+		t.fields[key] = raw
+		t.spans[key] = [2]int{start, end}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// objectWords words the errors of walkObject for what is read.
+type objectWords struct {
+	invalid   string // "not valid JSON"
+	notObject string // "not a JSON object"
+	trailing  string // what follows the object: "data after the object"
+}
+
+var (
+	bodyWords  = objectWords{"body is not valid JSON", "body is not a JSON object", "data after the top-level object"}
+	plainWords = objectWords{"not valid JSON", "not a JSON object", "data after the object"}
+)
+
+// walkObject reads b as one JSON object and calls field with each key,
+// in order, its value, and the input offsets before and after the value.
+// An error of field ends the walk and is returned as it is.
+func walkObject(b []byte, w objectWords, field func(key string, raw json.RawMessage, off, end int) error) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("%s: %v", w.invalid, err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New(w.notObject)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("%s: %v", w.invalid, err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return errors.New(w.invalid + ": object key is not a string")
 		}
 		off := int(dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("body is not valid JSON: value of %q: %v", key, err)
+			return fmt.Errorf("%s: value of %q: %v", w.invalid, key, err)
 		}
-		end := int(dec.InputOffset())
-		start := valueStart(body, off)
-		if start < 0 || start > end {
-			return nil, fmt.Errorf("body is not valid JSON: value of %q", key)
+		if err := field(key, raw, off, int(dec.InputOffset())); err != nil {
+			return err
 		}
-		t.fields[key] = raw
-		t.spans[key] = [2]int{start, end}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("body is not valid JSON: %v", err)
+		return fmt.Errorf("%s: %v", w.invalid, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("body is not valid JSON: data after the top-level object")
+		return errors.New(w.invalid + ": " + w.trailing)
 	}
-	return t, nil
+	return nil
 }
 
 // bom is the UTF-8 byte order mark.

@@ -70,18 +70,9 @@ func (r *Map[V]) Forget(k string) { delete(r.m, k) }
 // same bound, they make one that remembers the same.
 func (r *Map[V]) All() iter.Seq2[string, V] {
 	return func(yield func(string, V) bool) {
-		n := len(r.ring)
-		start := 0
-		if n == r.bound {
-			start = r.next
-		}
-		for i := range n {
-			slot := (start + i) % max(n, 1)
-			k := r.ring[slot]
-			if e, ok := r.m[k]; ok && e.slot == slot {
-				if !yield(k, e.v) {
-					return
-				}
+		for k, v := range r.Slots() {
+			if v != nil && !yield(k, *v) {
+				return
 			}
 		}
 	}

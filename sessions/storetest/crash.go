@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pruneguard/pruneguard/internal/storecheck"
 	"github.com/pruneguard/pruneguard/sessions"
 )
 
@@ -56,7 +57,7 @@ func Crash(t *testing.T, s sessions.Store, cfg CrashConfig) int {
 	if cfg.Rounds <= 0 {
 		cfg.Rounds = 20
 	}
-	id := "crash-" + randomHex(6)
+	id := "crash-" + storecheck.RandomHex(6)
 	seen := map[int]bool{}
 	last := 0
 	for round := range cfg.Rounds {

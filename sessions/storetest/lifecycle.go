@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
+	"github.com/pruneguard/pruneguard/internal/storecheck"
 	"github.com/pruneguard/pruneguard/sessions"
 )
 
@@ -13,40 +13,31 @@ import (
 // deadline passed, before it started fails with the context's error in
 // an *sessions.IDError, and changes nothing.
 func doneContext(ctx context.Context, s sessions.Store, k *ids) error {
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
+	dones, cancel := storecheck.DoneContexts(ctx)
 	defer cancel()
 	var errs []error
-	for _, c := range []struct {
-		name, what string
-		ctx        context.Context
-		want       error
-	}{
-		{"cancelled", "a cancelled context", cancelled, context.Canceled},
-		{"expired", "an expired context", expired, context.DeadlineExceeded},
-	} {
-		id := k.id(c.name + "-create")
-		_, err := s.Save(c.ctx, id, []byte("never stored"), sessions.Absent)
-		errs = append(errs, identified("Save with "+c.what, id, err, c.want))
+	for _, c := range dones {
+		id := k.id(c.Name + "-create")
+		_, err := s.Save(c.Ctx, id, []byte("never stored"), sessions.Absent)
+		errs = append(errs, identified("Save with "+c.What, id, err, c.Want))
 		_, _, err = s.Load(ctx, id)
-		errs = append(errs, identified("Load after a Save with "+c.what, id, err, sessions.ErrNotFound))
+		errs = append(errs, identified("Load after a Save with "+c.What, id, err, sessions.ErrNotFound))
 
-		id = k.id(c.name + "-update")
+		id = k.id(c.Name + "-update")
 		v, err := save(ctx, s, id, []byte("saved with a live context"), sessions.Absent)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		_, err = s.Save(c.ctx, id, []byte("never stored"), v)
-		errs = append(errs, identified("Save with "+c.what, id, err, c.want))
-		_, _, err = s.Load(c.ctx, id)
-		errs = append(errs, identified("Load with "+c.what, id, err, c.want))
+		_, err = s.Save(c.Ctx, id, []byte("never stored"), v)
+		errs = append(errs, identified("Save with "+c.What, id, err, c.Want))
+		_, _, err = s.Load(c.Ctx, id)
+		errs = append(errs, identified("Load with "+c.What, id, err, c.Want))
 		if d, ok := s.(sessions.Deleter); ok {
-			errs = append(errs, identified("Delete with "+c.what, id, d.Delete(c.ctx, id, v), c.want))
+			errs = append(errs, identified("Delete with "+c.What, id, d.Delete(c.Ctx, id, v), c.Want))
 		}
 		if t, ok := s.(sessions.Toucher); ok {
-			errs = append(errs, identified("Touch with "+c.what, id, t.Touch(c.ctx, id), c.want))
+			errs = append(errs, identified("Touch with "+c.What, id, t.Touch(c.Ctx, id), c.Want))
 		}
 		errs = append(errs, want(ctx, s, id, []byte("saved with a live context"), v))
 	}

@@ -28,14 +28,12 @@ package storetest
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/pruneguard/pruneguard/internal/storecheck"
 	"github.com/pruneguard/pruneguard/sessions"
 )
 
@@ -103,29 +101,12 @@ func Run(t *testing.T, newStore func(t *testing.T) sessions.Store) {
 // ids makes ids unique to one run of one check.
 type ids struct{ prefix string }
 
-func newIDs() *ids {
-	return &ids{prefix: "storetest-" + randomHex(8) + "-"}
-}
+func newIDs() *ids { return &ids{prefix: storecheck.Prefix()} }
 
 func (k *ids) id(name string) string { return k.prefix + name }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // describe names state briefly in failure messages.
-func describe(b []byte) string {
-	if b == nil {
-		return "nil"
-	}
-	if len(b) <= 16 {
-		return fmt.Sprintf("%q", b)
-	}
-	sum := sha256.Sum256(b)
-	return fmt.Sprintf("%d bytes, sha256 %x…", len(b), sum[:4])
-}
+func describe(b []byte) string { return storecheck.Describe(b) }
 
 // want checks that id holds exactly state at version v.
 func want(ctx context.Context, s sessions.Store, id string, state []byte, v sessions.Version) error {
@@ -158,20 +139,7 @@ func save(ctx context.Context, s sessions.Store, id string, state []byte, expect
 // identified checks that err matches target and is an *sessions.IDError
 // for id.
 func identified(op, id string, err, target error) error {
-	if err == nil {
-		return fmt.Errorf("%s(%q) succeeded, want an error matching %v", op, id, target)
-	}
-	if !errors.Is(err, target) {
-		return fmt.Errorf("%s(%q): error %q does not match %v", op, id, err, target)
-	}
-	var ie *sessions.IDError
-	if !errors.As(err, &ie) {
-		return fmt.Errorf("%s(%q): error %q is not a *sessions.IDError", op, id, err)
-	}
-	if ie.ID != id {
-		return fmt.Errorf("%s(%q): *sessions.IDError names id %q", op, id, ie.ID)
-	}
-	return nil
+	return storecheck.Named(op, id, err, target, "*sessions.IDError", "id", func(e *sessions.IDError) string { return e.ID })
 }
 
 // anyVersion stands for a stored version a check does not know.

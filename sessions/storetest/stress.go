@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pruneguard/pruneguard/internal/storecheck"
 	"github.com/pruneguard/pruneguard/sessions"
 )
 
@@ -83,7 +84,7 @@ func Stress(ctx context.Context, replicas []sessions.Store, cfg StressConfig) (S
 	r := StressResult{Replicas: len(replicas), Sessions: cfg.Sessions, Turns: cfg.Turns}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	prefix := "stress-" + randomHex(6) + "-"
+	prefix := "stress-" + storecheck.RandomHex(6) + "-"
 	var (
 		wg              sync.WaitGroup
 		mu              sync.Mutex
@@ -250,11 +251,4 @@ func summarize(ds []time.Duration) Latency {
 }
 
 // joinSome joins the first few of errs and counts the rest.
-func joinSome(errs []error) error {
-	errs = slices.DeleteFunc(errs, func(err error) bool { return err == nil })
-	const most = 8
-	if len(errs) > most {
-		errs = append(errs[:most:most], fmt.Errorf("and %d more failures like these", len(errs)-most))
-	}
-	return errors.Join(errs...)
-}
+func joinSome(errs []error) error { return storecheck.JoinSome(errs) }

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"github.com/pruneguard/pruneguard/internal/storecheck"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -30,7 +32,7 @@ import (
 // It returns nil when the stores keep tenants apart, or an error listing
 // every way they do not.
 func Tenancy(ctx context.Context, s sessions.Store, sp spill.Store) error {
-	run := randomHex(6)
+	run := storecheck.RandomHex(6)
 	acme, globex := "acme-"+run, "globex-"+run
 	const conv, secret = "conv-1", "INC-4711 acme-only-secret"
 	id := sessions.ID(acme, conv)

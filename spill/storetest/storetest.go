@@ -28,8 +28,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,9 +35,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/internal/storecheck"
 	"github.com/pruneguard/pruneguard/spill"
 )
 
@@ -119,25 +117,12 @@ func Run(t *testing.T, newStore func(t *testing.T) spill.Store) {
 // keys makes keys unique to one run of one check.
 type keys struct{ prefix string }
 
-func newKeys() *keys {
-	b := make([]byte, 8)
-	rand.Read(b)
-	return &keys{prefix: "storetest-" + hex.EncodeToString(b) + "-"}
-}
+func newKeys() *keys { return &keys{prefix: storecheck.Prefix()} }
 
 func (k *keys) key(name string) string { return k.prefix + name }
 
 // describe names content briefly in failure messages.
-func describe(b []byte) string {
-	if b == nil {
-		return "nil"
-	}
-	if len(b) <= 16 {
-		return fmt.Sprintf("%q", b)
-	}
-	sum := sha256.Sum256(b)
-	return fmt.Sprintf("%d bytes, sha256 %x…", len(b), sum[:4])
-}
+func describe(b []byte) string { return storecheck.Describe(b) }
 
 // want checks that key holds exactly content.
 func want(ctx context.Context, s spill.Store, key string, content []byte) error {
@@ -161,20 +146,7 @@ func put(ctx context.Context, s spill.Store, key string, content []byte) error {
 
 // keyed checks that err matches target and is a *spill.KeyError for key.
 func keyed(op, key string, err, target error) error {
-	if err == nil {
-		return fmt.Errorf("%s(%q) succeeded, want an error matching %v", op, key, target)
-	}
-	if !errors.Is(err, target) {
-		return fmt.Errorf("%s(%q): error %q does not match %v", op, key, err, target)
-	}
-	var ke *spill.KeyError
-	if !errors.As(err, &ke) {
-		return fmt.Errorf("%s(%q): error %q is not a *spill.KeyError", op, key, err)
-	}
-	if ke.Key != key {
-		return fmt.Errorf("%s(%q): *spill.KeyError names key %q", op, key, ke.Key)
-	}
-	return nil
+	return storecheck.Named(op, key, err, target, "*spill.KeyError", "key", func(e *spill.KeyError) string { return e.Key })
 }
 
 func roundTrip(ctx context.Context, s spill.Store, k *keys) error {
@@ -298,13 +270,7 @@ func concurrent(ctx context.Context, s spill.Store, k *keys) error {
 }
 
 // joinSome joins the first few of errs and counts the rest.
-func joinSome(errs []error) error {
-	const most = 8
-	if len(errs) > most {
-		errs = append(errs[:most:most], fmt.Errorf("and %d more failures like these", len(errs)-most))
-	}
-	return errors.Join(errs...)
-}
+func joinSome(errs []error) error { return storecheck.JoinSome(errs) }
 
 func racingPuts(ctx context.Context, s spill.Store, k *keys) error {
 	const n = 8
@@ -397,30 +363,21 @@ func validKeys(ctx context.Context, s spill.Store, k *keys) error {
 // whose deadline passed, before it started fails with the context's error
 // in a *spill.KeyError, and that such a Put stores nothing.
 func doneContext(ctx context.Context, s spill.Store, k *keys) error {
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
+	dones, cancel := storecheck.DoneContexts(ctx)
 	defer cancel()
 	var errs []error
-	for _, c := range []struct {
-		name, what string
-		ctx        context.Context
-		want       error
-	}{
-		{"cancelled", "a cancelled context", cancelled, context.Canceled},
-		{"expired", "an expired context", expired, context.DeadlineExceeded},
-	} {
-		key := k.key(c.name + "-put")
-		errs = append(errs, keyed("Put with "+c.what, key, s.Put(c.ctx, key, []byte("never stored")), c.want))
+	for _, c := range dones {
+		key := k.key(c.Name + "-put")
+		errs = append(errs, keyed("Put with "+c.What, key, s.Put(c.Ctx, key, []byte("never stored")), c.Want))
 		_, err := s.Get(ctx, key)
-		errs = append(errs, keyed("Get after a Put with "+c.what, key, err, spill.ErrNotFound))
-		key = k.key(c.name + "-get")
+		errs = append(errs, keyed("Get after a Put with "+c.What, key, err, spill.ErrNotFound))
+		key = k.key(c.Name + "-get")
 		if err := put(ctx, s, key, []byte("stored with a live context")); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		_, err = s.Get(c.ctx, key)
-		errs = append(errs, keyed("Get with "+c.what, key, err, c.want))
+		_, err = s.Get(c.Ctx, key)
+		errs = append(errs, keyed("Get with "+c.What, key, err, c.Want))
 	}
 	return errors.Join(errs...)
 }

@@ -11,90 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Tests that pin down behaviour mutation testing found unguarded.
-
-func TestStubDecisionGoesStale(t *testing.T) {
-	c := batchContext(t, Config{}, false)
-	d, err := c.Prune(Plan{Stub: []MessageID{"r2"}})
-	require.NoError(t, err)
-	require.NoError(t, c.Mark("r2", TransientState))
-	assert.ErrorIs(t, c.Apply(d), ErrStaleDecision, "the stubbed message's unit changed")
-}
-
-func TestUnguardedRemovalKeepsCountsTrue(t *testing.T) {
-	t.Run("pending caller", func(t *testing.T) {
-		c := batchContext(t, Config{}, true)
-		withoutGates(c, GateBoundary)
-		d, err := c.Prune(Plan{Evict: []MessageID{"a2"}})
-		require.NoError(t, err)
-		require.NoError(t, c.Apply(d))
-		assert.Empty(t, c.Pending())
-		assert.True(t, c.Settled())
-	})
-	t.Run("open result", func(t *testing.T) {
-		c := NewContext(Config{})
-		withoutGates(c, GateBoundary)
-		closedTools(t, c, "x")
-		mustAppend(t, c, Message{ID: "a1", Calls: []Call{{ID: "c1", Tool: "x"}}})
-		require.NoError(t, c.Open(Message{ID: "r1", Answers: []CallID{"c1"}}))
-		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
-		require.NoError(t, err)
-		require.NoError(t, c.Apply(d))
-		assert.Empty(t, c.OpenMessages())
-		assert.Equal(t, []CallID{"c1"}, c.Pending(), "the call lost its result")
-		u, _ := c.UnitOf("a1")
-		assert.False(t, u.Open)
-		assert.Equal(t, []CallID{"c1"}, u.Pending)
-		// The call may be answered again.
-		require.NoError(t, c.Append(Message{ID: "r1b", Answers: []CallID{"c1"}}))
-		assert.True(t, c.Settled())
-	})
-	t.Run("pinned member", func(t *testing.T) {
-		c := batchContext(t, Config{}, false)
-		withoutGates(c, GateBoundary)
-		require.NoError(t, c.Pin("r1"))
-		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
-		require.NoError(t, err)
-		require.NoError(t, c.Apply(d))
-		u, _ := c.UnitOf("a1")
-		assert.False(t, u.Pinned)
-		assert.Equal(t, []MessageID{"a1", "r2"}, u.Messages)
-		// What is left of the cut unit can still be pruned.
-		allGates(c)
-		d, err = c.Prune(Plan{Evict: []MessageID{"a1"}})
-		require.NoError(t, err)
-		assert.Equal(t, []MessageID{"a1", "r2"}, d.Evict)
-		require.NoError(t, c.Apply(d))
-	})
-}
-
-func TestEvictingAReusedCallIDKeepsTheLaterCall(t *testing.T) {
-	c := NewContext(Config{})
-	closedTools(t, c, "x")
-	mustAppend(t, c,
-		Message{ID: "a1", Calls: []Call{{ID: "call_0", Tool: "x"}}},
-		Message{ID: "r1", Answers: []CallID{"call_0"}},
-		Message{ID: "a2", Calls: []Call{{ID: "call_0", Tool: "x"}}},
-		Message{ID: "r2", Answers: []CallID{"call_0"}},
-	)
-	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
-	require.NoError(t, err)
-	require.NoError(t, c.Apply(d))
-	err = c.Append(Message{ID: "r3", Answers: []CallID{"call_0"}})
-	assert.ErrorIs(t, err, ErrDuplicateResult, "call_0 still names a2's answered call")
-}
-
-func TestLargestResultsFirstOrder(t *testing.T) {
-	c := toolLoop(t, Config{}, []string{"x"}, 50, 70, 50, 70)
-	mustAppend(t, c, Message{ID: "a4", Role: RoleAssistant, Tokens: 5, Content: []byte("read them all")})
-	p := LargestResultsFirst{Stub: true}.Propose(c.View(), 1000)
-	assert.Equal(t, []MessageID{"r1", "r3", "r0", "r2"}, p.Stub, "ties keep transcript order")
-	// Exactly enough: stop there.
-	p = LargestResultsFirst{}.Propose(c.View(), 75)
-	assert.Equal(t, []MessageID{"a1", "r1"}, p.Evict)
-	p = OldestFirst{}.Propose(c.View(), 10)
-	assert.Equal(t, []MessageID{"u0"}, p.Evict, "u0 holds exactly 10 tokens")
-}
+// The guard's loop: where it stops, what it passes on, what it reports.
 
 func TestGuardStopsAtTheBudget(t *testing.T) {
 	c := toolLoop(t, Config{}, []string{"x"}, 100, 100, 100)
@@ -154,19 +71,6 @@ func TestGuardSaysWhyWhenRelaxedAndIdle(t *testing.T) {
 	assert.Equal(t, res.After, h.Pinned+h.Unread, "%v", h)
 }
 
-func TestSchemaGateCountsEveryEvictedCall(t *testing.T) {
-	c := NewContext(Config{NoTombstones: true})
-	require.NoError(t, c.RegisterTool(Tool{Name: "upd", Output: Reconstructible}))
-	mustAppend(t, c,
-		Message{ID: "a1", Role: RoleAssistant, Calls: []Call{{ID: "k1", Tool: "upd"}, {ID: "k2", Tool: "upd"}, {ID: "k3", Tool: "upd"}}},
-		Message{ID: "r1", Answers: []CallID{"k1", "k2", "k3"}},
-		Message{ID: "a2", Role: RoleAssistant, Content: []byte("updated")},
-	)
-	d, err := c.Prune(Plan{Evict: []MessageID{"a1"}, DropSchemas: []string{"upd"}})
-	require.NoError(t, err, "all three calls leave with the schema")
-	assert.Equal(t, []string{"upd"}, d.DropSchemas)
-}
-
 func TestGuardedCutKeepsEntriesTrue(t *testing.T) {
 	c := batchContext(t, Config{}, false)
 	mustAppend(t, c, Message{ID: "a3", Calls: []Call{{ID: "c4", Tool: "x"}, {ID: "c5", Tool: "x"}}})
@@ -200,50 +104,6 @@ func TestGuardTakesRefusedCompressionsOutOfThePlan(t *testing.T) {
 	assert.Equal(t, 1, rounds)
 	st, _ := c.Tool("upd")
 	assert.Nil(t, st.Compressed)
-}
-
-// Findings of review, pinned down.
-
-func TestRecordsKeepTheTokensOfTheirDecision(t *testing.T) {
-	c := batchContext(t, Config{}, false)
-	d1, err := c.Prune(Plan{Evict: []MessageID{"a1"}})
-	require.NoError(t, err)
-	d2, err := c.Prune(Plan{Stub: []MessageID{"r1"}})
-	require.NoError(t, err)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		assert.NoError(t, c.Apply(d2))
-	}()
-	recs := d1.Records()
-	<-done
-	require.Len(t, recs, 3)
-	assert.Equal(t, 100, recs[1].Tokens)
-	assert.Equal(t, 100, d1.Records()[1].Tokens, "not the stub's size")
-}
-
-func TestOldestFirstKeepsWholeUnits(t *testing.T) {
-	// The policy's own plan leaves the unit of the last message whole,
-	// however much is needed.
-	c := toolLoop(t, Config{}, []string{"x"}, 10, 10)
-	p := OldestFirst{Keep: 1}.Propose(c.View(), c.Tokens())
-	assert.Equal(t, []MessageID{"u0", "a0", "r0"}, p.Evict)
-
-	// A guard whose budget the older units meet leaves it in place; one
-	// whose budget needs it takes it too, last (see Keeper).
-	c = toolLoop(t, Config{}, []string{"x"}, 10, 10)
-	// sys 100 (pinned), u0 10, a0 5, r0 10, a1 5, r1 10.
-	res, err := Guard{Budget: 115, Policy: OldestFirst{Keep: 1}}.Check(c)
-	require.NoError(t, err)
-	_, ok := c.Message("a1")
-	assert.True(t, ok, "the unit of the last message stays whole")
-	_, ok = c.Message("r1")
-	assert.True(t, ok)
-	var evicted []MessageID
-	for _, d := range res.Decisions {
-		evicted = append(evicted, d.Evict...)
-	}
-	assert.Equal(t, []MessageID{"u0", "a0", "r0"}, evicted)
 }
 
 func TestResultListsEveryRefusal(t *testing.T) {
@@ -280,16 +140,6 @@ func TestResultListsEveryRefusal(t *testing.T) {
 		// arguments are the model's, the unit goes only whole.
 		assert.Equal(t, []MessageID{"a0", "r0", "a1", "r1", "a2", "r2", "a3", "r3", "a4", "r4"}, msgs, "mode %d", mode)
 	}
-}
-
-func TestStaleErrorNamesTheUnitThatAbsorbed(t *testing.T) {
-	c := batchContext(t, Config{}, false)
-	d, err := c.Prune(Plan{Evict: []MessageID{"u2"}})
-	require.NoError(t, err)
-	require.NoError(t, c.Couple("a1", "u2"))
-	var se *StaleError
-	require.ErrorAs(t, c.Apply(d), &se)
-	assert.Equal(t, []UnitID{"a1"}, se.Units)
 }
 
 func TestHoardingThreshold(t *testing.T) {
