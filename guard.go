@@ -205,7 +205,8 @@ type Result struct {
 	Reason error
 	// Held accounts for what the prompt holds that the check could not
 	// touch (pointer lines, schemas and tombstones, units in flight,
-	// unread, pinned or refused), when it ends over the budget; zero
+	// unread, pinned or refused) and what it did not reach, when it ends
+	// over the budget; zero
 	// otherwise. It costs a walk of those units, and of nothing else.
 	Held Held
 
@@ -491,6 +492,7 @@ func (r *guardRun) finish(over bool, err error) (Result, error) {
 			}
 		}
 		res.Held = r.c.heldAccount(refused)
+		res.Held.Unreached = max(0, res.After-res.Held.total())
 	}
 	switch {
 	case err != nil:

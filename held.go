@@ -24,12 +24,19 @@ import (
 //   - Refused: units the gates refused in this check, or in earlier ones
 //     when those refusals are the check's Reason.
 //
-// What a check left beyond these is what it could have pruned but did not
-// reach (the policy's keep, Guard.Rounds), or what the Screen refused.
+// What a check left beyond these is Unreached: what it could have pruned
+// but did not reach (the policy proposed no more, its keep, Guard.Rounds),
+// or what the Screen refused.
 //
 // The zero Held holds nothing: a check within its budget reports it.
 type Held struct {
 	Lines, Tools, InFlight, Unread, Pinned, Refused int
+	Unreached                                       int
+}
+
+// total is what h's parts but Unreached hold.
+func (h Held) total() int {
+	return h.Lines + h.Tools + h.InFlight + h.Unread + h.Pinned + h.Refused
 }
 
 // IsZero reports whether h holds nothing.
@@ -44,6 +51,7 @@ func (h Held) String() string {
 	}{
 		{"pointer lines", h.Lines}, {"schemas and tombstones", h.Tools}, {"in flight", h.InFlight},
 		{"unread", h.Unread}, {"pinned", h.Pinned}, {"refused", h.Refused},
+		{"not reached", h.Unreached},
 	}
 	slices.SortStableFunc(parts, func(a, b struct {
 		name string

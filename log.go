@@ -414,13 +414,13 @@ func (e *HeldError) LogValue() slog.Value {
 }
 
 // LogValue returns the parts that hold tokens: lines, tools, in_flight,
-// unread, pinned and refused.
+// unread, pinned, refused and unreached.
 func (h Held) LogValue() slog.Value {
 	var attrs []slog.Attr
 	for _, a := range []struct {
 		name string
 		n    int
-	}{{"lines", h.Lines}, {"tools", h.Tools}, {"in_flight", h.InFlight}, {"unread", h.Unread}, {"pinned", h.Pinned}, {"refused", h.Refused}} {
+	}{{"lines", h.Lines}, {"tools", h.Tools}, {"in_flight", h.InFlight}, {"unread", h.Unread}, {"pinned", h.Pinned}, {"refused", h.Refused}, {"unreached", h.Unreached}} {
 		if a.n > 0 {
 			attrs = append(attrs, slog.Int(a.name, a.n))
 		}

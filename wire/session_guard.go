@@ -366,6 +366,9 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 			if r.Reason != nil {
 				res.Reason = r.Reason
 			}
+			if !r.Held.IsZero() {
+				res.Held = r.Held
+			}
 			res.Outcome = r.Outcome
 		}
 		// The core guard stops at its own target: min(Budget, Before -
@@ -380,12 +383,16 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	}
 	rep.After = s.bodyTokens()
 	res.Before, res.After = rep.Before, rep.After
+	if rep.After > budget {
+		s.heldReport(&res, budget)
+	}
 	var ce *pruneguard.CeilingError
 	if errors.As(err, &ce) {
 		ce.Tokens = rep.After
 		if ceiling > 0 {
 			ce.Ceiling = ceiling
 		}
+		ce.Held = res.Held
 	}
 	for _, d := range res.Decisions {
 		rep.Evicted = append(rep.Evicted, d.Evict...)
@@ -400,6 +407,32 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	s.summarized(rep)
 	s.logCheck(*rep, err)
 	return s.indexed(err)
+}
+
+// heldReport makes res, a check that ended over the whole body's budget,
+// say what fills the prompt as the body holds it: the pointer lines
+// counted with the session's Counter as they are written (the Context
+// counts each with Config.PointerTokens), and a Reason when the guard
+// left none, or its *pruneguard.HeldError, with the body's numbers.
+func (s *Session) heldReport(res *pruneguard.Result, budget int) {
+	res.Held.Lines = s.pointerLineTokens()
+	var he *pruneguard.HeldError
+	switch {
+	case errors.As(res.Reason, &he):
+		he.Tokens, he.Budget, he.Held = res.After, budget, res.Held
+	case res.Reason == nil && !res.Held.IsZero():
+		res.Reason = &pruneguard.HeldError{Tokens: res.After, Budget: budget, Held: res.Held}
+	}
+}
+
+// pointerLineTokens counts what the pointer lines that stand add to the
+// body, with the session's Counter.
+func (s *Session) pointerLineTokens() int {
+	lines := spillLines(s.spilled, pointerTextOf(s.cfg.Spiller))
+	if len(lines) == 0 {
+		return 0
+	}
+	return countJSON(s.count, mustString("\n"+joinLines(lines)))
 }
 
 // trigger is the whole body's token count above which a request is
