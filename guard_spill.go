@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +26,16 @@ type Spiller interface {
 	// identical; otherwise an error, and no pointer. ctx governs the
 	// I/O: once it is done, SpillMessages fails.
 	SpillMessages(ctx context.Context, ms []Message) (Pointer, error)
+}
+
+// Discarder is a [Spiller] that can take back a segment it stored: a
+// [Guard] discards the segment it spilled for a decision its Screen then
+// refused, once no message of the segment carries its pointer, so that
+// the store keeps nothing the prompt does not name. The package spill's
+// Spiller is one. A Spiller that is not keeps such segments.
+type Discarder interface {
+	// Discard takes back the segment p points to; ctx governs the I/O.
+	Discard(ctx context.Context, p Pointer) error
 }
 
 // ErrSpill is matched (with errors.Is) by every [*SpillError].
@@ -173,17 +184,42 @@ func (r *guardRun) resolvable(p Pointer) bool {
 // takeBack gives the messages ids this check spilled, and whose pruning
 // the Screen then refused, their pointers from before the spill, so that
 // a later round spills them with what it prunes, in one segment, and the
-// prompt carries no pointer to a segment nothing left for. The store
-// keeps what was written and the spill's report stands: it says what the
-// segment holds.
+// prompt carries no pointer to a segment nothing left for. A segment none
+// of whose messages carries its pointer any more, nor left, is dropped
+// from the result's spills and discarded (see [Discarder]).
 func (r *guardRun) takeBack(ids []MessageID) {
+	var ptrs []Pointer
 	for _, id := range ids {
 		old, ok := r.spilledNow[id]
 		if !ok {
 			continue
 		}
+		if m, ok := r.c.Message(id); ok && !slices.Contains(ptrs, m.Pointer) {
+			ptrs = append(ptrs, m.Pointer)
+		}
 		delete(r.spilledNow, id)
 		_ = r.c.Spill(id, old) // fails only if the message left
+	}
+	for _, p := range ptrs {
+		r.discard(p)
+	}
+}
+
+// discard drops the spill of pointer p from the result and discards its
+// segment, when no message of it carries p nor left the Context.
+func (r *guardRun) discard(p Pointer) {
+	i := slices.IndexFunc(r.res.Spills, func(s SpillReport) bool { return s.Pointer == p })
+	if i < 0 {
+		return
+	}
+	for _, id := range r.res.Spills[i].Messages {
+		if m, ok := r.c.Message(id); !ok || m.Pointer == p {
+			return // left behind its pointer, or still carries it
+		}
+	}
+	r.res.Spills = slices.Delete(r.res.Spills, i, i+1)
+	if d, ok := r.g.Spill.(Discarder); ok {
+		_ = d.Discard(r.ctx, p) // a segment left behind is harmless: nothing names it
 	}
 }
 

@@ -95,6 +95,23 @@ func (d Dir) Put(ctx context.Context, key string, content []byte) error {
 	return nil
 }
 
+// Remove removes the file of key, if there is one; see [Remover].
+func (d Dir) Remove(ctx context.Context, key string) error {
+	if d == "" {
+		return keyErr("remove", key, ErrNoStore)
+	}
+	if !ValidKey(key) {
+		return keyErr("remove", key, ErrBadKey)
+	}
+	if err := ctx.Err(); err != nil {
+		return keyErr("remove", key, err)
+	}
+	if err := os.Remove(d.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return keyErr("remove", key, err)
+	}
+	return nil
+}
+
 // Get reads the file of key and returns its content once the header
 // checks out.
 func (d Dir) Get(ctx context.Context, key string) ([]byte, error) {

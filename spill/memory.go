@@ -91,3 +91,15 @@ func (s *Memory) Delete(key string) {
 		s.m[key] = nil
 	}
 }
+
+// Remove removes the content under key: unlike Delete, a later Put of
+// the key stores content anew. It implements [Remover].
+func (s *Memory) Remove(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return keyErr("remove", key, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+	return nil
+}

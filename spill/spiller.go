@@ -452,6 +452,25 @@ func (s *Spiller) Forget(p pruneguard.Pointer) {
 
 var errForgotten = fmt.Errorf("%w: pointer forgotten", ErrNotFound)
 
+// Discard takes back a segment the Spiller wrote and that no pointer in
+// any prompt names (a guard's prune it was written for was refused): the
+// Spiller forgets it, so that spilling the same messages again writes
+// them again, and a store that is a [Remover] removes it. Pointers to it
+// stop resolving. A pointer of another store or namespace is left alone.
+// It implements [pruneguard.Discarder].
+func (s *Spiller) Discard(ctx context.Context, p pruneguard.Pointer) error {
+	if !s.ready() || p.Store != s.name() || !s.owns(p.Key) {
+		return nil
+	}
+	s.mu.Lock()
+	delete(s.index, p.Key)
+	s.mu.Unlock()
+	if r, ok := s.Store.(Remover); ok {
+		return r.Remove(ctx, p.Key)
+	}
+	return nil
+}
+
 // Recall reads back the messages of the segment p points to, in the order
 // they were spilled, after checking the segment. Every field of each
 // message comes back as it was spilled (IsError, Requires, each call's

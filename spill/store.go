@@ -79,3 +79,18 @@ type Toucher interface {
 	Store
 	Touch(ctx context.Context, key string) error
 }
+
+// Remover is a Store that can remove the content under a key. A
+// [Spiller] whose store is one removes a segment it discards
+// ([Spiller.Discard]): one it wrote for a prune that was then refused, so
+// that the store keeps nothing no pointer names.
+//
+//   - Remove of a key that holds content removes it; a later Put of the
+//     key stores content anew. Remove of a key that holds nothing returns
+//     nil.
+//   - The context governs the call as it does Put's and Get's; errors are
+//     *KeyError values carrying the key, with Op "remove".
+type Remover interface {
+	Store
+	Remove(ctx context.Context, key string) error
+}

@@ -1,9 +1,11 @@
 package wire_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,5 +80,111 @@ func TestSessionHeldCountsPointerLines(t *testing.T) {
 			assert.InDelta(t, want, ce.Held.Lines, float64(n), "CeilingError.Held.Lines %d, the lines cost %d", ce.Held.Lines, want)
 			assert.Contains(t, err.Error(), "pointer lines")
 		})
+	}
+}
+
+// countingStore counts the writes that stored content, by key.
+type countingStore struct {
+	spill.Store
+	mu   sync.Mutex
+	puts map[string]int
+}
+
+func (c *countingStore) Put(ctx context.Context, key string, b []byte) error {
+	err := c.Store.Put(ctx, key, b)
+	if err == nil {
+		c.mu.Lock()
+		if c.puts == nil {
+			c.puts = map[string]int{}
+		}
+		c.puts[key]++
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	return c.Store.Get(ctx, key)
+}
+
+func (c *countingStore) Remove(ctx context.Context, key string) error {
+	return c.Store.(spill.Remover).Remove(ctx, key)
+}
+
+func (c *countingStore) List(ctx context.Context, prefix string) ([]string, error) {
+	return c.Store.(spill.Lister).List(ctx, prefix)
+}
+
+// refuseTask is a Screen that refuses every decision evicting message id.
+type refuseTask struct{ id pruneguard.MessageID }
+
+func (r refuseTask) Screen(d *pruneguard.Decision) []*pruneguard.Violation {
+	for _, id := range d.Evict {
+		if id == r.id {
+			return []*pruneguard.Violation{{Gate: pruneguard.GateRegen, Code: "test-keep", Units: d.Units, Messages: []pruneguard.MessageID{id}}}
+		}
+	}
+	return nil
+}
+
+// A segment written for a decision the screen then refused leaves the
+// store and the report: no report lists a key whose content the body
+// still holds, and the store holds no segment the body does not name.
+func TestSessionSpillRefusedLeavesNoSegment(t *testing.T) {
+	for name, store := range map[string]spill.Store{"memory": &spill.Memory{}, "dir": spill.Dir(t.TempDir())} {
+		t.Run(name, func(t *testing.T) {
+			st := &countingStore{Store: store}
+			cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 700, Screen: refuseTask{id: "m0"}}}
+			s := pointerSession(t, cfg, st, 3, 5)
+			var body []byte
+			for i := range 8 {
+				var rep wire.Report
+				var err error
+				body, rep, err = s.Request()
+				require.NoError(t, err)
+				for _, sp := range rep.Result.Spills {
+					assert.Contains(t, string(body), sp.Pointer.Key, "check %d: the report lists a key absent from the body", i)
+				}
+				feed(t, s, 1)
+			}
+			keys, err := st.List(t.Context(), "")
+			require.NoError(t, err)
+			require.NotEmpty(t, keys)
+			for _, k := range keys {
+				assert.Contains(t, string(body), k, "the store holds %s, which no pointer names", k)
+			}
+		})
+	}
+}
+
+// Content already in the store is not written again, by a later process
+// too: a session started over on the same directory, fed the same
+// history, writes nothing.
+func TestSessionSpillNotWrittenAgainAfterRestart(t *testing.T) {
+	dir := spill.Dir(t.TempDir())
+	run := func() (*countingStore, []byte) {
+		st := &countingStore{Store: dir}
+		s := pointerSession(t, wire.SessionConfig{Guard: pruneguard.Guard{Budget: 700}}, st, 0, 5)
+		feedFrom(t, s, 0, 8)
+		body, rep, err := s.Request()
+		require.NoError(t, err)
+		require.NotEmpty(t, rep.Result.Spills)
+		return st, body
+	}
+	first, body1 := run()
+	require.NotEmpty(t, first.puts)
+	second, body2 := run()
+	assert.Empty(t, second.puts, "segments written again after a restart")
+	assert.Equal(t, string(body1), string(body2))
+}
+
+// feedFrom feeds n turns of distinct text, numbered from k.
+func feedFrom(t *testing.T, s *wire.Session, k, n int) {
+	t.Helper()
+	for i := k; i < k+n; i++ {
+		_, err := s.Append(json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":"answer %d %s"}`, i, strings.Repeat("text ", 30))))
+		require.NoError(t, err)
+		_, err = s.Append(json.RawMessage(fmt.Sprintf(`{"role":"user","content":"question %d %s"}`, i, strings.Repeat("word ", 30))))
+		require.NoError(t, err)
 	}
 }

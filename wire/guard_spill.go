@@ -77,6 +77,21 @@ func (b bodySpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message)
 	return g.sp.s.SpillMessages(ctx, out)
 }
 
+// Discard implements pruneguard.Discarder: the Guarded's Spiller takes
+// back the segment, when it can.
+func (b bodySpiller) Discard(ctx context.Context, p pruneguard.Pointer) error {
+	return discard(ctx, b.g.sp.s, p)
+}
+
+// discard has sp take back the segment p points to, if sp is a
+// pruneguard.Discarder.
+func discard(ctx context.Context, sp pruneguard.Spiller, p pruneguard.Pointer) error {
+	if d, ok := sp.(pruneguard.Discarder); ok {
+		return d.Discard(ctx, p)
+	}
+	return nil
+}
+
 // newSpilling sets up spilling for opts on cfg: the Spiller resolves the
 // pointers, so cfg.Resolver must be unset.
 func newSpilling(opts Options, cfg *pruneguard.Config, place bool) (*spilling, error) {

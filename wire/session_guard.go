@@ -558,6 +558,12 @@ func (sp sessionSpiller) SpillMessages(ctx context.Context, ms []pruneguard.Mess
 	return sp.Spiller.SpillMessages(ctx, ms)
 }
 
+// Discard implements pruneguard.Discarder: the session's Spiller takes
+// back the segment, when it can.
+func (sp sessionSpiller) Discard(ctx context.Context, p pruneguard.Pointer) error {
+	return discard(ctx, sp.Spiller, p)
+}
+
 // ---- rendering -------------------------------------------------------------
 
 // history writes the history as it stands, or as it would stand once d
