@@ -191,8 +191,8 @@ func bedrockToolDecl(entry map[string]json.RawMessage) (string, map[string]json.
 // ---- system prompt -------------------------------------------------------------
 
 // bedrockHasPrompt reports a system list that is not empty.
-func bedrockHasPrompt(b *Body) bool {
-	items, _ := asArray(b.field("system"))
+func bedrockHasPrompt(field func(string) json.RawMessage) bool {
+	items, _ := asArray(field("system"))
 	return len(items) > 0
 }
 

@@ -69,12 +69,32 @@ func (b *Body) setTombstones(lines []string) {
 }
 
 // hasSystemPrompt reports whether the body has a system prompt that
-// tombstone and pointer lines can go into (the provider's hasPrompt).
-// Some models and servers reject a system prompt (OpenAI o1-mini, chat
-// templates without a system role such as Gemma's, Gemma on the Gemini
-// API, Bedrock models without system support), so a prune never adds one
-// to a body that has none.
-func (b *Body) hasSystemPrompt() bool { return b.provider().hasPrompt(b) }
+// tombstone and pointer lines can go into (see promptPlace).
+func (b *Body) hasSystemPrompt() bool {
+	p := b.provider()
+	return p.promptPlace(b.field, p.promptInHistory && b.systemMessage() >= 0)
+}
+
+// promptPlace is the one rule for where tombstone and pointer lines may
+// go, for a guarded body and a session alike: into a system prompt the
+// request has, never into one added for them. Some models and servers
+// reject a system prompt (OpenAI o1-mini, chat templates without a
+// system role such as Gemma's, Gemma on the Gemini API, Bedrock models
+// without system support), so a request without one gets no lines: a
+// prune that would need one is refused (CodeNoPointerPlace) or makes no
+// tombstone. The request has a place when its top-level fields (read
+// with field) hold a prompt the provider keeps there (Anthropic and
+// Responses always have one: their servers accept an instructions or
+// system field for every model), or when it has a system message of its
+// own (sys: a Chat system or developer message, or a system message
+// given as an event, which the request writes into its prompt).
+func (p *provider) promptPlace(field func(key string) json.RawMessage, sys bool) bool {
+	return sys || p.hasPrompt(field)
+}
+
+// noTopPrompt is the hasPrompt of a provider that keeps its system
+// prompt in the history (Chat): no top-level field holds one.
+func noTopPrompt(func(string) json.RawMessage) bool { return false }
 
 // systemMessage returns the index of the first system or developer
 // message, or -1.
@@ -169,4 +189,4 @@ func promptAt(key string) func(map[string]json.RawMessage) string {
 
 // alwaysPrompt is the hasPrompt of a provider whose system prompt every
 // model accepts: lines may go into it even when the body has none.
-func alwaysPrompt(*Body) bool { return true }
+func alwaysPrompt(func(string) json.RawMessage) bool { return true }

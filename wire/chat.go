@@ -40,7 +40,7 @@ var chatProvider = provider{
 
 	// where its system prompt lives
 	promptInHistory: true,
-	hasPrompt:       func(b *Body) bool { return b.systemMessage() >= 0 },
+	hasPrompt:       noTopPrompt,
 	addPromptText:   chatAddText,
 
 	// how it writes messages

@@ -188,3 +188,82 @@ func feedFrom(t *testing.T, s *wire.Session, k, n int) {
 		require.NoError(t, err)
 	}
 }
+
+// noPromptBody is a body of dialect d with no system prompt and n turns
+// of text, then a short last user message.
+func noPromptBody(d wire.Dialect, n int) []byte {
+	var msgs []string
+	add := func(role, text string) {
+		switch d {
+		case wire.OpenAIChat:
+			msgs = append(msgs, fmt.Sprintf(`{"role":%q,"content":%q}`, role, text))
+		case wire.Gemini:
+			if role == "assistant" {
+				role = "model"
+			}
+			msgs = append(msgs, fmt.Sprintf(`{"role":%q,"parts":[{"text":%q}]}`, role, text))
+		case wire.Bedrock:
+			msgs = append(msgs, fmt.Sprintf(`{"role":%q,"content":[{"text":%q}]}`, role, text))
+		}
+	}
+	for i := range n {
+		add("user", fmt.Sprintf("question %d %s", i, strings.Repeat("word ", 40)))
+		add("assistant", fmt.Sprintf("answer %d %s", i, strings.Repeat("text ", 40)))
+	}
+	add("user", "last")
+	key := "messages"
+	if d == wire.Gemini {
+		key = "contents"
+	}
+	return []byte(fmt.Sprintf(`{"model":"m",%q:[%s]}`, key, strings.Join(msgs, ",")))
+}
+
+// hasPrompt reports whether a body of dialect d carries a system prompt.
+func hasPrompt(t *testing.T, d wire.Dialect, body []byte) bool {
+	t.Helper()
+	var b map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(body, &b))
+	switch d {
+	case wire.Gemini:
+		return b["systemInstruction"] != nil || b["system_instruction"] != nil
+	case wire.Bedrock:
+		return b["system"] != nil
+	}
+	return strings.Contains(string(b["messages"]), `"role":"system"`) || strings.Contains(string(b["messages"]), `"role":"developer"`)
+}
+
+// A session adds no system prompt to a body that has none (Chat, Gemini,
+// Bedrock), as a Guarded does not: what is spilled stays in the prompt
+// when its pointer line would need one, refused with
+// CodeNoPointerPlace, never reported as a failed spill.
+func TestSessionNoSystemPromptAdded(t *testing.T) {
+	for _, d := range []wire.Dialect{wire.OpenAIChat, wire.Gemini, wire.Bedrock} {
+		t.Run(string(d), func(t *testing.T) {
+			body := noPromptBody(d, 8)
+			s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: 300},
+				Spiller: &spill.Spiller{Store: &spill.Memory{}}})
+			require.NoError(t, err)
+			out, rep, err := s.Sync(body)
+			require.NoError(t, err)
+			assert.False(t, hasPrompt(t, d, out), "the session added a system prompt: %s", out)
+			assert.Empty(t, rep.Result.SpillErrors, "no place for a pointer is no failed spill")
+			codes := map[string]bool{}
+			for _, r := range rep.Refusals {
+				codes[r.Code] = true
+			}
+			assert.True(t, codes[wire.CodeNoPointerPlace], "refusals %+v", rep.Refusals)
+			assert.NotContains(t, string(out), "recall", "no pointer without a place")
+			_, err = wire.Read(out, d)
+			require.NoError(t, err)
+
+			// Guarded keeps the same rule.
+			_, g := guarded(t, d, string(body), wire.Options{Spiller: &spill.Spiller{Store: &spill.Memory{}}})
+			res, _, err := g.Check(pruneguard.Guard{Budget: 300})
+			require.NoError(t, err)
+			gout, err := g.Body().Marshal()
+			require.NoError(t, err)
+			assert.False(t, hasPrompt(t, d, gout), "Guarded added a system prompt")
+			assert.Empty(t, res.SpillErrors)
+		})
+	}
+}

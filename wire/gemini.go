@@ -200,8 +200,8 @@ func geminiPromptKey(fields map[string]json.RawMessage) string {
 }
 
 // geminiHasPrompt reports a systemInstruction object.
-func geminiHasPrompt(b *Body) bool {
-	return kindOf(b.field("systemInstruction")) == '{' || kindOf(b.field("system_instruction")) == '{'
+func geminiHasPrompt(field func(string) json.RawMessage) bool {
+	return kindOf(field("systemInstruction")) == '{' || kindOf(field("system_instruction")) == '{'
 }
 
 // geminiAddText appends text as a part of the systemInstruction.

@@ -532,6 +532,7 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 			ce.Ceiling = ceiling
 		}
 	}
+	refs = append(refs, placeRefused(&out, g.Index)...)
 	return out, dedupe(refs), err
 }
 

@@ -21,10 +21,13 @@ const CodePointerNotSmaller = "pointer-not-smaller"
 // package documentation on tombstone lines).
 const CodeNoPointerPlace = "no-pointer-place"
 
-// ErrNoPointerPlace is matched (with errors.Is) by the error a guarded
-// check's spill fails with when the body has no system prompt to carry
-// the pointer of spilled messages that would be evicted: only tool
-// results, whose stubs show their pointer, are spilled from such a body.
+// ErrNoPointerPlace is matched (with errors.Is) by the error a spill
+// from a body with no system prompt to carry the pointer of spilled
+// messages that would be evicted fails with: only tool results, whose
+// stubs show their pointer, are spilled from such a body. A [Guarded] and
+// a [Session] report such a spill as a refusal with code
+// CodeNoPointerPlace, never among the Result's SpillErrors, which hold
+// the spills a store failed.
 var ErrNoPointerPlace = errors.New("wire: the body has no system prompt to carry a pointer line")
 
 // spilling is what a Guarded with a Spiller keeps: the store, whether
@@ -81,6 +84,29 @@ func (b bodySpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message)
 // back the segment, when it can.
 func (b bodySpiller) Discard(ctx context.Context, p pruneguard.Pointer) error {
 	return discard(ctx, b.g.sp.s, p)
+}
+
+// placeRefused takes the spills of res that failed for want of a system
+// prompt to carry their pointer line (ErrNoPointerPlace) out of
+// res.SpillErrors, which a store that cannot be written alone fills, and
+// returns them as refusals with code CodeNoPointerPlace; index gives a
+// message's position in the history.
+func placeRefused(res *pruneguard.Result, index func(pruneguard.MessageID) (int, bool)) []Refusal {
+	var refs []Refusal
+	res.SpillErrors = slices.DeleteFunc(res.SpillErrors, func(se *pruneguard.SpillError) bool {
+		if !errors.Is(se, ErrNoPointerPlace) {
+			return false
+		}
+		r := Refusal{Gate: "wire", Code: CodeNoPointerPlace, Units: slices.Clone(se.Units), Messages: slices.Clone(se.Messages)}
+		for _, id := range r.Messages {
+			if i, ok := index(id); ok {
+				r.Indexes = append(r.Indexes, i)
+			}
+		}
+		refs = append(refs, r)
+		return true
+	})
+	return refs
 }
 
 // discard has sp take back the segment p points to, if sp is a

@@ -138,9 +138,10 @@ type provider struct {
 	// promptKey returns the top-level key of the system prompt, given
 	// the request's top-level fields (unset when promptInHistory is).
 	promptKey func(fields map[string]json.RawMessage) string
-	// hasPrompt reports whether a body has a system prompt that lines can
-	// go into without adding one.
-	hasPrompt func(b *Body) bool
+	// hasPrompt reports whether a request's top-level fields (read with
+	// field) hold a system prompt that lines can go into without adding
+	// one; see promptPlace for the rule.
+	hasPrompt func(field func(key string) json.RawMessage) bool
 	// addPromptText returns the system prompt cur (nil when absent) with
 	// text added after its own; ok is false when cur cannot take it.
 	addPromptText func(cur json.RawMessage, text string) (json.RawMessage, bool)

@@ -289,6 +289,9 @@ type sessionState struct {
 	// sysEntries are the event messages whose text goes into the system
 	// prompt (outside Chat and Responses).
 	sysEntries []*sentry
+	// sysMsg is set once a system message is fed, in any form: the
+	// request has a system prompt of its own (see linePlace).
+	sysMsg bool
 	// sl is the history as written; rest the tokens of the body outside
 	// it, or -1 until counted; topB and topTS the request's fields read,
 	// and their tools state, or nil until read.
@@ -677,6 +680,7 @@ func (s *Session) appendRawAs(f facts, span []byte) (pruneguard.MessageID, error
 	switch {
 	case isSystem(&f):
 		cm.Pinned = true
+		s.sysMsg = true
 	case e.realUser && !s.firstUser && s.cfg.Spiller == nil:
 		cm.Pinned = true
 	case s.p.serverHeld && (f.typ == "item_reference" || (unpaired > 0 && f.ncalls == 0)):
@@ -826,6 +830,7 @@ func (s *Session) AppendMessage(m pruneguard.Message) (pruneguard.MessageID, err
 		m.Tokens = s.eventTokens(e)
 	}
 	m.Pinned = s.pinsEvent(e, m)
+	s.sysMsg = s.sysMsg || m.Role == pruneguard.RoleSystem
 	if err := s.ctx.Append(m); err != nil {
 		return "", fmt.Errorf("%s: %w", s.at("append", e.pos), err)
 	}
@@ -985,6 +990,7 @@ func (s *Session) Open(role pruneguard.Role, answers ...pruneguard.CallID) (prun
 	if err := s.ctx.Open(m); err != nil {
 		return "", fmt.Errorf("%s: %w", s.at("open", e.pos), err)
 	}
+	s.sysMsg = s.sysMsg || role == pruneguard.RoleSystem
 	st := &stream{e: e, role: role, answers: answers}
 	s.streams[id] = st
 	if len(answers) > 0 {

@@ -402,8 +402,14 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 			rep.Tombstoned = append(rep.Tombstoned, t.Tool)
 		}
 	}
+	placed := placeRefused(&res, func(id pruneguard.MessageID) (int, bool) {
+		if e := s.byID[id]; e != nil {
+			return e.pos, true
+		}
+		return 0, false
+	})
 	rep.Result = res
-	rep.Refusals = s.refusals(res, sc)
+	rep.Refusals = append(s.refusals(res, sc), placed...)
 	s.summarized(rep)
 	s.logCheck(*rep, err)
 	return s.indexed(err)
@@ -547,8 +553,18 @@ type sessionSpiller struct {
 	pruneguard.Spiller
 }
 
-// SpillMessages implements pruneguard.Spiller.
+// SpillMessages implements pruneguard.Spiller. Where the request has no
+// system prompt for a pointer line, only results, whose stubs show their
+// pointer, are spilled (unless a summary may carry it): the others fail
+// with ErrNoPointerPlace, and the check reports them as refusals.
 func (sp sessionSpiller) SpillMessages(ctx context.Context, ms []pruneguard.Message) (pruneguard.Pointer, error) {
+	if sp.s.cfg.Guard.Summarizer == nil && !sp.s.linePlace() {
+		for _, m := range ms {
+			if len(m.Answers) == 0 {
+				return pruneguard.Pointer{}, fmt.Errorf("%w: message %q", ErrNoPointerPlace, m.ID)
+			}
+		}
+	}
 	ms = slices.Clone(ms)
 	for i := range ms {
 		if e := sp.s.byID[ms[i].ID]; e != nil && e.ev == nil && e.raw != nil {
@@ -688,9 +704,20 @@ func (s *Session) stubRaw(e *sentry, text string) (json.RawMessage, bool) {
 	return raw, true
 }
 
+// linePlace reports whether the request has a system prompt for
+// tombstone and pointer lines, by the rule a guarded body keeps (see
+// promptPlace): the session never adds one.
+func (s *Session) linePlace() bool {
+	return s.p.promptPlace(func(k string) json.RawMessage { v, _ := s.top.get(k); return v }, s.sysMsg)
+}
+
 // lines are the tombstone and pointer lines, as they stand or once d is
-// applied too.
+// applied too; none where the request has no place for them (the
+// screen refuses the decisions that would need one).
 func (s *Session) lines(d *pruneguard.Decision) []string {
+	if !s.linePlace() {
+		return nil
+	}
 	tombs := s.tombs
 	order := s.tombOrder
 	spilled := s.spilled
@@ -1026,12 +1053,39 @@ func (s *Session) screen(d *pruneguard.Decision) []Refusal {
 	if d.Summary != nil {
 		return s.screenSummary(d)
 	}
+	if refs := s.placeRefusals(d); len(refs) > 0 {
+		return refs
+	}
 	if s.slotUp() {
 		if refs, ok := s.screenSlots(d); ok {
 			return refs
 		}
 	}
 	return s.screenWhole(d)
+}
+
+// placeRefusals refuses, when the request has no system prompt for
+// lines (see linePlace), the units of d that would leave a pointer line
+// and the tombstones d would add, with CodeNoPointerPlace.
+func (s *Session) placeRefusals(d *pruneguard.Decision) []Refusal {
+	if (len(d.Pointers) == 0 && len(d.Tombstones) == 0) || s.linePlace() {
+		return nil
+	}
+	if len(d.Tombstones) > 0 {
+		return schemaRefusal(d, CodeNoPointerPlace, "the request has no system prompt to carry a tombstone line")
+	}
+	evicted := idSet(d.Evict)
+	var refs []Refusal
+	seen := map[pruneguard.UnitID]bool{}
+	for _, n := range d.Pointers {
+		u, ok := s.ctx.UnitOf(n.Message)
+		if !evicted[n.Message] || !ok || seen[u.ID] {
+			continue
+		}
+		seen[u.ID] = true
+		refs = append(refs, s.refusal("wire", CodeNoPointerPlace, u.ID, u.Messages...))
+	}
+	return refs
 }
 
 // screenWhole is the screen of a decision on the body written whole:
