@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -264,6 +265,70 @@ func TestSessionNoSystemPromptAdded(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, hasPrompt(t, d, gout), "Guarded added a system prompt")
 			assert.Empty(t, res.SpillErrors)
+		})
+	}
+}
+
+// records parses the JSON lines of a slog JSON handler.
+func records(t *testing.T, logs string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		if line == "" {
+			continue
+		}
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+		out = append(out, r)
+	}
+	return out
+}
+
+// The records of a session's check are the updates of one compaction,
+// as the README promises of a guard's: each carries "compaction" and
+// "status", and one "pruneguard: check" record ends the check with the
+// session's own numbers (its budget and trigger as configured, the whole
+// body's tokens), whether the logger is SessionConfig.Logger or
+// Guard.Logger.
+func TestSessionLogsCompaction(t *testing.T) {
+	for _, where := range []string{"session", "guard"} {
+		t.Run(where, func(t *testing.T) {
+			var buf strings.Builder
+			l := slog.New(slog.NewJSONHandler(&buf, nil))
+			cfg := wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 300}, Trigger: 400,
+				Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}}
+			if where == "session" {
+				cfg.Logger = l
+			} else {
+				cfg.Guard.Logger = l
+			}
+			s, err := wire.NewSession(cfg)
+			require.NoError(t, err)
+			_, rep, err := s.Sync(chatBody(chatTurns(20, 40)))
+			require.NoError(t, err)
+			require.Equal(t, pruneguard.Pruned, rep.Result.Outcome)
+			var checks []map[string]any
+			for _, r := range records(t, buf.String()) {
+				msg := r["msg"].(string)
+				switch msg {
+				case pruneguard.LogRefetch, pruneguard.LogReexpansion, "pruneguard: schema restored":
+					continue
+				}
+				assert.Equal(t, rep.Result.Compaction, r["compaction"], "%s record without the compaction: %v", msg, r)
+				assert.NotEmpty(t, r["status"], "%s record without a status", msg)
+				if msg == pruneguard.LogCheck {
+					checks = append(checks, r)
+				}
+			}
+			require.Len(t, checks, 1, "one check record per check:\n%s", buf.String())
+			c := checks[0]
+			assert.Equal(t, "completed", c["status"])
+			assert.Equal(t, "pruned", c["outcome"])
+			assert.EqualValues(t, 300, c["budget"])
+			assert.EqualValues(t, 400, c["trigger"])
+			assert.EqualValues(t, rep.Before, c["before"])
+			assert.EqualValues(t, rep.After, c["after"])
+			assert.EqualValues(t, len(rep.Result.Decisions), c["decisions"])
 		})
 	}
 }

@@ -111,9 +111,18 @@ type SessionConfig struct {
 	// answers from memory: verify such a pointer first
 	// ([spill.Spiller.Verify]).
 	Spiller pruneguard.Spiller
-	// Logger, if set, receives one record per applied decision, per spill
-	// and failed spill, and per refusal, with the gate, the code, the ids
-	// and the token counts, never any content. Nil means no logging.
+	// Logger, if set, receives the records of each check that ran, as a
+	// pruneguard.Guard's Logger does (see the pruneguard package's
+	// LogCheck): one per applied decision, spill, failed spill and
+	// refusal, with status "in_progress", then one LogCheck record that
+	// ends the check ("completed", "cancelled" or "failed"), every one
+	// with "compaction" (Report.Result.Compaction) and "status", so that
+	// they map onto the Agent Client Protocol's compaction updates. Their
+	// numbers are the session's: the whole body's tokens, the budget,
+	// trigger and ceiling as configured. No record carries any content.
+	// Nil means Guard.Logger; with neither, nothing is logged. Guard.Logger
+	// gets the same records (when Logger is nil), and the refetch and
+	// re-expansion records of the pruneguard package in any case.
 	Logger *slog.Logger
 }
 
@@ -240,7 +249,8 @@ type Session struct {
 	key      string // the history's top-level key
 	p        *provider
 	seed     maphash.Seed
-	log      *slog.Logger
+	log      *slog.Logger  // Logger, or Guard.Logger
+	alertLog *slog.Logger  // the core guard's: Guard.Logger's refetch and re-expansion records
 	texts    *sessionTexts // the Context's Config.Text, with a Summarizer, unless the caller set one
 
 	mu  sync.Mutex
@@ -359,7 +369,8 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		return nil, fmt.Errorf("%w: Manifest: %w", ErrSessionConfig, err)
 	}
 	cfg.Config.Counter = counterOf(cfg.Config.Counter)
-	s := &Session{manifest: byName, cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed(), log: cfg.Logger}
+	s := &Session{manifest: byName, cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed()}
+	s.log, s.alertLog = sessionLoggers(cfg)
 	s.stubText = cfg.Config.StubText
 	if s.stubText == "" {
 		s.stubText = pruneguard.DefaultStubText

@@ -328,6 +328,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	}
 	g.Screen = sc
 	g.Policy = &sessionPolicy{s: s, inner: g.Policy, protect: sc}
+	g.Logger = s.alertLog // the session writes the compaction's records
 	res := pruneguard.Result{Before: rep.Before}
 	var err error
 	for try := 0; ; try++ {
@@ -411,7 +412,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	rep.Result = res
 	rep.Refusals = append(s.refusals(res, sc), placed...)
 	s.summarized(rep)
-	s.logCheck(*rep, err)
+	s.logCheck(*rep, err, target)
 	return s.indexed(err)
 }
 
@@ -1205,51 +1206,6 @@ func (s *Session) refusals(res pruneguard.Result, sc *sessionScreen) []Refusal {
 		seen[k] = true
 		return false
 	})
-}
-
-// logDecision writes one record of decision d.
-func (s *Session) logDecision(d *pruneguard.Decision, msg string, attrs ...slog.Attr) {
-	if s.log == nil {
-		return
-	}
-	var tombs []string
-	for _, t := range d.Tombstones {
-		tombs = append(tombs, t.Tool)
-	}
-	attrs = append([]slog.Attr{slog.String("dialect", string(s.cfg.Dialect)),
-		slog.Any("units", d.Units), slog.Any("evicted", d.Evict), slog.Any("stubbed", d.Stub),
-		slog.Any("withdrawn", d.DropSchemas), slog.Any("tombstoned", tombs), slog.Int("freed", d.Freed)}, attrs...)
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
-}
-
-// logCheck writes one record per applied decision, spill, failed spill
-// and refusal.
-func (s *Session) logCheck(rep Report, err error) {
-	if s.log == nil {
-		return
-	}
-	ctx := context.Background()
-	dialect := slog.String("dialect", string(s.cfg.Dialect))
-	for _, d := range rep.Result.Decisions {
-		s.logDecision(d, "pruneguard: decision", slog.Int("before", rep.Before), slog.Int("after", rep.After))
-	}
-	for _, sp := range rep.Result.Spills {
-		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: spill", dialect, slog.Any("units", sp.Units),
-			slog.Any("messages", sp.Messages), slog.String("store", sp.Pointer.Store), slog.String("key", sp.Pointer.Key))
-	}
-	for _, se := range rep.Result.SpillErrors {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: spill failed", dialect, slog.Any("units", se.Units),
-			slog.Any("messages", se.Messages), slog.String("error", se.Err.Error()))
-	}
-	for _, r := range rep.Refusals {
-		s.log.LogAttrs(ctx, slog.LevelInfo, "pruneguard: refusal", dialect,
-			slog.String("gate", r.Gate), slog.String("code", r.Code), slog.Any("units", r.Units),
-			slog.Any("messages", r.Messages), slog.Any("tools", r.Tools), slog.Int("tokens", rep.Before))
-	}
-	if err != nil {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "pruneguard: request refused", dialect,
-			slog.String("error", err.Error()), slog.Int("tokens", rep.Before))
-	}
 }
 
 // stubRefusals refuses the stubs of d that cannot be made, or would not
