@@ -481,7 +481,8 @@ func (c *Context) Tokens() int {
 // heldTokens returns the tokens held, under a lock.
 func (c *Context) heldTokens() int { return c.tokens + c.toolTokens + c.lineTokens }
 
-// Len reports how many messages the Context holds.
+// Len reports how many messages the Context holds: those in the prompt,
+// not those evicted.
 func (c *Context) Len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -49,8 +49,10 @@ func (o Outcome) String() string {
 // than prune everything it may. Every other zero field is a working
 // default, documented on the field.
 type Guard struct {
-	// Budget is the token count to prune down to. Required: it must be
-	// positive.
+	// Budget is the level a prune cuts the context down to, not the
+	// window: a Check prunes when the context is over the Trigger (the
+	// window; the Budget itself when no Trigger is set) and then goes
+	// down to the Budget. Required: it must be positive.
 	Budget int
 	// Ceiling, when positive, is the hard limit: above it a Context that
 	// cannot be pruned safely makes Check fail with a [*CeilingError].
@@ -75,8 +77,9 @@ type Guard struct {
 	// nothing, and counts the decisions applied.
 	Rounds int
 
-	// Trigger is the token count above which a Check prunes; zero means
-	// Budget. Once triggered, a Check prunes down to the Budget. A Trigger
+	// Trigger is the window: the token count above which a Check prunes
+	// at all; zero means Budget. Once triggered, a Check prunes down to
+	// the Budget, below the Trigger. A Trigger
 	// above the Budget keeps the provider's prompt cache: checks at or
 	// under it change nothing, so consecutive requests share the prefix
 	// the last prune left. It must not be below the Budget nor above a

@@ -332,3 +332,18 @@ func TestSessionLogsCompaction(t *testing.T) {
 		})
 	}
 }
+
+// Fed counts every message fed, evicted ones included; the Context's Len
+// counts those the request still shows; the deprecated Len is Fed.
+func TestSessionFedAndContextLen(t *testing.T) {
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: wire.OpenAIChat, Guard: pruneguard.Guard{Budget: 300},
+		Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}})
+	require.NoError(t, err)
+	turns := chatTurns(20, 40)
+	_, rep, err := s.Sync(chatBody(turns))
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Evicted)
+	assert.Equal(t, len(turns), s.Fed())
+	assert.Equal(t, s.Fed(), s.Len())
+	assert.Equal(t, len(turns)-len(rep.Evicted), s.Context().Len())
+}

@@ -28,10 +28,13 @@ type SessionConfig struct {
 	// Dialect is the provider format of the messages fed and of the body
 	// the session answers with. Required.
 	Dialect Dialect
-	// Guard prunes the history. Its Budget, required, is the token count
-	// of the whole request body (history, system prompt, tools and
-	// settings, as Config.Counter counts them) that a prune brings the request
-	// down to. Its Ceiling, when positive, is the hard limit on the whole
+	// Guard prunes the history. Its Budget and the session's Trigger
+	// are two numbers, easily taken for one: Guard.Budget, required, is
+	// the level a prune cuts the request down to, and Trigger (below, or
+	// Guard.Trigger) is the window, the size above which a request is
+	// pruned at all; with no Trigger the Budget is both. Both count the
+	// whole request body (history, system prompt, tools and settings, as
+	// Config.Counter counts them). Its Ceiling, when positive, is the hard limit on the whole
 	// body: above it, with nothing more safely prunable, the request is
 	// refused with a *pruneguard.CeilingError. Its Trigger and MinClear,
 	// when set, count the whole body too and stand for the session's
@@ -49,8 +52,8 @@ type SessionConfig struct {
 	// it as the Spiller does. Its Spill must be nil: set Spiller instead.
 	// Its other fields work as in pruneguard.Guard.
 	Guard pruneguard.Guard
-	// Trigger is the token count of the whole body above which a prune
-	// runs. Zero means Guard.Trigger, or else Guard.Budget: prune whenever
+	// Trigger is the window: the token count of the whole body above
+	// which a prune runs, which then cuts the body down to Guard.Budget. Zero means Guard.Trigger, or else Guard.Budget: prune whenever
 	// the request is over budget. A Trigger above the budget keeps the
 	// provider's prompt cache: requests at or under it are sent as the
 	// last prune left them, so consecutive requests share their pruned
@@ -429,12 +432,23 @@ func (s *Session) Context() *pruneguard.Context {
 	return s.ctx
 }
 
-// Len reports how many messages were fed, evicted ones included.
-func (s *Session) Len() int {
+// Fed reports how many messages were fed to the session since it
+// started (or since [Session.Sync] started it over), evicted ones
+// included: the length of the history the runtime holds, and the index
+// the next message fed gets. The messages the request still shows are
+// Context().Len().
+func (s *Session) Fed() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.entries)
 }
+
+// Len reports how many messages were fed, evicted ones included, as
+// [Session.Fed] does; it is not Context().Len(), which counts the
+// messages the request still shows.
+//
+// Deprecated: use [Session.Fed], whose name says what it counts.
+func (s *Session) Len() int { return s.Fed() }
 
 // SetRequest sets the request's other top-level fields (model, tools,
 // system prompt, settings) from a JSON object. Its history field, if

@@ -150,7 +150,7 @@ func TestSessionSyncBadBodies(t *testing.T) {
 	for _, b := range []string{``, `null`, `{}`, `[]`, `{"messages":null}`, `{"messages":{}}`, `{"messages":[{"role":"user","content":"x"}]`} {
 		_, _, err := s.Sync([]byte(b))
 		assert.Error(t, err, b)
-		assert.Equal(t, 2, s.Len(), b)
+		assert.Equal(t, 2, s.Fed(), b)
 	}
 	// A message that is not one is refused, whatever the rest.
 	_, _, err := s.Sync([]byte(`{"messages":[1]}`))
