@@ -63,8 +63,11 @@ type SessionConfig struct {
 	// MinClear is the least number of tokens a prune frees, when the
 	// history holds that many that may safely go: a prune that the budget
 	// alone would keep small goes further, so that prunes, and the cache
-	// misses they cause, come seldom. Zero means Guard.MinClear, or else
-	// no minimum. It must not be negative.
+	// misses they cause, come seldom. Zero means Guard.MinClear, or else,
+	// with a Spiller, a quarter of Guard.Budget (every prune that spills
+	// adds a pointer line to the prompt: prunes that each free a little
+	// would fill it with lines), and no minimum without one. It must not
+	// be negative.
 	MinClear int
 	// Config configures the session's pruneguard.Context. Its Counter
 	// counts tokens (nil means [pruneguard.ApproxCounter], and the

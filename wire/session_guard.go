@@ -457,11 +457,22 @@ func (s *Session) trigger() int {
 // minClear is the least a triggered prune frees: SessionConfig.MinClear,
 // or Guard.MinClear.
 func (s *Session) minClear() int {
-	if s.cfg.MinClear > 0 {
+	switch {
+	case s.cfg.MinClear > 0:
 		return s.cfg.MinClear
+	case s.cfg.Guard.MinClear > 0:
+		return s.cfg.Guard.MinClear
+	case s.cfg.Spiller != nil:
+		return s.cfg.Guard.Budget / spillClearShare
 	}
-	return s.cfg.Guard.MinClear
+	return 0
 }
+
+// spillClearShare is the share of the budget a prune of a session with
+// a Spiller frees at least, by default (1/4): every prune that spills
+// adds a pointer line, so prunes that each free a little would fill the
+// prompt with lines.
+const spillClearShare = 4
 
 // repair makes the history sound before it is guarded and written,
 // when the Context reports tools whose arguments or requiring messages
