@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -129,22 +130,22 @@ func (r refuseTask) Screen(d *pruneguard.Decision) []*pruneguard.Violation {
 }
 
 // A segment written for a decision the screen then refused leaves the
-// store and the report: no report lists a key whose content the body
-// still holds, and the store holds no segment the body does not name.
+// store and the report: no report lists a key the body does not name
+// (in a pointer line, or in a segment of pointer lines a line names),
+// and the store holds no segment the body does not name.
 func TestSessionSpillRefusedLeavesNoSegment(t *testing.T) {
 	for name, store := range map[string]spill.Store{"memory": &spill.Memory{}, "dir": spill.Dir(t.TempDir())} {
 		t.Run(name, func(t *testing.T) {
 			st := &countingStore{Store: store}
 			cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 700, Screen: refuseTask{id: "m0"}}}
 			s := pointerSession(t, cfg, st, 3, 5)
-			var body []byte
+			var named map[string]bool
 			for i := range 8 {
-				var rep wire.Report
-				var err error
-				body, rep, err = s.Request()
+				body, rep, err := s.Request()
 				require.NoError(t, err)
+				named = namedKeys(t, st, body)
 				for _, sp := range rep.Result.Spills {
-					assert.Contains(t, string(body), sp.Pointer.Key, "check %d: the report lists a key absent from the body", i)
+					assert.True(t, named[sp.Pointer.Key], "check %d: the report lists %s, which the body does not name", i, sp.Pointer.Key)
 				}
 				feed(t, s, 1)
 			}
@@ -152,10 +153,31 @@ func TestSessionSpillRefusedLeavesNoSegment(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, keys)
 			for _, k := range keys {
-				assert.Contains(t, string(body), k, "the store holds %s, which no pointer names", k)
+				assert.True(t, named[k], "the store holds %s, which no pointer names", k)
 			}
 		})
 	}
+}
+
+var segKey = regexp.MustCompile(`seg-[0-9a-z_]+`)
+
+// namedKeys returns the keys body names, and those the segments it
+// names name in turn.
+func namedKeys(t *testing.T, st spill.Store, body []byte) map[string]bool {
+	named := map[string]bool{}
+	todo := segKey.FindAllString(string(body), -1)
+	for len(todo) > 0 {
+		k := todo[0]
+		todo = todo[1:]
+		if named[k] {
+			continue
+		}
+		named[k] = true
+		if b, err := st.Get(t.Context(), k); err == nil {
+			todo = append(todo, segKey.FindAllString(string(b), -1)...)
+		}
+	}
+	return named
 }
 
 // Content already in the store is not written again, by a later process
@@ -346,4 +368,37 @@ func TestSessionFedAndContextLen(t *testing.T) {
 	assert.Equal(t, len(turns), s.Fed())
 	assert.Equal(t, s.Fed(), s.Len())
 	assert.Equal(t, len(turns)-len(rep.Evicted), s.Context().Len())
+}
+
+// Pointer lines do not grow with the conversation: past an eighth of the
+// budget they fold into a segment of their own, whose line stands for
+// them, and recalling it gives them back, so that every segment stays
+// within reach.
+func TestSessionPointerLinesFold(t *testing.T) {
+	st := &spill.Memory{}
+	sp := &spill.Spiller{Store: st}
+	s := pointerSession(t, wire.SessionConfig{Guard: pruneguard.Guard{Budget: 1500}, Spiller: sp}, st, 0, 5)
+	var body []byte
+	spills := 0
+	for i := range 120 {
+		feedFrom(t, s, i, 1)
+		var rep wire.Report
+		var err error
+		body, rep, err = s.Request()
+		require.NoError(t, err)
+		require.LessOrEqual(t, rep.After, 1500, "request %d", i)
+		spills += len(rep.Result.Spills)
+		lines, _ := linesTokens(t, pruneguard.ApproxCounter{}, body)
+		assert.LessOrEqual(t, lines, 1500/8+60, "request %d: the pointer lines cost %d", i, lines)
+	}
+	named := namedKeys(t, st, body)
+	keys, err := st.List(t.Context(), "")
+	require.NoError(t, err)
+	require.Greater(t, spills, 10)
+	for _, k := range keys {
+		assert.True(t, named[k], "segment %s out of reach", k)
+	}
+	out, err := sp.HandleRecall(t.Context(), json.RawMessage(`{"query":"question 2"}`))
+	require.NoError(t, err)
+	assert.Contains(t, out, "question 2 word")
 }

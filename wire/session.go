@@ -305,6 +305,9 @@ type sessionState struct {
 	// sysEntries are the event messages whose text goes into the system
 	// prompt (outside Chat and Responses).
 	sysEntries []*sentry
+	// folds are the folds of the pointer lines, the last standing for
+	// the others (see session_lines.go).
+	folds []lineFold
 	// sysMsg is set once a system message is fed, in any form: the
 	// request has a system prompt of its own (see linePlace).
 	sysMsg bool

@@ -381,6 +381,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	}
 	if len(res.Decisions) > 0 {
 		res.Outcome = pruneguard.Pruned
+		s.foldLines(ctx)
 	}
 	rep.After = s.bodyTokens()
 	res.Before, res.After = rep.Before, rep.After
@@ -435,7 +436,7 @@ func (s *Session) heldReport(res *pruneguard.Result, budget int) {
 // pointerLineTokens counts what the pointer lines that stand add to the
 // body, with the session's Counter.
 func (s *Session) pointerLineTokens() int {
-	lines := spillLines(s.spilled, pointerTextOf(s.cfg.Spiller))
+	lines := s.pointerLines(s.spilled)
 	if len(lines) == 0 {
 		return 0
 	}
@@ -762,7 +763,7 @@ func (s *Session) lines(d *pruneguard.Decision) []string {
 			out = append(out, line)
 		}
 	}
-	return append(out, spillLines(spilled, pointerTextOf(s.cfg.Spiller))...)
+	return append(out, s.pointerLines(spilled)...)
 }
 
 // topFor returns the request's other fields as they stand, or once d is

@@ -1,0 +1,89 @@
+package wire
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+
+	"github.com/pruneguard/pruneguard"
+)
+
+// Pointer lines that fold: every prune that spills and evicts adds a
+// pointer line to the system prompt, and the lines would grow with the
+// length of the conversation until they fill the prompt. When a
+// session's lines cost more than a share of its budget, it spills the
+// lines themselves, as one segment of one message per line, and shows
+// one line pointing to that segment in their place: recalling it gives
+// the lines back, each with its key, and a recall query searches every
+// segment all the same.
+
+// lineFoldShare is the share of the budget the pointer lines of a
+// session may cost before they fold (1/8).
+const lineFoldShare = 8
+
+// lineFold is one fold: the pointer of the segment holding the lines,
+// and the pointers whose lines it holds.
+type lineFold struct {
+	ptr    pruneguard.Pointer
+	covers map[pruneguard.Pointer]bool
+}
+
+// pointerLines returns the pointer lines of the spilled messages in
+// notes, as the prompt shows them: the line of each fold, then one line
+// per pointer no fold holds.
+func (s *Session) pointerLines(notes []pruneguard.SpillNote) []string {
+	text := pointerTextOf(s.cfg.Spiller)
+	if len(s.folds) == 0 {
+		return spillLines(notes, text)
+	}
+	covered := s.folds[len(s.folds)-1].covers
+	out := []string{text(s.folds[len(s.folds)-1].ptr)}
+	rest := make([]pruneguard.SpillNote, 0, len(notes))
+	for _, n := range notes {
+		if !covered[n.Pointer] {
+			rest = append(rest, n)
+		}
+	}
+	return append(out, spillLines(rest, text)...)
+}
+
+// foldLines folds the pointer lines when they cost more than their share
+// of the budget: the lines the prompt shows (a fold's line among them)
+// are spilled as one segment, whose line then stands for all of them. A
+// spill that fails leaves the lines as they are, and is logged.
+func (s *Session) foldLines(ctx context.Context) {
+	if s.cfg.Spiller == nil || !s.linePlace() || s.pointerLineTokens() <= s.cfg.Guard.Budget/lineFoldShare {
+		return
+	}
+	lines := s.pointerLines(s.spilled)
+	if len(lines) < 2 {
+		return
+	}
+	ms := make([]pruneguard.Message, len(lines))
+	n := strconv.Itoa(len(s.folds))
+	for i, l := range lines {
+		ms[i] = pruneguard.Message{ID: pruneguard.MessageID("pointers-" + n + "-" + strconv.Itoa(i)), Role: pruneguard.RoleSystem,
+			Content: []byte(l), Tokens: countJSON(s.count, mustString(l))}
+	}
+	p, err := s.cfg.Spiller.SpillMessages(ctx, ms)
+	if err == nil && !s.cfg.Spiller.Resolvable(p) {
+		err = pruneguard.ErrUnresolvedSpill
+	}
+	if err != nil {
+		if s.log != nil {
+			s.log.LogAttrs(ctx, slog.LevelWarn, pruneguard.LogSpillFailed, slog.String("dialect", string(s.cfg.Dialect)),
+				slog.String("of", "pointer lines"), slog.Int("lines", len(lines)), slog.String("error", err.Error()))
+		}
+		return
+	}
+	covers := map[pruneguard.Pointer]bool{}
+	for _, note := range s.spilled {
+		covers[note.Pointer] = true
+	}
+	s.folds = append(s.folds, lineFold{ptr: p, covers: covers})
+	s.topChanged()
+	if s.log != nil {
+		s.log.LogAttrs(ctx, slog.LevelInfo, pruneguard.LogSpill, slog.String("dialect", string(s.cfg.Dialect)),
+			slog.String("of", "pointer lines"), slog.Int("lines", len(lines)), slog.String("store", p.Store), slog.String("key", p.Key))
+	}
+}
