@@ -93,8 +93,15 @@ type SessionConfig struct {
 	// messages (their provider JSON, as fed) to the Spiller, records
 	// their pointers on the Context and prunes again; what then goes
 	// leaves a line with its pointer in the system prompt, and a spilled
-	// result that is stubbed carries the pointer's text. A failed spill
-	// is reported in Report.Result.SpillErrors, and its unit stays. The
+	// result that is stubbed carries the pointer's text. The lines never
+	// make a system prompt the request does not have: without one, what
+	// would need a line stays, refused with CodeNoPointerPlace. Once the
+	// lines cost more than an eighth of the budget they fold: they are
+	// spilled as a segment of their own, and one line naming it stands
+	// for them. A failed spill (a store that cannot be written) is
+	// reported in Report.Result.SpillErrors, and its unit stays. A
+	// segment written for a decision the screen then refused is
+	// discarded ([pruneguard.Discarder]) and not reported. The
 	// Spiller also resolves the pointers, so Config.Resolver must be nil.
 	// Pointer texts are the Spiller's own, as for [Options].Spiller.
 	// When Config.PointerTokens is zero it is set to the Counter's count
