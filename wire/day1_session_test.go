@@ -85,14 +85,14 @@ func TestSessionHeldCountsPointerLines(t *testing.T) {
 	}
 }
 
-// countingStore counts the writes that stored content, by key.
-type countingStore struct {
+// putCountingStore counts the writes that stored content, by key.
+type putCountingStore struct {
 	spill.Store
 	mu   sync.Mutex
 	puts map[string]int
 }
 
-func (c *countingStore) Put(ctx context.Context, key string, b []byte) error {
+func (c *putCountingStore) Put(ctx context.Context, key string, b []byte) error {
 	err := c.Store.Put(ctx, key, b)
 	if err == nil {
 		c.mu.Lock()
@@ -105,15 +105,15 @@ func (c *countingStore) Put(ctx context.Context, key string, b []byte) error {
 	return err
 }
 
-func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+func (c *putCountingStore) Get(ctx context.Context, key string) ([]byte, error) {
 	return c.Store.Get(ctx, key)
 }
 
-func (c *countingStore) Remove(ctx context.Context, key string) error {
+func (c *putCountingStore) Remove(ctx context.Context, key string) error {
 	return c.Store.(spill.Remover).Remove(ctx, key)
 }
 
-func (c *countingStore) List(ctx context.Context, prefix string) ([]string, error) {
+func (c *putCountingStore) List(ctx context.Context, prefix string) ([]string, error) {
 	return c.Store.(spill.Lister).List(ctx, prefix)
 }
 
@@ -136,7 +136,7 @@ func (r refuseTask) Screen(d *pruneguard.Decision) []*pruneguard.Violation {
 func TestSessionSpillRefusedLeavesNoSegment(t *testing.T) {
 	for name, store := range map[string]spill.Store{"memory": &spill.Memory{}, "dir": spill.Dir(t.TempDir())} {
 		t.Run(name, func(t *testing.T) {
-			st := &countingStore{Store: store}
+			st := &putCountingStore{Store: store}
 			cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 700, Screen: refuseTask{id: "m0"}}}
 			s := pointerSession(t, cfg, st, 3, 5)
 			var named map[string]bool
@@ -185,8 +185,8 @@ func namedKeys(t *testing.T, st spill.Store, body []byte) map[string]bool {
 // history, writes nothing.
 func TestSessionSpillNotWrittenAgainAfterRestart(t *testing.T) {
 	dir := spill.Dir(t.TempDir())
-	run := func() (*countingStore, []byte) {
-		st := &countingStore{Store: dir}
+	run := func() (*putCountingStore, []byte) {
+		st := &putCountingStore{Store: dir}
 		s := pointerSession(t, wire.SessionConfig{Guard: pruneguard.Guard{Budget: 700}}, st, 0, 5)
 		feedFrom(t, s, 0, 8)
 		body, rep, err := s.Request()

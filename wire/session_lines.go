@@ -47,6 +47,18 @@ func (s *Session) pointerLines(notes []pruneguard.SpillNote) []string {
 	return append(out, spillLines(rest, text)...)
 }
 
+// fold records that the segment p holds the pointer lines that stand:
+// its line stands for them from now on. The journal keeps it.
+func (s *Session) fold(p pruneguard.Pointer) {
+	s.journal(jop{Op: jFold, Pointer: &jpointer{Store: p.Store, Key: p.Key}})
+	covers := map[pruneguard.Pointer]bool{}
+	for _, note := range s.spilled {
+		covers[note.Pointer] = true
+	}
+	s.folds = append(s.folds, lineFold{ptr: p, covers: covers})
+	s.topChanged()
+}
+
 // foldLines folds the pointer lines when they cost more than their share
 // of the budget: the lines the prompt shows (a fold's line among them)
 // are spilled as one segment, whose line then stands for all of them. A
@@ -76,12 +88,7 @@ func (s *Session) foldLines(ctx context.Context) {
 		}
 		return
 	}
-	covers := map[pruneguard.Pointer]bool{}
-	for _, note := range s.spilled {
-		covers[note.Pointer] = true
-	}
-	s.folds = append(s.folds, lineFold{ptr: p, covers: covers})
-	s.topChanged()
+	s.fold(p)
 	if s.log != nil {
 		s.log.LogAttrs(ctx, slog.LevelInfo, pruneguard.LogSpill, slog.String("dialect", string(s.cfg.Dialect)),
 			slog.String("of", "pointer lines"), slog.Int("lines", len(lines)), slog.String("store", p.Store), slog.String("key", p.Key))

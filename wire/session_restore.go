@@ -88,7 +88,7 @@ func RestoreSessionContext(ctx context.Context, r io.Reader, cfg SessionConfig) 
 
 // verifyLines verifies, when the Spiller is a [pruneguard.Verifier],
 // the pointers the body shows that the Context does not hold (the lines
-// of messages evicted, the pointers of stubs), so that their text is the
+// of messages evicted, the pointers of stubs, the folds of the lines), so that their text is the
 // Spiller's as it was. A pointer that does not verify is kept, as the
 // Context keeps its own.
 func (s *Session) verifyLines(ctx context.Context) error {
@@ -112,6 +112,11 @@ func (s *Session) verifyLines(ctx context.Context) error {
 	}
 	for _, e := range s.entries {
 		if err := check(e.stubPtr); err != nil {
+			return err
+		}
+	}
+	for _, f := range s.folds {
+		if err := check(f.ptr); err != nil {
 			return err
 		}
 	}
@@ -248,6 +253,11 @@ func (s *Session) replayOne(rd *reader, op *jop) (err error) {
 		s.record(op.Decision.decision())
 	case jRestore:
 		s.restoreState(op.Name)
+	case jFold:
+		if op.Pointer == nil {
+			return errMissing
+		}
+		s.fold(pruneguard.Pointer{Store: op.Pointer.Store, Key: op.Pointer.Key})
 	default:
 		return errors.New("unknown entry")
 	}
