@@ -8,7 +8,8 @@ import (
 
 // The newcomer's scenario: a 300-turn Anthropic agent on a Session
 // under 8,000 tokens, with a directory spill store, a logger and the
-// recall tool, finds at the last turn the ticket given at turn 3; every
+// recall tool and a restart halfway, finds at the last turn the ticket
+// given at turn 3, no segment written twice; every
 // request is within the budget and nothing is logged at warning level.
 // (The tokenizer module runs it with the o200k counter.)
 func TestNewcomerScenario(t *testing.T) {

@@ -33,7 +33,7 @@ const (
 	jTop      = "top"      // the request's other fields: Fields
 	jDecision = "decision" // a decision carried out on the history: Decision
 	jRestore  = "restore"  // a tool's schema brought back whole: Name
-	jFold     = "fold"     // the pointer lines folded into a segment: Pointer, Covers
+	jFold     = "fold"     // the pointer lines folded into a segment: Pointer
 )
 
 // jop is one entry of the journal, as it is kept and saved.
@@ -49,8 +49,7 @@ type jop struct {
 	Event    *jevent              `json:"event,omitempty"`
 	Fields   []jfield             `json:"fields,omitempty"`
 	Decision *jdecision           `json:"decision,omitempty"`
-	Pointer  *pruneguard.Pointer  `json:"pointer,omitempty"`
-	Covers   []pruneguard.Pointer `json:"covers,omitempty"`
+	Pointer  *jpointer            `json:"pointer,omitempty"`
 }
 
 // jevent is a message given as a pruneguard event.

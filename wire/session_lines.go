@@ -47,6 +47,18 @@ func (s *Session) pointerLines(notes []pruneguard.SpillNote) []string {
 	return append(out, spillLines(rest, text)...)
 }
 
+// fold records that the segment p holds the pointer lines that stand:
+// its line stands for them from now on. The journal keeps it.
+func (s *Session) fold(p pruneguard.Pointer) {
+	s.journal(jop{Op: jFold, Pointer: &jpointer{Store: p.Store, Key: p.Key}})
+	covers := map[pruneguard.Pointer]bool{}
+	for _, note := range s.spilled {
+		covers[note.Pointer] = true
+	}
+	s.folds = append(s.folds, lineFold{ptr: p, covers: covers})
+	s.topChanged()
+}
+
 // foldLines folds the pointer lines when they cost more than their share
 // of the budget: the lines the prompt shows (a fold's line among them)
 // are spilled as one segment, whose line then stands for all of them. A
@@ -76,25 +88,9 @@ func (s *Session) foldLines(ctx context.Context) {
 		}
 		return
 	}
-	covers := make([]pruneguard.Pointer, 0, len(s.spilled))
-	for _, note := range s.spilled {
-		covers = append(covers, note.Pointer)
-	}
-	s.fold(p, covers)
+	s.fold(p)
 	if s.log != nil {
 		s.log.LogAttrs(ctx, slog.LevelInfo, pruneguard.LogSpill, slog.String("dialect", string(s.cfg.Dialect)),
 			slog.String("of", "pointer lines"), slog.Int("lines", len(lines)), slog.String("store", p.Store), slog.String("key", p.Key))
 	}
-}
-
-// fold records that the segment at p holds the lines of the pointers
-// covers, and that its line stands for them in the prompt from now on.
-func (s *Session) fold(p pruneguard.Pointer, covers []pruneguard.Pointer) {
-	set := make(map[pruneguard.Pointer]bool, len(covers))
-	for _, c := range covers {
-		set[c] = true
-	}
-	s.folds = append(s.folds, lineFold{ptr: p, covers: set})
-	s.topChanged()
-	s.journal(jop{Op: jFold, Pointer: &p, Covers: covers})
 }

@@ -88,9 +88,9 @@ func RestoreSessionContext(ctx context.Context, r io.Reader, cfg SessionConfig) 
 
 // verifyLines verifies, when the Spiller is a [pruneguard.Verifier],
 // the pointers the body shows that the Context does not hold (the lines
-// of messages evicted, the pointers of stubs, the segments of folded
-// lines), so that their text is the Spiller's as it was. A pointer that
-// does not verify is kept, as the Context keeps its own.
+// of messages evicted, the pointers of stubs, the folds of the lines), so that their text is the
+// Spiller's as it was. A pointer that does not verify is kept, as the
+// Context keeps its own.
 func (s *Session) verifyLines(ctx context.Context) error {
 	v, ok := s.cfg.Spiller.(pruneguard.Verifier)
 	if !ok {
@@ -254,10 +254,10 @@ func (s *Session) replayOne(rd *reader, op *jop) (err error) {
 	case jRestore:
 		s.restoreState(op.Name)
 	case jFold:
-		if op.Pointer == nil || op.Pointer.IsZero() {
+		if op.Pointer == nil {
 			return errMissing
 		}
-		s.fold(*op.Pointer, op.Covers)
+		s.fold(pruneguard.Pointer{Store: op.Pointer.Store, Key: op.Pointer.Key})
 	default:
 		return errors.New("unknown entry")
 	}

@@ -1,6 +1,7 @@
 // Package newcomer runs the scenario a runtime author meets on day one,
 // as a test: a long Anthropic agent on a wire.Session with a directory
-// spill store, a logger and the recall tool, under a small budget, with
+// spill store, a logger, the recall tool and a restart halfway (Save,
+// then RestoreSession with a new Spiller), under a small budget, with
 // a scripted model that must find, at the last turn, a ticket the user
 // gave at turn 3. It is shared by the tests of the module and of the
 // tokenizer, which runs it with a real tokenizer's counter.
@@ -58,14 +59,15 @@ func Run(t testing.TB, cfg Config) Outcome {
 	t.Helper()
 	var logs bytes.Buffer
 	out := Outcome{}
-	sp := &spill.Spiller{Store: spill.Dir(cfg.Dir), Namespace: "newcomer", MaxRecallBytes: 6 << 10}
-	s, err := wire.NewSession(wire.SessionConfig{
+	st := &putCounter{Store: spill.Dir(cfg.Dir), puts: map[string]int{}}
+	scfg := wire.SessionConfig{
 		Dialect: wire.Anthropic,
 		Guard:   pruneguard.Guard{Budget: cfg.Budget, MinClear: cfg.MinClear},
 		Config:  pruneguard.Config{Counter: cfg.Counter},
-		Spiller: sp,
+		Spiller: newSpiller(st),
 		Logger:  slog.New(slog.NewJSONHandler(&logs, nil)),
-	})
+	}
+	s, err := wire.NewSession(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,17 +78,30 @@ func Run(t testing.TB, cfg Config) Outcome {
 	if err := s.SetRequest(req); err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{t: t, s: s, sp: sp, cfg: cfg, out: &out}
+	a := &agent{t: t, s: s, sp: scfg.Spiller.(*spill.Spiller), cfg: cfg, out: &out}
 	for i := 1; i < cfg.Turns; i++ {
 		a.turn(i)
-		// RESTART (halfway): when wire.Session's Save and RestoreSession
-		// are on main, save the session here at i == cfg.Turns/2, make a
-		// new Spiller on the same directory, restore the session with it
-		// and go on with the restored one: the rest of the run must pass
-		// unchanged, and no segment may be written twice.
+		if i == cfg.Turns/2 {
+			// The restart halfway: the session saved, the process gone,
+			// a new Spiller on the same directory, the session restored.
+			var saved bytes.Buffer
+			if err := a.s.Save(&saved); err != nil {
+				t.Fatal(err)
+			}
+			scfg.Spiller = newSpiller(st)
+			if a.s, err = wire.RestoreSession(&saved, scfg); err != nil {
+				t.Fatal(err)
+			}
+			a.sp = scfg.Spiller.(*spill.Spiller)
+		}
 	}
 	a.last()
 	out.Logs = logs.String()
+	for k, n := range st.puts {
+		if n > 1 {
+			t.Errorf("segment %s written %d times", k, n)
+		}
+	}
 	for _, line := range strings.Split(out.Logs, "\n") {
 		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
 			t.Errorf("a warning in the log: %s", line)
@@ -185,4 +200,31 @@ func ticketIn(body []byte) string {
 		return string(m[1])
 	}
 	return ""
+}
+
+// newSpiller is the Spiller of one process of the scenario.
+func newSpiller(st spill.Store) *spill.Spiller {
+	return &spill.Spiller{Store: st, Namespace: "newcomer", MaxRecallBytes: 6 << 10}
+}
+
+// putCounter counts the writes that stored content, by key.
+type putCounter struct {
+	spill.Store
+	puts map[string]int
+}
+
+func (p *putCounter) Put(ctx context.Context, key string, b []byte) error {
+	err := p.Store.Put(ctx, key, b)
+	if err == nil {
+		p.puts[key]++
+	}
+	return err
+}
+
+func (p *putCounter) Remove(ctx context.Context, key string) error {
+	return p.Store.(spill.Remover).Remove(ctx, key)
+}
+
+func (p *putCounter) List(ctx context.Context, prefix string) ([]string, error) {
+	return p.Store.(spill.Lister).List(ctx, prefix)
 }
