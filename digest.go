@@ -16,15 +16,15 @@ import (
 // as many of the other facts found as fit, and a line for each pointer
 // it carries. Secrets withheld from the Brief never reach it. Within its
 // bound (MaxTokens, and the Brief's Room when it is set), the other
-// facts come before the lines of the messages, a model needing them
-// verbatim where the lines say only what happened: first those of the
-// user's and the model's own messages (their text and the arguments of
-// their calls), then those an earlier summary of the run carried, then
-// those of tool results, a fact of each result in turn, each result's
-// most telling kinds first (negative results, errors, ids, paths, URLs,
-// addresses, settings, quotes, numbers, times), so that a result of many
-// facts of one kind does not crowd out the others.
-// A fact too long for the room left is passed over for shorter ones.
+// facts take the room before the lines of the messages do, a model
+// needing them verbatim where the lines say only what happened: first
+// those of the user's and the model's own messages (their text and the
+// arguments of their calls), then those an earlier summary of the run
+// carried, then those of tool results, a fact of each result in turn,
+// each result's most telling kinds first (negative results, errors, ids,
+// paths, URLs, addresses, settings, quotes, numbers, times), so that a
+// result of many facts of one kind does not crowd out the others. A fact
+// too long for the room left is passed over for shorter ones.
 //
 // The zero Digest is ready to use. A Digest is a plain value, safe for
 // concurrent use.
@@ -51,8 +51,8 @@ const (
 // Summarize implements [Summarizer]. It fails only when ctx is done.
 //
 // The facts the Brief requires and the pointer lines are always written;
-// within MaxTokens, the other facts come next, then the lines of the
-// messages, oldest first, and a count of the lines left out.
+// within MaxTokens, the other facts take the room first, then the lines
+// of the messages, oldest first, and a count of the lines left out.
 func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
