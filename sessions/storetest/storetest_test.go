@@ -112,7 +112,9 @@ func TestStressMemory(t *testing.T) {
 func TestContextStressCatchesLostUpdates(t *testing.T) {
 	s := &lastWins{}
 	_, err := storetest.Stress(t.Context(), []sessions.Store{s, s, s}, storetest.StressConfig{Sessions: 4, Turns: 30, Turner: storetest.ContextTurner{}})
-	if err == nil || !strings.Contains(err.Error(), "lost") {
+	// Which a run meets first depends on the interleaving: a state that
+	// lost a turn, or a session missing a replica's turns at the end.
+	if err == nil || !strings.Contains(err.Error(), "lost") && !strings.Contains(err.Error(), "replicas, want") {
 		t.Fatalf("Stress of Contexts on a store whose last Save wins: %v, want lost updates", err)
 	}
 }
