@@ -175,15 +175,18 @@ func (c *Context) prunedLast(t *toolRec) *savedAfter {
 	if m%2 == 0 && c.callRef(int32(m/2-1)) != nil {
 		return nil // held: the calls say it
 	}
-	// The place just before call k (or at the end): after the latest
-	// call held before it.
-	k := int32((m - 1) / 2)
-	for k--; k >= 0; k-- {
+	return &savedAfter{After: c.heldBefore(m)}
+}
+
+// heldBefore names the latest call held before the place of mark m (the
+// place just before call (m-1)/2, or at the end), or is nil when none is.
+func (c *Context) heldBefore(m int64) *savedCallRef {
+	for k := int32((m-1)/2) - 1; k >= 0; k-- {
 		if ref := c.callRef(k); ref != nil {
-			return &savedAfter{After: ref}
+			return ref
 		}
 	}
-	return &savedAfter{}
+	return nil
 }
 
 // savedMessages returns the saved form of the messages held.

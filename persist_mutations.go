@@ -103,8 +103,7 @@ func (c *Context) savedMark(m int64) *savedMark {
 			return &savedMark{Call: ref}
 		}
 	}
-	after := c.prunedLast(&toolRec{last: m})
-	return &savedMark{After: after.After}
+	return &savedMark{After: c.heldBefore(m)}
 }
 
 // mutations takes the marks of the latest mutating calls, when the state
