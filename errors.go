@@ -291,16 +291,22 @@ func (e *PruneError) Unwrap() []error {
 	return out
 }
 
+// sortViolations orders vs by gate, transcript position and code,
+// keeping the order of ties. Input already in order costs one pass.
 func sortViolations(vs []*Violation) {
-	slices.SortStableFunc(vs, func(a, b *Violation) int {
-		if a.Gate != b.Gate {
-			return int(a.Gate) - int(b.Gate)
-		}
-		if d := cmp.Compare(a.pos, b.pos); d != 0 {
-			return d
-		}
-		return strings.Compare(string(a.Code), string(b.Code))
-	})
+	if !slices.IsSortedFunc(vs, violationOrder) {
+		slices.SortStableFunc(vs, violationOrder)
+	}
+}
+
+func violationOrder(a, b *Violation) int {
+	if a.Gate != b.Gate {
+		return int(a.Gate) - int(b.Gate)
+	}
+	if d := cmp.Compare(a.pos, b.pos); d != 0 {
+		return d
+	}
+	return strings.Compare(string(a.Code), string(b.Code))
 }
 
 // DeferredError reports that the Context is not at a commit boundary.

@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -352,15 +353,18 @@ func (c *Context) refusedUnit(id UnitID) bool {
 func (c *Context) Refusals() []*Violation {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	// Gathered in the order of units and messages, which is nearly the
+	// order asked for, so that the sort has little left to do.
+	units := slices.Sorted(maps.Keys(c.mem.units))
 	var out []*Violation
-	for u := range c.mem.units {
+	for _, u := range units {
 		if r := c.mem.refused(c, u); r != nil {
 			out = append(out, r.vs...)
 		}
 	}
 	if c.mem.epoch == c.judge() {
-		for _, vs := range c.mem.stubs {
-			out = append(out, vs...)
+		for _, p := range slices.Sorted(maps.Keys(c.mem.stubs)) {
+			out = append(out, c.mem.stubs[p]...)
 		}
 	}
 	sortViolations(out)

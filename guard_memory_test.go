@@ -265,3 +265,27 @@ func TestGuardFiltersRememberedRefusalsAPolicyNames(t *testing.T) {
 		assert.True(t, held, "r%d stays", i)
 	}
 }
+
+// The refusals remembered are listed in the order of the gates and the
+// transcript, whatever order they were met or are stored in.
+func TestRefusalsListedInTranscriptOrder(t *testing.T) {
+	c := chatContext(t, 3000, false)
+	g := pruneguard.Guard{Budget: c.Tokens() / 2, Rounds: 4}
+	_, err := g.Check(c)
+	require.NoError(t, err)
+	rs := c.Refusals()
+	require.Greater(t, len(rs), 500, "the check remembers its refusals")
+	at := map[pruneguard.MessageID]int{}
+	for i, m := range c.Messages() {
+		at[m.ID] = i
+	}
+	for i := 1; i < len(rs); i++ {
+		a, b := rs[i-1], rs[i]
+		require.NotEmpty(t, b.Messages, b.Error())
+		if a.Gate == b.Gate {
+			require.LessOrEqual(t, at[a.Messages[0]], at[b.Messages[0]], "%v before %v", a, b)
+		} else {
+			require.Less(t, a.Gate, b.Gate)
+		}
+	}
+}
