@@ -257,7 +257,9 @@ type Result struct {
 //
 // Beside the policy's own work, a check costs in proportion to what it
 // proposes, prunes and refuses, not to the length of the Context nor to
-// the refusals remembered from earlier checks. It fails with a
+// the refusals remembered from earlier checks, but for a check that ends
+// over the budget having met nothing new: its Reason lists the
+// refusals remembered, at a cost in proportion to them. It fails with a
 // [*CeilingError] when c ends above a positive Ceiling, and with the
 // [*InputError] when the policy proposes ids or tools the Context does not
 // hold, or a decision whose stubs or pointer lines would take
