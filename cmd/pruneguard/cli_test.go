@@ -346,19 +346,19 @@ func TestCLIReportSummary(t *testing.T) {
 			InputTokens  int    `json:"input_tokens"`
 			OutputTokens int    `json:"output_tokens"`
 			WithinBudget bool   `json:"within_budget"`
-			Summary      string `json:"summary"`
+			Description  string `json:"description"`
 		}
 		if err := json.Unmarshal([]byte(errs), &r); err != nil {
 			t.Fatalf("%v: %v %q", c.args, err, errs)
 		}
-		if code != c.code || !strings.HasPrefix(r.Summary, c.want) || r.WithinBudget != (code == 0) {
+		if code != c.code || !strings.HasPrefix(r.Description, c.want) || r.WithinBudget != (code == 0) {
 			t.Errorf("%v = %d %+v", c.args, code, r)
 		}
-		if !r.WithinBudget && !strings.HasPrefix(r.Summary, fmt.Sprintf("over budget by %d tokens: %d of %d", r.OutputTokens-r.Budget, r.OutputTokens, r.Budget)) {
-			t.Errorf("%v: summary %q", c.args, r.Summary)
+		if !r.WithinBudget && !strings.HasPrefix(r.Description, fmt.Sprintf("over budget by %d tokens: %d of %d", r.OutputTokens-r.Budget, r.OutputTokens, r.Budget)) {
+			t.Errorf("%v: summary %q", c.args, r.Description)
 		}
-		if r.WithinBudget && !strings.HasPrefix(r.Summary, fmt.Sprintf("within budget: %d of %d tokens", r.OutputTokens, r.Budget)) {
-			t.Errorf("%v: summary %q", c.args, r.Summary)
+		if r.WithinBudget && !strings.HasPrefix(r.Description, fmt.Sprintf("within budget: %d of %d tokens", r.OutputTokens, r.Budget)) {
+			t.Errorf("%v: summary %q", c.args, r.Description)
 		}
 	}
 }

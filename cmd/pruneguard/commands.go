@@ -317,23 +317,29 @@ type Report struct {
 	InputTokens  int          `json:"input_tokens"`
 	OutputTokens int          `json:"output_tokens"`
 	WithinBudget bool         `json:"within_budget"`
-	Summary      string       `json:"summary"`
-	Outcome      string       `json:"outcome"`
-	Evicted      []unitReport `json:"evicted"`
-	Stubbed      []msgReport  `json:"stubbed"`
-	Withdrawn    []string     `json:"withdrawn"`
-	Tombstones   []string     `json:"tombstones"`
-	Refused      []refusal    `json:"refused"`
-	Unpaired     []unpaired   `json:"unpaired,omitempty"`
-	Spilled      []spilled    `json:"spilled"`
-	SpillFailed  []spillFail  `json:"spill_failed,omitempty"`
-	Summarized   []summarized `json:"summarized,omitempty"`
-	Counts       counts       `json:"counts"`
-	Detail       string       `json:"report"`
-	Messages     int          `json:"messages"`
-	ReadMS       float64      `json:"read_ms"`
-	PruneMS      float64      `json:"prune_ms"`
-	WriteMS      float64      `json:"write_ms"`
+	// Description says in words what was done and whether the output is
+	// within budget.
+	Description string `json:"description"`
+	// Summary, with --summarize, totals the summaries the output holds:
+	// the input messages they replaced, the facts and the spill keys they
+	// carry; Summarized lists them one by one.
+	Summary     *summaryTotal `json:"summary,omitempty"`
+	Outcome     string        `json:"outcome"`
+	Evicted     []unitReport  `json:"evicted"`
+	Stubbed     []msgReport   `json:"stubbed"`
+	Withdrawn   []string      `json:"withdrawn"`
+	Tombstones  []string      `json:"tombstones"`
+	Refused     []refusal     `json:"refused"`
+	Unpaired    []unpaired    `json:"unpaired,omitempty"`
+	Spilled     []spilled     `json:"spilled"`
+	SpillFailed []spillFail   `json:"spill_failed,omitempty"`
+	Summarized  []summarized  `json:"summarized,omitempty"`
+	Counts      counts        `json:"counts"`
+	Detail      string        `json:"report"`
+	Messages    int           `json:"messages"`
+	ReadMS      float64       `json:"read_ms"`
+	PruneMS     float64       `json:"prune_ms"`
+	WriteMS     float64       `json:"write_ms"`
 }
 
 // counts are the lengths of the report's lists before any was cut.
@@ -392,6 +398,15 @@ type spilled struct {
 // carries, with which what it replaced is read back.
 type summarized struct {
 	Index   int      `json:"index"`
+	Indexes []int    `json:"indexes"`
+	Facts   int      `json:"facts"`
+	Keys    []string `json:"keys"`
+}
+
+// summaryTotal is what the summaries an output holds replaced and carry,
+// all together: the input indexes replaced, in order, the facts carried
+// and the spill keys carried, each once.
+type summaryTotal struct {
 	Indexes []int    `json:"indexes"`
 	Facts   int      `json:"facts"`
 	Keys    []string `json:"keys"`
@@ -613,7 +628,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		rep.addHeldBack(g)
 	}
 	rep.Counts.Stubbed, rep.Counts.Refused, rep.Counts.Unpaired = len(rep.Stubbed), len(rep.Refused), len(rep.Unpaired)
-	rep.Summary = summary(rep)
+	rep.Description = describe(rep)
 	rep.Stubbed = cut(rep.Stubbed, o.full)
 	rep.Refused = cut(rep.Refused, o.full)
 	rep.Unpaired = cut(rep.Unpaired, o.full)
@@ -798,6 +813,17 @@ func (rep *Report) addSummaries(g *wire.Guarded, decisions []*pruneguard.Decisio
 		rep.Summarized = append(rep.Summarized, h.rep)
 	}
 	slices.SortFunc(rep.Summarized, func(a, b summarized) int { return a.Index - b.Index })
+	rep.Summary = &summaryTotal{Indexes: []int{}, Keys: []string{}}
+	for _, s := range rep.Summarized {
+		rep.Summary.Indexes = append(rep.Summary.Indexes, s.Indexes...)
+		rep.Summary.Facts += s.Facts
+		for _, k := range s.Keys {
+			if !slices.Contains(rep.Summary.Keys, k) {
+				rep.Summary.Keys = append(rep.Summary.Keys, k)
+			}
+		}
+	}
+	slices.Sort(rep.Summary.Indexes)
 }
 
 // carriedFacts counts the facts summary id carries, as the gates will
@@ -846,9 +872,9 @@ func (rep *Report) addHeldBack(g *wire.Guarded) {
 	}
 }
 
-// summary says in a sentence whether the output is within the budget,
+// describe says in a sentence whether the output is within the budget,
 // what was done and, when it is not, why.
-func summary(r Report) string {
+func describe(r Report) string {
 	var b strings.Builder
 	if r.WithinBudget {
 		fmt.Fprintf(&b, "within budget: %d of %d tokens", r.OutputTokens, r.Budget)

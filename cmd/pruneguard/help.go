@@ -38,8 +38,8 @@ Exits 0 with no violation, 1 with some, 2 when the input cannot be read.`,
 lets go: whole units, never a call without its result or a message still in
 flight, no irreducible result unless a tool is vouched for, no provider rule
 broken that the input kept. Writes the pruned body on stdout and one JSON
-report line on stderr: tokens in and out, "within_budget" and a "summary"
-sentence saying plainly whether the output fits, what was evicted, stubbed
+report line on stderr: tokens in and out, "within_budget" and a
+"description" saying plainly whether the output fits, what was evicted, stubbed
 and withdrawn, and what the guard refused and why. Exits 0 when the output
 is within the budget, 3 when the guard's refusals leave no safe way there
 (the output is then the furthest safe prune), 2 on bad input. With --spill
@@ -53,10 +53,11 @@ declare: the runtime sending it declares one and answers it from DIR. With
 whole units that may go is replaced by one summary message, a user message
 of the dialect in the place of the run, that says what happened and quotes
 every fact the guard requires verbatim (with --spill, the run is stored
-first and the summary carries its key instead); the report's "summarized"
-lists each summary the output holds: "index" where it stands, "indexes" the
-input messages it replaced, "facts" how many facts it carries, "keys" the
-spill keys it carries. A summary that would drop a fact or break a provider
+first and the summary carries its key instead); the report's "summary"
+says what the summaries the output holds replaced and carry, all together:
+{"indexes": the input messages replaced, "facts": how many facts they
+carry, "keys": the spill keys they carry}, and "summarized" lists them one
+by one, each with its "index", where it stands. A summary that would drop a fact or break a provider
 rule is refused, and the guard evicts instead. Any --summarize value but
 builtin exits 2.`,
 		flags: func() *flag.FlagSet { fs, _ := pruneFlagSet(); return fs },

@@ -28,8 +28,8 @@ func TestPruneSpillUnwritable(t *testing.T) {
 			t.Errorf("spill_failed entry %+v", f)
 		}
 	}
-	if !strings.Contains(rep.Summary, "failed (see spill_failed)") {
-		t.Errorf("summary %q", rep.Summary)
+	if !strings.Contains(rep.Description, "failed (see spill_failed)") {
+		t.Errorf("summary %q", rep.Description)
 	}
 	if strings.Contains(out, "recall") {
 		t.Error("the output points at content that was never stored")

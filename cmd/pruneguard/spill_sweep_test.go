@@ -155,7 +155,7 @@ func TestSpillSweep(t *testing.T) {
 					reachable++
 					if code != 0 || !rep.WithinBudget {
 						t.Errorf("%s %d%% %s: units reach %d of budget %d, prune --spill exits %d at %d: %s",
-							name, pct, pol, reach, budget, code, rep.OutputTokens, rep.Summary)
+							name, pct, pol, reach, budget, code, rep.OutputTokens, rep.Description)
 					}
 				}
 				var buf bytes.Buffer
@@ -234,7 +234,7 @@ func checkSpilled(t *testing.T, name string, body []byte, d wire.Dialect, in []j
 			return
 		}
 		if c, ok := g.Context().ClassOf(wire.ID(i)); !ok || c != pruneguard.Reconstructible {
-			t.Errorf("%s %s %s: message %d (%v) left the prompt, neither reconstructible nor spilled", name, rep.Policy, rep.Summary, i, c)
+			t.Errorf("%s %s %s: message %d (%v) left the prompt, neither reconstructible nor spilled", name, rep.Policy, rep.Description, i, c)
 		}
 	}
 	for _, u := range rep.Evicted {

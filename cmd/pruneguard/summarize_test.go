@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,8 +17,13 @@ import (
 // --summarize.
 type summaryReport struct {
 	WithinBudget bool   `json:"within_budget"`
-	Summary      string `json:"summary"`
+	Description  string `json:"description"`
 	OutputTokens int    `json:"output_tokens"`
+	Summary      *struct {
+		Indexes []int    `json:"indexes"`
+		Facts   int      `json:"facts"`
+		Keys    []string `json:"keys"`
+	} `json:"summary"`
 	Summarized   []struct {
 		Index   int      `json:"index"`
 		Indexes []int    `json:"indexes"`
@@ -51,10 +57,13 @@ func TestPruneSummarize(t *testing.T) {
 			if err := json.Unmarshal([]byte(errs), &rep); err != nil {
 				t.Fatalf("report %q: %v", errs, err)
 			}
-			if len(rep.Summarized) != 1 || !strings.Contains(rep.Summary, "summarized") {
+			if len(rep.Summarized) != 1 || !strings.Contains(rep.Description, "summarized") {
 				t.Fatalf("exit %d, report %s", code, errs)
 			}
 			s := rep.Summarized[0]
+			if sum := rep.Summary; sum == nil || !slices.Equal(sum.Indexes, s.Indexes) || sum.Facts != s.Facts || !slices.Equal(sum.Keys, s.Keys) {
+				t.Fatalf("the report's summary %+v is not its one summary %+v", rep.Summary, s)
+			}
 			got := history(t, []byte(out), d)
 			if s.Index != s.Indexes[0] || len(got) != len(in)-len(s.Indexes)+1 {
 				t.Fatalf("summary %+v: %d messages out of %d", s, len(got), len(in))
@@ -119,9 +128,17 @@ func TestPruneSummarizeFlag(t *testing.T) {
 	if !strings.Contains(help, "--summarize") || !strings.Contains(help, `"summarized"`) {
 		t.Errorf("help prune does not document --summarize:\n%s", help)
 	}
-	// Without --summarize, the report has no "summarized".
+	// Without --summarize, the report has neither "summary" nor
+	// "summarized".
 	_, _, errs := pg(t, "", "prune", "--budget", "2000", path)
-	if strings.Contains(errs, `"summarized"`) {
+	var rep map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(errs), &rep); err != nil {
+		t.Fatalf("report %q: %v", errs, err)
+	}
+	if _, ok := rep["summarized"]; ok {
 		t.Errorf("a report without --summarize lists summaries: %s", errs)
+	}
+	if _, ok := rep["summary"]; ok {
+		t.Errorf("a report without --summarize totals summaries: %s", errs)
 	}
 }
