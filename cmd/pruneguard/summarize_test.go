@@ -24,7 +24,7 @@ type summaryReport struct {
 		Facts   int      `json:"facts"`
 		Keys    []string `json:"keys"`
 	} `json:"summary"`
-	Summarized   []struct {
+	Summarized []struct {
 		Index   int      `json:"index"`
 		Indexes []int    `json:"indexes"`
 		Facts   int      `json:"facts"`
