@@ -97,7 +97,8 @@ func evaluatedHere(cs []*node, name string) bool {
 
 // unevaluated reads keyword k (unevaluatedProperties or unevaluatedItems)
 // of each member of the conjunction whose own subschemas (itself, its
-// allOf members and reference targets: the scope the keyword sees) do not
+// allOf members and reference targets, and for a member split on a
+// disjunction the branches taken: the scope the keyword sees) do not
 // evaluate the property or item (here says whether they do): as the union
 // of itself with what the conditional subschemas of that scope might have
 // applied instead (what lists it for one of them). For items, matching
@@ -109,7 +110,7 @@ func unevaluated(cs []*node, k string, here func(scope []*node) bool, what func(
 		if u == nil {
 			continue
 		}
-		scope := flatten([]*node{c})
+		scope := flatten(append([]*node{c}, c.taken...))
 		if here(scope) {
 			continue
 		}
