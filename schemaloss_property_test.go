@@ -751,8 +751,11 @@ func (g *schemaGen) compress(doc any) (any, bool, string) {
 		if !ok || node["allOf"] != nil {
 			break
 		}
+		// The target is copied before the reference goes: it may hold
+		// the reference itself.
+		target := deepCopy(refValidator{root: out}.resolve(ref))
 		delete(node, "$ref")
-		node["allOf"] = []any{deepCopy(refValidator{root: out}.resolve(ref))}
+		node["allOf"] = []any{target}
 		return out, true, where + " $ref inlined"
 	case c == 2 && st.positive: // tightened where that narrows
 		for _, k := range keys() {
