@@ -28,7 +28,8 @@ func (n *node) subsOf(ks ...string) []*node {
 // only under a condition, and theirs in turn: the branches of anyOf (all
 // of them, even once the conjunction was split on one, since others may
 // match as well), of oneOf and of if-then-else (unless split on: then the
-// others surely did not match or apply), and dependentSchemas (unless
+// others surely did not match or apply, and the branch taken is in the
+// scope, surely applied), and dependentSchemas (unless
 // ctx, the whole conjunction, forbids their property). ok is false when
 // they nest too deep to list.
 func conditionals(scope, ctx []*node) (out []*node, ok bool) {
