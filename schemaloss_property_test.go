@@ -3,6 +3,7 @@ package pruneguard_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"regexp"
@@ -639,15 +640,19 @@ func sites(s any, path []string, positive bool, out *[]site) {
 	at := func(v any, pos bool, toks ...string) {
 		sites(v, append(slices.Clone(path), toks...), positive && pos, out)
 	}
-	for k, v := range m {
+	// In key order, so that a seed draws the same site again.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
 		switch k {
 		case "properties", "patternProperties", "dependentSchemas":
-			for name, s := range v.(map[string]any) {
-				at(s, true, k, name)
+			sm := v.(map[string]any)
+			for _, name := range slices.Sorted(maps.Keys(sm)) {
+				at(sm[name], true, k, name)
 			}
 		case "$defs", "definitions":
-			for name, s := range v.(map[string]any) {
-				at(s, false, k, name)
+			sm := v.(map[string]any)
+			for _, name := range slices.Sorted(maps.Keys(sm)) {
+				at(sm[name], false, k, name)
 			}
 		case "allOf", "anyOf", "prefixItems":
 			for i, s := range v.([]any) {
@@ -746,8 +751,11 @@ func (g *schemaGen) compress(doc any) (any, bool, string) {
 		if !ok || node["allOf"] != nil {
 			break
 		}
+		// The target is copied before the reference goes: it may hold
+		// the reference itself.
+		target := deepCopy(refValidator{root: out}.resolve(ref))
 		delete(node, "$ref")
-		node["allOf"] = []any{deepCopy(refValidator{root: out}.resolve(ref))}
+		node["allOf"] = []any{target}
 		return out, true, where + " $ref inlined"
 	case c == 2 && st.positive: // tightened where that narrows
 		for _, k := range keys() {
@@ -907,7 +915,8 @@ func sample(r refValidator, s any, rng *rand.Rand, depth int) any {
 		for _, n := range req {
 			out[n.(string)] = nil
 		}
-		for n := range props {
+		// In name order, so that a seed draws the same value again.
+		for _, n := range slices.Sorted(maps.Keys(props)) {
 			if rng.IntN(2) == 0 {
 				out[n] = nil
 			}
@@ -915,7 +924,7 @@ func sample(r refValidator, s any, rng *rand.Rand, depth int) any {
 		if rng.IntN(3) == 0 {
 			out[uNames[rng.IntN(len(uNames))]] = nil
 		}
-		for n := range out {
+		for _, n := range slices.Sorted(maps.Keys(out)) {
 			if ps, has := props[n]; has {
 				out[n] = sample(r, ps, rng, depth-1)
 			} else if ap, has := m["additionalProperties"]; has {

@@ -114,10 +114,10 @@ func (w *walker) anyOf(path string, o *node, cs []*node) []Loss {
 			if !present || !ok || len(cb) == 0 {
 				continue
 			}
-			base := append(cloneNodes(cs[:i]), c.without(bit))
-			base = append(base, cs[i+1:]...)
 			for j, b := range cb {
-				if l := fits(append(cloneNodes(base), b), j); len(l) > 0 {
+				alt := append(cloneNodes(cs[:i]), c.without(bit, b))
+				alt = append(alt, cs[i+1:]...)
+				if l := fits(append(alt, b), j); len(l) > 0 {
 					return l
 				}
 			}
@@ -161,14 +161,16 @@ func (w *walker) oneOf(path string, o *node, cs []*node) []Loss {
 		if !present || !ok || len(cb) != len(branches) {
 			continue
 		}
-		rest := append(cloneNodes(cs[:i]), c.without(dropOneOf))
-		rest = append(rest, cs[i+1:]...)
+		rest := func(taken *node) []*node {
+			r := append(cloneNodes(cs[:i]), c.without(dropOneOf, taken))
+			return append(append(r, cs[i+1:]...), taken)
+		}
 		aligned = nil
 		equal := true
 		for j := range branches {
-			l := w.diff(joinIndex(path, "oneOf", j), branches[j], append(cloneNodes(rest), cb[j]))
+			l := w.diff(joinIndex(path, "oneOf", j), branches[j], rest(cb[j]))
 			aligned = append(aligned, l...)
-			if len(l) > 0 || !w.holds(cb[j], append(cloneNodes(rest), branches[j])) {
+			if len(l) > 0 || !w.holds(cb[j], rest(branches[j])) {
 				equal = false
 			}
 		}
@@ -282,19 +284,21 @@ func (w *walker) ifThenElse(path string, o *node, cs []*node) []Loss {
 		if ci == nil {
 			continue
 		}
-		rest := append(cloneNodes(cs[:i]), c.without(dropIf))
-		rest = append(rest, cs[i+1:]...)
-		if !w.holds(iff, append(cloneNodes(rest), ci)) || !w.holds(ci, append(cloneNodes(rest), iff)) {
+		// c with its condition settled, taken standing in its place.
+		rest := func(taken ...*node) []*node {
+			r := append(cloneNodes(cs[:i]), c.without(dropIf, taken...))
+			return append(r, cs[i+1:]...)
+		}
+		// Which branch matched is not known while the conditions are
+		// compared: every one is taken.
+		all := append([]*node{ci}, c.subsOf("then", "else")...)
+		if !w.holds(iff, append(rest(all...), ci)) || !w.holds(ci, append(rest(all...), iff)) {
 			continue
 		}
-		yes := append(cloneNodes(rest), ci)
-		if t := c.sub("then"); t != nil {
-			yes = append(yes, t)
-		}
-		nope := cloneNodes(rest)
-		if e := c.sub("else"); e != nil {
-			nope = append(nope, e)
-		}
+		taken := append([]*node{ci}, c.subsOf("then")...)
+		yes := append(rest(taken...), taken...)
+		taken = c.subsOf("else")
+		nope := append(rest(taken...), taken...)
 		lt2, le2 := branch("then", then, yes), branch("else", els, nope)
 		if len(lt2) == 0 && len(le2) == 0 {
 			return nil

@@ -28,7 +28,8 @@ func (n *node) subsOf(ks ...string) []*node {
 // only under a condition, and theirs in turn: the branches of anyOf (all
 // of them, even once the conjunction was split on one, since others may
 // match as well), of oneOf and of if-then-else (unless split on: then the
-// others surely did not match or apply), and dependentSchemas (unless
+// others surely did not match or apply, and the branch taken is in the
+// scope, surely applied), and dependentSchemas (unless
 // ctx, the whole conjunction, forbids their property). ok is false when
 // they nest too deep to list.
 func conditionals(scope, ctx []*node) (out []*node, ok bool) {
@@ -97,7 +98,8 @@ func evaluatedHere(cs []*node, name string) bool {
 
 // unevaluated reads keyword k (unevaluatedProperties or unevaluatedItems)
 // of each member of the conjunction whose own subschemas (itself, its
-// allOf members and reference targets: the scope the keyword sees) do not
+// allOf members and reference targets, and for a member split on a
+// disjunction the branches taken: the scope the keyword sees) do not
 // evaluate the property or item (here says whether they do): as the union
 // of itself with what the conditional subschemas of that scope might have
 // applied instead (what lists it for one of them). For items, matching
@@ -109,7 +111,7 @@ func unevaluated(cs []*node, k string, here func(scope []*node) bool, what func(
 		if u == nil {
 			continue
 		}
-		scope := flatten([]*node{c})
+		scope := flatten(append([]*node{c}, c.taken...))
 		if here(scope) {
 			continue
 		}

@@ -69,6 +69,8 @@ type node struct {
 	resource string         // the $id values of the embedded resources around it
 	drop     uint8          // for copies: the disjunctions removed
 	orig     *node          // for copies: the node copied
+	taken    []*node        // for copies: the branches taken in place of the disjunctions removed
+	ckey     string         // for copies: the name made of the node, drop and taken
 	alts     []*node        // for unions: the members of the anyOf
 	neg      *node          // for negations: the schema negated
 	dig      *digest        // once computed
@@ -110,27 +112,37 @@ func enter(res string, v any) string {
 
 // key names the node, copies included, for memo keys.
 func (n *node) key() string {
-	base := n
-	if n.orig != nil {
-		base = n.orig
+	if n.ckey != "" {
+		return n.ckey
 	}
-	k := base.vkey
-	if k == "" {
-		k = strconv.Itoa(base.id)
+	if n.vkey != "" {
+		return n.vkey
 	}
-	if n.drop != 0 {
-		k += "." + strconv.Itoa(int(n.drop))
-	}
-	return k
+	return strconv.Itoa(n.id)
 }
 
-// without returns a copy of n that leaves out the disjunction bit.
-func (n *node) without(bit uint8) *node {
+// without returns a copy of n that leaves out the disjunction bit, taken
+// being what applies in its place: the branch the instance matched (for
+// if-then-else, the condition and then, or else). A branch taken
+// evaluates properties and items for n's unevaluatedProperties and
+// unevaluatedItems as the disjunction would have; give every branch when
+// which one matched is not known.
+func (n *node) without(bit uint8, taken ...*node) *node {
 	c := *n
 	if n.orig == nil {
 		c.orig = n
 	}
 	c.drop |= bit
+	c.taken = append(slices.Clone(n.taken), taken...)
+	var b strings.Builder
+	b.WriteString(c.orig.key())
+	b.WriteByte('.')
+	b.WriteString(strconv.Itoa(int(c.drop)))
+	for _, t := range c.taken {
+		b.WriteByte('+')
+		b.WriteString(t.key())
+	}
+	c.ckey = b.String()
 	return &c
 }
 

@@ -174,13 +174,12 @@ func alternatives(c *node) [][]*node {
 		if !present {
 			continue
 		}
-		base := c.without(bit)
 		if !ok || len(l) == 0 {
-			return [][]*node{{base}} // not a disjunction a validator accepts: read as nothing
+			return [][]*node{{c.without(bit)}} // not a disjunction a validator accepts: read as nothing
 		}
 		out := make([][]*node, len(l))
 		for i, b := range l {
-			out[i] = []*node{base, b}
+			out[i] = []*node{c.without(bit, b), b}
 		}
 		return out
 	}
@@ -189,16 +188,18 @@ func alternatives(c *node) [][]*node {
 	if iff == nil || (then == nil && els == nil) {
 		return nil
 	}
-	base := c.without(dropIf)
-	yes := []*node{base, iff}
+	yes := []*node{iff}
 	if then != nil {
 		yes = append(yes, then)
 	}
-	nope := []*node{base, negation(iff)}
+	var nope []*node
 	if els != nil {
 		nope = append(nope, els)
 	}
-	return [][]*node{yes, nope}
+	return [][]*node{
+		append([]*node{c.without(dropIf, yes...)}, yes...),
+		append([]*node{c.without(dropIf, nope...), negation(iff)}, nope...),
+	}
 }
 
 // cloneNodes copies a list of nodes.
