@@ -26,8 +26,7 @@ func TestCacheBreaks(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := wiretest.NewProvider(wiretest.Config{Report: t})
-			defer p.Close()
+			p := wiretest.Start(t)
 			for _, b := range tc.bodies {
 				model, history, _ := strings.Cut(b, " ")
 				var msgs []string

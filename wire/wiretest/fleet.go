@@ -32,7 +32,7 @@ type Fleet[C any] struct {
 // Run returns the provider of the single middleware's run.
 func (f Fleet[C]) Run(t *testing.T) *Provider {
 	t.Helper()
-	one := f.provider(t)
+	one := Start(t)
 	c := f.Client(one, nil)
 	n := f.Loop(func(int) C { return c })
 	stores := []struct {
@@ -41,7 +41,7 @@ func (f Fleet[C]) Run(t *testing.T) *Provider {
 	}{{"memory", &sessions.Memory{}}, {"dir", sessions.Dir(t.TempDir())}}
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
-			p := f.provider(t)
+			p := Start(t)
 			replicas := []C{f.Client(p, s.store), f.Client(p, s.store)}
 			clientOf := func(i int) C {
 				if i%5 == 4 {
@@ -60,13 +60,6 @@ func (f Fleet[C]) Run(t *testing.T) *Provider {
 		})
 	}
 	return one
-}
-
-// provider starts a provider reporting to t, closed when t ends.
-func (Fleet[C]) provider(t *testing.T) *Provider {
-	p := NewProvider(Config{Report: t})
-	t.Cleanup(p.Close)
-	return p
 }
 
 // ErrStoreDown is the error every method of [DownStore] returns.

@@ -100,8 +100,7 @@ func TestFleet(t *testing.T) {
 // TestDownStoreRefused: a middleware whose session store is down refuses
 // a named conversation's request, and the provider gets nothing.
 func TestDownStoreRefused(t *testing.T) {
-	p := wiretest.NewProvider(wiretest.Config{Report: t})
-	defer p.Close()
+	p := wiretest.Start(t)
 	cs, err := wire.NewConversations(wire.ConversationsConfig{Sessions: wiretest.DownStore{},
 		Session: wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000}}})
 	if err != nil {

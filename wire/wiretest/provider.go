@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"testing"
 
 	"github.com/pruneguard/pruneguard/wire"
 )
@@ -81,6 +82,14 @@ func NewProvider(cfg Config) *Provider {
 	}
 	p := &Provider{cfg: cfg}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	return p
+}
+
+// Start starts a provider for the test t: it reports failures to t,
+// which they fail, and closes when t ends.
+func Start(t testing.TB) *Provider {
+	p := NewProvider(Config{Report: t})
+	t.Cleanup(p.Close)
 	return p
 }
 

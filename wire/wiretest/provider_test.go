@@ -134,8 +134,7 @@ func post(t *testing.T, p *wiretest.Provider, path string, body any) (int, map[s
 func TestDialects(t *testing.T) {
 	for _, tc := range dialectCases {
 		t.Run(string(tc.d), func(t *testing.T) {
-			p := wiretest.NewProvider(wiretest.Config{Report: t})
-			defer p.Close()
+			p := wiretest.Start(t)
 			var req map[string]any
 			if err := json.Unmarshal([]byte(tc.first), &req); err != nil {
 				t.Fatal(err)
