@@ -11,6 +11,7 @@ import (
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/middleware/anthropic"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 // TestCompaction: with Guard.Summarizer in the session's configuration,
@@ -20,7 +21,7 @@ import (
 // body sent (the tool is not annotated: irreducible, so the summary
 // carries them), and the reports list the summaries.
 func TestCompaction(t *testing.T) {
-	p := newProvider(t)
+	p := wiretest.Start(t)
 	cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000, Summarizer: pruneguard.Digest{}}, Trigger: 4000}
 	summaries := 0
 	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
@@ -63,7 +64,7 @@ func TestCompaction(t *testing.T) {
 	if summaries == 0 {
 		t.Fatal("no compaction")
 	}
-	last := string(p.body(p.count() - 1))
+	last := string(p.Body(p.Count() - 1))
 	if !strings.Contains(last, "[Summary of") {
 		t.Errorf("the last body holds no summary")
 	}
