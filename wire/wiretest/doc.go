@@ -14,11 +14,11 @@
 // and reported as a failure, to a [Reporter] (a *testing.T) or, without
 // one, kept for [Provider.Err].
 //
-// The package also holds what tests of an SDK middleware repeat: counting
-// the requests that break the provider's prompt cache
-// ([Provider.CacheBreaks]), a session store that is down ([DownStore]),
-// and the check that replicas sharing a session store send what one
-// middleware sends ([Fleet]).
+// The package also holds what tests of an SDK middleware repeat: keeping
+// what the middleware reports ([Reports]), counting the requests that
+// break the provider's prompt cache ([Provider.CacheBreaks]), a session
+// store that is down ([DownStore]), and the check that replicas sharing a
+// session store send what one middleware sends ([Fleet]).
 //
 // The provider does not stream: every answer is one JSON response.
 package wiretest

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -70,20 +72,22 @@ func chatLoop(t *testing.T, clientOf func(i int) client) int {
 	return n
 }
 
-// TestFleet runs Fleet over package wire's own middleware: the replicas
-// send what one middleware sends, and the bodies were pruned.
-func TestFleet(t *testing.T) {
-	guarded := 0
-	f := wiretest.Fleet[client]{
+// fleet is a Fleet over package wire's own middleware, its replicas
+// keeping their sessions in the store given, or each in its own memory
+// with apart set; reports gets the reports of the one middleware.
+func fleet(t *testing.T, apart bool, reports *wiretest.Reports) wiretest.Fleet[client] {
+	return wiretest.Fleet[client]{
 		Client: func(p *wiretest.Provider, store sessions.Store) client {
-			cs, err := wire.NewConversations(wire.ConversationsConfig{Sessions: store,
+			if apart {
+				store = nil
+			}
+			cfg := wire.ConversationsConfig{Sessions: store,
 				Session: wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000}, Trigger: 4000, MinClear: 1200,
-					Unannotated: wire.UnannotatedRegenerable},
-				OnReport: func(_ string, rep wire.Report, _ error) {
-					if rep.Guarded && store == nil {
-						guarded++
-					}
-				}})
+					Unannotated: wire.UnannotatedRegenerable}}
+			if store == nil {
+				cfg.OnReport = reports.Add
+			}
+			cs, err := wire.NewConversations(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,9 +95,34 @@ func TestFleet(t *testing.T) {
 		},
 		Loop: func(clientOf func(int) client) int { return chatLoop(t, clientOf) },
 	}
-	one := f.Run(t)
-	if guarded == 0 || one.Count() < 24 || !bytes.Contains(one.Body(one.Count()-1), []byte("turn 11")) {
-		t.Errorf("%d requests, %d guarded", one.Count(), guarded)
+}
+
+// TestFleet runs Fleet over package wire's own middleware: the replicas
+// send what one middleware sends, and the bodies were pruned.
+func TestFleet(t *testing.T) {
+	var reports wiretest.Reports // the one middleware's
+	one := fleet(t, false, &reports).Run(t)
+	if reports.Guarded() == 0 || reports.Err() != nil || one.Count() < 24 || !bytes.Contains(one.Body(one.Count()-1), []byte("turn 11")) {
+		t.Errorf("%d requests, %d guarded, %v", one.Count(), reports.Guarded(), reports.Err())
+	}
+}
+
+// TestFleetCatches: replicas that do not share their sessions send other
+// bodies once they prune, and Fleet fails the test. The failing run is a
+// test of its own, run in a child process.
+func TestFleetCatches(t *testing.T) {
+	if os.Getenv("WIRETEST_FLEET_APART") == "1" {
+		fleet(t, true, &wiretest.Reports{}).Run(t)
+		return
+	}
+	if testing.Short() {
+		t.Skip("runs the test binary again")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetCatches$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "WIRETEST_FLEET_APART=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "the fleet sent another body") {
+		t.Errorf("replicas apart passed the fleet check (%v):\n%s", err, out)
 	}
 }
 
