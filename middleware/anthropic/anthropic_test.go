@@ -44,13 +44,8 @@ func TestAgentLoop(t *testing.T) {
 	cfg := regenerable
 	cfg.Guard = pruneguard.Guard{Budget: 3000}
 	cfg.Trigger, cfg.MinClear = 4000, 1200
-	var reports []wire.Report
-	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		reports = append(reports, rep)
-	}})
+	var reports wiretest.Reports
+	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: reports.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,19 +72,13 @@ func TestAgentLoop(t *testing.T) {
 			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
 		}
 	}
-	if p.Count() != 40 || len(reports) != 40 {
-		t.Fatalf("%d requests reached the provider, %d reports", p.Count(), len(reports))
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
 	}
-	pruned := 0
-	for i, rep := range reports {
-		if rep.After > 4000 {
-			t.Errorf("request %d sent with %d tokens, over the trigger", i, rep.After)
-		}
-		if rep.Guarded {
-			pruned++
-		}
+	if p.Count() != 40 || len(reports.List()) != 40 {
+		t.Fatalf("%d requests reached the provider, %d reports", p.Count(), len(reports.List()))
 	}
-	if pruned == 0 {
+	if reports.Guarded() == 0 {
 		t.Error("nothing was pruned")
 	}
 	if last := p.Body(p.Count() - 1); !bytes.Contains(last, []byte("turn 0: read")) || !bytes.Contains(last, []byte("You read files.")) {

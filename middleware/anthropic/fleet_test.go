@@ -60,22 +60,18 @@ func fleetConfig(store sessions.Store) anthropic.Config {
 // middleware) every few requests, and send the provider exactly the
 // bodies one middleware that served the whole conversation sends.
 func TestFleet(t *testing.T) {
-	guarded := 0
+	var reports wiretest.Reports // the one middleware's
 	wiretest.Fleet[sdk.Client]{
 		Client: func(p *wiretest.Provider, store sessions.Store) sdk.Client {
 			cfg := fleetConfig(store)
 			if store == nil { // the one middleware serving alone
-				cfg.OnReport = func(_ string, rep wire.Report, _ error) {
-					if rep.Guarded {
-						guarded++
-					}
-				}
+				cfg.OnReport = reports.Add
 			}
 			return client(p, must(anthropic.New(cfg)).Option())
 		},
 		Loop: func(clientOf func(i int) sdk.Client) int { return fleetLoop(t, clientOf) },
 	}.Run(t)
-	if guarded == 0 {
+	if reports.Guarded() == 0 {
 		t.Error("nothing was pruned")
 	}
 }

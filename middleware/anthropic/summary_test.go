@@ -23,16 +23,8 @@ import (
 func TestCompaction(t *testing.T) {
 	p := wiretest.Start(t)
 	cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000, Summarizer: pruneguard.Digest{}}, Trigger: 4000}
-	summaries := 0
-	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		if rep.After > 4000 {
-			t.Errorf("a request of %d tokens, over the trigger", rep.After)
-		}
-		summaries += len(rep.Summarized)
-	}})
+	var reports wiretest.Reports
+	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: reports.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +53,10 @@ func TestCompaction(t *testing.T) {
 			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
 		}
 	}
-	if summaries == 0 {
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
+	}
+	if reports.Summaries() == 0 {
 		t.Fatal("no compaction")
 	}
 	last := string(p.Body(p.Count() - 1))

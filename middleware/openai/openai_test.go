@@ -41,13 +41,8 @@ func TestAgentLoop(t *testing.T) {
 	cfg := regenerable
 	cfg.Guard = pruneguard.Guard{Budget: 3000}
 	cfg.Trigger, cfg.MinClear = 4000, 1200
-	var reports []wire.Report
-	mw, err := openai.New(openai.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		reports = append(reports, rep)
-	}})
+	var reports wiretest.Reports
+	mw, err := openai.New(openai.Config{Session: cfg, OnReport: reports.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,22 +67,18 @@ func TestAgentLoop(t *testing.T) {
 			}
 		}
 	}
-	if p.Count() != 40 || len(reports) != 40 {
-		t.Fatalf("%d requests reached the provider, %d reports", p.Count(), len(reports))
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
 	}
-	pruned := 0
-	for i, rep := range reports {
-		if rep.After > 4000 {
-			t.Errorf("request %d sent with %d tokens, over the trigger", i, rep.After)
-		}
+	if p.Count() != 40 || len(reports.List()) != 40 {
+		t.Fatalf("%d requests reached the provider, %d reports", p.Count(), len(reports.List()))
+	}
+	for i, rep := range reports.List() {
 		if n := wire.Tokens(p.Read(i), nil); n != rep.After {
 			t.Errorf("request %d: report says %d tokens, the provider got %d", i, rep.After, n)
 		}
-		if rep.Guarded {
-			pruned++
-		}
 	}
-	if pruned == 0 {
+	if reports.Guarded() == 0 {
 		t.Error("nothing was pruned")
 	}
 }

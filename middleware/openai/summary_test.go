@@ -22,16 +22,8 @@ import (
 func TestCompaction(t *testing.T) {
 	p := wiretest.Start(t)
 	cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000, Summarizer: pruneguard.Digest{}}, Trigger: 4000}
-	summaries := 0
-	mw, err := openai.New(openai.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		if rep.After > 4000 {
-			t.Errorf("a request of %d tokens, over the trigger", rep.After)
-		}
-		summaries += len(rep.Summarized)
-	}})
+	var reports wiretest.Reports
+	mw, err := openai.New(openai.Config{Session: cfg, OnReport: reports.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +49,10 @@ func TestCompaction(t *testing.T) {
 			}
 		}
 	}
-	if summaries == 0 {
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
+	}
+	if reports.Summaries() == 0 {
 		t.Fatal("no compaction")
 	}
 	last := string(p.Body(p.Count() - 1))
