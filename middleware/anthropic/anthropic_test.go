@@ -36,6 +36,42 @@ var regenerable = wire.SessionConfig{Unannotated: wire.UnannotatedRegenerable,
 var readFile = sdk.ToolUnionParam{OfTool: &sdk.ToolParam{Name: "read_file",
 	InputSchema: sdk.ToolInputSchemaParam{Properties: map[string]any{"path": map[string]any{"type": "string"}}, Required: []string{"path"}}}}
 
+// agentLoop runs an agent loop of a turn per file read, in the
+// conversation ctx names (if any), request i through clientOf(i), each
+// tool result made by result; it returns how many requests it sent.
+func agentLoop(t *testing.T, ctx context.Context, turns int, clientOf func(i int) sdk.Client, result func() string) int {
+	t.Helper()
+	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
+		System: []sdk.TextBlockParam{{Text: "You read files."}}}
+	n := 0
+	for turn := range turns {
+		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
+		for {
+			c := clientOf(n)
+			res, err := c.Messages.New(ctx, params)
+			n++
+			if err != nil {
+				t.Fatal(err)
+			}
+			params.Messages = append(params.Messages, res.ToParam())
+			var results []sdk.ContentBlockParamUnion
+			for _, blk := range res.Content {
+				if blk.Type == "tool_use" {
+					results = append(results, sdk.NewToolResultBlock(blk.ID, result(), false))
+				}
+			}
+			if len(results) == 0 {
+				break
+			}
+			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
+		}
+	}
+	return n
+}
+
+// codeLines is a file's content, large enough that a few fill a budget.
+func codeLines() string { return strings.Repeat("code line\n", 300) }
+
 // TestAgentLoop runs a tool-using agent loop through the real client:
 // every body the provider gets is valid, none is over the trigger, and
 // pruning happened.
@@ -50,28 +86,7 @@ func TestAgentLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := client(p, mw.Option())
-	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
-		System: []sdk.TextBlockParam{{Text: "You read files."}}}
-	for turn := range 20 {
-		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
-		for {
-			res, err := c.Messages.New(context.Background(), params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			params.Messages = append(params.Messages, res.ToParam())
-			var results []sdk.ContentBlockParamUnion
-			for _, blk := range res.Content {
-				if blk.Type == "tool_use" {
-					results = append(results, sdk.NewToolResultBlock(blk.ID, strings.Repeat("code line\n", 300), false))
-				}
-			}
-			if len(results) == 0 {
-				break
-			}
-			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
-		}
-	}
+	agentLoop(t, context.Background(), 20, func(int) sdk.Client { return c }, codeLines)
 	if err := reports.Check(4000); err != nil { // none over the trigger
 		t.Error(err)
 	}

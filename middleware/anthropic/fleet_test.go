@@ -3,8 +3,6 @@ package anthropic_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -20,32 +18,7 @@ import (
 // through clientOf(i), and returns how many requests it made.
 func fleetLoop(t *testing.T, clientOf func(i int) sdk.Client) int {
 	ctx := anthropic.WithTenant(anthropic.WithConversation(context.Background(), "conv-1"), "acme")
-	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
-		System: []sdk.TextBlockParam{{Text: "You read files."}}}
-	n := 0
-	for turn := range 12 {
-		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
-		for {
-			c := clientOf(n)
-			res, err := c.Messages.New(ctx, params)
-			n++
-			if err != nil {
-				t.Fatal(err)
-			}
-			params.Messages = append(params.Messages, res.ToParam())
-			var results []sdk.ContentBlockParamUnion
-			for _, blk := range res.Content {
-				if blk.Type == "tool_use" {
-					results = append(results, sdk.NewToolResultBlock(blk.ID, strings.Repeat("code line\n", 300), false))
-				}
-			}
-			if len(results) == 0 {
-				break
-			}
-			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
-		}
-	}
-	return n
+	return agentLoop(t, ctx, 12, clientOf, codeLines)
 }
 
 func fleetConfig(store sessions.Store) anthropic.Config {

@@ -29,30 +29,11 @@ func TestCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := client(p, mw.Option())
-	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
-		System: []sdk.TextBlockParam{{Text: "You read files."}}}
 	tickets := 0
-	for turn := range 16 {
-		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
-		for {
-			res, err := c.Messages.New(context.Background(), params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			params.Messages = append(params.Messages, res.ToParam())
-			var results []sdk.ContentBlockParamUnion
-			for _, blk := range res.Content {
-				if blk.Type == "tool_use" {
-					tickets++
-					results = append(results, sdk.NewToolResultBlock(blk.ID, fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets)+strings.Repeat("code line\n", 300), false))
-				}
-			}
-			if len(results) == 0 {
-				break
-			}
-			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
-		}
-	}
+	agentLoop(t, context.Background(), 16, func(int) sdk.Client { return c }, func() string {
+		tickets++
+		return fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets) + codeLines()
+	})
 	if err := reports.Check(4000); err != nil { // none over the trigger
 		t.Error(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -21,29 +19,7 @@ import (
 // through clientOf(i), and returns how many requests it made.
 func fleetLoop(t *testing.T, clientOf func(i int) sdk.Client) int {
 	ctx := openai.WithTenant(openai.WithConversation(context.Background(), "conv-1"), "acme")
-	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
-		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
-	n := 0
-	for turn := range 12 {
-		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
-		for {
-			c := clientOf(n)
-			res, err := c.Chat.Completions.New(ctx, params)
-			n++
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg := res.Choices[0].Message
-			params.Messages = append(params.Messages, msg.ToParam())
-			if len(msg.ToolCalls) == 0 {
-				break
-			}
-			for _, tc := range msg.ToolCalls {
-				params.Messages = append(params.Messages, sdk.ToolMessage(strings.Repeat("code line\n", 300), tc.ID))
-			}
-		}
-	}
-	return n
+	return agentLoop(t, ctx, 12, clientOf, codeLines)
 }
 
 func fleetConfig(store sessions.Store) openai.Config {

@@ -31,6 +31,39 @@ func sdkFunction(name string) sdk.FunctionDefinitionParam {
 		"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}}}
 }
 
+// agentLoop runs an agent loop of a turn per file read, in the
+// conversation ctx names (if any), request i through clientOf(i), each
+// tool result made by result; it returns how many requests it sent.
+func agentLoop(t *testing.T, ctx context.Context, turns int, clientOf func(i int) sdk.Client, result func() string) int {
+	t.Helper()
+	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
+		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
+	n := 0
+	for turn := range turns {
+		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
+		for {
+			c := clientOf(n)
+			res, err := c.Chat.Completions.New(ctx, params)
+			n++
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := res.Choices[0].Message
+			params.Messages = append(params.Messages, msg.ToParam())
+			if len(msg.ToolCalls) == 0 {
+				break
+			}
+			for _, tc := range msg.ToolCalls {
+				params.Messages = append(params.Messages, sdk.ToolMessage(result(), tc.ID))
+			}
+		}
+	}
+	return n
+}
+
+// codeLines is a file's content, large enough that a few fill a budget.
+func codeLines() string { return strings.Repeat("code line\n", 300) }
+
 var regenerable = wire.SessionConfig{Unannotated: wire.UnannotatedRegenerable,
 	Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}}
 
@@ -47,26 +80,7 @@ func TestAgentLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := client(p, mw.Option())
-	ctx := context.Background()
-	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
-		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
-	for turn := range 20 {
-		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
-		for {
-			res, err := c.Chat.Completions.New(ctx, params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg := res.Choices[0].Message
-			params.Messages = append(params.Messages, msg.ToParam())
-			if len(msg.ToolCalls) == 0 {
-				break
-			}
-			for _, tc := range msg.ToolCalls {
-				params.Messages = append(params.Messages, sdk.ToolMessage(strings.Repeat("code line\n", 300), tc.ID))
-			}
-		}
-	}
+	agentLoop(t, context.Background(), 20, func(int) sdk.Client { return c }, codeLines)
 	if err := reports.Check(4000); err != nil { // none over the trigger
 		t.Error(err)
 	}

@@ -28,27 +28,11 @@ func TestCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := client(p, mw.Option())
-	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
-		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
 	tickets := 0
-	for turn := range 16 {
-		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
-		for {
-			res, err := c.Chat.Completions.New(context.Background(), params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg := res.Choices[0].Message
-			params.Messages = append(params.Messages, msg.ToParam())
-			if len(msg.ToolCalls) == 0 {
-				break
-			}
-			for _, tc := range msg.ToolCalls {
-				tickets++
-				params.Messages = append(params.Messages, sdk.ToolMessage(fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets)+strings.Repeat("code line\n", 300), tc.ID))
-			}
-		}
-	}
+	agentLoop(t, context.Background(), 16, func(int) sdk.Client { return c }, func() string {
+		tickets++
+		return fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets) + codeLines()
+	})
 	if err := reports.Check(4000); err != nil { // none over the trigger
 		t.Error(err)
 	}
