@@ -122,9 +122,7 @@ func (p *Provider) Body(i int) []byte {
 // dialect: a fresh *wire.Body the caller may change. It panics when i is
 // out of range, as an index would.
 func (p *Provider) Read(i int) *wire.Body {
-	p.mu.Lock()
-	body, d := p.bodies[i], p.dialects[i]
-	p.mu.Unlock()
+	body, d := p.request(i)
 	b, err := wire.Read(body, d)
 	if err != nil {
 		// The body was read when it arrived; reading it again cannot fail.
@@ -133,8 +131,23 @@ func (p *Provider) Read(i int) *wire.Body {
 	return b
 }
 
+// request returns the body and dialect of accepted request i.
+func (p *Provider) request(i int) ([]byte, wire.Dialect) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bodies[i], p.dialects[i]
+}
+
+// ErrUnknownPath is the failure of a request whose method and path name
+// no dialect ([wire.RequestDialect]).
+var ErrUnknownPath = errors.New("wiretest: a path no dialect uses")
+
 // Err returns the failures found so far when the provider has no
-// [Config.Report], joined (errors.Join), or nil when there are none.
+// [Config.Report], joined (errors.Join), or nil when there are none. A
+// body the provider would reject is a *wire.RuleError naming the rules
+// it breaks (matching wire.ErrProviderRule), or the error of
+// [wire.Validate] when it cannot be read; a request to a path no
+// dialect uses matches [ErrUnknownPath].
 func (p *Provider) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -157,7 +170,7 @@ func (p *Provider) fail(err error) {
 func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	d, ok := wire.RequestDialect(r.Method, r.URL.Path)
 	if !ok {
-		p.fail(fmt.Errorf("wiretest: %s %s is no provider path", r.Method, r.URL.Path))
+		p.fail(fmt.Errorf("%w: %s %s", ErrUnknownPath, r.Method, r.URL.Path))
 		http.Error(w, "unknown path "+r.URL.Path, http.StatusNotFound)
 		return
 	}
@@ -188,7 +201,7 @@ func validate(body []byte, d wire.Dialect) error {
 		return err
 	}
 	if len(vs) > 0 {
-		return fmt.Errorf("%v", vs)
+		return &wire.RuleError{Dialect: d, Violations: vs}
 	}
 	return nil
 }

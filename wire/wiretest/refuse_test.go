@@ -58,6 +58,10 @@ func TestRefused(t *testing.T) {
 				if status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(res), want) || p.Count() != 0 {
 					t.Errorf("status %d, answer %v, %d recorded; want 400 naming %s, none recorded", status, res, p.Count(), want)
 				}
+				var re *wire.RuleError
+				if cfg.Report == nil && len(vs) > 0 && (!errors.As(p.Err(), &re) || re.Rules()[0] != want || re.Dialect != tc.d) {
+					t.Errorf("Err() = %v, want a *wire.RuleError for %s", p.Err(), want)
+				}
 				if cfg.Report == nil && (p.Err() == nil || !strings.Contains(p.Err().Error(), want)) {
 					t.Errorf("Err() = %v, want the failure", p.Err())
 				}
@@ -79,7 +83,7 @@ func TestUnknownPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if res.StatusCode != http.StatusNotFound || p.Err() == nil || p.Count() != 0 {
+	if res.StatusCode != http.StatusNotFound || !errors.Is(p.Err(), wiretest.ErrUnknownPath) || p.Count() != 0 {
 		t.Errorf("status %d, Err() %v, %d recorded", res.StatusCode, p.Err(), p.Count())
 	}
 }
