@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 
@@ -31,6 +29,7 @@ import (
 	"github.com/pruneguard/pruneguard"
 	anthropicguard "github.com/pruneguard/pruneguard/middleware/anthropic"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 func main() {
@@ -40,8 +39,8 @@ func main() {
 }
 
 func run(w io.Writer) error {
-	srv := httptest.NewServer(http.HandlerFunc(fakeProvider))
-	defer srv.Close()
+	provider := wiretest.NewProvider(wiretest.Config{Reply: answer})
+	defer provider.Close()
 
 	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
 	n := 0
@@ -63,7 +62,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "budget 2500 tokens, trigger 3500, at least 1000 freed per prune; policy: oldest units first, a tool_use with its tool_result")
-	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("none"), mw.Option())
+	client := anthropic.NewClient(option.WithBaseURL(provider.URL()), option.WithAPIKey("none"), mw.Option())
 
 	ctx := context.Background()
 	params := anthropic.MessageNewParams{
@@ -106,7 +105,7 @@ func run(w io.Writer) error {
 	if !errors.As(err, &re) {
 		return fmt.Errorf("the broken history was not refused: %v", err)
 	}
-	return nil
+	return provider.Err() // a body the API would have refused
 }
 
 // describe writes one line on what the middleware did to a request.
@@ -154,35 +153,22 @@ func grepOutput(input json.RawMessage) string {
 	return b.String()
 }
 
-// fakeProvider plays the Messages API: a request ending on the user's
+// answer is the fake provider's model: a request ending on the user's
 // question gets a grep call, one ending on tool results gets a short
-// answer. It checks every body with wire.Validate, as the real API would
-// refuse a broken one.
-func fakeProvider(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if vs, err := wire.Validate(body, wire.Anthropic); err != nil || len(vs) > 0 {
-		http.Error(w, fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":%q}}`, fmt.Sprint(err, vs)), http.StatusBadRequest)
-		return
-	}
-	b, _ := wire.Read(body, wire.Anthropic)
-	last := b.Messages[len(b.Messages)-1]
+// answer. The provider checks every body as the real API would.
+func answer(r wiretest.Request) wiretest.Answer {
+	msgs := r.Body.Messages
 	question := ""
-	for _, m := range b.Messages {
+	for _, m := range msgs {
 		if m.Role == "user" && len(m.Results) == 0 && len(m.Texts) > 0 {
 			question = m.Texts[0]
 		}
 	}
 	var turn int
 	fmt.Sscanf(question, "Where is Handler%d defined?", &turn)
-	content := []any{map[string]any{"type": "text", "text": fmt.Sprintf("Handler%d is defined in pkg/server/file%d.go.", turn, turn)}}
-	stop := "end_turn"
-	if len(last.Results) == 0 {
-		content = []any{map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", turn), "name": "grep",
-			"input": map[string]any{"pattern": fmt.Sprintf("func Handler%d", turn)}}}
-		stop = "tool_use"
+	if len(msgs[len(msgs)-1].Results) == 0 {
+		return wiretest.Answer{Call: &wiretest.ToolCall{ID: fmt.Sprintf("toolu_%d", turn), Name: "grep",
+			Input: map[string]any{"pattern": fmt.Sprintf("func Handler%d", turn)}}}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_1", "type": "message", "role": "assistant",
-		"model": "claude-sonnet-4-5", "content": content, "stop_reason": stop, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 0, "output_tokens": 0}})
+	return wiretest.Answer{Text: fmt.Sprintf("Handler%d is defined in pkg/server/file%d.go.", turn, turn)}
 }

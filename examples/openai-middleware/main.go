@@ -19,8 +19,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 
@@ -30,6 +28,7 @@ import (
 	"github.com/pruneguard/pruneguard"
 	openaiguard "github.com/pruneguard/pruneguard/middleware/openai"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 func main() {
@@ -39,8 +38,8 @@ func main() {
 }
 
 func run(w io.Writer) error {
-	srv := httptest.NewServer(http.HandlerFunc(fakeProvider))
-	defer srv.Close()
+	provider := wiretest.NewProvider(wiretest.Config{Reply: review})
+	defer provider.Close()
 
 	closed := pruneguard.Annotations{ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}
 	n := 0
@@ -60,7 +59,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "budget 2500 tokens, trigger 3500, at least 800 freed per prune; policy: keep the last 2 tool results, stub the others")
-	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("none"), mw.Option())
+	client := openai.NewClient(option.WithBaseURL(provider.URL()+"/v1"), option.WithAPIKey("none"), mw.Option())
 
 	ctx := context.Background()
 	params := openai.ChatCompletionNewParams{
@@ -102,7 +101,7 @@ func run(w io.Writer) error {
 	if !errors.As(err, &re) {
 		return fmt.Errorf("the broken history was not refused: %v", err)
 	}
-	return nil
+	return provider.Err() // a body the API would have refused
 }
 
 // describe writes one line on what the middleware did to a request.
@@ -150,36 +149,20 @@ func fileText(args string) string {
 	return b.String()
 }
 
-// fakeProvider plays the Chat Completions API: a request ending on a user
+// review is the fake provider's model: a request ending on a user
 // message gets a read_file call, one ending on a tool result gets a short
-// review. It checks every body with wire.Validate, as the real API would
-// refuse a broken one.
-func fakeProvider(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if vs, err := wire.Validate(body, wire.OpenAIChat); err != nil || len(vs) > 0 {
-		http.Error(w, fmt.Sprintf(`{"error":{"message":%q}}`, fmt.Sprint(err, vs)), http.StatusBadRequest)
-		return
-	}
-	b, _ := wire.Read(body, wire.OpenAIChat)
-	last := b.Messages[len(b.Messages)-1]
+// review. The provider checks every body as the real API would.
+func review(r wiretest.Request) wiretest.Answer {
+	msgs := r.Body.Messages
 	turn := 0
-	for _, m := range b.Messages {
+	for _, m := range msgs {
 		if m.Role == "user" {
 			turn++
 		}
 	}
-	msg := map[string]any{"role": "assistant", "content": fmt.Sprintf("File %d looks fine.", turn)}
-	finish := "stop"
-	if last.Role == "user" {
-		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
-			"id": fmt.Sprintf("call_%d", turn), "type": "function",
-			"function": map[string]any{"name": "read_file", "arguments": fmt.Sprintf(`{"path":"file%d.go"}`, turn)}}}}
-		finish = "tool_calls"
+	if msgs[len(msgs)-1].Role == "user" {
+		return wiretest.Answer{Call: &wiretest.ToolCall{ID: fmt.Sprintf("call_%d", turn), Name: "read_file",
+			Input: map[string]any{"path": fmt.Sprintf("file%d.go", turn)}}}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "gpt-4o",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "logprobs": nil, "message": msg}},
-		"usage":   map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-	})
+	return wiretest.Answer{Text: fmt.Sprintf("File %d looks fine.", turn)}
 }

@@ -3,14 +3,10 @@ package anthropic_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -19,69 +15,12 @@ import (
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/middleware/anthropic"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
-// provider plays the Anthropic Messages API: it checks every body it
-// receives with wire.Validate, records it, and answers a user turn with a
-// tool_use (when the request declares tools) and tool results with text.
-type provider struct {
-	t      *testing.T
-	mu     sync.Mutex
-	bodies [][]byte
-	srv    *httptest.Server
-}
-
-func newProvider(t *testing.T) *provider {
-	p := &provider{t: t}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if d, ok := wire.RequestDialect(r.Method, r.URL.Path); !ok || d != wire.Anthropic {
-		http.Error(w, "unknown path "+r.URL.Path, http.StatusNotFound)
-		return
-	}
-	if vs, err := wire.Validate(body, wire.Anthropic); err != nil || len(vs) > 0 {
-		p.t.Errorf("the provider got a body it would reject: %v %v", err, vs)
-		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"invalid"}}`, http.StatusBadRequest)
-		return
-	}
-	p.mu.Lock()
-	p.bodies = append(p.bodies, body)
-	n := len(p.bodies)
-	p.mu.Unlock()
-	b, _ := wire.Read(body, wire.Anthropic)
-	last := b.Messages[len(b.Messages)-1]
-	content := []any{map[string]any{"type": "text", "text": fmt.Sprintf("answer %d: %s", n, strings.Repeat("words ", 20))}}
-	stop := "end_turn"
-	if len(last.Results) == 0 && len(b.Tools()) > 0 {
-		content = []any{map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", n), "name": "read_file",
-			"input": map[string]any{"path": fmt.Sprintf("file%d.go", n)}}}
-		stop = "tool_use"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant",
-		"model": "claude-sonnet-4-5", "content": content, "stop_reason": stop, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1}})
-}
-
-func (p *provider) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.bodies)
-}
-
-func (p *provider) body(i int) []byte {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.bodies[i]
-}
-
-func client(p *provider, opts ...option.RequestOption) sdk.Client {
-	return sdk.NewClient(append([]option.RequestOption{option.WithBaseURL(p.srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(2)}, opts...)...)
+// client sends to the fake provider p through the options given.
+func client(p *wiretest.Provider, opts ...option.RequestOption) sdk.Client {
+	return sdk.NewClient(append([]option.RequestOption{option.WithBaseURL(p.URL()), option.WithAPIKey("test"), option.WithMaxRetries(2)}, opts...)...)
 }
 
 func must[T any](v T, err error) T {
@@ -97,31 +36,20 @@ var regenerable = wire.SessionConfig{Unannotated: wire.UnannotatedRegenerable,
 var readFile = sdk.ToolUnionParam{OfTool: &sdk.ToolParam{Name: "read_file",
 	InputSchema: sdk.ToolInputSchemaParam{Properties: map[string]any{"path": map[string]any{"type": "string"}}, Required: []string{"path"}}}}
 
-// TestAgentLoop runs a tool-using agent loop through the real client:
-// every body the provider gets is valid, none is over the trigger, and
-// pruning happened.
-func TestAgentLoop(t *testing.T) {
-	p := newProvider(t)
-	cfg := regenerable
-	cfg.Guard = pruneguard.Guard{Budget: 3000}
-	cfg.Trigger, cfg.MinClear = 4000, 1200
-	var reports []wire.Report
-	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		reports = append(reports, rep)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client(p, mw.Option())
+// agentLoop runs an agent loop of a turn per file read, in the
+// conversation ctx names (if any), request i through clientOf(i), each
+// tool result made by result; it returns how many requests it sent.
+func agentLoop(t *testing.T, ctx context.Context, turns int, clientOf func(i int) sdk.Client, result func() string) int {
+	t.Helper()
 	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
 		System: []sdk.TextBlockParam{{Text: "You read files."}}}
-	for turn := range 20 {
+	n := 0
+	for turn := range turns {
 		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
 		for {
-			res, err := c.Messages.New(context.Background(), params)
+			c := clientOf(n)
+			res, err := c.Messages.New(ctx, params)
+			n++
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +57,7 @@ func TestAgentLoop(t *testing.T) {
 			var results []sdk.ContentBlockParamUnion
 			for _, blk := range res.Content {
 				if blk.Type == "tool_use" {
-					results = append(results, sdk.NewToolResultBlock(blk.ID, strings.Repeat("code line\n", 300), false))
+					results = append(results, sdk.NewToolResultBlock(blk.ID, result(), false))
 				}
 			}
 			if len(results) == 0 {
@@ -138,22 +66,37 @@ func TestAgentLoop(t *testing.T) {
 			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
 		}
 	}
-	if p.count() != 40 || len(reports) != 40 {
-		t.Fatalf("%d requests reached the provider, %d reports", p.count(), len(reports))
+	return n
+}
+
+// codeLines is a file's content, large enough that a few fill a budget.
+func codeLines() string { return strings.Repeat("code line\n", 300) }
+
+// TestAgentLoop runs a tool-using agent loop through the real client:
+// every body the provider gets is valid, none is over the trigger, and
+// pruning happened.
+func TestAgentLoop(t *testing.T) {
+	p := wiretest.Start(t)
+	cfg := regenerable
+	cfg.Guard = pruneguard.Guard{Budget: 3000}
+	cfg.Trigger, cfg.MinClear = 4000, 1200
+	var reports wiretest.Reports
+	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: reports.Add})
+	if err != nil {
+		t.Fatal(err)
 	}
-	pruned := 0
-	for i, rep := range reports {
-		if rep.After > 4000 {
-			t.Errorf("request %d sent with %d tokens, over the trigger", i, rep.After)
-		}
-		if rep.Guarded {
-			pruned++
-		}
+	c := client(p, mw.Option())
+	agentLoop(t, context.Background(), 20, func(int) sdk.Client { return c }, codeLines)
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
 	}
-	if pruned == 0 {
+	if p.Count() != 40 || len(reports.List()) != 40 {
+		t.Fatalf("%d requests reached the provider, %d reports", p.Count(), len(reports.List()))
+	}
+	if reports.Guarded() == 0 {
 		t.Error("nothing was pruned")
 	}
-	if last := p.body(p.count() - 1); !bytes.Contains(last, []byte("turn 0: read")) || !bytes.Contains(last, []byte("You read files.")) {
+	if last := p.Body(p.Count() - 1); !bytes.Contains(last, []byte("turn 0: read")) || !bytes.Contains(last, []byte("You read files.")) {
 		t.Errorf("the task or the system prompt left the history")
 	}
 }
@@ -161,7 +104,7 @@ func TestAgentLoop(t *testing.T) {
 // TestRefusal: a history the provider would reject is not sent; the
 // error names the rule and is not retried.
 func TestRefusal(t *testing.T) {
-	p := newProvider(t)
+	p := wiretest.Start(t)
 	cfg := regenerable
 	cfg.Guard = pruneguard.Guard{Budget: 100_000}
 	mw, err := anthropic.New(anthropic.Config{Session: cfg})
@@ -185,8 +128,8 @@ func TestRefusal(t *testing.T) {
 	if !errors.As(err, &re) || re.Rules()[0] != wire.RuleAnthropicToolUseWithoutResult {
 		t.Fatalf("err %v, want a *wire.RuleError for %s", err, wire.RuleAnthropicToolUseWithoutResult)
 	}
-	if p.count() != 0 || calls != 1 {
-		t.Errorf("%d bodies sent, middleware ran %d times", p.count(), calls)
+	if p.Count() != 0 || calls != 1 {
+		t.Errorf("%d bodies sent, middleware ran %d times", p.Count(), calls)
 	}
 }
 
@@ -195,8 +138,8 @@ func TestRefusal(t *testing.T) {
 // the middleware pruning every turn.
 func TestCacheRule(t *testing.T) {
 	const turns, budget = 200, 2000
-	run := func(trigger, minClear int) (int, *provider) {
-		p := newProvider(t)
+	run := func(trigger, minClear int) (int, *wiretest.Provider) {
+		p := wiretest.Start(t)
 		cfg := regenerable
 		cfg.Guard = pruneguard.Guard{Budget: budget}
 		cfg.Trigger, cfg.MinClear = trigger, minClear
@@ -218,23 +161,7 @@ func TestCacheRule(t *testing.T) {
 			}
 			params.Messages = append(params.Messages, res.ToParam())
 		}
-		breaks := 0
-		var last *wire.Body
-		for i := range p.count() {
-			b := must(wire.Read(p.body(i), wire.Anthropic))
-			if last != nil {
-				prefix := b.Messages[:len(b.Messages)-grew[i]]
-				same := len(prefix) == len(last.Messages)
-				for k := 0; same && k < len(prefix); k++ {
-					same = bytes.Equal(prefix[k].Raw, last.Messages[k].Raw)
-				}
-				if !same {
-					breaks++
-				}
-			}
-			last = b
-		}
-		return breaks, p
+		return p.CacheBreaks(grew), p
 	}
 	sticky, _ := run(3000, 1000)
 	everyTurn, _ := run(0, 0)

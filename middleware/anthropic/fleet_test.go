@@ -1,11 +1,8 @@
 package anthropic_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -14,38 +11,14 @@ import (
 	"github.com/pruneguard/pruneguard/middleware/anthropic"
 	"github.com/pruneguard/pruneguard/sessions"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 // fleetLoop runs an agent loop of one named conversation, request i
 // through clientOf(i), and returns how many requests it made.
 func fleetLoop(t *testing.T, clientOf func(i int) sdk.Client) int {
 	ctx := anthropic.WithTenant(anthropic.WithConversation(context.Background(), "conv-1"), "acme")
-	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
-		System: []sdk.TextBlockParam{{Text: "You read files."}}}
-	n := 0
-	for turn := range 12 {
-		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
-		for {
-			c := clientOf(n)
-			res, err := c.Messages.New(ctx, params)
-			n++
-			if err != nil {
-				t.Fatal(err)
-			}
-			params.Messages = append(params.Messages, res.ToParam())
-			var results []sdk.ContentBlockParamUnion
-			for _, blk := range res.Content {
-				if blk.Type == "tool_use" {
-					results = append(results, sdk.NewToolResultBlock(blk.ID, strings.Repeat("code line\n", 300), false))
-				}
-			}
-			if len(results) == 0 {
-				break
-			}
-			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
-		}
-	}
-	return n
+	return agentLoop(t, ctx, 12, clientOf, codeLines)
 }
 
 func fleetConfig(store sessions.Store) anthropic.Config {
@@ -60,62 +33,32 @@ func fleetConfig(store sessions.Store) anthropic.Config {
 // middleware) every few requests, and send the provider exactly the
 // bodies one middleware that served the whole conversation sends.
 func TestFleet(t *testing.T) {
-	one := newProvider(t)
-	ref := fleetConfig(nil)
-	guarded := 0
-	ref.OnReport = func(_ string, rep wire.Report, _ error) {
-		if rep.Guarded {
-			guarded++
-		}
-	}
-	mw := must(anthropic.New(ref))
-	c := client(one, mw.Option())
-	n := fleetLoop(t, func(int) sdk.Client { return c })
-	if guarded == 0 {
-		t.Fatal("nothing was pruned")
-	}
-	for name, store := range map[string]sessions.Store{"memory": &sessions.Memory{}, "dir": sessions.Dir(t.TempDir())} {
-		t.Run(name, func(t *testing.T) {
-			p := newProvider(t)
-			replicas := []sdk.Client{client(p, must(anthropic.New(fleetConfig(store))).Option()), client(p, must(anthropic.New(fleetConfig(store))).Option())}
-			clientOf := func(i int) sdk.Client {
-				if i%5 == 4 {
-					replicas[0] = client(p, must(anthropic.New(fleetConfig(store))).Option()) // a deploy restarts it
-				}
-				return replicas[i%2]
+	var reports wiretest.Reports // the one middleware's
+	wiretest.Fleet[sdk.Client]{
+		Client: func(p *wiretest.Provider, store sessions.Store) sdk.Client {
+			cfg := fleetConfig(store)
+			if store == nil { // the one middleware serving alone
+				cfg.OnReport = reports.Add
 			}
-			if got := fleetLoop(t, clientOf); got != n {
-				t.Fatalf("%d requests, want %d", got, n)
-			}
-			for i := range n {
-				if !bytes.Equal(p.body(i), one.body(i)) {
-					t.Fatalf("request %d: the fleet sent another body", i)
-				}
-			}
-		})
+			return client(p, must(anthropic.New(cfg)).Option())
+		},
+		Loop: func(clientOf func(i int) sdk.Client) int { return fleetLoop(t, clientOf) },
+	}.Run(t)
+	if reports.Guarded() == 0 {
+		t.Error("nothing was pruned")
 	}
-}
-
-type downStore struct{}
-
-func (downStore) Load(context.Context, string) ([]byte, sessions.Version, error) {
-	return nil, 0, errors.New("unreachable")
-}
-
-func (downStore) Save(context.Context, string, []byte, sessions.Version) (sessions.Version, error) {
-	return 0, errors.New("unreachable")
 }
 
 // TestFleetStoreDown: with the session store down, a request is refused
 // with a *wire.StoreError and never reaches the provider.
 func TestFleetStoreDown(t *testing.T) {
-	p := newProvider(t)
-	mw := must(anthropic.New(fleetConfig(downStore{})))
+	p := wiretest.Start(t)
+	mw := must(anthropic.New(fleetConfig(wiretest.DownStore{})))
 	ctx := anthropic.WithConversation(context.Background(), "conv-1")
 	c := client(p, mw.Option())
 	_, err := c.Messages.New(ctx, sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 64,
 		Messages: []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("hello"))}})
-	if !errors.Is(err, wire.ErrSessionStore) || p.count() != 0 {
-		t.Fatalf("store down: %v, %d requests sent", err, p.count())
+	if !errors.Is(err, wire.ErrSessionStore) || p.Count() != 0 {
+		t.Fatalf("store down: %v, %d requests sent", err, p.Count())
 	}
 }

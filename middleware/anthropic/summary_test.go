@@ -11,6 +11,7 @@ import (
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/middleware/anthropic"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 // TestCompaction: with Guard.Summarizer in the session's configuration,
@@ -20,50 +21,26 @@ import (
 // body sent (the tool is not annotated: irreducible, so the summary
 // carries them), and the reports list the summaries.
 func TestCompaction(t *testing.T) {
-	p := newProvider(t)
+	p := wiretest.Start(t)
 	cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000, Summarizer: pruneguard.Digest{}}, Trigger: 4000}
-	summaries := 0
-	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		if rep.After > 4000 {
-			t.Errorf("a request of %d tokens, over the trigger", rep.After)
-		}
-		summaries += len(rep.Summarized)
-	}})
+	var reports wiretest.Reports
+	mw, err := anthropic.New(anthropic.Config{Session: cfg, OnReport: reports.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := client(p, mw.Option())
-	params := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1024, Tools: []sdk.ToolUnionParam{readFile},
-		System: []sdk.TextBlockParam{{Text: "You read files."}}}
 	tickets := 0
-	for turn := range 16 {
-		params.Messages = append(params.Messages, sdk.NewUserMessage(sdk.NewTextBlock(fmt.Sprintf("turn %d: read the next file", turn))))
-		for {
-			res, err := c.Messages.New(context.Background(), params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			params.Messages = append(params.Messages, res.ToParam())
-			var results []sdk.ContentBlockParamUnion
-			for _, blk := range res.Content {
-				if blk.Type == "tool_use" {
-					tickets++
-					results = append(results, sdk.NewToolResultBlock(blk.ID, fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets)+strings.Repeat("code line\n", 300), false))
-				}
-			}
-			if len(results) == 0 {
-				break
-			}
-			params.Messages = append(params.Messages, sdk.NewUserMessage(results...))
-		}
+	agentLoop(t, context.Background(), 16, func(int) sdk.Client { return c }, func() string {
+		tickets++
+		return fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets) + codeLines()
+	})
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
 	}
-	if summaries == 0 {
+	if reports.Summaries() == 0 {
 		t.Fatal("no compaction")
 	}
-	last := string(p.body(p.count() - 1))
+	last := string(p.Body(p.Count() - 1))
 	if !strings.Contains(last, "[Summary of") {
 		t.Errorf("the last body holds no summary")
 	}

@@ -3,7 +3,6 @@ package openai_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/middleware/openai"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 // conversation runs a conversation of the given number of turns through a
@@ -38,38 +38,6 @@ func conversation(t *testing.T, c sdk.Client, turns int) []int {
 		params.Messages = append(params.Messages, res.Choices[0].Message.ToParam())
 	}
 	return grew
-}
-
-// cacheBreaks counts the requests whose pruned prefix (the messages
-// before the newest turn, and every other field) differs from the whole
-// request before it: those the provider's prompt cache cannot serve from
-// the previous request's prefix.
-func cacheBreaks(t *testing.T, p *provider, grew []int) int {
-	t.Helper()
-	breaks := 0
-	var prev *wire.Body
-	var prevTop map[string]json.RawMessage
-	for i := range p.count() {
-		body := p.body(i)
-		b := must(wire.Read(body, wire.OpenAIChat))
-		var top map[string]json.RawMessage
-		if err := json.Unmarshal(body, &top); err != nil {
-			t.Fatal(err)
-		}
-		delete(top, "messages")
-		if prev != nil {
-			prefix := b.Messages[:max(0, len(b.Messages)-grew[i])]
-			same := len(prefix) == len(prev.Messages) && fmt.Sprint(top) == fmt.Sprint(prevTop)
-			for k := 0; same && k < len(prefix); k++ {
-				same = bytes.Equal(prefix[k].Raw, prev.Messages[k].Raw)
-			}
-			if !same {
-				breaks++
-			}
-		}
-		prev, prevTop = b, top
-	}
-	return breaks
 }
 
 // stateless is a guard that knows no conversation: it reads each request
@@ -106,10 +74,10 @@ func stateless(budget int) option.Middleware {
 // guard.
 func TestCacheRule(t *testing.T) {
 	const turns, budget = 200, 2000
-	run := func(opts ...option.RequestOption) (int, *provider) {
-		p := newProvider(t)
+	run := func(opts ...option.RequestOption) (int, *wiretest.Provider) {
+		p := wiretest.Start(t)
 		grew := conversation(t, client(p, opts...), turns)
-		return cacheBreaks(t, p, grew), p
+		return p.CacheBreaks(grew), p
 	}
 	sticky := func(trigger, minClear int) option.RequestOption {
 		cfg := regenerable
@@ -129,8 +97,8 @@ func TestCacheRule(t *testing.T) {
 	if stickyBreaks == 0 || stickyBreaks*5 > everyTurn || stickyBreaks*5 > perRequest {
 		t.Errorf("sticky %d, every turn %d, per request %d: want the sticky count at most a fifth of the others", stickyBreaks, everyTurn, perRequest)
 	}
-	for i := range p.count() {
-		if n := wire.Tokens(must(wire.Read(p.body(i), wire.OpenAIChat)), nil); n > 3000 {
+	for i := range p.Count() {
+		if n := wire.Tokens(p.Read(i), nil); n > 3000 {
 			t.Errorf("request %d: %d tokens, over the trigger", i, n)
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -14,35 +12,14 @@ import (
 	"github.com/pruneguard/pruneguard/middleware/openai"
 	"github.com/pruneguard/pruneguard/sessions"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 // fleetLoop runs an agent loop of one named conversation, request i
 // through clientOf(i), and returns how many requests it made.
 func fleetLoop(t *testing.T, clientOf func(i int) sdk.Client) int {
 	ctx := openai.WithTenant(openai.WithConversation(context.Background(), "conv-1"), "acme")
-	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
-		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
-	n := 0
-	for turn := range 12 {
-		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
-		for {
-			c := clientOf(n)
-			res, err := c.Chat.Completions.New(ctx, params)
-			n++
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg := res.Choices[0].Message
-			params.Messages = append(params.Messages, msg.ToParam())
-			if len(msg.ToolCalls) == 0 {
-				break
-			}
-			for _, tc := range msg.ToolCalls {
-				params.Messages = append(params.Messages, sdk.ToolMessage(strings.Repeat("code line\n", 300), tc.ID))
-			}
-		}
-	}
-	return n
+	return agentLoop(t, ctx, 12, clientOf, codeLines)
 }
 
 func fleetConfig(store sessions.Store) openai.Config {
@@ -57,65 +34,35 @@ func fleetConfig(store sessions.Store) openai.Config {
 // middleware) every few requests, and send the provider exactly the
 // bodies one middleware that served the whole conversation sends.
 func TestFleet(t *testing.T) {
-	one := newProvider(t)
-	ref := fleetConfig(nil)
-	guarded := 0
-	ref.OnReport = func(_ string, rep wire.Report, _ error) {
-		if rep.Guarded {
-			guarded++
-		}
+	var reports wiretest.Reports // the one middleware's
+	one := wiretest.Fleet[sdk.Client]{
+		Client: func(p *wiretest.Provider, store sessions.Store) sdk.Client {
+			cfg := fleetConfig(store)
+			if store == nil { // the one middleware serving alone
+				cfg.OnReport = reports.Add
+			}
+			return client(p, must(openai.New(cfg)).Option())
+		},
+		Loop: func(clientOf func(i int) sdk.Client) int { return fleetLoop(t, clientOf) },
+	}.Run(t)
+	if reports.Guarded() == 0 {
+		t.Error("nothing was pruned")
 	}
-	mw := must(openai.New(ref))
-	c := client(one, mw.Option())
-	n := fleetLoop(t, func(int) sdk.Client { return c })
-	if guarded == 0 {
-		t.Fatal("nothing was pruned")
+	if !bytes.Contains(one.Body(one.Count()-1), []byte("turn 11")) {
+		t.Error("the last request lost its turn")
 	}
-	for name, store := range map[string]sessions.Store{"memory": &sessions.Memory{}, "dir": sessions.Dir(t.TempDir())} {
-		t.Run(name, func(t *testing.T) {
-			p := newProvider(t)
-			replicas := []sdk.Client{client(p, must(openai.New(fleetConfig(store))).Option()), client(p, must(openai.New(fleetConfig(store))).Option())}
-			clientOf := func(i int) sdk.Client {
-				if i%5 == 4 {
-					replicas[0] = client(p, must(openai.New(fleetConfig(store))).Option()) // a deploy restarts it
-				}
-				return replicas[i%2]
-			}
-			if got := fleetLoop(t, clientOf); got != n {
-				t.Fatalf("%d requests, want %d", got, n)
-			}
-			for i := range n {
-				if !bytes.Equal(p.body(i), one.body(i)) {
-					t.Fatalf("request %d: the fleet sent another body", i)
-				}
-			}
-			if !bytes.Contains(p.body(n-1), []byte("turn 11")) {
-				t.Fatal("the last request lost its turn")
-			}
-		})
-	}
-}
-
-type downStore struct{}
-
-func (downStore) Load(context.Context, string) ([]byte, sessions.Version, error) {
-	return nil, 0, errors.New("unreachable")
-}
-
-func (downStore) Save(context.Context, string, []byte, sessions.Version) (sessions.Version, error) {
-	return 0, errors.New("unreachable")
 }
 
 // TestFleetStoreDown: with the session store down, a request is refused
 // with a *wire.StoreError and never reaches the provider.
 func TestFleetStoreDown(t *testing.T) {
-	p := newProvider(t)
-	mw := must(openai.New(fleetConfig(downStore{})))
+	p := wiretest.Start(t)
+	mw := must(openai.New(fleetConfig(wiretest.DownStore{})))
 	ctx := openai.WithConversation(context.Background(), "conv-1")
 	c := client(p, mw.Option())
 	_, err := c.Chat.Completions.New(ctx, sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o,
 		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("hello")}})
-	if !errors.Is(err, wire.ErrSessionStore) || p.count() != 0 {
-		t.Fatalf("store down: %v, %d requests sent", err, p.count())
+	if !errors.Is(err, wire.ErrSessionStore) || p.Count() != 0 {
+		t.Fatalf("store down: %v, %d requests sent", err, p.Count())
 	}
 }

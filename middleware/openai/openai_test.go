@@ -3,14 +3,10 @@ package openai_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -20,86 +16,12 @@ import (
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/middleware/openai"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
-// provider plays the OpenAI API: it checks every body it receives with
-// wire.Validate, records it, and answers a user turn with a tool call
-// (when the request declares tools) and a tool result with text.
-type provider struct {
-	t      *testing.T
-	mu     sync.Mutex
-	bodies [][]byte
-	srv    *httptest.Server
-}
-
-func newProvider(t *testing.T) *provider {
-	p := &provider{t: t}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	d, ok := wire.RequestDialect(r.Method, r.URL.Path)
-	if !ok {
-		http.Error(w, "unknown path "+r.URL.Path, http.StatusNotFound)
-		return
-	}
-	if vs, err := wire.Validate(body, d); err != nil || len(vs) > 0 {
-		p.t.Errorf("the provider got a body it would reject: %v %v", err, vs)
-		http.Error(w, `{"error":{"message":"invalid"}}`, http.StatusBadRequest)
-		return
-	}
-	p.mu.Lock()
-	p.bodies = append(p.bodies, body)
-	n := len(p.bodies)
-	p.mu.Unlock()
-	b, _ := wire.Read(body, d)
-	last := b.Messages[len(b.Messages)-1]
-	call := len(last.Results) == 0 && len(b.Tools()) > 0
-	w.Header().Set("Content-Type", "application/json")
-	switch d {
-	case wire.OpenAIChat:
-		msg := map[string]any{"role": "assistant", "content": fmt.Sprintf("answer %d: %s", n, strings.Repeat("words ", 20))}
-		finish := "stop"
-		if call {
-			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
-				"id": fmt.Sprintf("call_%d", n), "type": "function",
-				"function": map[string]any{"name": "read_file", "arguments": fmt.Sprintf(`{"path":"file%d.go"}`, n)}}}}
-			finish = "tool_calls"
-		}
-		json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion",
-			"created": 1700000000, "model": "gpt-4o", "choices": []any{map[string]any{
-				"index": 0, "finish_reason": finish, "logprobs": nil, "message": msg}},
-			"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
-	case wire.OpenAIResponses:
-		item := map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": fmt.Sprintf("answer %d", n), "annotations": []any{}}}}
-		if call {
-			item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
-				"name": "read_file", "arguments": fmt.Sprintf(`{"path":"file%d.go"}`, n), "status": "completed"}
-		}
-		json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprintf("resp_%d", n), "object": "response", "created_at": 1700000000,
-			"status": "completed", "model": "gpt-4o", "output": []any{item}, "parallel_tool_calls": true,
-			"tool_choice": "auto", "tools": []any{}, "temperature": 1, "top_p": 1})
-	}
-}
-
-func (p *provider) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.bodies)
-}
-
-func (p *provider) body(i int) []byte {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.bodies[i]
-}
-
-func client(p *provider, opts ...option.RequestOption) sdk.Client {
-	return sdk.NewClient(append([]option.RequestOption{option.WithBaseURL(p.srv.URL + "/v1"), option.WithAPIKey("test")}, opts...)...)
+// client sends to the fake provider p through the options given.
+func client(p *wiretest.Provider, opts ...option.RequestOption) sdk.Client {
+	return sdk.NewClient(append([]option.RequestOption{option.WithBaseURL(p.URL() + "/v1"), option.WithAPIKey("test")}, opts...)...)
 }
 
 var readFile = sdk.ChatCompletionFunctionTool(sdkFunction("read_file"))
@@ -109,34 +31,20 @@ func sdkFunction(name string) sdk.FunctionDefinitionParam {
 		"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []string{"path"}}}
 }
 
-var regenerable = wire.SessionConfig{Unannotated: wire.UnannotatedRegenerable,
-	Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}}
-
-// TestAgentLoop runs a tool-using agent loop through the real client: every
-// body the provider gets is valid, and none is over the trigger.
-func TestAgentLoop(t *testing.T) {
-	p := newProvider(t)
-	cfg := regenerable
-	cfg.Guard = pruneguard.Guard{Budget: 3000}
-	cfg.Trigger, cfg.MinClear = 4000, 1200
-	var reports []wire.Report
-	mw, err := openai.New(openai.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		reports = append(reports, rep)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client(p, mw.Option())
-	ctx := context.Background()
+// agentLoop runs an agent loop of a turn per file read, in the
+// conversation ctx names (if any), request i through clientOf(i), each
+// tool result made by result; it returns how many requests it sent.
+func agentLoop(t *testing.T, ctx context.Context, turns int, clientOf func(i int) sdk.Client, result func() string) int {
+	t.Helper()
 	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
 		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
-	for turn := range 20 {
+	n := 0
+	for turn := range turns {
 		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
 		for {
+			c := clientOf(n)
 			res, err := c.Chat.Completions.New(ctx, params)
+			n++
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,26 +54,45 @@ func TestAgentLoop(t *testing.T) {
 				break
 			}
 			for _, tc := range msg.ToolCalls {
-				params.Messages = append(params.Messages, sdk.ToolMessage(strings.Repeat("code line\n", 300), tc.ID))
+				params.Messages = append(params.Messages, sdk.ToolMessage(result(), tc.ID))
 			}
 		}
 	}
-	if p.count() != 40 || len(reports) != 40 {
-		t.Fatalf("%d requests reached the provider, %d reports", p.count(), len(reports))
+	return n
+}
+
+// codeLines is a file's content, large enough that a few fill a budget.
+func codeLines() string { return strings.Repeat("code line\n", 300) }
+
+var regenerable = wire.SessionConfig{Unannotated: wire.UnannotatedRegenerable,
+	Config: pruneguard.Config{TextClass: pruneguard.Reconstructible}}
+
+// TestAgentLoop runs a tool-using agent loop through the real client: every
+// body the provider gets is valid, and none is over the trigger.
+func TestAgentLoop(t *testing.T) {
+	p := wiretest.Start(t)
+	cfg := regenerable
+	cfg.Guard = pruneguard.Guard{Budget: 3000}
+	cfg.Trigger, cfg.MinClear = 4000, 1200
+	var reports wiretest.Reports
+	mw, err := openai.New(openai.Config{Session: cfg, OnReport: reports.Add})
+	if err != nil {
+		t.Fatal(err)
 	}
-	pruned := 0
-	for i, rep := range reports {
-		if rep.After > 4000 {
-			t.Errorf("request %d sent with %d tokens, over the trigger", i, rep.After)
-		}
-		if n := wire.Tokens(must(wire.Read(p.body(i), wire.OpenAIChat)), nil); n != rep.After {
+	c := client(p, mw.Option())
+	agentLoop(t, context.Background(), 20, func(int) sdk.Client { return c }, codeLines)
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
+	}
+	if p.Count() != 40 || len(reports.List()) != 40 {
+		t.Fatalf("%d requests reached the provider, %d reports", p.Count(), len(reports.List()))
+	}
+	for i, rep := range reports.List() {
+		if n := wire.Tokens(p.Read(i), nil); n != rep.After {
 			t.Errorf("request %d: report says %d tokens, the provider got %d", i, rep.After, n)
 		}
-		if rep.Guarded {
-			pruned++
-		}
 	}
-	if pruned == 0 {
+	if reports.Guarded() == 0 {
 		t.Error("nothing was pruned")
 	}
 }
@@ -180,7 +107,7 @@ func must[T any](v T, err error) T {
 // TestRefusal: a history the provider would reject is not sent; the
 // error names the rule and is not retried.
 func TestRefusal(t *testing.T) {
-	p := newProvider(t)
+	p := wiretest.Start(t)
 	cfg := regenerable
 	cfg.Guard = pruneguard.Guard{Budget: 100_000}
 	mw, err := openai.New(openai.Config{Session: cfg})
@@ -199,8 +126,8 @@ func TestRefusal(t *testing.T) {
 	if !errors.As(err, &re) || re.Rules()[0] != wire.RuleChatOrphanToolMessage {
 		t.Fatalf("err %v, want a *wire.RuleError for %s", err, wire.RuleChatOrphanToolMessage)
 	}
-	if p.count() != 0 || calls != 1 {
-		t.Errorf("%d bodies sent, middleware ran %d times", p.count(), calls)
+	if p.Count() != 0 || calls != 1 {
+		t.Errorf("%d bodies sent, middleware ran %d times", p.Count(), calls)
 	}
 	if _, err := openai.New(openai.Config{}); !errors.Is(err, wire.ErrSessionConfig) {
 		t.Errorf("no budget: %v", err)
@@ -209,7 +136,7 @@ func TestRefusal(t *testing.T) {
 
 // TestResponses guards a Responses conversation through the real client.
 func TestResponses(t *testing.T) {
-	p := newProvider(t)
+	p := wiretest.Start(t)
 	cfg := regenerable
 	cfg.Guard = pruneguard.Guard{Budget: 1500}
 	mw, err := openai.New(openai.Config{Session: cfg})
@@ -239,8 +166,8 @@ func TestResponses(t *testing.T) {
 			break
 		}
 	}
-	last := p.body(p.count() - 1)
-	if n := wire.Tokens(must(wire.Read(last, wire.OpenAIResponses)), nil); n > 1500 {
+	last := p.Body(p.Count() - 1)
+	if n := wire.Tokens(p.Read(p.Count()-1), nil); n > 1500 {
 		t.Errorf("last request %d tokens, over budget", n)
 	}
 	if !bytes.Contains(last, []byte(`"turn 0"`)) {

@@ -11,6 +11,7 @@ import (
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/middleware/openai"
 	"github.com/pruneguard/pruneguard/wire"
+	"github.com/pruneguard/pruneguard/wire/wiretest"
 )
 
 // TestCompaction: with Guard.Summarizer in the session's configuration,
@@ -19,47 +20,26 @@ import (
 // still in the body sent (the tool is not annotated: irreducible, so the
 // summary carries them), and the reports list the summaries.
 func TestCompaction(t *testing.T) {
-	p := newProvider(t)
+	p := wiretest.Start(t)
 	cfg := wire.SessionConfig{Guard: pruneguard.Guard{Budget: 3000, Summarizer: pruneguard.Digest{}}, Trigger: 4000}
-	summaries := 0
-	mw, err := openai.New(openai.Config{Session: cfg, OnReport: func(_ string, rep wire.Report, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		if rep.After > 4000 {
-			t.Errorf("a request of %d tokens, over the trigger", rep.After)
-		}
-		summaries += len(rep.Summarized)
-	}})
+	var reports wiretest.Reports
+	mw, err := openai.New(openai.Config{Session: cfg, OnReport: reports.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := client(p, mw.Option())
-	params := sdk.ChatCompletionNewParams{Model: sdk.ChatModelGPT4o, Tools: []sdk.ChatCompletionToolUnionParam{readFile},
-		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage("You read files.")}}
 	tickets := 0
-	for turn := range 16 {
-		params.Messages = append(params.Messages, sdk.UserMessage(fmt.Sprintf("turn %d: read the next file", turn)))
-		for {
-			res, err := c.Chat.Completions.New(context.Background(), params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg := res.Choices[0].Message
-			params.Messages = append(params.Messages, msg.ToParam())
-			if len(msg.ToolCalls) == 0 {
-				break
-			}
-			for _, tc := range msg.ToolCalls {
-				tickets++
-				params.Messages = append(params.Messages, sdk.ToolMessage(fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets)+strings.Repeat("code line\n", 300), tc.ID))
-			}
-		}
+	agentLoop(t, context.Background(), 16, func(int) sdk.Client { return c }, func() string {
+		tickets++
+		return fmt.Sprintf("ticket INC-%d is open.\n", 4700+tickets) + codeLines()
+	})
+	if err := reports.Check(4000); err != nil { // none over the trigger
+		t.Error(err)
 	}
-	if summaries == 0 {
+	if reports.Summaries() == 0 {
 		t.Fatal("no compaction")
 	}
-	last := string(p.body(p.count() - 1))
+	last := string(p.Body(p.Count() - 1))
 	if !strings.Contains(last, "[Summary of") {
 		t.Errorf("the last body holds no summary")
 	}
