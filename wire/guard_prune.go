@@ -488,6 +488,7 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 	}
 	var refs []Refusal
 	var err error
+	lined := linePointers(g.schema.spilled)
 	for try := 0; ; try++ {
 		fixed := g.Tokens() - g.ctx.Tokens()
 		if budget > 0 {
@@ -523,6 +524,7 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 	}
 	if len(out.Decisions) > 0 {
 		out.Outcome = pruneguard.Pruned
+		g.fitLines(lined, budget)
 	}
 	out.After = g.Tokens()
 	var ce *pruneguard.CeilingError

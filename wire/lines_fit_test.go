@@ -1,0 +1,126 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+// pastBody returns the body of a recorded transcript cut before its
+// message cut, and the tokens of that body.
+func pastBody(t *testing.T, name string, cut int) ([]byte, wire.Dialect, int) {
+	t.Helper()
+	file, err := os.ReadFile(filepath.Join("../testdata/transcripts", name))
+	require.NoError(t, err)
+	body, d, err := wire.Unwrap(file, filepath.Base(name))
+	require.NoError(t, err)
+	b, err := wire.Read(body, d)
+	require.NoError(t, err)
+	var later []int
+	for i := cut; i < len(b.Messages); i++ {
+		later = append(later, i)
+	}
+	require.NoError(t, b.Remove(later))
+	past, err := b.Marshal()
+	require.NoError(t, err)
+	return past, d, wire.Tokens(b, nil)
+}
+
+// jsonText is s as a JSON string's contents.
+func jsonText(s string) string {
+	out, _ := json.Marshal(s)
+	return string(out[1 : len(out)-1])
+}
+
+// compactLines compacts and spills past under budget, as `prune
+// --summarize builtin --spill` does, and returns the body, its tokens, the
+// Spiller and the pointers of the check's spills.
+func compactLines(t *testing.T, past []byte, d wire.Dialect, budget int) ([]byte, int, *spill.Spiller, []pruneguard.Pointer) {
+	t.Helper()
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	g, err := wire.Bind(past, d, wire.Options{
+		Config:      pruneguard.Config{Boundary: pruneguard.BoundaryRelaxed, Regen: pruneguard.RegenDropUnsafe, TextClass: pruneguard.Irreducible},
+		Unannotated: wire.UnannotatedIrreducible, Spiller: sp,
+	})
+	require.NoError(t, err)
+	res, _, err := g.Check(pruneguard.Guard{Budget: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32, Summarizer: pruneguard.Digest{}})
+	require.NoError(t, err)
+	var out strings.Builder
+	_, err = g.WriteTo(&out)
+	require.NoError(t, err)
+	b, err := wire.Read([]byte(out.String()), d)
+	require.NoError(t, err)
+	require.Equal(t, wire.Tokens(b, nil), res.After)
+	var ps []pruneguard.Pointer
+	for _, s := range res.Spills {
+		ps = append(ps, s.Pointer)
+	}
+	return []byte(out.String()), res.After, sp, ps
+}
+
+// A check that would end over its budget only because the pointer line
+// it adds carries its segment's description writes that line shorter,
+// and ends within budget; the pointer is followed as before. Where the
+// described line fits, it is written whole.
+func TestPointerLineFallsBackToFit(t *testing.T) {
+	past, d, tokens := pastBody(t, "responses/nemo-gym__example_session_state_mgmt__line0.json", 7)
+	var cutWithin, wholeWithin int
+	for budget := tokens / 2; budget <= tokens*9/10; budget++ {
+		body, after, sp, ps := compactLines(t, past, d, budget)
+		text := string(body)
+		bare := text
+		cut := false
+		for _, p := range ps {
+			whole, plain := jsonText(sp.PointerText(p)), jsonText(spill.PointerText(p))
+			if whole == plain || !strings.Contains(text, jsonText("[content moved to "+p.Store+":"+p.Key)) {
+				continue // a pointer the summary carries, or no description
+			}
+			if !strings.Contains(text, whole) {
+				cut = true
+				require.Contains(t, text, jsonText(`call recall with key "`+p.Key+`" to read it back]`), "budget %d", budget)
+			}
+			bare = strings.Replace(bare, whole, plain, 1)
+		}
+		b, err := wire.Read([]byte(bare), d)
+		require.NoError(t, err)
+		if after > budget {
+			require.Greater(t, wire.Tokens(b, nil), budget,
+				"budget %d: ends at %d, over, though its lines written bare would fit", budget, after)
+			require.False(t, cut, "budget %d: a line cut in a body that stays over", budget)
+			continue
+		}
+		switch {
+		case cut:
+			cutWithin++
+			followed(t, sp, ps)
+		case bare != text:
+			wholeWithin++
+		}
+	}
+	require.Positive(t, cutWithin, "no budget needed a shorter line")
+	require.Positive(t, wholeWithin, "no budget kept a described line")
+}
+
+// followed checks that every pointer still reads its segment back, by
+// key and by a query for a word of its content.
+func followed(t *testing.T, sp *spill.Spiller, ps []pruneguard.Pointer) {
+	t.Helper()
+	for _, p := range ps {
+		args, _ := json.Marshal(map[string]string{"key": p.Key})
+		answer, err := sp.HandleRecall(t.Context(), args)
+		require.NoError(t, err)
+		require.Contains(t, answer, p.Key)
+	}
+	args, _ := json.Marshal(map[string]string{"query": "get_counter_value"})
+	answer, err := sp.HandleRecall(t.Context(), args)
+	require.NoError(t, err)
+	require.Contains(t, answer, "get_counter_value")
+}
