@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -71,42 +72,112 @@ func compactLines(t *testing.T, past []byte, d wire.Dialect, budget int) ([]byte
 // and ends within budget; the pointer is followed as before. Where the
 // described line fits, it is written whole.
 func TestPointerLineFallsBackToFit(t *testing.T) {
-	past, d, tokens := pastBody(t, "responses/nemo-gym__example_session_state_mgmt__line0.json", 7)
+	past, d, tokens := pastBody(t, fitTranscript, 7)
 	var cutWithin, wholeWithin int
 	for budget := tokens / 2; budget <= tokens*9/10; budget++ {
 		body, after, sp, ps := compactLines(t, past, d, budget)
-		text := string(body)
-		bare := text
-		cut := false
-		for _, p := range ps {
-			whole, plain := jsonText(sp.PointerText(p)), jsonText(spill.PointerText(p))
-			if whole == plain || !strings.Contains(text, jsonText("[content moved to "+p.Store+":"+p.Key)) {
-				continue // a pointer the summary carries, or no description
-			}
-			if !strings.Contains(text, whole) {
-				cut = true
-				require.Contains(t, text, jsonText(`call recall with key "`+p.Key+`" to read it back]`), "budget %d", budget)
-			}
-			bare = strings.Replace(bare, whole, plain, 1)
-		}
-		b, err := wire.Read([]byte(bare), d)
-		require.NoError(t, err)
-		if after > budget {
-			require.Greater(t, wire.Tokens(b, nil), budget,
-				"budget %d: ends at %d, over, though its lines written bare would fit", budget, after)
-			require.False(t, cut, "budget %d: a line cut in a body that stays over", budget)
-			continue
-		}
-		switch {
-		case cut:
+		switch fitted(t, d, body, after, budget, sp, ps) {
+		case lineCut:
 			cutWithin++
-			followed(t, sp, ps)
-		case bare != text:
+		case lineWhole:
 			wholeWithin++
 		}
 	}
 	require.Positive(t, cutWithin, "no budget needed a shorter line")
 	require.Positive(t, wholeWithin, "no budget kept a described line")
+}
+
+// A Session writes its pointer lines shorter by the same rule, and a
+// restored session writes them as they were.
+func TestSessionPointerLineFallsBackToFit(t *testing.T) {
+	past, d, tokens := pastBody(t, fitTranscript, 7)
+	var cutWithin, wholeWithin int
+	for budget := tokens / 2; budget <= tokens*9/10; budget++ {
+		store := &spill.Memory{}
+		sp := &spill.Spiller{Store: store}
+		cfg := wire.SessionConfig{Dialect: d, Spiller: sp,
+			Guard:       pruneguard.Guard{Budget: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32, Summarizer: pruneguard.Digest{}},
+			Config:      pruneguard.Config{Boundary: pruneguard.BoundaryRelaxed, Regen: pruneguard.RegenDropUnsafe, TextClass: pruneguard.Irreducible},
+			Unannotated: wire.UnannotatedIrreducible}
+		s, err := wire.NewSession(cfg)
+		require.NoError(t, err)
+		body, rep, err := s.Sync(past)
+		require.NoError(t, err)
+		var ps []pruneguard.Pointer
+		for _, n := range rep.Result.Spills {
+			ps = append(ps, n.Pointer)
+		}
+		got := fitted(t, d, body, rep.After, budget, sp, ps)
+		switch got {
+		case lineCut:
+			cutWithin++
+		case lineWhole:
+			wholeWithin++
+		}
+		if got != lineCut {
+			continue
+		}
+		var saved bytes.Buffer
+		require.NoError(t, s.Save(&saved))
+		cfg.Spiller = &spill.Spiller{Store: store}
+		r, err := wire.RestoreSession(&saved, cfg)
+		require.NoError(t, err)
+		var again bytes.Buffer
+		_, err = r.WriteTo(&again)
+		require.NoError(t, err)
+		require.Equal(t, string(body), again.String(), "budget %d: restored, the lines as they were", budget)
+	}
+	require.Positive(t, cutWithin, "no budget needed a shorter line")
+	require.Positive(t, wholeWithin, "no budget kept a described line")
+}
+
+// fitTranscript is a recorded session whose past, cut at its seventh
+// message, compacts and spills to a single pointer line.
+const fitTranscript = "responses/nemo-gym__example_session_state_mgmt__line0.json"
+
+// How a body shows the pointer lines of a check.
+const (
+	lineNone  = iota // none with a description, or over budget
+	lineWhole        // described in full, within budget
+	lineCut          // one written shorter, within budget
+)
+
+// fitted checks the pointer lines of the pointers ps in body, a check's
+// output of after tokens under budget: a body over budget is over with
+// its described lines written bare too, and has none cut; a line cut
+// keeps its key and recall instruction, and its pointer is followed.
+func fitted(t *testing.T, d wire.Dialect, body []byte, after, budget int, sp *spill.Spiller, ps []pruneguard.Pointer) int {
+	t.Helper()
+	text, bare := string(body), string(body)
+	cut, described := false, false
+	for _, p := range ps {
+		whole, plain := jsonText(sp.PointerText(p)), jsonText(spill.PointerText(p))
+		if whole == plain || !strings.Contains(text, jsonText("[content moved to "+p.Store+":"+p.Key)) {
+			continue // a pointer the summary carries, or no description
+		}
+		described = true
+		if !strings.Contains(text, whole) {
+			cut = true
+			require.Contains(t, text, jsonText(`call recall with key "`+p.Key+`" to read it back]`), "budget %d", budget)
+		}
+		bare = strings.Replace(bare, whole, plain, 1)
+	}
+	b, err := wire.Read([]byte(bare), d)
+	require.NoError(t, err)
+	if after > budget {
+		require.Greater(t, wire.Tokens(b, nil), budget,
+			"budget %d: ends at %d, over, though its lines written bare would fit", budget, after)
+		require.False(t, cut, "budget %d: a line cut in a body that stays over", budget)
+		return lineNone
+	}
+	switch {
+	case cut:
+		followed(t, sp, ps)
+		return lineCut
+	case described:
+		return lineWhole
+	}
+	return lineNone
 }
 
 // followed checks that every pointer still reads its segment back, by

@@ -330,6 +330,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	g.Policy = &sessionPolicy{s: s, inner: g.Policy, protect: sc}
 	g.Logger = s.alertLog // the session writes the compaction's records
 	res := pruneguard.Result{Before: rep.Before}
+	lined := s.linePointers(s.spilled)
 	var err error
 	for try := 0; ; try++ {
 		fixed := s.bodyTokens() - s.ctx.Tokens()
@@ -382,6 +383,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	if len(res.Decisions) > 0 {
 		res.Outcome = pruneguard.Pruned
 		s.foldLines(ctx)
+		s.fitLines(lined, budget)
 	}
 	rep.After = s.bodyTokens()
 	res.Before, res.After = rep.Before, rep.After
