@@ -488,7 +488,7 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 	}
 	var refs []Refusal
 	var err error
-	lined := linePointers(g.schema.spilled)
+	lined := g.schema.spilled // the notes of the lines that stand: a later state extends them
 	for try := 0; ; try++ {
 		fixed := g.Tokens() - g.ctx.Tokens()
 		if budget > 0 {

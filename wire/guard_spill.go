@@ -242,13 +242,14 @@ func (g *Guarded) pointerLines(notes []pruneguard.SpillNote) []string {
 	return spillLines(notes, lineText(g.sp.s, g.sp.short))
 }
 
-// fitLines writes the pointer lines the check added, those not in
-// before, shorter when that alone brings the body within budget (see
-// lines_fit.go).
-func (g *Guarded) fitLines(before []pruneguard.Pointer, budget int) {
-	if g.sp == nil || budget <= 0 {
+// fitLines writes the pointer lines the check added, those of no note
+// in before (the notes of the lines before it), shorter when that alone
+// brings the body within budget (see lines_fit.go).
+func (g *Guarded) fitLines(notes []pruneguard.SpillNote, budget int) {
+	if g.sp == nil || budget <= 0 || len(g.schema.spilled) == len(notes) {
 		return
 	}
+	before := linePointers(notes)
 	var added []pruneguard.Pointer
 	for _, p := range linePointers(g.schema.spilled) {
 		if !slices.Contains(before, p) {

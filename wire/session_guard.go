@@ -330,7 +330,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	g.Policy = &sessionPolicy{s: s, inner: g.Policy, protect: sc}
 	g.Logger = s.alertLog // the session writes the compaction's records
 	res := pruneguard.Result{Before: rep.Before}
-	lined := s.linePointers(s.spilled)
+	lined, folded := s.spilled, len(s.folds) // the lines that stand: a later state extends them
 	var err error
 	for try := 0; ; try++ {
 		fixed := s.bodyTokens() - s.ctx.Tokens()
@@ -383,7 +383,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	if len(res.Decisions) > 0 {
 		res.Outcome = pruneguard.Pruned
 		s.foldLines(ctx)
-		s.fitLines(lined, budget)
+		s.fitLines(lined, folded, budget)
 	}
 	rep.After = s.bodyTokens()
 	res.Before, res.After = rep.Before, rep.After

@@ -62,12 +62,17 @@ func (s *Session) linePointers(notes []pruneguard.SpillNote) []pruneguard.Pointe
 	return append([]pruneguard.Pointer{s.folds[len(s.folds)-1].ptr}, linePointers(rest)...)
 }
 
-// fitLines writes the pointer lines the check added, those not in
-// before, shorter when that alone brings the body within budget (see
-// lines_fit.go). The journal keeps the text of each line it cuts.
-func (s *Session) fitLines(before []pruneguard.Pointer, budget int) {
-	if s.cfg.Spiller == nil || budget <= 0 || !s.linePlace() {
+// fitLines writes the pointer lines the check added shorter when that
+// alone brings the body within budget (see lines_fit.go): those of no
+// note of notes and no fold of the first folded, the lines before the
+// check. The journal keeps the text of each line it cuts.
+func (s *Session) fitLines(notes []pruneguard.SpillNote, folded, budget int) {
+	if s.cfg.Spiller == nil || budget <= 0 || len(s.spilled) == len(notes) && len(s.folds) == folded || !s.linePlace() {
 		return
+	}
+	before := linePointers(notes)
+	for _, f := range s.folds[:folded] {
+		before = append(before, f.ptr)
 	}
 	var added []pruneguard.Pointer
 	for _, p := range s.linePointers(s.spilled) {
