@@ -89,19 +89,23 @@ func fitLines(sp pruneguard.Spiller, added []pruneguard.Pointer, short shortLine
 		over() // the caller writes the lines as they were
 		return nil
 	}
+	kept := cuts[:0]
 	for _, p := range cuts {
-		lengthen(cut, p, short, over)
+		if lengthen(cut, p, full(p), short, over) {
+			kept = append(kept, p)
+		}
 	}
-	return cuts
+	return kept
 }
 
 // lengthen gives the line of p, written bare in short within budget,
 // the longest start of its description with which over stays zero or
-// below.
-func lengthen(cut pointerCutter, p pruneguard.Pointer, short shortLines, over func() int) {
+// below, and reports whether that is shorter than whole, its text in
+// full (which short then leaves out).
+func lengthen(cut pointerCutter, p pruneguard.Pointer, whole string, short shortLines, over func() int) bool {
 	bare := short[p]
 	last := ""
-	for n := spill.MaxDescriptionLen - 1; n > 0; n-- {
+	for n := spill.MaxDescriptionLen; n > 0; n-- {
 		t := cut.PointerTextUpTo(p, n)
 		if t == bare {
 			break
@@ -111,10 +115,14 @@ func lengthen(cut pointerCutter, p pruneguard.Pointer, short shortLines, over fu
 		}
 		last = t
 		short[p] = t
+		if t == whole {
+			delete(short, p)
+		}
 		if over() <= 0 {
-			return
+			return t != whole
 		}
 	}
 	short[p] = bare
 	over()
+	return true
 }

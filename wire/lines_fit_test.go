@@ -73,25 +73,21 @@ func compactLines(t *testing.T, past []byte, d wire.Dialect, budget int) ([]byte
 // described line fits, it is written whole.
 func TestPointerLineFallsBackToFit(t *testing.T) {
 	past, d, tokens := pastBody(t, fitTranscript, 7)
-	var cutWithin, wholeWithin int
+	seen := map[int]int{}
 	for budget := tokens / 2; budget <= tokens*9/10; budget++ {
 		body, after, sp, ps := compactLines(t, past, d, budget)
-		switch fitted(t, d, body, after, budget, sp, ps) {
-		case lineCut:
-			cutWithin++
-		case lineWhole:
-			wholeWithin++
-		}
+		seen[fitted(t, d, body, after, budget, sp, ps)]++
 	}
-	require.Positive(t, cutWithin, "no budget needed a shorter line")
-	require.Positive(t, wholeWithin, "no budget kept a described line")
+	require.Positive(t, seen[lineCut], "no budget needed a bare line")
+	require.Positive(t, seen[linePart], "no budget needed part of a description")
+	require.Positive(t, seen[lineWhole], "no budget kept a described line")
 }
 
 // A Session writes its pointer lines shorter by the same rule, and a
 // restored session writes them as they were.
 func TestSessionPointerLineFallsBackToFit(t *testing.T) {
 	past, d, tokens := pastBody(t, fitTranscript, 7)
-	var cutWithin, wholeWithin int
+	seen := map[int]int{}
 	for budget := tokens / 2; budget <= tokens*9/10; budget++ {
 		store := &spill.Memory{}
 		sp := &spill.Spiller{Store: store}
@@ -108,13 +104,8 @@ func TestSessionPointerLineFallsBackToFit(t *testing.T) {
 			ps = append(ps, n.Pointer)
 		}
 		got := fitted(t, d, body, rep.After, budget, sp, ps)
-		switch got {
-		case lineCut:
-			cutWithin++
-		case lineWhole:
-			wholeWithin++
-		}
-		if got != lineCut {
+		seen[got]++
+		if got != lineCut && got != linePart {
 			continue
 		}
 		var saved bytes.Buffer
@@ -127,8 +118,8 @@ func TestSessionPointerLineFallsBackToFit(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(body), again.String(), "budget %d: restored, the lines as they were", budget)
 	}
-	require.Positive(t, cutWithin, "no budget needed a shorter line")
-	require.Positive(t, wholeWithin, "no budget kept a described line")
+	require.Positive(t, seen[lineCut]+seen[linePart], "no budget needed a shorter line")
+	require.Positive(t, seen[lineWhole], "no budget kept a described line")
 }
 
 // fitTranscript is a recorded session whose past, cut at its seventh
@@ -139,28 +130,35 @@ const fitTranscript = "responses/nemo-gym__example_session_state_mgmt__line0.jso
 const (
 	lineNone  = iota // none with a description, or over budget
 	lineWhole        // described in full, within budget
-	lineCut          // one written shorter, within budget
+	lineCut          // one written bare, within budget
+	linePart         // one written with part of its description, within budget
 )
 
 // fitted checks the pointer lines of the pointers ps in body, a check's
 // output of after tokens under budget: a body over budget is over with
-// its described lines written bare too, and has none cut; a line cut
-// keeps its key and recall instruction, and its pointer is followed.
+// its described lines written bare too, and has none cut; a body with a
+// line cut would be over with its lines whole; every line keeps its key
+// and recall instruction, and a cut line's pointer is followed.
 func fitted(t *testing.T, d wire.Dialect, body []byte, after, budget int, sp *spill.Spiller, ps []pruneguard.Pointer) int {
 	t.Helper()
-	text, bare := string(body), string(body)
-	cut, described := false, false
+	text, bare, whole := string(body), string(body), string(body)
+	cut, partly, described := false, false, false
 	for _, p := range ps {
-		whole, plain := jsonText(sp.PointerText(p)), jsonText(spill.PointerText(p))
-		if whole == plain || !strings.Contains(text, jsonText("[content moved to "+p.Store+":"+p.Key)) {
+		full, plain := jsonText(sp.PointerText(p)), jsonText(spill.PointerText(p))
+		start := strings.Index(text, jsonText("[content moved to "+p.Store+":"+p.Key))
+		if full == plain || start < 0 {
 			continue // a pointer the summary carries, or no description
 		}
 		described = true
-		if !strings.Contains(text, whole) {
+		end := strings.Index(text[start:], jsonText(`call recall with key "`+p.Key+`" to read it back]`))
+		require.GreaterOrEqual(t, end, 0, "budget %d: a line without its recall instruction", budget)
+		shown := text[start : start+end+len(jsonText(`call recall with key "`+p.Key+`" to read it back]`))]
+		if shown != full {
 			cut = true
-			require.Contains(t, text, jsonText(`call recall with key "`+p.Key+`" to read it back]`), "budget %d", budget)
+			partly = shown != plain
+			whole = strings.Replace(whole, shown, full, 1)
 		}
-		bare = strings.Replace(bare, whole, plain, 1)
+		bare = strings.Replace(bare, shown, plain, 1)
 	}
 	b, err := wire.Read([]byte(bare), d)
 	require.NoError(t, err)
@@ -170,7 +168,15 @@ func fitted(t *testing.T, d wire.Dialect, body []byte, after, budget int, sp *sp
 		require.False(t, cut, "budget %d: a line cut in a body that stays over", budget)
 		return lineNone
 	}
+	if cut {
+		b, err := wire.Read([]byte(whole), d)
+		require.NoError(t, err)
+		require.Greater(t, wire.Tokens(b, nil), budget, "budget %d: a line cut that fits whole", budget)
+	}
 	switch {
+	case partly:
+		followed(t, sp, ps)
+		return linePart
 	case cut:
 		followed(t, sp, ps)
 		return lineCut
