@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"slices"
+
 	"github.com/pruneguard/pruneguard"
 	"github.com/pruneguard/pruneguard/spill"
 )
@@ -48,13 +50,10 @@ func lineText(sp pruneguard.Spiller, short shortLines) func(pruneguard.Pointer) 
 // line each.
 func linePointers(notes []pruneguard.SpillNote) []pruneguard.Pointer {
 	var out []pruneguard.Pointer
-	seen := map[pruneguard.Pointer]bool{}
 	for _, n := range notes {
-		if n.Pointer.IsZero() || seen[n.Pointer] {
-			continue
+		if !n.Pointer.IsZero() && !slices.Contains(out, n.Pointer) {
+			out = append(out, n.Pointer)
 		}
-		seen[n.Pointer] = true
-		out = append(out, n.Pointer)
 	}
 	return out
 }

@@ -33,16 +33,7 @@ type lineFold struct {
 // notes, as the prompt shows them: the line of each fold, then one line
 // per pointer no fold holds.
 func (s *Session) pointerLines(notes []pruneguard.SpillNote) []string {
-	ps := s.linePointers(notes)
-	if len(ps) == 0 {
-		return nil
-	}
-	text := lineText(s.cfg.Spiller, s.short)
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = text(p)
-	}
-	return out
+	return pointerTexts(s.linePointers(notes), lineText(s.cfg.Spiller, s.short))
 }
 
 // linePointers returns the pointers of the lines of the spilled
