@@ -460,8 +460,9 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 // not (a stub written longer than the Context's estimate of it, Config.
 // StubTokens), the guard runs again for the difference, three more times
 // at most. Result.Before and Result.After are the body's tokens before
-// and after the check, and a *pruneguard.CeilingError gives the body's
-// tokens and the ceiling given.
+// and after the check; a *pruneguard.CeilingError, returned only when
+// the body as written ends over a positive guard.Ceiling, gives the
+// body's tokens and that ceiling.
 //
 // With guard.Summarizer set, a check compacts before it evicts: the
 // summary is written in the place of its run in the dialect's form (see
@@ -528,6 +529,9 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 	}
 	out.After = g.Tokens()
 	var ce *pruneguard.CeilingError
+	if ceiling > 0 && out.After <= ceiling && errors.As(err, &ce) {
+		err = nil // the body as written is within the ceiling
+	}
 	if errors.As(err, &ce) {
 		ce.Tokens = out.After
 		if ceiling > 0 {

@@ -42,8 +42,10 @@ func jsonText(s string) string {
 }
 
 // compactLines compacts and spills past under budget, as `prune
-// --summarize builtin --spill` does, and returns the body, its tokens, the
-// Spiller and the pointers of the check's spills.
+// --summarize builtin --spill` does, with the budget as a hard ceiling
+// too, and returns the body, its tokens, the Spiller and the pointers of
+// the check's spills. The check fails with ErrCeiling only when the body
+// ends over.
 func compactLines(t *testing.T, past []byte, d wire.Dialect, budget int) ([]byte, int, *spill.Spiller, []pruneguard.Pointer) {
 	t.Helper()
 	sp := &spill.Spiller{Store: &spill.Memory{}}
@@ -52,8 +54,12 @@ func compactLines(t *testing.T, past []byte, d wire.Dialect, budget int) ([]byte
 		Unannotated: wire.UnannotatedIrreducible, Spiller: sp,
 	})
 	require.NoError(t, err)
-	res, _, err := g.Check(pruneguard.Guard{Budget: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32, Summarizer: pruneguard.Digest{}})
-	require.NoError(t, err)
+	res, _, err := g.Check(pruneguard.Guard{Budget: budget, Ceiling: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32, Summarizer: pruneguard.Digest{}})
+	if res.After > budget {
+		require.ErrorIs(t, err, pruneguard.ErrCeiling, "budget %d", budget)
+	} else {
+		require.NoError(t, err, "budget %d: within the ceiling", budget)
+	}
 	var out strings.Builder
 	_, err = g.WriteTo(&out)
 	require.NoError(t, err)
@@ -92,13 +98,17 @@ func TestSessionPointerLineFallsBackToFit(t *testing.T) {
 		store := &spill.Memory{}
 		sp := &spill.Spiller{Store: store}
 		cfg := wire.SessionConfig{Dialect: d, Spiller: sp,
-			Guard:       pruneguard.Guard{Budget: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32, Summarizer: pruneguard.Digest{}},
+			Guard:       pruneguard.Guard{Budget: budget, Ceiling: budget, Policy: pruneguard.OldestFirst{}, Rounds: 32, Summarizer: pruneguard.Digest{}},
 			Config:      pruneguard.Config{Boundary: pruneguard.BoundaryRelaxed, Regen: pruneguard.RegenDropUnsafe, TextClass: pruneguard.Irreducible},
 			Unannotated: wire.UnannotatedIrreducible}
 		s, err := wire.NewSession(cfg)
 		require.NoError(t, err)
 		body, rep, err := s.Sync(past)
-		require.NoError(t, err)
+		if rep.After > budget {
+			require.ErrorIs(t, err, pruneguard.ErrCeiling, "budget %d", budget)
+			continue
+		}
+		require.NoError(t, err, "budget %d: within the ceiling", budget)
 		var ps []pruneguard.Pointer
 		for _, n := range rep.Result.Spills {
 			ps = append(ps, n.Pointer)

@@ -391,6 +391,9 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 		s.heldReport(&res, budget)
 	}
 	var ce *pruneguard.CeilingError
+	if ceiling > 0 && rep.After <= ceiling && errors.As(err, &ce) {
+		err = nil // the body as written is within the ceiling
+	}
 	if errors.As(err, &ce) {
 		ce.Tokens = rep.After
 		if ceiling > 0 {
