@@ -56,6 +56,37 @@ func (s *Spiller) PointerText(p pruneguard.Pointer) string {
 	return pointerText(p, e.desc)
 }
 
+// PointerTextUpTo is [Spiller.PointerText] with the description cut
+// to at most n bytes: whole parts of it (the count and ids, the errors,
+// each tool, each fact) from its start, as many as fit. With no part
+// fitting, or n zero or less, it is the plain [PointerText]: the key and
+// the recall instruction, which every form keeps, so that the pointer
+// is followed the same way. It is deterministic: the same pointer and n
+// give the same text in every process.
+func (s *Spiller) PointerTextUpTo(p pruneguard.Pointer, n int) string {
+	if !s.ready() || s.NoDescriptions || p.Store != s.name() || !s.owns(p.Key) {
+		return PointerText(p)
+	}
+	e, _ := s.known(p.Key)
+	return pointerText(p, cutDescription(e.desc, n))
+}
+
+// cutDescription returns the longest start of desc of at most n bytes
+// that ends where a part of it ends (before a ", " or a "; "), or all of
+// desc when it fits; "" when no part fits.
+func cutDescription(desc string, n int) string {
+	if len(desc) <= n {
+		return desc
+	}
+	cut := 0
+	for i := 1; i+1 < len(desc) && i <= n; i++ {
+		if (desc[i] == ',' || desc[i] == ';') && desc[i+1] == ' ' {
+			cut = i
+		}
+	}
+	return desc[:cut]
+}
+
 // sampleDescription is a description of MaxDescriptionLen bytes, as
 // describe writes them.
 var sampleDescription = func() string {

@@ -162,3 +162,32 @@ func TestPointerTextNoDescriptions(t *testing.T) {
 	assert.Contains(t, described.PointerText(q), "INC-4711")
 	assert.Equal(t, len(described.LongestPointerText())-len(" ()")-spill.MaxDescriptionLen, len(plain.LongestPointerText()))
 }
+
+// A pointer's text cut to a length keeps whole parts of the description
+// from its start, and always the key and the recall instruction.
+func TestPointerTextUpTo(t *testing.T) {
+	s := &spill.Spiller{Store: &spill.Memory{}, Namespace: "sess-1"}
+	ms := ticketMessages(`{"ticket":"INC-4711","url":"https://tracker.example/INC-4711","opened":"2024-05-15"}`)
+	ms[1].IsError = true
+	p, err := s.SpillMessages(t.Context(), ms)
+	require.NoError(t, err)
+	full := description(s.PointerText(p))
+	require.Equal(t, "2 messages a1, r1; errors: 1; tools: create_ticket; facts: INC-4711, https://tracker.example/INC-4711, 2024-05-15", full)
+
+	assert.Equal(t, s.PointerText(p), s.PointerTextUpTo(p, spill.MaxDescriptionLen))
+	assert.Equal(t, s.PointerText(p), s.PointerTextUpTo(p, len(full)))
+	assert.Equal(t, spill.PointerText(p), s.PointerTextUpTo(p, 0), "no room: the bare pointer")
+	assert.Equal(t, spill.PointerText(p), s.PointerTextUpTo(p, len("2 messages a1")-1), "no whole part fits")
+	for n, want := range map[int]string{
+		len("2 messages a1"):                            "2 messages a1",
+		len("2 messages a1, r1; errors: 1") + 3:         "2 messages a1, r1; errors: 1",
+		len(full) - 1:                                   "2 messages a1, r1; errors: 1; tools: create_ticket; facts: INC-4711, https://tracker.example/INC-4711",
+		len("2 messages a1, r1; errors: 1; tools: cre"): "2 messages a1, r1; errors: 1",
+	} {
+		text := s.PointerTextUpTo(p, n)
+		assert.Equal(t, want, description(text), "n=%d", n)
+		assert.True(t, strings.HasSuffix(text, `; call recall with key "`+p.Key+`" to read it back]`), text)
+	}
+	other := &spill.Spiller{Store: &spill.Memory{}, Namespace: "sess-2"}
+	assert.Equal(t, spill.PointerText(p), other.PointerTextUpTo(p, spill.MaxDescriptionLen), "another's pointer: the plain text")
+}

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/pruneguard/pruneguard"
@@ -133,14 +132,18 @@ func afterText(s, text string) string {
 
 // spillLines returns one line per distinct pointer, in order.
 func spillLines(notes []pruneguard.SpillNote, text func(pruneguard.Pointer) string) []string {
-	var seen []pruneguard.Pointer
-	var out []string
-	for _, n := range notes {
-		if n.Pointer.IsZero() || slices.Contains(seen, n.Pointer) {
-			continue
-		}
-		seen = append(seen, n.Pointer)
-		out = append(out, text(n.Pointer))
+	return pointerTexts(linePointers(notes), text)
+}
+
+// pointerTexts returns the text of each pointer of ps, in order, or nil
+// for none.
+func pointerTexts(ps []pruneguard.Pointer, text func(pruneguard.Pointer) string) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = text(p)
 	}
 	return out
 }

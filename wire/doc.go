@@ -67,11 +67,15 @@
 // Tombstone lines, and one line per spilled pointer, go into the system
 // prompt the body already has; a Chat, Gemini or Bedrock body without one
 // gets none. With [Options].Spiller set, [Guarded.Check] spills what only
-// a spill lets go, each message stored as the body held it. The pointer
-// text tells the model to call the recall tool, which this package never
-// adds to a body: declare it with [RecallTool] and answer it with
-// spill.Spiller.HandleRecall. The spills are a check's only I/O; the
-// methods with a context make them with it.
+// a spill lets go, each message stored as the body held it. A check that
+// would end over its budget only because the pointer lines it added
+// describe their segments writes those lines shorter, with part of the
+// description or none (a *spill.Spiller's, see
+// spill.Spiller.PointerTextUpTo); a line keeps its text once written, and
+// a [Session] saves it. The pointer text tells the model to call the
+// recall tool, which this package never adds to a body: declare it with
+// [RecallTool] and answer it with spill.Spiller.HandleRecall. The spills
+// are a check's only I/O; the methods with a context make them with it.
 //
 // # Summaries
 //

@@ -460,8 +460,9 @@ func (g *Guarded) withoutRefused(p pruneguard.Plan, vs []*pruneguard.Violation, 
 // not (a stub written longer than the Context's estimate of it, Config.
 // StubTokens), the guard runs again for the difference, three more times
 // at most. Result.Before and Result.After are the body's tokens before
-// and after the check, and a *pruneguard.CeilingError gives the body's
-// tokens and the ceiling given.
+// and after the check; a *pruneguard.CeilingError, returned only when
+// the body as written ends over a positive guard.Ceiling, gives the
+// body's tokens and that ceiling.
 //
 // With guard.Summarizer set, a check compacts before it evicts: the
 // summary is written in the place of its run in the dialect's form (see
@@ -488,6 +489,7 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 	}
 	var refs []Refusal
 	var err error
+	lined := g.schema.spilled // the notes of the lines that stand: a later state extends them
 	for try := 0; ; try++ {
 		fixed := g.Tokens() - g.ctx.Tokens()
 		if budget > 0 {
@@ -523,9 +525,13 @@ func (g *Guarded) CheckContext(ctx context.Context, guard pruneguard.Guard) (pru
 	}
 	if len(out.Decisions) > 0 {
 		out.Outcome = pruneguard.Pruned
+		g.fitLines(lined, budget)
 	}
 	out.After = g.Tokens()
 	var ce *pruneguard.CeilingError
+	if ceiling > 0 && out.After <= ceiling && errors.As(err, &ce) {
+		err = nil // the body as written is within the ceiling
+	}
 	if errors.As(err, &ce) {
 		ce.Tokens = out.After
 		if ceiling > 0 {

@@ -31,12 +31,14 @@ const CodeNoPointerPlace = "no-pointer-place"
 var ErrNoPointerPlace = errors.New("wire: the body has no system prompt to carry a pointer line")
 
 // spilling is what a Guarded with a Spiller keeps: the store, whether
-// the body has a system prompt for pointer lines, and the pointer of
-// each message whose stub must show it.
+// the body has a system prompt for pointer lines, the pointer of each
+// message whose stub must show it, and the lines written shorter (see
+// lines_fit.go).
 type spilling struct {
 	s     pruneguard.Spiller
 	place bool
 	ptr   map[int]pruneguard.Pointer
+	short shortLines
 }
 
 // bodySpiller is the pruneguard.Spiller a Guarded gives its guard: it
@@ -131,7 +133,7 @@ func newSpilling(opts Options, cfg *pruneguard.Config, place bool) (*spilling, e
 	if cfg.PointerTokens == 0 {
 		cfg.PointerTokens = pointerTokens(cfg.Counter, opts.Spiller)
 	}
-	return &spilling{s: opts.Spiller, place: place, ptr: map[int]pruneguard.Pointer{}}, nil
+	return &spilling{s: opts.Spiller, place: place, ptr: map[int]pruneguard.Pointer{}, short: shortLines{}}, nil
 }
 
 // samplePointer stands for the pointers a Spiller hands out when none is
@@ -234,11 +236,34 @@ func (g *Guarded) spilledWith(d *pruneguard.Decision) []pruneguard.SpillNote {
 // pointerLines are the lines standing for the evicted spilled messages
 // in notes: one per pointer.
 func (g *Guarded) pointerLines(notes []pruneguard.SpillNote) []string {
-	text := spill.PointerText
-	if g.sp != nil {
-		text = pointerTextOf(g.sp.s)
+	if g.sp == nil {
+		return spillLines(notes, spill.PointerText)
 	}
-	return spillLines(notes, text)
+	return spillLines(notes, lineText(g.sp.s, g.sp.short))
+}
+
+// fitLines writes the pointer lines the check added, those of no note
+// in before (the notes of the lines before it), shorter when that alone
+// brings the body within budget (see lines_fit.go).
+func (g *Guarded) fitLines(notes []pruneguard.SpillNote, budget int) {
+	if g.sp == nil || budget <= 0 || len(g.schema.spilled) == len(notes) {
+		return
+	}
+	before := linePointers(notes)
+	var added []pruneguard.Pointer
+	for _, p := range linePointers(g.schema.spilled) {
+		if !slices.Contains(before, p) {
+			added = append(added, p)
+		}
+	}
+	fitLines(g.sp.s, added, g.sp.short, func() int {
+		se := g.schemaNow()
+		was := g.sysTokens()
+		g.setSys(se.tombs)
+		g.msgTokens += g.sysTokens() - was
+		g.overhead = -1
+		return g.Tokens() - budget
+	})
 }
 
 // pointerRefusals returns the evictions of d whose pointer line cannot

@@ -315,6 +315,9 @@ type sessionState struct {
 	// folds are the folds of the pointer lines, the last standing for
 	// the others (see session_lines.go).
 	folds []lineFold
+	// short are the pointer lines written shorter than the Spiller
+	// words them (see lines_fit.go).
+	short shortLines
 	// sysMsg is set once a system message is fed, in any form: the
 	// request has a system prompt of its own (see linePlace).
 	sysMsg bool

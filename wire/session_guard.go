@@ -330,6 +330,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	g.Policy = &sessionPolicy{s: s, inner: g.Policy, protect: sc}
 	g.Logger = s.alertLog // the session writes the compaction's records
 	res := pruneguard.Result{Before: rep.Before}
+	lined, folded := s.spilled, len(s.folds) // the lines that stand: a later state extends them
 	var err error
 	for try := 0; ; try++ {
 		fixed := s.bodyTokens() - s.ctx.Tokens()
@@ -382,6 +383,7 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 	if len(res.Decisions) > 0 {
 		res.Outcome = pruneguard.Pruned
 		s.foldLines(ctx)
+		s.fitLines(lined, folded, budget)
 	}
 	rep.After = s.bodyTokens()
 	res.Before, res.After = rep.Before, rep.After
@@ -389,6 +391,9 @@ func (s *Session) check(ctx context.Context, rep *Report) error {
 		s.heldReport(&res, budget)
 	}
 	var ce *pruneguard.CeilingError
+	if ceiling > 0 && rep.After <= ceiling && errors.As(err, &ce) {
+		err = nil // the body as written is within the ceiling
+	}
 	if errors.As(err, &ce) {
 		ce.Tokens = rep.After
 		if ceiling > 0 {

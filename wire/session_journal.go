@@ -34,6 +34,7 @@ const (
 	jDecision = "decision" // a decision carried out on the history: Decision
 	jRestore  = "restore"  // a tool's schema brought back whole: Name
 	jFold     = "fold"     // the pointer lines folded into a segment: Pointer
+	jLine     = "line"     // a pointer line written shorter: Pointer, Raw (its text)
 )
 
 // jop is one entry of the journal, as it is kept and saved.

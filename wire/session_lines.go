@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 
 	"github.com/pruneguard/pruneguard"
@@ -32,19 +33,65 @@ type lineFold struct {
 // notes, as the prompt shows them: the line of each fold, then one line
 // per pointer no fold holds.
 func (s *Session) pointerLines(notes []pruneguard.SpillNote) []string {
-	text := pointerTextOf(s.cfg.Spiller)
+	return pointerTexts(s.linePointers(notes), lineText(s.cfg.Spiller, s.short))
+}
+
+// linePointers returns the pointers of the lines of the spilled
+// messages in notes, as the prompt shows them: the last fold's, then
+// one per pointer no fold holds.
+func (s *Session) linePointers(notes []pruneguard.SpillNote) []pruneguard.Pointer {
 	if len(s.folds) == 0 {
-		return spillLines(notes, text)
+		return linePointers(notes)
 	}
 	covered := s.folds[len(s.folds)-1].covers
-	out := []string{text(s.folds[len(s.folds)-1].ptr)}
 	rest := make([]pruneguard.SpillNote, 0, len(notes))
 	for _, n := range notes {
 		if !covered[n.Pointer] {
 			rest = append(rest, n)
 		}
 	}
-	return append(out, spillLines(rest, text)...)
+	return append([]pruneguard.Pointer{s.folds[len(s.folds)-1].ptr}, linePointers(rest)...)
+}
+
+// fitLines writes the pointer lines the check added shorter when that
+// alone brings the body within budget (see lines_fit.go): those of no
+// note of notes and no fold of the first folded, the lines before the
+// check. The journal keeps the text of each line it cuts.
+func (s *Session) fitLines(notes []pruneguard.SpillNote, folded, budget int) {
+	if s.cfg.Spiller == nil || budget <= 0 || len(s.spilled) == len(notes) && len(s.folds) == folded || !s.linePlace() {
+		return
+	}
+	before := linePointers(notes)
+	for _, f := range s.folds[:folded] {
+		before = append(before, f.ptr)
+	}
+	var added []pruneguard.Pointer
+	for _, p := range s.linePointers(s.spilled) {
+		if !slices.Contains(before, p) {
+			added = append(added, p)
+		}
+	}
+	if s.short == nil {
+		s.short = shortLines{}
+	}
+	cuts := fitLines(s.cfg.Spiller, added, s.short, func() int {
+		s.topChanged()
+		return s.bodyTokens() - budget
+	})
+	for _, p := range cuts {
+		s.cutLine(p, s.short[p])
+	}
+}
+
+// cutLine records that the line of p is written as text (see fitLines).
+// The journal keeps it.
+func (s *Session) cutLine(p pruneguard.Pointer, text string) {
+	s.journal(jop{Op: jLine, Pointer: &jpointer{Store: p.Store, Key: p.Key}, Raw: []byte(text)})
+	if s.short == nil {
+		s.short = shortLines{}
+	}
+	s.short[p] = text
+	s.topChanged()
 }
 
 // fold records that the segment p holds the pointer lines that stand:

@@ -258,6 +258,11 @@ func (s *Session) replayOne(rd *reader, op *jop) (err error) {
 			return errMissing
 		}
 		s.fold(pruneguard.Pointer{Store: op.Pointer.Store, Key: op.Pointer.Key})
+	case jLine:
+		if op.Pointer == nil || len(op.Raw) == 0 {
+			return errMissing
+		}
+		s.cutLine(pruneguard.Pointer{Store: op.Pointer.Store, Key: op.Pointer.Key}, string(op.Raw))
 	default:
 		return errors.New("unknown entry")
 	}
