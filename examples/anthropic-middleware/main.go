@@ -117,28 +117,7 @@ func describe(n int, rep wire.Report, err error) string {
 	if err != nil {
 		return fmt.Sprintf("request %2d: error: %v", n, err)
 	}
-	if !rep.Guarded {
-		return fmt.Sprintf("request %2d: %5d tokens, under the trigger: sent as the history stands", n, rep.Before)
-	}
-	line := fmt.Sprintf("request %2d: %5d tokens, over the trigger: pruned to %d", n, rep.Before, rep.After)
-	if len(rep.Evicted) > 0 {
-		line += fmt.Sprintf(", evicted %s", ids(rep.Evicted))
-	}
-	if len(rep.Stubbed) > 0 {
-		line += fmt.Sprintf(", stubbed %s", ids(rep.Stubbed))
-	}
-	if len(rep.Refusals) > 0 {
-		line += fmt.Sprintf(", %d refused", len(rep.Refusals))
-	}
-	return line
-}
-
-func ids(xs []pruneguard.MessageID) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = string(x)
-	}
-	return strings.Join(s, " ")
+	return fmt.Sprintf("request %2d: %v", n, rep)
 }
 
 // grepOutput is what grep finds for a call's pattern: long enough that a

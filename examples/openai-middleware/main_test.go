@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	prunedLine = regexp.MustCompile(`^request +\d+: +(\d+) tokens, over the trigger: pruned to (\d+), stubbed m\d+`)
+	prunedLine = regexp.MustCompile(`^request +\d+: +(\d+) tokens, over the trigger: pruned to (\d+), (evicted m\d+( m\d+)*, )?stubbed m\d+`)
 	asIsLine   = regexp.MustCompile(`^request +\d+: +(\d+) tokens, under the trigger: sent as the history stands$`)
 )
 
