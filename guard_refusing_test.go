@@ -87,6 +87,27 @@ func BenchmarkGuardCheckFirst(b *testing.B) {
 	}
 }
 
+// BenchmarkGuardCheckAgain is the check after BenchmarkGuardCheckFirst's
+// refusing one, on the same Context with nothing new: it passes over the
+// refusals remembered and lists them in its Reason.
+func BenchmarkGuardCheckAgain(b *testing.B) {
+	for _, pct := range []int{90, 50} {
+		b.Run(fmt.Sprintf("budget=%d%%/refused", pct), func(b *testing.B) {
+			b.ReportAllocs()
+			c := chatContext(b, 20000, false)
+			g := pruneguard.Guard{Budget: c.Tokens() * pct / 100, Rounds: 32}
+			if res, _ := g.Check(c); res.Outcome != pruneguard.Deferred {
+				b.Fatalf("outcome %v", res.Outcome)
+			}
+			for b.Loop() {
+				if res, _ := g.Check(c); res.Outcome != pruneguard.Deferred || res.Reason == nil {
+					b.Fatalf("outcome %v, reason %v", res.Outcome, res.Reason)
+				}
+			}
+		})
+	}
+}
+
 // mallocs returns how many heap allocations f makes.
 func mallocs(f func()) uint64 {
 	var before, after runtime.MemStats
