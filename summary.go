@@ -133,8 +133,11 @@ type BriefMessage struct {
 // that matters, a path, a URL, a quoted value, an error line, a
 // negative result. A summary carries a fact when Text appears in it
 // verbatim, with runs of white space counted as one space and nothing
-// else forgiven, and not as part of a longer word or number ("137" is not
-// carried by "1370").
+// else forgiven (case, digits and punctuation are exact), and not as part
+// of a longer word, number or path ("137" is not carried by "1370", nor
+// "/etc/hosts" by "/opt/etc/hosts"). A setting (Kind "kv", Text
+// "key=value") is carried as "key: value", "key = value" and in JSON
+// ("key": value) too.
 //
 // The facts of a message are found deterministically in its content and
 // its calls' arguments. A message marked with [Facts] in which none is

@@ -78,3 +78,23 @@ func TestHostileFactCarriedVerbatim(t *testing.T) {
 		})
 	}
 }
+
+// A setting is carried as the Fact's text, and in the other forms the
+// Fact documentation lists; its value changed is not.
+func TestHostileSettingForms(t *testing.T) {
+	for text, ok := range map[string]bool{
+		"run with dry_run=true":      true,
+		"run with dry_run: true":     true,
+		`run with {"dry_run": true}`: true,
+		"run with dry_run=false":     false,
+		"run with DRY_RUN=true":      false,
+	} {
+		c := hostileSession(t, "Deploy the service with dry_run=true only.")
+		_, err := c.Prune(summaryOf(text, "u1", "a1"))
+		if ok {
+			assert.NoError(t, err, text)
+		} else {
+			assert.Contains(t, missing(t, err), "dry_run=true", text)
+		}
+	}
+}
