@@ -192,7 +192,9 @@ type Result struct {
 	// met again; see [Context.Refusals].
 	Refused []*Violation
 	// Reason is the last error met (a *DeferredError, *PruneError or
-	// *StaleError), if any. A check that ends over the budget having met
+	// *StaleError, or the error of the Guard's Summarizer), if any: a
+	// Summarizer's error shows here only when nothing the check meets
+	// after it takes its place. A check that ends over the budget having met
 	// nothing new gives the refusals remembered from earlier checks that
 	// still hold, and the units left unread, as a *PruneError; having met
 	// nothing at all, a *HeldError that says what fills the prompt (Held).

@@ -1,6 +1,10 @@
 package pruneguard_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,4 +101,142 @@ func TestHostileSettingForms(t *testing.T) {
 			assert.Contains(t, missing(t, err), "dry_run=true", text)
 		}
 	}
+}
+
+// compactTo summarizes the run first..last of c with Digest and applies
+// it under id.
+func compactTo(t *testing.T, c *pg.Context, id pg.MessageID, run []pg.MessageID) *pg.Brief {
+	t.Helper()
+	b, err := c.Brief(pg.Plan{Summary: &pg.Summary{Replace: run}})
+	require.NoError(t, err)
+	text, err := pg.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: b.Replace, ID: id, Text: text, Pointers: b.Pointers}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	return b
+}
+
+func factTexts(fs []pg.Fact) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Text)
+	}
+	return out
+}
+
+// Compaction after compaction after compaction: the facts the first
+// summary carried, and the key of the pointer it carried, are required
+// of the third; a third that drops either is refused, naming the
+// summary it replaces.
+func TestHostileThreeCompactions(t *testing.T) {
+	ptr := pg.Pointer{Store: "spill", Key: "seg-abc123"}
+	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(p pg.Pointer) bool { return p == ptr })})
+	turn := func(n, text string) []pg.MessageID {
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("u" + n), Role: pg.RoleUser, Tokens: 300, Content: []byte(text)}))
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Tokens: 300, Content: []byte("Noted, turn " + n + ".")}))
+		return []pg.MessageID{pg.MessageID("u" + n), pg.MessageID("a" + n)}
+	}
+	run := turn("1", "Ticket INC-4711 stays open; never restart prod-db-2.")
+	require.NoError(t, c.Append(pg.Message{ID: "u1b", Role: pg.RoleUser, Tokens: 300, Pointer: ptr, Content: []byte("the secret plan")}))
+	require.NoError(t, c.Append(pg.Message{ID: "a1b", Role: pg.RoleAssistant, Tokens: 300, Content: []byte("ok")}))
+	run = append(run, "u1b", "a1b")
+	turn("9", "Go on.") // the last turn stays
+
+	b1 := compactTo(t, c, "s1", run)
+	assert.Equal(t, []pg.Pointer{ptr}, b1.Pointers)
+	run = append(append([]pg.MessageID{"s1", "u9", "a9"}, turn("2", "The build id is BLD-20261201.")...), turn("8", "Go on.")...)
+	turn("7", "Go on.")
+	b2 := compactTo(t, c, "s2", run)
+	assert.Subset(t, factTexts(b2.Facts), []string{"INC-4711", "prod-db-2", ptr.Key}, "the first summary's facts and key, asked of the second")
+	run = append(append([]pg.MessageID{"s2", "u7", "a7"}, turn("3", "Deadline is 2026-12-24.")...), turn("6", "Go on.")...)
+	turn("5", "Go on.")
+
+	b3, err := c.Brief(pg.Plan{Summary: &pg.Summary{Replace: run}})
+	require.NoError(t, err)
+	assert.Subset(t, factTexts(b3.Facts), []string{"INC-4711", "prod-db-2", ptr.Key, "BLD-20261201", "2026-12-24"})
+	full, err := pg.Digest{}.Summarize(context.Background(), b3)
+	require.NoError(t, err)
+	for _, drop := range []string{"INC-4711", ptr.Key, "BLD-20261201"} {
+		text := strings.ReplaceAll(full, drop, "it")
+		_, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: b3.Replace, ID: "s3", Text: text}})
+		var pe *pg.PruneError
+		require.ErrorAs(t, err, &pe, drop)
+		require.Contains(t, missing(t, err), drop)
+		assert.Equal(t, pg.MessageID("s2"), pe.Violations[0].Messages[0])
+	}
+	_, err = c.Prune(pg.Plan{Summary: &pg.Summary{Replace: b3.Replace, ID: "s3", Text: full}})
+	require.NoError(t, err)
+}
+
+// A summary must hold fewer tokens than its run: as many is refused.
+func TestHostileSummaryAsLargeAsItsRun(t *testing.T) {
+	c := hostileSession(t, "Ticket INC-4711.")
+	for tokens, ok := range map[int]bool{799: true, 800: false, 801: false} {
+		_, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "INC-4711", Tokens: tokens}})
+		if ok {
+			assert.NoError(t, err)
+			continue
+		}
+		var pe *pg.PruneError
+		require.ErrorAs(t, err, &pe, "%d tokens", tokens)
+		assert.Equal(t, pg.CodeSummaryGrows, pe.Violations[0].Code)
+		assert.ErrorIs(t, err, pg.ErrRegen)
+	}
+}
+
+// A Summarizer's error, or a summary the gates refuse, is reported in
+// the Result, and the check goes on with evictions.
+func TestHostileGuardGoesOnAfterARefusal(t *testing.T) {
+	boom := errors.New("model down")
+	for name, s := range map[string]pg.Summarizer{
+		"error": pg.SummarizerFunc(func(context.Context, *pg.Brief) (string, error) { return "", boom }),
+		"drops": pg.SummarizerFunc(func(context.Context, *pg.Brief) (string, error) { return "[summary] things happened", nil }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := pg.NewContext(pg.Config{})
+			pure := pg.Annotations{ReadOnlyHint: pg.Bool(true), OpenWorldHint: pg.Bool(false)}
+			require.NoError(t, c.RegisterTool(pg.Tool{Name: "read_file", Annotations: pure}))
+			require.NoError(t, c.Append(pg.Message{ID: "u1", Role: pg.RoleUser, Tokens: 50, Content: []byte("Fix INC-4711.")}))
+			require.NoError(t, c.Append(pg.Message{ID: "a1", Role: pg.RoleAssistant, Tokens: 20, Calls: []pg.Call{{ID: "c1", Tool: "read_file", Args: json.RawMessage(`{"path":"/x"}`)}}}))
+			require.NoError(t, c.Append(pg.Message{ID: "r1", Role: pg.RoleTool, Tokens: 3000, Answers: []pg.CallID{"c1"}, Content: []byte("lots")}))
+			require.NoError(t, c.Append(pg.Message{ID: "a2", Role: pg.RoleAssistant, Tokens: 20, Content: []byte("Read it.")}))
+			require.NoError(t, c.Append(pg.Message{ID: "u2", Role: pg.RoleUser, Tokens: 10, Content: []byte("next")}))
+			res, err := pg.Guard{Budget: 1000, Summarizer: s}.Check(c)
+			require.NoError(t, err)
+			require.Error(t, res.Reason)
+			if name == "error" {
+				var pe *pg.PruneError
+				assert.ErrorAs(t, res.Reason, &pe, "a later refusal is the last error met")
+			} else {
+				var codes []pg.Code
+				for _, v := range res.Refused {
+					codes = append(codes, v.Code)
+				}
+				assert.Contains(t, codes, pg.CodeMissingFact)
+			}
+			assert.LessOrEqual(t, c.Tokens(), 1000, "the check evicted instead")
+			_, kept := c.Message("u1")
+			assert.True(t, kept, "the user's words stay when no summary carries them")
+		})
+	}
+}
+
+// A Summarizer's error is the Result's Reason when the evictions after
+// it meet no other.
+func TestHostileSummarizerErrorIsTheReason(t *testing.T) {
+	boom := errors.New("model down")
+	c := pg.NewContext(pg.Config{})
+	pure := pg.Annotations{ReadOnlyHint: pg.Bool(true), OpenWorldHint: pg.Bool(false)}
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "read_file", Annotations: pure}))
+	require.NoError(t, c.Append(pg.Message{ID: "u1", Role: pg.RoleUser, Tokens: 50, Pinned: true, Content: []byte("Fix INC-4711.")}))
+	require.NoError(t, c.Append(pg.Message{ID: "a1", Role: pg.RoleAssistant, Tokens: 20, Calls: []pg.Call{{ID: "c1", Tool: "read_file", Args: json.RawMessage(`{"path":"/x"}`)}}}))
+	require.NoError(t, c.Append(pg.Message{ID: "r1", Role: pg.RoleTool, Tokens: 3000, Answers: []pg.CallID{"c1"}, Content: []byte("lots")}))
+	require.NoError(t, c.Append(pg.Message{ID: "a2", Role: pg.RoleAssistant, Tokens: 20, Content: []byte("Read it.")}))
+	require.NoError(t, c.Append(pg.Message{ID: "u2", Role: pg.RoleUser, Tokens: 10, Content: []byte("next")}))
+	s := pg.SummarizerFunc(func(context.Context, *pg.Brief) (string, error) { return "", boom })
+	res, err := pg.Guard{Budget: 1000, Summarizer: s}.Check(c)
+	require.NoError(t, err)
+	assert.ErrorIs(t, res.Reason, boom)
+	assert.LessOrEqual(t, c.Tokens(), 1000, "the check evicted instead")
 }
