@@ -116,9 +116,9 @@ type Guard struct {
 	// as one segment, so that everything it held can be read back and
 	// the summary carries the pointer; without, the run ends before the
 	// first message only a pointer could stand for. A summary the gates
-	// refuse, or a Summarizer's error, is reported (Result.Reason,
-	// Result.Refused) and the check goes on with evictions. Nil means no
-	// compaction.
+	// refuse is reported in Result.Refused, a Summarizer's error in
+	// Result.Reason (see there), and the check goes on with evictions.
+	// Nil means no compaction.
 	Summarizer Summarizer
 	// Screen, when set, vets each decision before it is applied, for
 	// rules the gates do not know (a provider's request rules); what it
