@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	pg "github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
 )
 
 // hostileSession is a short session whose user message holds facts that
@@ -239,4 +242,139 @@ func TestHostileSummarizerErrorIsTheReason(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorIs(t, res.Reason, boom)
 	assert.LessOrEqual(t, c.Tokens(), 1000, "the check evicted instead")
+}
+
+// schemaSession is a session with one call to a mutation tool that
+// takes no tombstone, in a run that may be summarized, and with second
+// set another call to it after the run.
+func schemaSession(t *testing.T, second bool) *pg.Context {
+	t.Helper()
+	c := pg.NewContext(pg.Config{})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "deploy", NoTombstone: true, Schema: json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}}}`)}))
+	for _, m := range []pg.Message{
+		{ID: "u1", Role: pg.RoleUser, Tokens: 100, Content: []byte("Deploy to canary-eu-2.")},
+		{ID: "a1", Role: pg.RoleAssistant, Tokens: 100, Calls: []pg.Call{{ID: "c1", Tool: "deploy", Args: json.RawMessage(`{"env":"canary-eu-2"}`)}}},
+		{ID: "r1", Role: pg.RoleTool, Tokens: 100, Answers: []pg.CallID{"c1"}, Content: []byte("deployed build BLD-4711")},
+		{ID: "a2", Role: pg.RoleAssistant, Tokens: 100, Content: []byte("Done.")},
+	} {
+		require.NoError(t, c.Append(m))
+	}
+	if second {
+		require.NoError(t, c.Append(pg.Message{ID: "a3", Role: pg.RoleAssistant, Tokens: 10, Calls: []pg.Call{{ID: "c3", Tool: "deploy", Args: json.RawMessage(`{"env":"prod-eu-1"}`)}}}))
+		require.NoError(t, c.Append(pg.Message{ID: "r3", Role: pg.RoleTool, Tokens: 10, Answers: []pg.CallID{"c3"}, Content: []byte("deployed")}))
+	}
+	require.NoError(t, c.Append(pg.Message{ID: "u2", Role: pg.RoleUser, Tokens: 10, Content: []byte("next")}))
+	return c
+}
+
+// Arguments that leave through a summary leave for the schema gate too:
+// a summary that takes a mutation tool's last arguments lets its schema
+// go with no tombstone; while a call to it stays outside the run, the
+// schema cannot go (the tool takes no tombstone).
+func TestHostileSummaryTakesTheLastArguments(t *testing.T) {
+	text := "[summary] deployed canary-eu-2 (build BLD-4711); Deploy to canary-eu-2. deployed build BLD-4711 Done."
+	plan := pg.Plan{DropSchemas: []string{"deploy"}, Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1", "r1", "a2"}, ID: "s", Text: text}}
+	d, err := schemaSession(t, false).Prune(plan)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"deploy"}, d.DropSchemas)
+	assert.Empty(t, d.Tombstones)
+
+	_, err = schemaSession(t, true).Prune(plan)
+	assert.ErrorIs(t, err, pg.ErrSchema)
+}
+
+// A one-time secret never reaches the Summarizer, in any field of any
+// Brief of a guard's compaction, nor the summary text (the pointer line
+// included); with a store, it is spilled, and read back by its key.
+func TestHostileSecretNeverSummarized(t *testing.T) {
+	const secret = "sk-live-QX7734ZZ"
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, Resolver: sp})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "vault"}))
+	require.NoError(t, c.Append(pg.Message{ID: "u0", Role: pg.RoleUser, Content: []byte("Fetch the deploy key for INC-4711.")}))
+	require.NoError(t, c.Append(pg.Message{ID: "a0", Role: pg.RoleAssistant, Calls: []pg.Call{{ID: "c0", Tool: "vault", Args: json.RawMessage(`{"token":"` + secret + `"}`)}}, Facts: pg.OneTimeSecret}))
+	require.NoError(t, c.Append(pg.Message{ID: "r0", Role: pg.RoleTool, Answers: []pg.CallID{"c0"}, Facts: pg.OneTimeSecret,
+		Content: []byte("key " + secret + " valid until 2026-12-31 " + strings.Repeat("padding ", 200))}))
+	require.NoError(t, c.Append(pg.Message{ID: "b0", Role: pg.RoleAssistant, Content: []byte("I have the key.")}))
+	for i := 1; i < 30; i++ {
+		n := strconv.Itoa(i)
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("u" + n), Role: pg.RoleUser, Content: []byte("Step " + n + " " + strings.Repeat("text ", 60))}))
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("b" + n), Role: pg.RoleAssistant, Content: []byte("Done " + n + ".")}))
+	}
+	var briefs []string
+	rec := pg.SummarizerFunc(func(ctx context.Context, b *pg.Brief) (string, error) {
+		j, err := json.Marshal(b)
+		require.NoError(t, err)
+		briefs = append(briefs, string(j))
+		return pg.Digest{PointerText: sp.PointerText}.Summarize(ctx, b)
+	})
+	res, err := pg.Guard{Budget: 800, Spill: sp, Summarizer: rec}.CheckContext(t.Context(), c)
+	require.NoError(t, err)
+	require.NotEmpty(t, briefs, "the guard compacted: %v", res.Reason)
+	for _, b := range briefs {
+		assert.NotContains(t, b, secret, "a Brief holds the secret")
+		assert.NotContains(t, b, "QX7734ZZ")
+	}
+	var summary *pg.Summary
+	for _, d := range res.Decisions {
+		if d.Summary != nil && slices.Contains(d.Summary.Replace, "r0") {
+			summary = d.Summary
+		}
+	}
+	require.NotNil(t, summary, "the secret's unit went in a summary: %v", res.Reason)
+	assert.NotContains(t, summary.Text, "QX7734ZZ")
+	assert.Contains(t, summary.Text, "INC-4711")
+	require.NotEmpty(t, summary.Pointers)
+	back, err := sp.Recall(t.Context(), summary.Pointers[0])
+	require.NoError(t, err)
+	var found bool
+	for _, m := range back {
+		found = found || strings.Contains(string(m.Content), secret)
+	}
+	assert.True(t, found, "the secret can be read back")
+}
+
+// Digest's text starts with a bracketed line; MaxTokens bounds what it
+// holds beyond the required facts and the pointer lines, however long
+// the run (its first line aside); every required fact and pointer key
+// is in it, and the gates pass it.
+func TestHostileDigestBoundOnAHugeRun(t *testing.T) {
+	c := pg.NewContext(pg.Config{})
+	var run []pg.MessageID
+	for i := range 1000 {
+		n := strconv.Itoa(i)
+		for _, m := range []pg.Message{
+			{ID: pg.MessageID("u" + n), Role: pg.RoleUser, Tokens: 30, Content: []byte("Order ORD-" + strconv.Itoa(10000+i) + " at /srv/orders/" + n + ".json")},
+			{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Tokens: 30, Content: []byte("Checked " + strings.Repeat("é", 200))},
+		} {
+			require.NoError(t, c.Append(m))
+			run = append(run, m.ID)
+		}
+	}
+	require.NoError(t, c.Append(pg.Message{ID: "last", Role: pg.RoleUser, Tokens: 5, Content: []byte("next")}))
+	b, err := c.Brief(pg.Plan{Summary: &pg.Summary{Replace: run}})
+	require.NoError(t, err)
+	require.Len(t, b.Facts, 2000)
+	b.Pointers = []pg.Pointer{{Store: "spill", Key: "seg-k1"}, {Store: "spill", Key: "seg-k2"}}
+	for _, maxTokens := range []int{1, 50, 400} {
+		d := pg.Digest{MaxTokens: maxTokens}
+		text, err := d.Summarize(context.Background(), b)
+		require.NoError(t, err)
+		first, _, _ := strings.Cut(text, "\n")
+		assert.True(t, strings.HasPrefix(first, "[") && strings.HasSuffix(first, "]"), "first line %q", first)
+		carrier := text
+		for _, p := range b.Pointers {
+			require.Contains(t, text, p.Key)
+		}
+		// What it holds beyond the required facts and the pointer lines.
+		var beyond int
+		for _, l := range strings.SplitAfter(carrier, "\n") {
+			if !strings.HasPrefix(l, "Facts to keep:") && !strings.Contains(l, "seg-k") {
+				beyond += len(l)
+			}
+		}
+		assert.LessOrEqual(t, beyond, max(4*maxTokens, len(first)+1), "MaxTokens %d:\n%.600s", maxTokens, text)
+		_, err = c.Prune(pg.Plan{Summary: &pg.Summary{Replace: b.Replace, ID: "s", Text: text}})
+		require.NoError(t, err, "the Digest of the run passes the gates")
+	}
 }
