@@ -85,18 +85,30 @@ func TestGuardedSummaryOfTalk(t *testing.T) {
 
 // TestSessionCompactsTalk: a session of text alone, compacted again and
 // again, sends in every dialect only requests that break no rule, each
-// within the trigger, the ticket ids of every turn still in the last.
+// within the trigger, the ticket ids of every turn still in the last;
+// between compactions each request keeps the one before as its prefix.
 func TestSessionCompactsTalk(t *testing.T) {
 	for _, d := range wire.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: 1200, Summarizer: pruneguard.Digest{}}, Trigger: 1500})
 			must(t, err)
 			const n = 60
-			summaries := 0
+			summaries, kept := 0, 0
 			var last []byte
+			var prev *wire.Body
 			playTurns(t, s, d, talkBody(d, n), func(out []byte, rep wire.Report) {
 				last = out
 				b := read(t, d, string(out))
+				if prev != nil && len(rep.Result.Decisions) == 0 {
+					// Between compactions the prompt keeps its prefix.
+					kept++
+					for i, m := range prev.Messages {
+						if i >= len(b.Messages) || !bytes.Equal(m.Raw, b.Messages[i].Raw) {
+							t.Fatalf("message %d of the last request changed with no compaction:\n%s\n%s", i, m.Raw, b.Messages[i].Raw)
+						}
+					}
+				}
+				prev = b
 				if vs := b.Validate(); len(vs) > 0 {
 					t.Fatalf("the request breaks %v\n%s", vs, out)
 				}
@@ -105,7 +117,7 @@ func TestSessionCompactsTalk(t *testing.T) {
 				}
 				summaries += len(rep.Summarized)
 			})
-			if summaries < 3 {
+			if summaries < 3 || kept < n/2 {
 				t.Fatalf("%d compactions", summaries)
 			}
 			vis := visible(t, last)
