@@ -31,7 +31,8 @@ type summaryReport struct {
 		Keys    []string `json:"keys"`
 	} `json:"summarized"`
 	Spilled []struct {
-		Key string `json:"key"`
+		Key     string `json:"key"`
+		Indexes []int  `json:"indexes"`
 	} `json:"spilled"`
 }
 
