@@ -53,9 +53,11 @@ type Summary struct {
 	// Text, or, without one, [ApproxCounter] does. It must not be
 	// negative.
 	Tokens int
-	// Pointers are the spill pointers the summary carries: each must
-	// resolve and its key must appear in Text. A message replaced that
-	// was spilled behind one of them needs none of its facts carried.
+	// Pointers are the spill pointers the summary carries. A pointer
+	// counts only when it resolves and its key appears in Text: a message
+	// replaced that was spilled behind such a pointer needs none of its
+	// facts carried. The others stand for nothing and are left out of
+	// Decision.Summary.Pointers.
 	Pointers []Pointer
 }
 
@@ -97,7 +99,9 @@ type Brief struct {
 	Spill []MessageID
 	// Room, when positive, is the most tokens the summary can hold for
 	// the check that asked for it to reach its target: a [Guard] sets it
-	// to what the run holds less what the check must free. A summary
+	// to what the run holds less its share of what the check must free
+	// (the runs of one check share it in proportion to their tokens),
+	// less a little for what the message around the text costs. A summary
 	// that holds more still stands if the gates pass it, and the check
 	// evicts further (the summary too, when it can be spilled). Zero
 	// means no bound: [Context.Brief] leaves it so.

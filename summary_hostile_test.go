@@ -378,3 +378,52 @@ func TestHostileDigestBoundOnAHugeRun(t *testing.T) {
 		require.NoError(t, err, "the Digest of the run passes the gates")
 	}
 }
+
+// A pointer that does not resolve, or whose key the text does not show,
+// stands for nothing: the summary needs the facts it would have stood
+// for, and the decision leaves it out.
+func TestHostileSummaryPointerMustResolve(t *testing.T) {
+	c := hostileSession(t, "Ticket INC-4711.")
+	bogus := pg.Pointer{Store: "spill", Key: "seg-nowhere"}
+	d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "INC-4711, see seg-nowhere", Pointers: []pg.Pointer{bogus}}})
+	require.NoError(t, err)
+	assert.Empty(t, d.Summary.Pointers)
+
+	ptr := pg.Pointer{Store: "spill", Key: "seg-k1"}
+	c = pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(p pg.Pointer) bool { return p == ptr })})
+	require.NoError(t, c.Append(pg.Message{ID: "u1", Role: pg.RoleUser, Tokens: 400, Pointer: ptr, Content: []byte("Ticket INC-4711.")}))
+	require.NoError(t, c.Append(pg.Message{ID: "a1", Role: pg.RoleAssistant, Tokens: 400, Content: []byte("ok")}))
+	require.NoError(t, c.Append(pg.Message{ID: "u2", Role: pg.RoleUser, Tokens: 10, Content: []byte("next")}))
+	_, err = c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "a ticket, stored", Pointers: []pg.Pointer{ptr}}})
+	assert.Contains(t, missing(t, err), "INC-4711", "the key not in the text: the pointer stands for nothing")
+	d, err = c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "a ticket, stored at seg-k1", Pointers: []pg.Pointer{ptr}}})
+	require.NoError(t, err)
+	assert.Equal(t, []pg.Pointer{ptr}, d.Summary.Pointers)
+}
+
+// A guard's Brief has a Room below what the run holds less what the
+// check must free, and Digest keeps within it: the check reaches its
+// budget with the summary alone.
+func TestHostileGuardRoom(t *testing.T) {
+	c := pg.NewContext(pg.Config{})
+	for i := range 20 {
+		n := strconv.Itoa(i)
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("u" + n), Role: pg.RoleUser, Tokens: 100, Content: []byte("ticket INC-" + n + "00")}))
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Tokens: 100, Content: []byte("ok")}))
+	}
+	need := c.Tokens() - 3000
+	var briefs []*pg.Brief
+	s := pg.SummarizerFunc(func(ctx context.Context, b *pg.Brief) (string, error) {
+		briefs = append(briefs, b)
+		return pg.Digest{}.Summarize(ctx, b)
+	})
+	res, err := pg.Guard{Budget: 3000, Summarizer: s}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, briefs, 1)
+	b := briefs[0]
+	assert.Positive(t, b.Room)
+	assert.LessOrEqual(t, b.Room, b.Tokens-need)
+	require.Len(t, res.Decisions, 1, "the summary alone reaches the budget")
+	assert.LessOrEqual(t, res.Decisions[0].Summary.Tokens, b.Room)
+	assert.LessOrEqual(t, c.Tokens(), 3000)
+}
