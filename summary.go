@@ -136,8 +136,9 @@ type BriefMessage struct {
 // Fact is a load-bearing string of a message: an identifier, a number
 // that matters, a path, a URL, a quoted value, an error line, a
 // negative result. A summary carries a fact when Text appears in it
-// verbatim, with runs of white space counted as one space and nothing
-// else forgiven (case, digits and punctuation are exact), and not as part
+// verbatim, with runs of ASCII white space (spaces, tabs, line ends)
+// counted as one space and nothing else forgiven (case, digits and
+// punctuation are exact), and not as part
 // of a longer word, number or path ("137" is not carried by "1370", nor
 // "/etc/hosts" by "/opt/etc/hosts"). A setting (Kind "kv", Text
 // "key=value") is carried as "key: value", "key = value" and in JSON

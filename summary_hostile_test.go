@@ -59,19 +59,22 @@ func missing(t *testing.T, err error) []string {
 // else forgiven: not another case, not a fact written inside a longer
 // one, in any order of the facts.
 func TestHostileFactCarriedVerbatim(t *testing.T) {
-	user := "Ticket INC-4711 is open. Never restart prod-db-2.\nThe log is /etc/security/limits.conf."
+	user := "Ticket INC-4711 is open. Never restart prod-db-2.\nThe log is /etc/security/limits.conf.\nChecked: the OOM is not from the shell."
 	cases := []struct {
 		name, text string
 		ok         bool
 	}{
-		{"all, reordered", "Log: /etc/security/limits.conf; keep prod-db-2 up; ticket INC-4711.", true},
-		{"white space changed", "ticket\n\tINC-4711,   prod-db-2 and\n/etc/security/limits.conf", true},
-		{"another case", "ticket inc-4711, prod-db-2, /etc/security/limits.conf", false},
-		{"a digit dropped", "ticket INC-471, prod-db-2, /etc/security/limits.conf", false},
-		{"a digit added", "ticket INC-47111, prod-db-2, /etc/security/limits.conf", false},
-		{"inside a longer word", "ticket XINC-4711, prod-db-2, /etc/security/limits.conf", false},
-		{"inside a longer path", "ticket INC-4711, prod-db-2, /opt/etc/security/limits.conf", false},
-		{"inside a longer relative path", "ticket INC-4711, prod-db-2, ./etc/security/limits.conf", false},
+		{"all, reordered", "Log: /etc/security/limits.conf; keep prod-db-2 up; ticket INC-4711.; Checked: the OOM is not from the shell", true},
+		{"white space changed", "ticket\n\tINC-4711,   prod-db-2 and\n/etc/security/limits.conf; Checked: the OOM is not from the shell", true},
+		{"white space inside a fact", "ticket INC-4711, prod-db-2, /etc/security/limits.conf; Checked:\n the  OOM is not\tfrom the shell", true},
+		{"a negative result turned", "ticket INC-4711, prod-db-2, /etc/security/limits.conf; Checked: the OOM is from the shell", false},
+		{"a non-breaking space inside a fact", "ticket INC-4711, prod-db-2, /etc/security/limits.conf; Checked: the OOM is not\u00a0from the shell", false},
+		{"another case", "ticket inc-4711, prod-db-2, /etc/security/limits.conf; Checked: the OOM is not from the shell", false},
+		{"a digit dropped", "ticket INC-471, prod-db-2, /etc/security/limits.conf; Checked: the OOM is not from the shell", false},
+		{"a digit added", "ticket INC-47111, prod-db-2, /etc/security/limits.conf; Checked: the OOM is not from the shell", false},
+		{"inside a longer word", "ticket XINC-4711, prod-db-2, /etc/security/limits.conf; Checked: the OOM is not from the shell", false},
+		{"inside a longer path", "ticket INC-4711, prod-db-2, /opt/etc/security/limits.conf; Checked: the OOM is not from the shell", false},
+		{"inside a longer relative path", "ticket INC-4711, prod-db-2, ./etc/security/limits.conf; Checked: the OOM is not from the shell", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -426,4 +429,36 @@ func TestHostileGuardRoom(t *testing.T) {
 	require.Len(t, res.Decisions, 1, "the summary alone reaches the budget")
 	assert.LessOrEqual(t, res.Decisions[0].Summary.Tokens, b.Room)
 	assert.LessOrEqual(t, c.Tokens(), 3000)
+}
+
+// Without a store, a guard's run ends before the first message only a
+// pointer could stand for (a one-time secret here): the summary replaces
+// what comes before it, and the secret and what follows stay whole.
+func TestHostileNoStoreRunEndsBeforeASecret(t *testing.T) {
+	c := pg.NewContext(pg.Config{})
+	for i := range 12 {
+		n := strconv.Itoa(i)
+		u := pg.Message{ID: pg.MessageID("u" + n), Role: pg.RoleUser, Tokens: 200, Content: []byte("step " + n + " of INC-4711")}
+		if i == 6 {
+			u.Facts = pg.OneTimeSecret
+			u.Content = []byte("the code is 8f3a-QQ19")
+		}
+		require.NoError(t, c.Append(u))
+		require.NoError(t, c.Append(pg.Message{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Tokens: 200, Content: []byte("ok " + n)}))
+	}
+	res, err := pg.Guard{Budget: 2000, Summarizer: pg.Digest{}}.Check(c)
+	require.NoError(t, err)
+	var sum *pg.Summary
+	for _, d := range res.Decisions {
+		if d.Summary != nil {
+			require.Nil(t, sum, "one summary")
+			sum = d.Summary
+		}
+	}
+	require.NotNil(t, sum, "%v", res.Reason)
+	assert.Equal(t, []pg.MessageID{"u0", "a0", "u1", "a1", "u2", "a2", "u3", "a3", "u4", "a4", "u5", "a5"}, sum.Replace)
+	m, ok := c.Message("u6")
+	require.True(t, ok, "the secret stays")
+	assert.Equal(t, "the code is 8f3a-QQ19", string(m.Content))
+	assert.NotContains(t, sum.Text, "8f3a")
 }
