@@ -466,3 +466,18 @@ func TestHostileNoStoreRunEndsBeforeASecret(t *testing.T) {
 	assert.Equal(t, "the code is 8f3a-QQ19", string(m.Content))
 	assert.NotContains(t, sum.Text, "8f3a")
 }
+
+// A message a pending planned step names stays: a summary of it is
+// refused, naming the step; once the step is complete it may go.
+func TestHostileSummaryOfAPlannedMessage(t *testing.T) {
+	c := hostileSession(t, "Ticket INC-4711.")
+	require.NoError(t, c.PlanStep("st1", "u1"))
+	_, err := c.Prune(summaryOf("INC-4711", "u1", "a1"))
+	var pe *pg.PruneError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, pg.CodeReferenced, pe.Violations[0].Code)
+	assert.Equal(t, []pg.StepID{"st1"}, pe.Violations[0].Steps)
+	require.NoError(t, c.CompleteStep("st1"))
+	_, err = c.Prune(summaryOf("INC-4711", "u1", "a1"))
+	assert.NoError(t, err)
+}
