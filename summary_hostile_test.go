@@ -481,3 +481,58 @@ func TestHostileSummaryOfAPlannedMessage(t *testing.T) {
 	_, err = c.Prune(summaryOf("INC-4711", "u1", "a1"))
 	assert.NoError(t, err)
 }
+
+// A run named in part grows to whole units under SplitGrow (the
+// result's facts then required too) and shrinks under SplitShrink.
+func TestHostileSummarySplit(t *testing.T) {
+	build := func() *pg.Context {
+		c := pg.NewContext(pg.Config{})
+		require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup"}))
+		for _, m := range []pg.Message{
+			{ID: "u1", Role: pg.RoleUser, Tokens: 300, Content: []byte("Look up INC-4711.")},
+			{ID: "a1", Role: pg.RoleAssistant, Tokens: 300, Calls: []pg.Call{{ID: "c1", Tool: "lookup", Args: json.RawMessage(`{"q":"INC-4711"}`)}}},
+			{ID: "r1", Role: pg.RoleTool, Tokens: 300, Answers: []pg.CallID{"c1"}, Content: []byte("owner mia_li_3668")},
+			{ID: "a2", Role: pg.RoleAssistant, Tokens: 10, Content: []byte("Found it.")},
+			{ID: "u2", Role: pg.RoleUser, Tokens: 10, Content: []byte("next")},
+		} {
+			require.NoError(t, c.Append(m))
+		}
+		return c
+	}
+	c := build()
+	b, err := c.Brief(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}}, Split: pg.SplitGrow})
+	require.NoError(t, err)
+	assert.Equal(t, []pg.MessageID{"u1", "a1", "r1"}, b.Replace)
+	assert.Contains(t, factTexts(b.Facts), "mia_li_3668")
+	_, err = c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "looked up INC-4711"}, Split: pg.SplitGrow})
+	assert.Contains(t, missing(t, err), "mia_li_3668", "the grown run's result")
+
+	c = build()
+	d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "asked to look up INC-4711"}, Split: pg.SplitShrink})
+	require.NoError(t, err)
+	assert.Equal(t, []pg.MessageID{"u1"}, d.Summary.Replace)
+}
+
+// Within a tight room, a Digest passes over a fact too long for what is
+// left and writes a shorter one after it; with no model, the same Brief
+// gives the same text.
+func TestHostileDigestPassesOverALongFact(t *testing.T) {
+	long := "/srv/" + strings.Repeat("deep/", 60) + "file.txt"
+	b := &pg.Brief{
+		Replace: []pg.MessageID{"u1"}, Tokens: 400,
+		Messages: []pg.BriefMessage{{ID: "u1", Role: pg.RoleUser, Content: []byte("see " + long + " and ABC-123"),
+			Facts: []pg.Fact{{Message: "u1", Kind: "path", Text: long}, {Message: "u1", Kind: "id", Text: "ABC-123"}}}},
+		Room: 60,
+	}
+	text, err := pg.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.Contains(t, text, "ABC-123")
+	assert.NotContains(t, text, "file.txt", "the long fact does not fit")
+	again, err := pg.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.Equal(t, text, again)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = pg.Digest{}.Summarize(ctx, b)
+	assert.ErrorIs(t, err, context.Canceled, "it fails only when ctx is done")
+}
