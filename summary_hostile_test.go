@@ -536,3 +536,40 @@ func TestHostileDigestPassesOverALongFact(t *testing.T) {
 	_, err = pg.Digest{}.Summarize(ctx, b)
 	assert.ErrorIs(t, err, context.Canceled, "it fails only when ctx is done")
 }
+
+// The same session compacted twice, with spilling, on two stores, gives
+// the same summaries and the same keys: nothing random goes into either.
+func TestHostileCompactionIsReproducible(t *testing.T) {
+	play := func() []string {
+		sp := &spill.Spiller{Store: &spill.Memory{}, Namespace: "sess-1"}
+		c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, Resolver: sp})
+		require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup"}))
+		g := pg.Guard{Budget: 1500, Trigger: 2500, Spill: sp, Summarizer: pg.Digest{PointerText: sp.PointerText}}
+		var out []string
+		for i := range 60 {
+			n := strconv.Itoa(i)
+			for _, m := range []pg.Message{
+				{ID: pg.MessageID("u" + n), Role: pg.RoleUser, Content: []byte("Check order " + n + ".")},
+				{ID: pg.MessageID("a" + n), Role: pg.RoleAssistant, Calls: []pg.Call{{ID: pg.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}},
+				{ID: pg.MessageID("r" + n), Role: pg.RoleTool, Answers: []pg.CallID{pg.CallID("c" + n)}, Content: []byte("ORD-" + n + "00 held. " + strings.Repeat("lorem ", 80))},
+				{ID: pg.MessageID("b" + n), Role: pg.RoleAssistant, Content: []byte("ORD-" + n + "00 is held.")},
+			} {
+				require.NoError(t, c.Append(m))
+			}
+			res, err := g.CheckContext(t.Context(), c)
+			require.NoError(t, err)
+			for _, d := range res.Decisions {
+				if d.Summary != nil {
+					out = append(out, d.Summary.Text)
+					for _, p := range d.Summary.Pointers {
+						out = append(out, p.Key)
+					}
+				}
+			}
+		}
+		return out
+	}
+	first := play()
+	require.NotEmpty(t, first)
+	assert.Equal(t, first, play())
+}
