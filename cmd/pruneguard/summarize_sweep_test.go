@@ -17,8 +17,9 @@ import (
 // --spill: the output is no worse under check; it holds one summary
 // message for each entry of "summarized", whose "index" is the input
 // index of the first message it replaced; "summary" is the sum of those
-// entries; a summary carries keys only with --spill; and "spilled" lists
-// no input message the output still holds as it was.
+// entries; a summary carries keys only with --spill, each of them listed
+// in "spilled"; and "spilled" lists no input message the output still
+// holds as it was.
 func TestPruneSummarizeSweep(t *testing.T) {
 	for _, name := range []string{
 		"anthropic/claude-code-viewer__1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -80,6 +81,11 @@ func TestPruneSummarizeSweep(t *testing.T) {
 						}
 					}
 					return n
+				}
+				for _, k := range keys {
+					if !slices.ContainsFunc(rep.Spilled, func(s spilledEntry) bool { return s.Key == k }) {
+						t.Errorf("%s: a summary carries key %s, which \"spilled\" does not list", at, k)
+					}
 				}
 				for _, s := range rep.Spilled {
 					for _, i := range s.Indexes {
