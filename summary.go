@@ -17,8 +17,9 @@ const RoleSummary Role = "summary"
 // judges it like an eviction of the run.
 //
 //   - Commit boundary: the run is the units of Replace, grown, shrunk or
-//     refused as Plan.Split says; no unit with a pinned, streaming,
-//     pending or unread message goes ([CodeUnread]), and no message that
+//     refused as Plan.Split says; no unit with a pinned ([CodePinned]) or
+//     unread ([CodeUnread]) message goes, a streaming message or a
+//     pending call defers the plan ([ErrDeferred]), and no message that
 //     stays may sit between the first and the last message replaced
 //     ([CodeGap]).
 //   - Evict-or-tombstone: the arguments of the calls replaced leave the

@@ -573,3 +573,37 @@ func TestHostileCompactionIsReproducible(t *testing.T) {
 	require.NotEmpty(t, first)
 	assert.Equal(t, first, play())
 }
+
+// The commit boundary of a summary: a pinned message refuses its unit
+// (CodePinned), an unread one its unit (CodeUnread), a streaming
+// message or a pending call defers the plan.
+func TestHostileSummaryBoundaryCodes(t *testing.T) {
+	plan := pg.Plan{Split: pg.SplitStrict, Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "INC-4711"}}
+	code := func(err error) pg.Code {
+		var pe *pg.PruneError
+		require.ErrorAs(t, err, &pe)
+		return pe.Violations[0].Code
+	}
+	c := hostileSession(t, "Ticket INC-4711.")
+	require.NoError(t, c.Pin("u1"))
+	_, err := c.Prune(plan)
+	assert.Equal(t, pg.CodePinned, code(err))
+
+	c = hostileSession(t, "Ticket INC-4711.")
+	_, err = c.Prune(pg.Plan{Split: pg.SplitStrict, Summary: &pg.Summary{Replace: []pg.MessageID{"u2", "a2"}, ID: "s1", Text: "go on"}})
+	require.NoError(t, err, "a2 is the model's last word, read")
+	require.NoError(t, c.Append(pg.Message{ID: "u3", Role: pg.RoleUser, Tokens: 10, Content: []byte("fresh")}))
+	_, err = c.Prune(pg.Plan{Split: pg.SplitStrict, Summary: &pg.Summary{Replace: []pg.MessageID{"u2", "a2", "u3"}, ID: "s1", Text: "go on, fresh"}})
+	assert.Equal(t, pg.CodeUnread, code(err))
+
+	c = hostileSession(t, "Ticket INC-4711.")
+	require.NoError(t, c.Open(pg.Message{ID: "a3", Role: pg.RoleAssistant}))
+	_, err = c.Prune(plan)
+	assert.ErrorIs(t, err, pg.ErrDeferred, "streaming")
+
+	c = hostileSession(t, "Ticket INC-4711.")
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup"}))
+	require.NoError(t, c.Append(pg.Message{ID: "a3", Role: pg.RoleAssistant, Tokens: 10, Calls: []pg.Call{{ID: "c3", Tool: "lookup"}}}))
+	_, err = c.Prune(plan)
+	assert.ErrorIs(t, err, pg.ErrDeferred, "pending")
+}
