@@ -14,7 +14,7 @@ import (
 // A later compaction takes the earlier summary into its run: over a
 // long session the prompt holds one summary, or one each side of a
 // pinned message.
-func TestHostileOneSummary(t *testing.T) {
+func TestCompactionOneSummary(t *testing.T) {
 	for pinAt, want := range map[int]int{-1: 1, 7: 2} {
 		c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}})
 		require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup"}))

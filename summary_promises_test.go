@@ -16,9 +16,9 @@ import (
 	"github.com/pruneguard/pruneguard/spill"
 )
 
-// hostileSession is a short session whose user message holds facts that
+// shortSession is a short session whose user message holds facts that
 // cannot be had again, followed by a turn that stays.
-func hostileSession(t *testing.T, userText string) *pg.Context {
+func shortSession(t *testing.T, userText string) *pg.Context {
 	t.Helper()
 	c := pg.NewContext(pg.Config{})
 	for _, m := range []pg.Message{
@@ -58,7 +58,7 @@ func missing(t *testing.T, err error) []string {
 // A fact is carried verbatim, white space runs as one space, nothing
 // else forgiven: not another case, not a fact written inside a longer
 // one, in any order of the facts.
-func TestHostileFactCarriedVerbatim(t *testing.T) {
+func TestCompactionFactCarriedVerbatim(t *testing.T) {
 	user := "Ticket INC-4711 is open. Never restart prod-db-2.\nThe log is /etc/security/limits.conf.\nChecked: the OOM is not from the shell."
 	cases := []struct {
 		name, text string
@@ -78,7 +78,7 @@ func TestHostileFactCarriedVerbatim(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := hostileSession(t, user)
+			c := shortSession(t, user)
 			_, err := c.Prune(summaryOf(tc.text, "u1", "a1"))
 			if tc.ok {
 				require.NoError(t, err)
@@ -91,7 +91,7 @@ func TestHostileFactCarriedVerbatim(t *testing.T) {
 
 // A setting is carried as the Fact's text, and in the other forms the
 // Fact documentation lists; its value changed is not.
-func TestHostileSettingForms(t *testing.T) {
+func TestCompactionSettingForms(t *testing.T) {
 	for text, ok := range map[string]bool{
 		"run with dry_run=true":      true,
 		"run with dry_run: true":     true,
@@ -99,7 +99,7 @@ func TestHostileSettingForms(t *testing.T) {
 		"run with dry_run=false":     false,
 		"run with DRY_RUN=true":      false,
 	} {
-		c := hostileSession(t, "Deploy the service with dry_run=true only.")
+		c := shortSession(t, "Deploy the service with dry_run=true only.")
 		_, err := c.Prune(summaryOf(text, "u1", "a1"))
 		if ok {
 			assert.NoError(t, err, text)
@@ -109,8 +109,8 @@ func TestHostileSettingForms(t *testing.T) {
 	}
 }
 
-// compactTo summarizes the run first..last of c with Digest and applies
-// it under id.
+// compactTo summarizes run with Digest, applies the summary under id
+// and returns the run's Brief.
 func compactTo(t *testing.T, c *pg.Context, id pg.MessageID, run []pg.MessageID) *pg.Brief {
 	t.Helper()
 	b, err := c.Brief(pg.Plan{Summary: &pg.Summary{Replace: run}})
@@ -135,7 +135,7 @@ func factTexts(fs []pg.Fact) []string {
 // summary carried, and the key of the pointer it carried, are required
 // of the third; a third that drops either is refused, naming the
 // summary it replaces.
-func TestHostileThreeCompactions(t *testing.T) {
+func TestCompactionThreeCompactions(t *testing.T) {
 	ptr := pg.Pointer{Store: "spill", Key: "seg-abc123"}
 	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(p pg.Pointer) bool { return p == ptr })})
 	turn := func(n, text string) []pg.MessageID {
@@ -176,8 +176,8 @@ func TestHostileThreeCompactions(t *testing.T) {
 }
 
 // A summary must hold fewer tokens than its run: as many is refused.
-func TestHostileSummaryAsLargeAsItsRun(t *testing.T) {
-	c := hostileSession(t, "Ticket INC-4711.")
+func TestCompactionSummaryAsLargeAsItsRun(t *testing.T) {
+	c := shortSession(t, "Ticket INC-4711.")
 	for tokens, ok := range map[int]bool{799: true, 800: false, 801: false} {
 		_, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "INC-4711", Tokens: tokens}})
 		if ok {
@@ -193,7 +193,7 @@ func TestHostileSummaryAsLargeAsItsRun(t *testing.T) {
 
 // A Summarizer's error, or a summary the gates refuse, is reported in
 // the Result, and the check goes on with evictions.
-func TestHostileGuardGoesOnAfterARefusal(t *testing.T) {
+func TestCompactionGuardGoesOnAfterARefusal(t *testing.T) {
 	boom := errors.New("model down")
 	for name, s := range map[string]pg.Summarizer{
 		"error": pg.SummarizerFunc(func(context.Context, *pg.Brief) (string, error) { return "", boom }),
@@ -230,7 +230,7 @@ func TestHostileGuardGoesOnAfterARefusal(t *testing.T) {
 
 // A Summarizer's error is the Result's Reason when the evictions after
 // it meet no other.
-func TestHostileSummarizerErrorIsTheReason(t *testing.T) {
+func TestCompactionSummarizerErrorIsTheReason(t *testing.T) {
 	boom := errors.New("model down")
 	c := pg.NewContext(pg.Config{})
 	pure := pg.Annotations{ReadOnlyHint: pg.Bool(true), OpenWorldHint: pg.Bool(false)}
@@ -274,7 +274,7 @@ func schemaSession(t *testing.T, second bool) *pg.Context {
 // a summary that takes a mutation tool's last arguments lets its schema
 // go with no tombstone; while a call to it stays outside the run, the
 // schema cannot go (the tool takes no tombstone).
-func TestHostileSummaryTakesTheLastArguments(t *testing.T) {
+func TestCompactionSummaryTakesTheLastArguments(t *testing.T) {
 	text := "[summary] deployed canary-eu-2 (build BLD-4711); Deploy to canary-eu-2. deployed build BLD-4711 Done."
 	plan := pg.Plan{DropSchemas: []string{"deploy"}, Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1", "r1", "a2"}, ID: "s", Text: text}}
 	d, err := schemaSession(t, false).Prune(plan)
@@ -289,7 +289,7 @@ func TestHostileSummaryTakesTheLastArguments(t *testing.T) {
 // A one-time secret never reaches the Summarizer, in any field of any
 // Brief of a guard's compaction, nor the summary text (the pointer line
 // included); with a store, it is spilled, and read back by its key.
-func TestHostileSecretNeverSummarized(t *testing.T) {
+func TestCompactionSecretNeverSummarized(t *testing.T) {
 	const secret = "sk-live-QX7734ZZ"
 	sp := &spill.Spiller{Store: &spill.Memory{}}
 	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, Resolver: sp})
@@ -341,7 +341,7 @@ func TestHostileSecretNeverSummarized(t *testing.T) {
 // holds beyond the required facts and the pointer lines, however long
 // the run (its first line aside); every required fact and pointer key
 // is in it, and the gates pass it.
-func TestHostileDigestBoundOnAHugeRun(t *testing.T) {
+func TestCompactionDigestBoundOnAHugeRun(t *testing.T) {
 	c := pg.NewContext(pg.Config{})
 	var run []pg.MessageID
 	for i := range 1000 {
@@ -389,8 +389,8 @@ func TestHostileDigestBoundOnAHugeRun(t *testing.T) {
 // A pointer that does not resolve, or whose key the text does not show,
 // stands for nothing: the summary needs the facts it would have stood
 // for, and the decision leaves it out.
-func TestHostileSummaryPointerMustResolve(t *testing.T) {
-	c := hostileSession(t, "Ticket INC-4711.")
+func TestCompactionSummaryPointerMustResolve(t *testing.T) {
+	c := shortSession(t, "Ticket INC-4711.")
 	bogus := pg.Pointer{Store: "spill", Key: "seg-nowhere"}
 	d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "INC-4711, see seg-nowhere", Pointers: []pg.Pointer{bogus}}})
 	require.NoError(t, err)
@@ -411,7 +411,7 @@ func TestHostileSummaryPointerMustResolve(t *testing.T) {
 // A guard's Brief has a Room below what the run holds less what the
 // check must free, and Digest keeps within it: the check reaches its
 // budget with the summary alone.
-func TestHostileGuardRoom(t *testing.T) {
+func TestCompactionGuardRoom(t *testing.T) {
 	c := pg.NewContext(pg.Config{})
 	for i := range 20 {
 		n := strconv.Itoa(i)
@@ -438,7 +438,7 @@ func TestHostileGuardRoom(t *testing.T) {
 // Without a store, a guard's run ends before the first message only a
 // pointer could stand for (a one-time secret here): the summary replaces
 // what comes before it, and the secret and what follows stay whole.
-func TestHostileNoStoreRunEndsBeforeASecret(t *testing.T) {
+func TestCompactionNoStoreRunEndsBeforeASecret(t *testing.T) {
 	c := pg.NewContext(pg.Config{})
 	for i := range 12 {
 		n := strconv.Itoa(i)
@@ -469,8 +469,8 @@ func TestHostileNoStoreRunEndsBeforeASecret(t *testing.T) {
 
 // A message a pending planned step names stays: a summary of it is
 // refused, naming the step; once the step is complete it may go.
-func TestHostileSummaryOfAPlannedMessage(t *testing.T) {
-	c := hostileSession(t, "Ticket INC-4711.")
+func TestCompactionSummaryOfAPlannedMessage(t *testing.T) {
+	c := shortSession(t, "Ticket INC-4711.")
 	require.NoError(t, c.PlanStep("st1", "u1"))
 	_, err := c.Prune(summaryOf("INC-4711", "u1", "a1"))
 	var pe *pg.PruneError
@@ -484,7 +484,7 @@ func TestHostileSummaryOfAPlannedMessage(t *testing.T) {
 
 // A run named in part grows to whole units under SplitGrow (the
 // result's facts then required too) and shrinks under SplitShrink.
-func TestHostileSummarySplit(t *testing.T) {
+func TestCompactionSummarySplit(t *testing.T) {
 	build := func() *pg.Context {
 		c := pg.NewContext(pg.Config{})
 		require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup"}))
@@ -516,7 +516,7 @@ func TestHostileSummarySplit(t *testing.T) {
 // Within a tight room, a Digest passes over a fact too long for what is
 // left and writes a shorter one after it; with no model, the same Brief
 // gives the same text.
-func TestHostileDigestPassesOverALongFact(t *testing.T) {
+func TestCompactionDigestPassesOverALongFact(t *testing.T) {
 	long := "/srv/" + strings.Repeat("deep/", 60) + "file.txt"
 	b := &pg.Brief{
 		Replace: []pg.MessageID{"u1"}, Tokens: 400,
@@ -539,7 +539,7 @@ func TestHostileDigestPassesOverALongFact(t *testing.T) {
 
 // The same session compacted twice, with spilling, on two stores, gives
 // the same summaries and the same keys: nothing random goes into either.
-func TestHostileCompactionIsReproducible(t *testing.T) {
+func TestCompactionIsReproducible(t *testing.T) {
 	play := func() []string {
 		sp := &spill.Spiller{Store: &spill.Memory{}, Namespace: "sess-1"}
 		c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, Resolver: sp})
@@ -577,31 +577,31 @@ func TestHostileCompactionIsReproducible(t *testing.T) {
 // The commit boundary of a summary: a pinned message refuses its unit
 // (CodePinned), an unread one its unit (CodeUnread), a streaming
 // message or a pending call defers the plan.
-func TestHostileSummaryBoundaryCodes(t *testing.T) {
+func TestCompactionSummaryBoundaryCodes(t *testing.T) {
 	plan := pg.Plan{Split: pg.SplitStrict, Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: "INC-4711"}}
 	code := func(err error) pg.Code {
 		var pe *pg.PruneError
 		require.ErrorAs(t, err, &pe)
 		return pe.Violations[0].Code
 	}
-	c := hostileSession(t, "Ticket INC-4711.")
+	c := shortSession(t, "Ticket INC-4711.")
 	require.NoError(t, c.Pin("u1"))
 	_, err := c.Prune(plan)
 	assert.Equal(t, pg.CodePinned, code(err))
 
-	c = hostileSession(t, "Ticket INC-4711.")
+	c = shortSession(t, "Ticket INC-4711.")
 	_, err = c.Prune(pg.Plan{Split: pg.SplitStrict, Summary: &pg.Summary{Replace: []pg.MessageID{"u2", "a2"}, ID: "s1", Text: "go on"}})
 	require.NoError(t, err, "a2 is the model's last word, read")
 	require.NoError(t, c.Append(pg.Message{ID: "u3", Role: pg.RoleUser, Tokens: 10, Content: []byte("fresh")}))
 	_, err = c.Prune(pg.Plan{Split: pg.SplitStrict, Summary: &pg.Summary{Replace: []pg.MessageID{"u2", "a2", "u3"}, ID: "s1", Text: "go on, fresh"}})
 	assert.Equal(t, pg.CodeUnread, code(err))
 
-	c = hostileSession(t, "Ticket INC-4711.")
+	c = shortSession(t, "Ticket INC-4711.")
 	require.NoError(t, c.Open(pg.Message{ID: "a3", Role: pg.RoleAssistant}))
 	_, err = c.Prune(plan)
 	assert.ErrorIs(t, err, pg.ErrDeferred, "streaming")
 
-	c = hostileSession(t, "Ticket INC-4711.")
+	c = shortSession(t, "Ticket INC-4711.")
 	require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup"}))
 	require.NoError(t, c.Append(pg.Message{ID: "a3", Role: pg.RoleAssistant, Tokens: 10, Calls: []pg.Call{{ID: "c3", Tool: "lookup"}}}))
 	_, err = c.Prune(plan)
