@@ -116,9 +116,9 @@ type Guard struct {
 	// as one segment, so that everything it held can be read back and
 	// the summary carries the pointer; without, the run ends before the
 	// first message only a pointer could stand for. A summary the gates
-	// refuse, or a Summarizer's error, is reported (Result.Reason,
-	// Result.Refused) and the check goes on with evictions. Nil means no
-	// compaction.
+	// refuse is reported in Result.Refused, a Summarizer's error in
+	// Result.Reason (see there), and the check goes on with evictions.
+	// Nil means no compaction.
 	Summarizer Summarizer
 	// Screen, when set, vets each decision before it is applied, for
 	// rules the gates do not know (a provider's request rules); what it
@@ -192,7 +192,9 @@ type Result struct {
 	// met again; see [Context.Refusals].
 	Refused []*Violation
 	// Reason is the last error met (a *DeferredError, *PruneError or
-	// *StaleError), if any. A check that ends over the budget having met
+	// *StaleError, or the error of the Guard's Summarizer), if any: a
+	// Summarizer's error shows here only when nothing the check meets
+	// after it takes its place. A check that ends over the budget having met
 	// nothing new gives the refusals remembered from earlier checks that
 	// still hold, and the units left unread, as a *PruneError; having met
 	// nothing at all, a *HeldError that says what fills the prompt (Held).

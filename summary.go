@@ -17,8 +17,9 @@ const RoleSummary Role = "summary"
 // judges it like an eviction of the run.
 //
 //   - Commit boundary: the run is the units of Replace, grown, shrunk or
-//     refused as Plan.Split says; no unit with a pinned, streaming,
-//     pending or unread message goes ([CodeUnread]), and no message that
+//     refused as Plan.Split says; no unit with a pinned ([CodePinned]) or
+//     unread ([CodeUnread]) message goes, a streaming message or a
+//     pending call defers the plan ([ErrDeferred]), and no message that
 //     stays may sit between the first and the last message replaced
 //     ([CodeGap]).
 //   - Evict-or-tombstone: the arguments of the calls replaced leave the
@@ -53,9 +54,11 @@ type Summary struct {
 	// Text, or, without one, [ApproxCounter] does. It must not be
 	// negative.
 	Tokens int
-	// Pointers are the spill pointers the summary carries: each must
-	// resolve and its key must appear in Text. A message replaced that
-	// was spilled behind one of them needs none of its facts carried.
+	// Pointers are the spill pointers the summary carries. A pointer
+	// counts only when it resolves and its key appears in Text: a message
+	// replaced that was spilled behind such a pointer needs none of its
+	// facts carried. The others stand for nothing and are left out of
+	// Decision.Summary.Pointers.
 	Pointers []Pointer
 }
 
@@ -97,7 +100,9 @@ type Brief struct {
 	Spill []MessageID
 	// Room, when positive, is the most tokens the summary can hold for
 	// the check that asked for it to reach its target: a [Guard] sets it
-	// to what the run holds less what the check must free. A summary
+	// to what the run holds less its share of what the check must free
+	// (the runs of one check share it in proportion to their tokens),
+	// less a little for what the message around the text costs. A summary
 	// that holds more still stands if the gates pass it, and the check
 	// evicts further (the summary too, when it can be spilled). Zero
 	// means no bound: [Context.Brief] leaves it so.
@@ -132,9 +137,13 @@ type BriefMessage struct {
 // Fact is a load-bearing string of a message: an identifier, a number
 // that matters, a path, a URL, a quoted value, an error line, a
 // negative result. A summary carries a fact when Text appears in it
-// verbatim, with runs of white space counted as one space and nothing
-// else forgiven, and not as part of a longer word or number ("137" is not
-// carried by "1370").
+// verbatim, with runs of ASCII white space (spaces, tabs, line ends)
+// counted as one space and nothing else forgiven (case, digits and
+// punctuation are exact), and not as part
+// of a longer word, number or path ("137" is not carried by "1370", nor
+// "/etc/hosts" by "/opt/etc/hosts"). A setting (Kind "kv", Text
+// "key=value") is carried as "key: value", "key = value" and in JSON
+// ("key": value) too.
 //
 // The facts of a message are found deterministically in its content and
 // its calls' arguments. A message marked with [Facts] in which none is

@@ -699,16 +699,18 @@ func (rep *Report) check(g *wire.Guarded, budget int, pol pruneguard.Policy, sum
 		}
 		s := spilled{Key: sp.Pointer.Key, Indexes: make([]int, 0, len(sp.Messages))}
 		for _, id := range sp.Messages {
-			i, _ := g.Index(id)
-			s.Indexes = append(s.Indexes, i)
+			if i, ok := g.Index(id); ok { // an earlier summary has no input index
+				s.Indexes = append(s.Indexes, i)
+			}
 		}
 		rep.Spilled = append(rep.Spilled, s)
 	}
 	for _, se := range res.SpillErrors {
 		f := spillFail{Indexes: make([]int, 0, len(se.Messages)), Error: se.Err.Error()}
 		for _, id := range se.Messages {
-			i, _ := g.Index(id)
-			f.Indexes = append(f.Indexes, i)
+			if i, ok := g.Index(id); ok {
+				f.Indexes = append(f.Indexes, i)
+			}
 		}
 		rep.SpillFailed = append(rep.SpillFailed, f)
 	}

@@ -57,7 +57,8 @@ first and the summary carries its key instead); the report's "summary"
 says what the summaries the output holds replaced and carry, all together:
 {"indexes": the input messages replaced, "facts": how many facts they
 carry, "keys": the spill keys they carry}, and "summarized" lists them one
-by one, each with its "index", where it stands. A summary that would drop a fact or break a provider
+by one, each with its "index", the input index of the first message it
+replaced, whose place it takes. A summary that would drop a fact or break a provider
 rule is refused, and the guard evicts instead. Any --summarize value but
 builtin exits 2.`,
 		flags: func() *flag.FlagSet { fs, _ := pruneFlagSet(); return fs },

@@ -30,9 +30,13 @@ type summaryReport struct {
 		Facts   int      `json:"facts"`
 		Keys    []string `json:"keys"`
 	} `json:"summarized"`
-	Spilled []struct {
-		Key string `json:"key"`
-	} `json:"spilled"`
+	Spilled []spilledEntry `json:"spilled"`
+}
+
+// spilledEntry is an entry of the report's "spilled".
+type spilledEntry struct {
+	Key     string `json:"key"`
+	Indexes []int  `json:"indexes"`
 }
 
 // prune --summarize builtin, with and without --spill, on a bundled

@@ -80,9 +80,15 @@ func (c *Carrier) has(s string) bool {
 
 // bounded reports whether s, found at t[at:], stands alone: a word byte
 // at either end of s has no word byte beside it in t, and a digit there
-// no '.' or ',' joining another digit.
+// no '.' or ',' joining another digit; a path that starts with '/', '\\',
+// '.' or '~' is not the tail of a longer path.
 func bounded(t, s string, at int) bool {
 	end := at + len(s)
+	if pathLead(s[0]) && at > 0 {
+		if p, _ := utf8.DecodeLastRuneInString(t[:at]); isWordRune(p) || p < utf8.RuneSelf && pathLead(byte(p)) || p == '-' {
+			return false
+		}
+	}
 	if r, _ := utf8.DecodeRuneInString(s); isWordRune(r) && at > 0 {
 		p, w := utf8.DecodeLastRuneInString(t[:at])
 		if isWordRune(p) {
@@ -103,6 +109,10 @@ func bounded(t, s string, at int) bool {
 	}
 	return true
 }
+
+// pathLead reports whether c may start a path and continue one: '/',
+// '\\', '.' or '~'.
+func pathLead(c byte) bool { return c == '/' || c == '\\' || c == '.' || c == '~' }
 
 // isWordRune reports whether r is a letter, a digit or '_'.
 func isWordRune(r rune) bool {

@@ -8,6 +8,8 @@ func TestCarries(t *testing.T) {
 	ver := Fact{Kind: KindNumber, Text: "1.24.3"}
 	line := Fact{Kind: KindError, Text: "Error: connection\trefused  by peer"}
 	kv := Fact{Kind: KindKV, Text: "dry_run=true", Key: "dry_run"}
+	path := Fact{Kind: KindPath, Text: "/etc/security/limits.conf"}
+	rel := Fact{Kind: KindPath, Text: "./run.sh"}
 	tests := []struct {
 		text string
 		f    Fact
@@ -46,6 +48,17 @@ func TestCarries(t *testing.T) {
 		{"with dry_run=truex", kv, false},
 		{"with dry_run=false", kv, false},
 		{"", id, false},
+		{"read /etc/security/limits.conf", path, true},
+		{"(/etc/security/limits.conf)", path, true},
+		{"path=/etc/security/limits.conf", path, true},
+		{"read /opt/etc/security/limits.conf", path, false},
+		{"read ./etc/security/limits.conf", path, false},
+		{"read ~/etc/security/limits.conf", path, false},
+		{"read x-/etc/security/limits.conf", path, false},
+		{"read etc/security/limits.conf", path, false},
+		{"run ./run.sh", rel, true},
+		{"run ../run.sh", rel, false},
+		{"run src/../run.sh", rel, false},
 	}
 	for _, tt := range tests {
 		if got := Contains(tt.text, tt.f); got != tt.want {

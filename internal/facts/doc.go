@@ -114,7 +114,10 @@
 // a fact that starts (ends) with a letter, digit or '_' must not have a
 // letter, digit or '_' (of any script) just before (after) it, nor, when
 // it starts (ends) with a digit, a '.' or ',' joining another digit
-// ("137" is not carried by "1370" or "3.137"). A [KindKV] fact is also
+// ("137" is not carried by "1370" or "3.137"); a fact that starts with
+// '/', '\\', '.' or '~' (a path) must not have any of those, a '-' or a
+// letter, digit or '_' just before it ("/etc/hosts" is not carried by
+// "/opt/etc/hosts", nor "./run.sh" by "../run.sh"). A [KindKV] fact is also
 // carried as "key: value", "key = value", "\"key\": value" or
 // "\"key\": \"value\"" (with or without the space after the colon).
 // Every fact of a plain text is carried by that text.

@@ -1,0 +1,134 @@
+package wire_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/wire"
+)
+
+// talkBody is a body of dialect d with a system prompt and n turns of a
+// user's text, each with a ticket id, and the model's answer.
+func talkBody(d wire.Dialect, n int) string {
+	text := func(role, s string) string {
+		switch d {
+		case wire.OpenAIResponses:
+			return `{"type":"message","role":"` + role + `","content":` + quote(s) + `}`
+		case wire.Gemini:
+			if role == "assistant" {
+				role = "model"
+			}
+			return `{"role":"` + role + `","parts":[{"text":` + quote(s) + `}]}`
+		case wire.Bedrock:
+			return `{"role":"` + role + `","content":[{"text":` + quote(s) + `}]}`
+		}
+		return `{"role":"` + role + `","content":` + quote(s) + `}`
+	}
+	var all []string
+	for k := 0; k < n; k++ {
+		all = append(all, text("user", fmt.Sprintf("Turn %d: ticket INC-%d, %s", k, 4700+k, strings.Repeat("words ", 80))),
+			text("assistant", fmt.Sprintf("Noted INC-%d.", 4700+k)))
+	}
+	all = append(all, text("user", "next"))
+	switch d {
+	case wire.OpenAIChat:
+		return `{"model":"m","messages":[{"role":"system","content":"sys"},` + strings.Join(all, ",") + `]}`
+	case wire.OpenAIResponses:
+		return `{"model":"m","instructions":"sys","input":[` + strings.Join(all, ",") + `]}`
+	case wire.Anthropic:
+		return `{"model":"m","max_tokens":10,"system":"sys","messages":[` + strings.Join(all, ",") + `]}`
+	case wire.Gemini:
+		return `{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[` + strings.Join(all, ",") + `]}`
+	}
+	return `{"system":[{"text":"sys"}],"messages":[` + strings.Join(all, ",") + `]}`
+}
+
+// TestGuardedSummaryOfTalk: a conversation of text alone (no tool
+// calls) compacts in every dialect into a body that breaks no rule the
+// input kept, within budget, with every ticket id the user gave still in
+// the body.
+func TestGuardedSummaryOfTalk(t *testing.T) {
+	for _, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			body := talkBody(d, 12)
+			in := read(t, d, body)
+			g, err := wire.Bind([]byte(body), d, wire.Options{})
+			must(t, err)
+			budget := g.Tokens() / 2
+			res, _, err := g.Check(pruneguard.Guard{Budget: budget, Summarizer: pruneguard.Digest{}})
+			must(t, err)
+			if summaryOf(res) == nil {
+				t.Fatalf("no summary: %v %v", res.Outcome, res.Reason)
+			}
+			var out bytes.Buffer
+			_, err = g.WriteTo(&out)
+			must(t, err)
+			ob := read(t, d, out.String())
+			if nv := wire.NewViolations(in.Validate(), ob.Validate()); len(nv) > 0 {
+				t.Fatalf("the output breaks %v\n%s", nv, out.String())
+			}
+			if n := wire.Tokens(ob, nil); n > budget {
+				t.Errorf("%d tokens, budget %d", n, budget)
+			}
+			vis := visible(t, out.Bytes())
+			for k := 0; k < 12; k++ {
+				if id := fmt.Sprintf("INC-%d", 4700+k); !strings.Contains(vis, id) {
+					t.Errorf("%s is lost", id)
+				}
+			}
+		})
+	}
+}
+
+// TestSessionCompactsTalk: a session of text alone, compacted again and
+// again, sends in every dialect only requests that break no rule, each
+// within the trigger, the ticket ids of every turn still in the last;
+// between compactions each request keeps the one before as its prefix.
+func TestSessionCompactsTalk(t *testing.T) {
+	for _, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: 1200, Summarizer: pruneguard.Digest{}}, Trigger: 1500})
+			must(t, err)
+			const n = 60
+			summaries, kept := 0, 0
+			var last []byte
+			var prev *wire.Body
+			playTurns(t, s, d, talkBody(d, n), func(out []byte, rep wire.Report) {
+				last = out
+				b := read(t, d, string(out))
+				if prev != nil && len(rep.Result.Decisions) == 0 {
+					// Between compactions the prompt keeps its prefix.
+					kept++
+					if len(b.Messages) < len(prev.Messages) {
+						t.Fatalf("the request lost messages with no compaction")
+					}
+					for i, m := range prev.Messages {
+						if !bytes.Equal(m.Raw, b.Messages[i].Raw) {
+							t.Fatalf("message %d of the last request changed with no compaction:\n%s\n%s", i, m.Raw, b.Messages[i].Raw)
+						}
+					}
+				}
+				prev = b
+				if vs := b.Validate(); len(vs) > 0 {
+					t.Fatalf("the request breaks %v\n%s", vs, out)
+				}
+				if rep.After > 1500 {
+					t.Errorf("%d tokens, over the trigger", rep.After)
+				}
+				summaries += len(rep.Summarized)
+			})
+			if summaries < 3 || kept < n/2 {
+				t.Fatalf("%d compactions", summaries)
+			}
+			vis := visible(t, last)
+			for k := 0; k < n; k++ {
+				if id := fmt.Sprintf("INC-%d", 4700+k); !strings.Contains(vis, id) {
+					t.Errorf("%s is lost", id)
+				}
+			}
+		})
+	}
+}
