@@ -117,7 +117,8 @@ type Guard struct {
 	// the summary carries the pointer; without, the run ends before the
 	// first message only a pointer could stand for. A summary the gates
 	// refuse is reported in Result.Refused, a Summarizer's error in
-	// Result.Reason (see there), and the check goes on with evictions.
+	// Result.SummaryErrors (and logged, LogSummaryFailed), and the check
+	// goes on with evictions.
 	// Nil means no compaction.
 	Summarizer Summarizer
 	// Screen, when set, vets each decision before it is applied, for
@@ -217,6 +218,11 @@ type Result struct {
 	Spills []SpillReport
 	// SpillErrors are the spills that failed; their units stayed.
 	SpillErrors []*SpillError
+	// SummaryErrors are the errors the Guard's Summarizer returned, in
+	// the order met; the run each was asked to summarize stayed, left to
+	// the evictions that follow. Result.Reason holds only the last error
+	// of a check, so a Summarizer's error is found here.
+	SummaryErrors []error
 	// Alerts are the refetch alerts a Guard with a Logger took from the
 	// Context ([Context.TakeAlerts]) and logged, in the order raised.
 	// Without a Logger the guard leaves them to the runtime.

@@ -63,6 +63,8 @@ func (r *guardRun) compactRun(run []MessageID, need, held int) {
 	b.Room = max(1, room-8-room/32)
 	text, err := r.g.Summarizer.Summarize(r.ctx, b)
 	if err != nil {
+		r.res.SummaryErrors = append(r.res.SummaryErrors, err)
+		r.log.summaryFailed(r, b, err)
 		r.compactFailed(err)
 		return
 	}

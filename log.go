@@ -17,8 +17,9 @@ import (
 // compactionId and status): the records of one check are the updates of
 // one compaction, in order.
 //
-//   - LogDecision, LogRefusal, LogSpill and LogSpillFailed have status
-//     "in_progress": the compaction is under way.
+//   - LogDecision, LogRefusal, LogSpill, LogSpillFailed and
+//     LogSummaryFailed have status "in_progress": the compaction is
+//     under way.
 //   - LogCheck ends the check: status "completed" when it pruned
 //     (Outcome Pruned), "cancelled" when it ended with nothing done
 //     (Deferred, or a check that found nothing to act on), "failed" when
@@ -51,8 +52,12 @@ import (
 //   - LogSpill: the spill's attributes ([SpillReport.LogValue]: store, key,
 //     units, messages, tokens).
 //   - LogSpillFailed: units, messages, tokens and error.
+//   - LogSummaryFailed: messages (the run the Summarizer was asked to
+//     summarize), tokens (what the run holds) and error, at warning
+//     level.
 //   - LogCheck: outcome, before, after, budget, trigger, target, ceiling,
-//     decisions, refused, spills, spill_errors, and reason (the text of
+//     decisions, refused, spills, spill_errors, summary_errors, and
+//     reason (the text of
 //     Result.Reason), held (Result.Held: [Held.LogValue]) and error when
 //     set.
 //   - LogRefetch: the alert's attributes ([RefetchAlert.LogValue]: tool,
@@ -66,9 +71,11 @@ const (
 	LogRefusal     = "pruneguard: refusal"
 	LogSpill       = "pruneguard: spill"
 	LogSpillFailed = "pruneguard: spill failed"
-	LogCheck       = "pruneguard: check"
-	LogRefetch     = "pruneguard: refetch"
-	LogReexpansion = "pruneguard: reexpansion"
+	// LogSummaryFailed is a Summarizer's error (see Guard.Summarizer).
+	LogSummaryFailed = "pruneguard: summary failed"
+	LogCheck         = "pruneguard: check"
+	LogRefetch       = "pruneguard: refetch"
+	LogReexpansion   = "pruneguard: reexpansion"
 )
 
 // The statuses of the Agent Client Protocol's compaction_update, as the
@@ -138,6 +145,14 @@ func (g *guardLog) spillFailed(r *guardRun, e *SpillError, tokens int) {
 	g.write(slog.LevelWarn, LogSpillFailed, statusInProgress, append(e.logAttrs(), slog.Int("tokens", tokens)))
 }
 
+func (g *guardLog) summaryFailed(r *guardRun, b *Brief, err error) {
+	if !g.enabled(slog.LevelWarn) {
+		return
+	}
+	g.write(slog.LevelWarn, LogSummaryFailed, statusInProgress,
+		[]slog.Attr{idsAttr("messages", b.Replace), slog.Int("tokens", b.Tokens), slog.String("error", err.Error())})
+}
+
 func (g *guardLog) check(r *guardRun, over bool, err error) {
 	res := &r.res
 	level, status := slog.LevelInfo, statusCompleted
@@ -145,7 +160,7 @@ func (g *guardLog) check(r *guardRun, over bool, err error) {
 	case err != nil:
 		level, status = slog.LevelError, statusFailed
 	case res.Outcome == Pruned:
-	case !over && len(res.Refused) == 0 && len(res.SpillErrors) == 0:
+	case !over && len(res.Refused) == 0 && len(res.SpillErrors) == 0 && len(res.SummaryErrors) == 0:
 		return // nothing to act on, nothing met: no compaction
 	default:
 		level, status = slog.LevelWarn, statusCancelled
@@ -160,6 +175,7 @@ func (g *guardLog) check(r *guardRun, over bool, err error) {
 		slog.Int("ceiling", r.ceiling),
 		slog.Int("decisions", len(res.Decisions)), slog.Int("refused", len(res.Refused)),
 		slog.Int("spills", len(res.Spills)), slog.Int("spill_errors", len(res.SpillErrors)),
+		slog.Int("summary_errors", len(res.SummaryErrors)),
 	}
 	if res.Reason != nil {
 		attrs = append(attrs, slog.String("reason", res.Reason.Error()))
@@ -319,12 +335,14 @@ func (v *Violation) logAttrs() []slog.Attr {
 }
 
 // LogValue returns the result's outcome, token counts, compaction id and
-// the number of decisions, refusals and spills, with the reason's text.
+// the number of decisions, refusals, spills, failed spills and failed
+// summaries, with the reason's text.
 func (r Result) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("outcome", r.Outcome.String()), slog.Int("before", r.Before), slog.Int("after", r.After),
 		slog.Int("decisions", len(r.Decisions)), slog.Int("refused", len(r.Refused)),
 		slog.Int("spills", len(r.Spills)), slog.Int("spill_errors", len(r.SpillErrors)),
+		slog.Int("summary_errors", len(r.SummaryErrors)),
 	}
 	if r.Compaction != "" {
 		attrs = append(attrs, slog.String("compaction", r.Compaction))

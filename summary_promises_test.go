@@ -1,9 +1,11 @@
 package pruneguard_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,13 +210,22 @@ func TestCompactionGuardGoesOnAfterARefusal(t *testing.T) {
 			require.NoError(t, c.Append(pg.Message{ID: "r1", Role: pg.RoleTool, Tokens: 3000, Answers: []pg.CallID{"c1"}, Content: []byte("lots")}))
 			require.NoError(t, c.Append(pg.Message{ID: "a2", Role: pg.RoleAssistant, Tokens: 20, Content: []byte("Read it.")}))
 			require.NoError(t, c.Append(pg.Message{ID: "u2", Role: pg.RoleUser, Tokens: 10, Content: []byte("next")}))
-			res, err := pg.Guard{Budget: 1000, Summarizer: s}.Check(c)
+			var logged bytes.Buffer
+			logger := slog.New(slog.NewJSONHandler(&logged, nil))
+			res, err := pg.Guard{Budget: 1000, Summarizer: s, Logger: logger}.Check(c)
 			require.NoError(t, err)
 			require.Error(t, res.Reason)
 			if name == "error" {
 				var pe *pg.PruneError
 				assert.ErrorAs(t, res.Reason, &pe, "a later refusal is the last error met")
+				require.Len(t, res.SummaryErrors, 1, "the Summarizer's error is kept all the same")
+				assert.ErrorIs(t, res.SummaryErrors[0], boom)
+				assert.Contains(t, logged.String(), `"msg":"`+pg.LogSummaryFailed+`"`)
+				assert.Contains(t, logged.String(), `"error":"model down"`)
+				assert.Contains(t, logged.String(), `"summary_errors":1`)
 			} else {
+				assert.Empty(t, res.SummaryErrors)
+				assert.NotContains(t, logged.String(), pg.LogSummaryFailed)
 				var codes []pg.Code
 				for _, v := range res.Refused {
 					codes = append(codes, v.Code)
