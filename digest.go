@@ -57,7 +57,11 @@ func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	header := "[Summary of " + strconv.Itoa(len(b.Replace)) + " earlier messages, written to save context: " +
+	n := "1 earlier message"
+	if len(b.Replace) != 1 {
+		n = strconv.Itoa(len(b.Replace)) + " earlier messages"
+	}
+	header := "[Summary of " + n + ", written to save context: " +
 		"not your words nor the user's. Facts are quoted verbatim.]\n"
 	written := map[string]bool{}
 	required := factLine("Facts to keep:", b.Facts, written, -1)

@@ -117,3 +117,18 @@ func TestGuardCompactsSeveralRuns(t *testing.T) {
 		assert.Contains(t, all.String(), "ORD-"+fmt.Sprint(5000+i), "every ticket stays in the prompt")
 	}
 }
+
+// The Digest's first line counts the messages the summary stands in for.
+func TestDigestHeaderCounts(t *testing.T) {
+	for n, want := range map[int]string{1: "[Summary of 1 earlier message,", 2: "[Summary of 2 earlier messages,"} {
+		b := &pruneguard.Brief{Tokens: 400}
+		for i := range n {
+			id := pruneguard.MessageID(fmt.Sprint("m", i))
+			b.Replace = append(b.Replace, id)
+			b.Messages = append(b.Messages, pruneguard.BriefMessage{ID: id, Role: pruneguard.RoleUser, Content: []byte("hello")})
+		}
+		text, err := pruneguard.Digest{}.Summarize(context.Background(), b)
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(text, want), "%d messages: %q", n, text)
+	}
+}
