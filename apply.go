@@ -250,6 +250,7 @@ func (c *Context) unindex(gone []int32, ids bool) {
 // they are read again.
 func (c *Context) remove(p int32, ids, results bool) {
 	c.unrequire(p)
+	c.mem.left(c, p)
 	x := c.msg(p)
 	if ids {
 		c.byID.Remove(p)

@@ -17,10 +17,12 @@ import (
 // one of the regenerability gate holds, besides, while neither the tool
 // registry nor the task plan changes (the judgement epoch: the Context's
 // epoch less the bumps of Apply, which change nothing a refusal rests
-// on). A spill, a merge of units and [Context.ForgetRefusals] drop
-// refusals at once. Refusals of units in flight or unread, of a split
-// plan, of a schema and of a Screen are never remembered: they change
-// with the plan or come from outside the gates.
+// on). A spill, a merge of units, a message leaving (an eviction, a
+// summary: the refusals of its unit and its stub go with it) and
+// [Context.ForgetRefusals] drop refusals at once. Refusals of units in
+// flight or unread, of a split plan, of a schema and of a Screen are
+// never remembered: they change with the plan or come from outside the
+// gates.
 //
 // Units refused are passed over by [View.Units] in runs: the first unit of
 // a run keeps a hint to the run's last unit, so that a walk crosses a run
@@ -248,8 +250,27 @@ func (m *refusalMemory) spilled(c *Context, p int32) {
 		return
 	}
 	m.unstub(c, p)
-	if _, ok := m.units[c.msg(p).unit]; ok {
-		delete(m.units, c.msg(p).unit)
+	m.dropUnit(c.msg(p).unit)
+}
+
+// left drops the refusals message p took with it as it left the
+// transcript (an eviction, a summary): the refusal of its unit and of
+// its stub. It is the one place a refusal goes with its messages,
+// whatever the versions of units count. Under the write lock, before p's
+// record is reused or renumbered.
+func (m *refusalMemory) left(c *Context, p int32) {
+	if len(m.units) == 0 && len(m.stubs) == 0 {
+		return
+	}
+	delete(m.stubs, p) // not put back in the indexes of results: p leaves them
+	m.dropUnit(c.msg(p).unit)
+}
+
+// dropUnit drops the refusal of unit u, if remembered. Under the write
+// lock.
+func (m *refusalMemory) dropUnit(u int32) {
+	if _, ok := m.units[u]; ok {
+		delete(m.units, u)
 		m.gen++
 	}
 }
@@ -347,9 +368,9 @@ func (c *Context) refusedUnit(id UnitID) bool {
 // a Guard's: every Guard on the Context reads and adds to it, and
 // [Context.ForgetRefusals] clears it. A refusal holds until its unit changes (a
 // chunk, a result, a pin, a coupling), a pointer is recorded on its
-// messages, or, for the regenerability gate's, the tool registry or the
-// task plan changes. It costs time in proportion to the refusals
-// remembered.
+// messages, a message of its unit leaves (an eviction, a summary), or,
+// for the regenerability gate's, the tool registry or the task plan
+// changes. It costs time in proportion to the refusals remembered.
 func (c *Context) Refusals() []*Violation {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

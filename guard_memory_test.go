@@ -1,6 +1,7 @@
 package pruneguard_test
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -288,4 +289,31 @@ func TestRefusalsListedInTranscriptOrder(t *testing.T) {
 			require.Less(t, a.Gate, b.Gate)
 		}
 	}
+}
+
+// A refusal goes with the messages it names: once a summary replaced
+// the unit a check refused and the result it refused to stub, no
+// refusal of them is listed, and the Context lists what a copy restored
+// from it lists.
+func TestRefusalsLeaveWithTheirMessages(t *testing.T) {
+	c := batchOfThree(t, pruneguard.Config{})
+	_, err := pruneguard.Guard{Budget: 100, Policy: pruneguard.LargestResultsFirst{Stub: true}}.Check(c)
+	require.NoError(t, err)
+	require.Len(t, c.Refusals(), 2, "the unit a and the stub of rp")
+
+	s := &pruneguard.Summary{Replace: []pruneguard.MessageID{"a", "rp", "rq", "rs"}, ID: "sum", Text: "posted; read twice"}
+	d, err := c.Prune(pruneguard.Plan{Summary: s})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	for _, id := range []pruneguard.MessageID{"a", "rp"} {
+		_, held := c.Message(id)
+		require.False(t, held, "%s was replaced", id)
+	}
+	assert.Empty(t, c.Refusals(), "no refusal of a message gone")
+
+	var saved bytes.Buffer
+	require.NoError(t, c.Save(&saved))
+	r, err := pruneguard.Restore(&saved, pruneguard.Config{})
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprint(c.Refusals()), fmt.Sprint(r.Refusals()), "as the restored copy lists")
 }

@@ -58,9 +58,7 @@ func (c *Context) savedRefusals() (units, stubs []savedRefusal) {
 	}
 	ps := slices.Sorted(mapKeys(m.stubs))
 	for _, p := range ps {
-		if c.msg(p).flags&mDead == 0 {
-			stubs = append(stubs, savedRefusal{Message: str(c.id(p)), Violations: savedViolations(m.stubs[p])})
-		}
+		stubs = append(stubs, savedRefusal{Message: str(c.id(p)), Violations: savedViolations(m.stubs[p])})
 	}
 	return units, stubs
 }

@@ -73,5 +73,4 @@ func (c *Context) placeSummary(d *Decision, before int32) {
 	c.relinkUnit(u, before, next)
 	c.link(p, u)
 	c.mem.moved()
-	delete(c.mem.stubs, p)
 }
