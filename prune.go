@@ -220,7 +220,7 @@ const (
 func (c *Context) nextGen() uint32 {
 	c.pruneGen++
 	if c.pruneGen >= 1<<(32-markBits) {
-		for p := int32(0); p < c.msgs.Len(); p++ {
+		for p := range c.msgs.Len() {
 			c.msg(p).mark = 0
 		}
 		c.pruneGen = 1
@@ -235,7 +235,7 @@ func (r *pruneRun) pass() uint32 {
 	c := r.c
 	c.tick++
 	if c.tick == 0 {
-		for u := int32(0); u < c.units.Len(); u++ {
+		for u := range c.units.Len() {
 			c.unit(u).mark = 0
 		}
 		c.tick = 1
