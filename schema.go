@@ -60,7 +60,7 @@ func (r *pruneRun) takeSchemas() {
 			}
 		}
 	}
-	seen := make(map[string]bool, len(p.DropSchemas)+len(p.CompressSchemas))
+	seen := map[string]bool{} // the tools an edit was taken for
 	take := func(name string, compressed json.RawMessage) {
 		if seen[name] {
 			return
