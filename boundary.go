@@ -55,8 +55,8 @@ func (r *pruneRun) boundaryGate() {
 	}
 	var t boundaryTally
 	r.closeUnits(&t)
-	stubs := r.boundaryStubs(&t)
-	if len(r.violations) == 0 && t.inFlight > 0 && t.inFlight == t.held && len(r.evict) == 0 && stubs == 0 {
+	stubsStay := r.boundaryStubs(&t)
+	if len(r.violations) == 0 && t.inFlight > 0 && t.inFlight == t.held && len(r.evict) == 0 && !stubsStay {
 		// Everything the plan named is in flight: the relaxed reading
 		// defers as the strict one would.
 		de := &DeferredError{}
@@ -149,10 +149,10 @@ func (r *pruneRun) splitViolation(u int32) *Violation {
 }
 
 // boundaryStubs refuses the stubs of results whose unit is held back,
-// and returns how many stubs stay.
-func (r *pruneRun) boundaryStubs(t *boundaryTally) int {
+// and reports whether any stub stays.
+func (r *pruneRun) boundaryStubs(t *boundaryTally) bool {
 	c := r.c
-	stubs := 0
+	stays := false
 	for i, q := range r.stubAt {
 		if r.has(q, kEvict|kHeld) {
 			continue
@@ -164,9 +164,9 @@ func (r *pruneRun) boundaryStubs(t *boundaryTally) int {
 			r.refuse(t, v)
 			continue
 		}
-		stubs++
+		stays = true
 	}
-	return stubs
+	return stays
 }
 
 // heldBack reports why unit u may not be pruned or stubbed now, or nil.

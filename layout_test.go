@@ -167,6 +167,13 @@ func TestMarksOutliveTheirGenerations(t *testing.T) {
 	// Marks of the first generation, which comes round again.
 	_, err := c.Prune(Plan{Evict: []MessageID{"u1", "r1", "a2", "u2"}, Stub: []MessageID{"r2"}})
 	require.NoError(t, err)
+	// Until they run out, each prune takes the next generation and each
+	// pass the next stamp: nothing is cleared.
+	gen, tick := c.pruneGen, c.tick
+	_, err = c.Prune(plans[0])
+	require.NoError(t, err)
+	assert.Equal(t, gen+1, c.pruneGen, "the next generation")
+	assert.Greater(t, c.tick, tick, "the next stamps")
 	c.pruneGen = 1<<(32-markBits) - 2
 	c.tick = ^uint32(0) - 3
 	for round := range 4 {

@@ -220,7 +220,7 @@ const (
 func (c *Context) nextGen() uint32 {
 	c.pruneGen++
 	if c.pruneGen >= 1<<(32-markBits) {
-		for p := int32(0); p < c.msgs.Len(); p++ {
+		for p := range c.msgs.Len() {
 			c.msg(p).mark = 0
 		}
 		c.pruneGen = 1
@@ -235,7 +235,7 @@ func (r *pruneRun) pass() uint32 {
 	c := r.c
 	c.tick++
 	if c.tick == 0 {
-		for u := int32(0); u < c.units.Len(); u++ {
+		for u := range c.units.Len() {
 			c.unit(u).mark = 0
 		}
 		c.tick = 1
@@ -368,11 +368,12 @@ func (s *violationSlab) violation(r *pruneRun, code Code, p int32) *Violation {
 }
 
 // add adds message p to those v names: in the slab's chunk of ids when v's
-// are its last, copied otherwise.
+// are its last, copied otherwise. (A violation that names a message was
+// given it by add, so the chunk is not empty then.)
 func (s *violationSlab) add(c *Context, v *Violation, p int32) {
 	id := MessageID(s.cut(c.msgID(p)))
 	m := len(s.msgs)
-	if k := len(v.Messages); k > 0 && m > 0 && m < cap(s.msgs) && &s.msgs[m-1] == &v.Messages[k-1] {
+	if k := len(v.Messages); k > 0 && m < cap(s.msgs) && &s.msgs[m-1] == &v.Messages[k-1] {
 		s.msgs = append(s.msgs, id)
 		v.Messages = s.msgs[m-k : m+1 : m+1]
 	} else if k > 0 {

@@ -82,6 +82,17 @@ func (f Facts) codes() []Code {
 	return out
 }
 
+// reasons returns the codes of the violations that hold a message marked
+// with facts f, which are not zero: the codes of its facts, or
+// CodeIrreducible when it holds only bits no fact names (any fact makes a
+// message irreducible).
+func (f Facts) reasons() []Code {
+	if codes := f.codes(); len(codes) > 0 {
+		return codes
+	}
+	return []Code{CodeIrreducible}
+}
+
 // Pointer says where a message's content was spilled. The zero Pointer
 // means "not spilled".
 type Pointer struct {
@@ -355,7 +366,7 @@ func (r *pruneRun) unsafeCodes(dst []codeAt, p int32) []codeAt {
 		return dst // condition 2: durable spill with a live pointer
 	}
 	if f := c.msg(p).facts; f != 0 {
-		for _, code := range f.codes() {
+		for _, code := range f.reasons() {
 			dst = append(dst, codeAt{code, p})
 		}
 		return dst

@@ -207,6 +207,34 @@ func TestMessageClassBeforeOracle(t *testing.T) {
 	assert.Positive(t, asked["abstains"])
 }
 
+// A prune asks the Oracle once about each message it judges, evicted or
+// stubbed, though both the gate and the decision's records read the
+// class: the class is found once per prune.
+func TestOracleAskedOncePerPrune(t *testing.T) {
+	asked := map[pruneguard.MessageID]int{}
+	c := pruneguard.NewContext(pruneguard.Config{Oracle: pruneguard.OracleFunc(func(m pruneguard.Message) pruneguard.Class {
+		asked[m.ID]++
+		return pruneguard.Reconstructible
+	})})
+	mustDo(t, c.RegisterTool(pruneguard.Tool{Name: "read_file", Annotations: pure}))
+	mustDo(t,
+		c.Append(pruneguard.Message{ID: "u1", Role: pruneguard.RoleUser, Tokens: 10, Content: []byte("read them")}),
+		c.Append(pruneguard.Message{ID: "a1", Role: pruneguard.RoleAssistant, Tokens: 10, Calls: []pruneguard.Call{{ID: "k1", Tool: "read_file"}}}),
+		c.Append(pruneguard.Message{ID: "r1", Role: pruneguard.RoleTool, Tokens: 10, Answers: []pruneguard.CallID{"k1"}, Content: []byte("one")}),
+		c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 10, Calls: []pruneguard.Call{{ID: "k2", Tool: "read_file"}}}),
+		c.Append(pruneguard.Message{ID: "r2", Role: pruneguard.RoleTool, Tokens: 500, Answers: []pruneguard.CallID{"k2"}, Content: []byte("two")}),
+		c.Append(pruneguard.Message{ID: "a3", Role: pruneguard.RoleAssistant, Tokens: 10, Content: []byte("read")}),
+	)
+	for round := range 2 {
+		clear(asked)
+		d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"u1", "a1"}, Stub: []pruneguard.MessageID{"r2"}})
+		require.NoError(t, err)
+		assert.Equal(t, []pruneguard.MessageID{"u1", "a1", "r1"}, d.Evict)
+		assert.Equal(t, []pruneguard.MessageID{"r2"}, d.Stub)
+		assert.Equal(t, map[pruneguard.MessageID]int{"u1": 1, "a1": 1, "r1": 1, "r2": 1}, asked, "round %d", round)
+	}
+}
+
 // paragraph returns the text of path from the first line holding start
 // to the next blank line, with line breaks and comment markers folded.
 func paragraph(t *testing.T, path, start string) string {

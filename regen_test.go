@@ -46,6 +46,7 @@ func TestRegenClasses(t *testing.T) {
 		{"one-time secret", Config{}, Tool{Annotations: closedWorld}, Message{Facts: OneTimeSecret}, []Code{CodeSecret}},
 		{"user constraint", Config{}, Tool{Annotations: closedWorld}, Message{Facts: UserConstraint}, []Code{CodeUserConstraint}},
 		{"two facts", Config{}, Tool{Annotations: closedWorld}, Message{Facts: NegativeResult | OneTimeSecret}, []Code{CodeNegative, CodeSecret}},
+		{"a fact no name is given for", Config{}, Tool{Annotations: closedWorld}, Message{Class: Reconstructible, Facts: Facts(1 << 6)}, []Code{CodeIrreducible}},
 		{"durable without pointer", Config{}, Tool{Output: Durable}, Message{}, []Code{CodePointerLost}},
 		{"durable pointer without resolver", Config{}, Tool{Output: Durable}, Message{Pointer: ptr}, []Code{CodePointerLost}},
 		{"durable pointer unresolvable", Config{Resolver: no}, Tool{Output: Durable}, Message{Pointer: ptr}, []Code{CodePointerLost}},

@@ -60,10 +60,7 @@ func (r *pruneRun) takeSchemas() {
 			}
 		}
 	}
-	var seen map[string]bool
-	if n := len(p.DropSchemas) + len(p.CompressSchemas); n > 0 {
-		seen = make(map[string]bool, n)
-	}
+	seen := map[string]bool{} // the tools an edit was taken for
 	take := func(name string, compressed json.RawMessage) {
 		if seen[name] {
 			return
@@ -93,10 +90,8 @@ func (r *pruneRun) takeSchemas() {
 	for _, name := range p.DropSchemas {
 		take(name, nil)
 	}
-	if len(p.CompressSchemas) > 0 {
-		for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
-			take(name, slices.Clone(p.CompressSchemas[name]))
-		}
+	for _, name := range slices.Sorted(maps.Keys(p.CompressSchemas)) {
+		take(name, slices.Clone(p.CompressSchemas[name]))
 	}
 	for _, tc := range r.tools {
 		if t := c.toolRec(tc.tool); t != nil && t.tombstoned && t.args-tc.n <= 0 && !seen[tc.tool] {
@@ -116,7 +111,7 @@ func (r *pruneRun) schemaGate() {
 	c := r.c
 	kept := r.edits[:0]
 	for _, e := range r.edits {
-		if !e.lossless && len(e.r.reqBy) > 0 {
+		if !e.lossless {
 			if ps := r.requirers(e.r); len(ps) > 0 {
 				r.object(r.requiredViolation(e.r, ps))
 				continue
@@ -130,10 +125,7 @@ func (r *pruneRun) schemaGate() {
 				r.object(&Violation{Gate: GateSchema, Code: CodeGhostTool, Tools: []string{e.tool}, Calls: r.survivingCalls(t)})
 				continue
 			case !noTomb:
-				e.tomb = &Tombstone{Tool: e.tool, Mutating: mut, Text: tombstoneText(e.tool, mut)}
-				if t.ver > 0 {
-					e.tomb.Stale = c.staleCalls(t)
-				}
+				e.tomb = &Tombstone{Tool: e.tool, Mutating: mut, Text: tombstoneText(e.tool, mut), Stale: c.staleCalls(t)}
 			}
 		}
 		kept = append(kept, e)

@@ -122,8 +122,8 @@ func (r *pruneRun) summaryRun() {
 	c := r.c
 	first, last := slices.Min(r.evict), slices.Max(r.evict)
 	var gap []int32
-	for q := first + 1; q < last; q++ {
-		if c.msg(q).flags&mDead == 0 && !r.has(q, kEvict) {
+	for i := range last - first { // from first (in the run) up to last
+		if q := first + i; c.msg(q).flags&mDead == 0 && !r.has(q, kEvict) {
 			gap = append(gap, q)
 		}
 	}
@@ -142,9 +142,9 @@ func (r *pruneRun) summaryRun() {
 
 // refuseEmptySummary makes the refusals that left nothing of a
 // summary's run the violations that refuse the summary: a summary
-// replaces a run, never nothing.
+// replaces a run, never nothing. (A run is left empty only by them.)
 func (r *pruneRun) refuseEmptySummary() {
-	if r.sum != nil && len(r.evict) == 0 && len(r.violations) == 0 && len(r.refused) > 0 {
+	if r.sum != nil && len(r.evict) == 0 && len(r.violations) == 0 {
 		r.violations, r.refused = r.refused, nil
 	}
 }
@@ -177,7 +177,7 @@ func (r *pruneRun) summaryCheck(p int32) []*Violation {
 	}
 	fs, spill := r.sum.factsOf(c, p)
 	if spill {
-		return []*Violation{v(facts1(x.facts))}
+		return []*Violation{v(x.facts.reasons()[0])}
 	}
 	var missing []Fact
 	for _, f := range fs {
@@ -191,15 +191,6 @@ func (r *pruneRun) summaryCheck(p int32) []*Violation {
 	m := v(CodeMissingFact)
 	m.Facts = missing
 	return []*Violation{m}
-}
-
-// facts1 returns the code of the first fact set in f, for a message
-// that must be spilled to be summarized.
-func facts1(f Facts) Code {
-	if codes := f.codes(); len(codes) > 0 {
-		return codes[0]
-	}
-	return CodeIrreducible
 }
 
 // summarySize refuses a summary that is not smaller than its run.
