@@ -205,11 +205,7 @@ func TestIncidentNegativeResultPruned(t *testing.T) {
 			Content: []byte("checked /etc/limits, ulimit is unlimited, so the OOM is not from the shell")}))
 		require.NoError(t, c.Append(Message{ID: "a2", Role: RoleAssistant, Tokens: 30, Calls: []Call{{ID: "p1", Tool: "apply_patch"}}}))
 		require.NoError(t, c.Append(Message{ID: "r2", Role: RoleTool, Tokens: 30, Answers: []CallID{"p1"}}))
-		d, err := c.Prune(Plan{Evict: []MessageID{"think"}})
-		if err != nil {
-			return c, err
-		}
-		return c, c.Apply(d)
+		return c, pruneApply(c, Plan{Evict: []MessageID{"think"}})
 	}
 	t.Run("gate off", func(t *testing.T) {
 		c, err := run(t, true)
@@ -246,11 +242,7 @@ func TestIncidentOneTimeNoncePruned(t *testing.T) {
 		require.NoError(t, c.Append(Message{ID: "a2", Role: RoleAssistant, Tokens: 20, Content: []byte("the payment went through")}))
 		// The runtime has already planned a retry that will need the nonce.
 		require.NoError(t, c.PlanStep("retry-if-timeout", "r1"))
-		d, err := c.Prune(Plan{Evict: []MessageID{"r1"}})
-		if err != nil {
-			return c, err
-		}
-		return c, c.Apply(d)
+		return c, pruneApply(c, Plan{Evict: []MessageID{"r1"}})
 	}
 	t.Run("gate off", func(t *testing.T) {
 		c, err := run(t, true)
@@ -398,4 +390,13 @@ func TestIncidentIrreducibleResultFetchedAgain(t *testing.T) {
 		st, _ := c.Tool("run_shell")
 		assert.Equal(t, 0, st.Refetches)
 	})
+}
+
+// pruneApply prunes c by p and applies the decision, as a runtime does.
+func pruneApply(c *Context, p Plan) error {
+	d, err := c.Prune(p)
+	if err != nil {
+		return err
+	}
+	return c.Apply(d)
 }

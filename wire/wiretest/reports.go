@@ -75,3 +75,26 @@ func (r *Reports) Check(limit int) error {
 	}
 	return errors.Join(errs...)
 }
+
+// CheckRun is [Reports.Check] for a run of n requests that all went
+// through p: it adds an error when p accepted another number of requests
+// or the reports are not n, when a report's After is not the token count
+// (with the default counter) of the body p received for it, and when no
+// report says the guard ran. It suits a run through one middleware with
+// the default counter whose every request p accepted.
+func (r *Reports) CheckRun(p *Provider, n, limit int) error {
+	errs := []error{r.Check(limit)}
+	list := r.List()
+	if p.Count() != n || len(list) != n {
+		return errors.Join(append(errs, fmt.Errorf("%d requests reached the provider, %d reports, want %d", p.Count(), len(list), n))...)
+	}
+	for i, rep := range list {
+		if got := wire.Tokens(p.Read(i), nil); got != rep.After {
+			errs = append(errs, fmt.Errorf("request %d: the report says %d tokens, the provider got %d", i, rep.After, got))
+		}
+	}
+	if r.Guarded() == 0 {
+		errs = append(errs, errors.New("no request was guarded"))
+	}
+	return errors.Join(errs...)
+}

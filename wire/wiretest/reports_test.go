@@ -62,3 +62,47 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check(200) = %v", err)
 	}
 }
+
+// TestCheckRun: CheckRun holds a run's reports to the bodies the provider
+// received, and names each way they part.
+func TestCheckRun(t *testing.T) {
+	p := wiretest.Start(t)
+	body := map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": "hello there"}}}
+	post(t, p, "/v1/chat/completions", body)
+	post(t, p, "/v1/chat/completions", body)
+	n := wire.Tokens(p.Read(0), nil)
+	good := func() *wiretest.Reports {
+		var r wiretest.Reports
+		r.Add("c", wire.Report{Before: n, After: n, Guarded: true}, nil)
+		r.Add("c", wire.Report{Before: n, After: n}, nil)
+		return &r
+	}
+	if err := good().CheckRun(p, 2, n); err != nil {
+		t.Errorf("a run as the provider saw it: %v", err)
+	}
+	for name, c := range map[string]struct {
+		r     *wiretest.Reports
+		n     int
+		limit int
+		want  string
+	}{
+		"count": {good(), 3, n, "want 3"},
+		"limit": {good(), 2, n - 1, "over"},
+		"guarded": {func() *wiretest.Reports {
+			var r wiretest.Reports
+			r.Add("c", wire.Report{After: n}, nil)
+			r.Add("c", wire.Report{After: n}, nil)
+			return &r
+		}(), 2, n, "no request was guarded"},
+	} {
+		if err := c.r.CheckRun(p, c.n, c.limit); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: CheckRun = %v, want an error with %q", name, err, c.want)
+		}
+	}
+	var off wiretest.Reports
+	off.Add("c", wire.Report{After: n + 5, Guarded: true}, nil)
+	off.Add("c", wire.Report{After: n}, nil)
+	if err := off.CheckRun(p, 2, n+5); err == nil || !strings.Contains(err.Error(), "request 0: the report says") {
+		t.Errorf("a report whose tokens are not the body's: CheckRun = %v", err)
+	}
+}
