@@ -13,20 +13,7 @@ import (
 // talkBody is a body of dialect d with a system prompt and n turns of a
 // user's text, each with a ticket id, and the model's answer.
 func talkBody(d wire.Dialect, n int) string {
-	text := func(role, s string) string {
-		switch d {
-		case wire.OpenAIResponses:
-			return `{"type":"message","role":"` + role + `","content":` + quote(s) + `}`
-		case wire.Gemini:
-			if role == "assistant" {
-				role = "model"
-			}
-			return `{"role":"` + role + `","parts":[{"text":` + quote(s) + `}]}`
-		case wire.Bedrock:
-			return `{"role":"` + role + `","content":[{"text":` + quote(s) + `}]}`
-		}
-		return `{"role":"` + role + `","content":` + quote(s) + `}`
-	}
+	text := func(role, s string) string { return textMessage(d, role, s) }
 	var all []string
 	for k := 0; k < n; k++ {
 		all = append(all, text("user", fmt.Sprintf("Turn %d: ticket INC-%d, %s", k, 4700+k, strings.Repeat("words ", 80))),

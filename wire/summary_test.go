@@ -53,20 +53,7 @@ func factBody(d wire.Dialect, n int) string {
 				`{"role":"user","content":[{"toolResult":{"toolUseId":"`+id+`","content":[{"text":`+quote(result(k))+`}]}}]}`)
 		}
 	}
-	text := func(role, s string) string {
-		switch d {
-		case wire.OpenAIResponses:
-			return `{"type":"message","role":"` + role + `","content":` + quote(s) + `}`
-		case wire.Gemini:
-			if role == "assistant" {
-				role = "model"
-			}
-			return `{"role":"` + role + `","parts":[{"text":` + quote(s) + `}]}`
-		case wire.Bedrock:
-			return `{"role":"` + role + `","content":[{"text":` + quote(s) + `}]}`
-		}
-		return `{"role":"` + role + `","content":` + quote(s) + `}`
-	}
+	text := func(role, s string) string { return textMessage(d, role, s) }
 	all := append([]string{text("user", "the task: look the items up")}, msgs...)
 	all = append(all, text("assistant", "done"), text("user", "next"))
 	switch d {
@@ -553,4 +540,21 @@ func TestBedrockSummaryNeighbour(t *testing.T) {
 	if m := ob.Messages[0]; m.Role != "user" || len(m.Texts) != 1 || !strings.HasPrefix(m.Texts[0], "[Summary of") {
 		t.Fatalf("the summary does not stand first: %s", m.Raw)
 	}
+}
+
+// textMessage is a message of text s from role ("user" or "assistant")
+// in dialect d, as a runtime would feed it.
+func textMessage(d wire.Dialect, role, s string) string {
+	switch d {
+	case wire.OpenAIResponses:
+		return `{"type":"message","role":"` + role + `","content":` + quote(s) + `}`
+	case wire.Gemini:
+		if role == "assistant" {
+			role = "model"
+		}
+		return `{"role":"` + role + `","parts":[{"text":` + quote(s) + `}]}`
+	case wire.Bedrock:
+		return `{"role":"` + role + `","content":[{"text":` + quote(s) + `}]}`
+	}
+	return `{"role":"` + role + `","content":` + quote(s) + `}`
 }
