@@ -448,22 +448,7 @@ func TestRestoreRefusesDamage(t *testing.T) {
 // State that holds together by its digest but not with itself (a view
 // naming a message never taken in) is refused too.
 func TestRestoreRefusesInconsistentState(t *testing.T) {
-	s := mustNew(t, fleetConfig(fleetModes[0], &spill.Memory{}, nil))
-	for _, l := range fleetScript(4) {
-		if _, _, err := s.Prune(t.Context(), cloneList(l)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if err := s.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
-	obj := buf.Bytes()
-	obj = append(bytes.Clone(obj[:bytes.LastIndex(obj, []byte(`,"sha256":"`))]), '}')
-	var st map[string]json.RawMessage
-	if err := json.Unmarshal(obj, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := savedFields(t, fleetModes[0], 4)
 	resealed, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -501,23 +486,8 @@ func TestRestoreRefusesInconsistentState(t *testing.T) {
 // summary once.
 func TestRestoreRefusesASummaryTwice(t *testing.T) {
 	m := fleetModes[1]
-	s := mustNew(t, fleetConfig(m, &spill.Memory{}, nil))
-	for _, l := range fleetScript(12) {
-		if _, _, err := s.Prune(t.Context(), cloneList(l)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if err := s.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
-	obj := buf.Bytes()
-	obj = append(bytes.Clone(obj[:bytes.LastIndex(obj, []byte(`,"sha256":"`))]), '}')
-	var st map[string]json.RawMessage
+	st := savedFields(t, m, 12)
 	var view []map[string]json.RawMessage
-	if err := json.Unmarshal(obj, &st); err != nil {
-		t.Fatal(err)
-	}
 	if err := json.Unmarshal(st["view"], &view); err != nil {
 		t.Fatal(err)
 	}
@@ -663,4 +633,28 @@ func TestFleetFailOpen(t *testing.T) {
 			t.Errorf("sent %d of %d messages: the list was not guarded", len(out), len(long))
 		}
 	})
+}
+
+// savedFields runs the first steps of the fleet script through a session
+// of mode m and returns the members of its saved state, the digest left
+// out, for a test to edit and seal again.
+func savedFields(t *testing.T, m fleetMode, steps int) map[string]json.RawMessage {
+	t.Helper()
+	s := mustNew(t, fleetConfig(m, &spill.Memory{}, nil))
+	for _, l := range fleetScript(steps) {
+		if _, _, err := s.Prune(t.Context(), cloneList(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := s.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	obj := buf.Bytes()
+	obj = append(bytes.Clone(obj[:bytes.LastIndex(obj, []byte(`,"sha256":"`))]), '}')
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
