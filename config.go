@@ -83,6 +83,14 @@ type Config struct {
 	// as package tokenizer's encodings) satisfies Counter too. It must be
 	// safe for concurrent use.
 	Counter Counter
+	// SummaryCounter, when set, counts a summary's text as the runtime
+	// sends it: with the message around it, escaped as its body writes
+	// it (package wire sets one for each dialect). A [Guard] that
+	// compacts then leaves room for what a summary costs in the prompt,
+	// not for its text alone. Nil counts the text with Counter
+	// ([ApproxCounter] when Counter is nil). A Summary given its Tokens
+	// is counted as given. It must be safe for concurrent use.
+	SummaryCounter Counter
 	// Text, when set, gives the text of messages held without Content
 	// (a provider body's view keeps token counts only), for the facts a
 	// [Summary] must carry and for a [Brief]. Nil means each message's

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pruneguard/pruneguard/internal/facts"
 )
 
 // Digest is the built-in [Summarizer]: deterministic, with no model, for
@@ -13,8 +15,9 @@ import (
 // For each message of the run it writes one line of what happened (the
 // role, the tools called with their arguments, the tool answered, the
 // start of the text), then the facts the Brief requires, verbatim, then
-// as many of the other facts found as fit, and a line for each pointer
-// it carries. Secrets withheld from the Brief never reach it. Within its
+// as many of the other facts found as fit (those its pointer lines show
+// already are not written again), and a line for each pointer it
+// carries. Secrets withheld from the Brief never reach it. Within its
 // bound (MaxTokens, and the Brief's Room when it is set), the other
 // facts take the room before the lines of the messages do, a model
 // needing them verbatim where the lines say only what happened: first
@@ -32,7 +35,9 @@ type Digest struct {
 	// MaxTokens bounds what the summary holds beyond the facts the
 	// Brief requires and the pointer lines, counted as [ApproxCounter]
 	// counts (a quarter of the bytes). Zero means a quarter of the run's
-	// tokens, at least 64. With the Brief's Room set, what the summary
+	// tokens, or what the earlier summaries of the run hold when that is
+	// more (a summary of a summary may hold what the earlier one held),
+	// at least 64. With the Brief's Room set, what the summary
 	// holds in all stays within Room as well, when the required facts
 	// and the pointer lines leave any.
 	MaxTokens int
@@ -61,13 +66,18 @@ func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 	if len(b.Replace) != 1 {
 		n = strconv.Itoa(len(b.Replace)) + " earlier messages"
 	}
-	header := "[Summary of " + n + ", written to save context: " +
-		"not your words nor the user's. Facts are quoted verbatim.]\n"
+	header := "[Summary of " + n + ", not your words nor the user's; facts quoted verbatim]\n"
 	written := map[string]bool{}
 	required := factLine("Facts to keep:", b.Facts, written, -1)
 	var pointers strings.Builder
 	for _, p := range b.Pointers {
 		pointers.WriteString(g.pointerText(p) + "\n")
+	}
+	shown := facts.NewCarrier(pointers.String()) // a pointer line that lists facts
+	for _, f := range otherFacts(b) {
+		if k, _ := factKind(f.Kind); shown.Carries(facts.Fact{Text: f.Text, Kind: k}) {
+			written[f.Text] = true
+		}
 	}
 	room := g.limit(b)*4 - len(header) - len(required) - pointers.Len()
 	if b.Room > 0 {
@@ -98,12 +108,19 @@ func digestLines(ms []BriefMessage, room int) string {
 }
 
 // limit returns the bound of what a summary of b holds beyond what it
-// must, in tokens.
+// must, in tokens: MaxTokens, or a quarter of the run, or what the
+// earlier summaries of the run hold, whichever is more.
 func (g Digest) limit(b *Brief) int {
 	if g.MaxTokens > 0 {
 		return g.MaxTokens
 	}
-	return max(64, b.Tokens/4)
+	earlier := 0
+	for _, m := range b.Messages {
+		if m.Role == RoleSummary {
+			earlier += (len(m.Content) + 3) / 4
+		}
+	}
+	return max(64, b.Tokens/4, earlier)
 }
 
 // factLine writes the facts not yet written, after title, on one line,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
 )
 
 // digestBrief is a Brief of a user message, a call and its result
@@ -131,4 +132,107 @@ func TestDigestHeaderCounts(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, strings.HasPrefix(text, want), "%d messages: %q", n, text)
 	}
+}
+
+// compactTwoRuns fills a Context with a short run, a pinned message and
+// a long run, and a Guard that compacts it to a third with a store,
+// whose pointer lines cost more than the short run's share of room.
+func compactTwoRuns(t *testing.T) (*pruneguard.Context, pruneguard.Guard) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Pinned: true, Content: []byte("sys"), Tokens: 2}))
+	for i := range 12 {
+		n := fmt.Sprint(i)
+		if i == 1 {
+			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
+		}
+		for _, m := range []pruneguard.Message{
+			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
+			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
+				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
+		} {
+			require.NoError(t, c.Append(m))
+		}
+	}
+	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	long := func(p pruneguard.Pointer) string {
+		return "[the messages summarized are stored at " + p.Store + ":" + p.Key + strings.Repeat(" (described at length)", 12) + "]"
+	}
+	return c, pruneguard.Guard{Budget: c.Tokens() / 3, Spill: sp, Summarizer: pruneguard.Digest{PointerText: long}}
+}
+
+// The runs of a check are summarized smallest first, each with room for
+// what must still be freed: a short run whose summary costs more than
+// its share (its header and pointer line) takes that from the long
+// run's room, and no summary is evicted to make up for it.
+func TestGuardCompactsShortRunFirst(t *testing.T) {
+	c, g := compactTwoRuns(t)
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	var summaries []pruneguard.MessageID
+	for _, d := range res.Decisions {
+		if d.Summary != nil {
+			summaries = append(summaries, d.Summary.ID)
+			continue
+		}
+		for _, id := range d.Evict {
+			assert.NotContains(t, string(id), "summary", "a summary written by this check was evicted")
+		}
+	}
+	assert.Len(t, summaries, 2, "one summary each side of the pinned message: %v", res.Reason)
+	assert.LessOrEqual(t, c.Tokens(), g.Budget)
+	for _, id := range summaries {
+		_, ok := c.Message(id)
+		assert.True(t, ok, "summary %s stays in the prompt", id)
+	}
+}
+
+// A summary of an earlier summary may hold what the earlier one held,
+// though that is more than a quarter of the run: compaction after
+// compaction keeps the facts the first one kept, room allowing.
+func TestDigestKeepsEarlierSummaryWhole(t *testing.T) {
+	var fs []pruneguard.Fact
+	var text strings.Builder
+	text.WriteString("[Summary of 9 earlier messages, not your words nor the user's; facts quoted verbatim]\nOther facts:")
+	for i := range 60 {
+		f := fmt.Sprintf("INC-%d", 7000+i)
+		fs = append(fs, pruneguard.Fact{Message: "s0", Kind: "id", Text: f})
+		text.WriteString(" " + f + ";")
+	}
+	content := []byte(text.String())
+	b := &pruneguard.Brief{Replace: []pruneguard.MessageID{"s0", "u1"}, Tokens: len(content)/4 + 40,
+		Messages: []pruneguard.BriefMessage{
+			{ID: "s0", Role: pruneguard.RoleSummary, Content: content, Facts: fs},
+			{ID: "u1", Role: pruneguard.RoleUser, Content: []byte(strings.Repeat("ok ", 50))},
+		}}
+	require.Less(t, b.Tokens/4*4, len(content), "the earlier summary holds more than a quarter of the run")
+	out, err := pruneguard.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	for _, f := range fs {
+		assert.Contains(t, out, f.Text)
+	}
+
+	b.Room = 60 // a Room still bounds it
+	out, err = pruneguard.Digest{}.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, pruneguard.ApproxCounter{}.Count([]byte(out)), b.Room)
+}
+
+// A fact the pointer line already shows is not written again among the
+// other facts: the room goes to facts the summary would not show.
+func TestDigestSkipsFactsItsPointerShows(t *testing.T) {
+	b := digestBrief()
+	b.Pointers = []pruneguard.Pointer{{Store: "mem", Key: "seg-1"}}
+	g := pruneguard.Digest{PointerText: func(p pruneguard.Pointer) string {
+		return "[stored at " + p.Key + "; facts: canary-eu-2, /var/log/kern.log]"
+	}}
+	out, err := g.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	i := strings.Index(out, "Other facts:")
+	require.GreaterOrEqual(t, i, 0, out)
+	other, _, _ := strings.Cut(out[i:], "\n")
+	assert.NotContains(t, other, "canary-eu-2")
+	assert.NotContains(t, other, "/var/log/kern.log")
+	assert.Contains(t, other, "INC-1000", "the facts the line does not show are written")
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Compaction: a check of a Guard with a Summarizer replaces the oldest
@@ -17,13 +18,16 @@ const fromSummary = "summary"
 // compact replaces the oldest runs of units that may go with summaries
 // the Summarizer writes, when the Context is over the target: the runs,
 // oldest first, until they hold twice what the check must free (a run
-// ends at a unit that may not go, the next starts after it). Each
-// summary may hold its run's share of what the runs hold beyond what
-// must be freed. With a Spill store each run is first spilled, so that
-// everything replaced can be read back and the summary need only carry
-// the pointer. What stands in the way (a refused summary, a summarizer's
-// error) is reported and the check goes on with the next run, then with
-// evictions.
+// ends at a unit that may not go, the next starts after it). The runs
+// are summarized smallest first, each with room for what the runs left
+// hold beyond what must still be freed, in proportion to its share of
+// them: what a summary costs beyond its room (a header, a pointer line
+// that a short run cannot pay for) is taken from the rooms of the larger
+// runs after it, not from a summary evicted at the end. With a Spill
+// store each run is first spilled, so that everything replaced can be
+// read back and the summary need only carry the pointer. What stands in
+// the way (a refused summary, a summarizer's error) is reported and the
+// check goes on with the next run, then with evictions.
 func (r *guardRun) compact() {
 	c := r.c
 	need := c.Tokens() - r.target
@@ -32,16 +36,19 @@ func (r *guardRun) compact() {
 	}
 	r.v.arm()                                                 // the walks of the View, for the policy's Keeper, see the Context as it is
 	runs, held := r.summaryRuns(2 * min(need, math.MaxInt/2)) // twice what must go, at most all
+	slices.SortStableFunc(runs, func(a, b summaryRun) int { return a.tokens - b.tokens })
 	for _, run := range runs {
-		if c.Tokens() <= r.target {
+		if need = c.Tokens() - r.target; need <= 0 {
 			return
 		}
-		r.compactRun(run, need, held)
+		r.compactRun(run.ids, need, held)
+		held -= run.tokens
 	}
 }
 
 // compactRun replaces run with a summary, which may hold what the run
-// holds beyond its share of need, held being what all the runs hold.
+// holds beyond its share of need, held being what the runs left to
+// summarize hold, run's own included.
 func (r *guardRun) compactRun(run []MessageID, need, held int) {
 	c := r.c
 	b, err := c.Brief(Plan{Summary: &Summary{Replace: run}, Split: SplitStrict})
@@ -57,15 +64,10 @@ func (r *guardRun) compactRun(run []MessageID, need, held int) {
 		r.compactFailed(err)
 		return
 	}
-	// What the summary may hold for the check to reach its target, less
-	// a little for what the runtime's message around the text costs.
+	// What the summary may hold for the check to reach its target.
 	room := b.Tokens - int((int64(need)*int64(b.Tokens)+int64(held)-1)/int64(max(held, 1)))
-	b.Room = max(1, room-8-room/32)
-	text, err := r.g.Summarizer.Summarize(r.ctx, b)
-	if err != nil {
-		r.res.SummaryErrors = append(r.res.SummaryErrors, err)
-		r.log.summaryFailed(r, b, err)
-		r.compactFailed(err)
+	text, ok := r.summarize(b, room)
+	if !ok {
 		return
 	}
 	s := &Summary{Replace: b.Replace, ID: r.summaryID(), Text: text, Pointers: b.Pointers}
@@ -90,6 +92,33 @@ func (r *guardRun) compactRun(run []MessageID, need, held int) {
 	r.log.decision(r, d, fromSummary)
 }
 
+// summarize asks the Summarizer for the summary of b in room tokens as
+// the Context counts it: Room is room less a little for what the
+// runtime's message around the text costs, and a summary that the
+// Context counts over room is asked for again, once, with a Room of its
+// text's tokens (as Config.Counter counts) less the excess, so that a summary a few tokens too long is not evicted whole
+// to make up for them. It reports false when the Summarizer failed (the
+// error is reported).
+func (r *guardRun) summarize(b *Brief, room int) (string, bool) {
+	b.Room = max(1, room-8-room/32)
+	text, err := r.g.Summarizer.Summarize(r.ctx, b)
+	if err != nil {
+		r.res.SummaryErrors = append(r.res.SummaryErrors, err)
+		r.log.summaryFailed(r, b, err)
+		r.compactFailed(err)
+		return "", false
+	}
+	n := r.c.summaryTokens(&Summary{Text: text})
+	if over := n - room; over > 0 && b.Room > 1 {
+		b.Room = max(1, min(b.Room, r.c.textTokens(text))-over)
+		if again, err := r.g.Summarizer.Summarize(r.ctx, b); err == nil && strings.TrimSpace(again) != "" &&
+			r.c.summaryTokens(&Summary{Text: again}) < n {
+			text = again
+		}
+	}
+	return text, true
+}
+
 // compactFailed records what kept a compaction from being applied.
 func (r *guardRun) compactFailed(err error) {
 	if err == nil {
@@ -108,7 +137,7 @@ func (r *guardRun) compactFailed(err error) {
 // policy keeps, see [Keeper], or hides) or whose messages interleave
 // with a unit outside it (which is passed over); the next run starts
 // with the next unit that may go.
-func (r *guardRun) summaryRuns(want int) (runs [][]MessageID, held int) {
+func (r *guardRun) summaryRuns(want int) (runs []summaryRun, held int) {
 	keep, keeps := r.kept()
 	c := r.c
 	c.mu.RLock()
@@ -120,12 +149,12 @@ func (r *guardRun) summaryRuns(want int) (runs [][]MessageID, held int) {
 		}
 	}
 	var run []int32
-	last := none
+	last, from := none, 0
 	end := func() {
 		if len(run) > 0 {
-			runs = append(runs, c.messageIDs(run))
+			runs = append(runs, summaryRun{ids: c.messageIDs(run), tokens: held - from})
 		}
-		run, last = run[:0], none
+		run, last, from = run[:0], none, held
 	}
 	for u := c.firstUnit(); u != none && held < want; u = c.unit(u).next {
 		un := c.unit(u)
@@ -141,6 +170,13 @@ func (r *guardRun) summaryRuns(want int) (runs [][]MessageID, held int) {
 	}
 	end()
 	return runs, held
+}
+
+// A summaryRun is a run of whole units a check may replace with one
+// summary: its messages, oldest first, and the tokens they hold.
+type summaryRun struct {
+	ids    []MessageID
+	tokens int
 }
 
 // messageIDs returns the ids of the messages at ps. Under the read lock.

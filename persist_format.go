@@ -52,7 +52,7 @@ import (
 // The members, in the order Save writes them:
 //
 //   - config: the data fields of the [Config] (not its Oracle, Resolver,
-//     Counter or Text): boundary ("strict", "relaxed"), regen ("refuse",
+//     Counter, SummaryCounter or Text): boundary ("strict", "relaxed"), regen ("refuse",
 //     "drop-unsafe"), textClass, noTombstones, ceiling, hoardTokens,
 //     stubText, stubTokens, pointerTokens. A class is "unset",
 //     "reconstructible", "durable" or "irreducible" (a number stands for

@@ -18,9 +18,9 @@ import (
 // summaries carry no facts of their runs: those releases did not save
 // them); a restored Context saves version 2.
 //
-// The Config is the saved one, but for its Oracle, Resolver, Counter and
-// Text, which are functions and are taken from cfg; cfg's other fields
-// are not used. The refusals the guards remember hold as they did: call
+// The Config is the saved one, but for its Oracle, Resolver, Counter,
+// SummaryCounter and Text, which are functions and are taken from cfg;
+// cfg's other fields are not used. The refusals the guards remember hold as they did: call
 // [Context.ForgetRefusals] when the Oracle or the Resolver given answers
 // otherwise than the original's did. When cfg.Resolver is a [Verifier]
 // (as spill.Spiller is), Restore verifies each distinct pointer the
@@ -158,6 +158,7 @@ func (s *savedState) build(fns Config) (*Context, error) {
 	replay := cfg
 	replay.HoardTokens = 0
 	cfg.Oracle, cfg.Resolver, cfg.Counter, cfg.Text = fns.Oracle, fns.Resolver, fns.Counter, fns.Text
+	cfg.SummaryCounter = fns.SummaryCounter
 	b := &restorer{s: s, c: NewContext(replay), cfg: cfg}
 	b.reserve()
 	for _, step := range []func() error{

@@ -50,9 +50,9 @@ type Summary struct {
 	ID MessageID
 	// Text is the summary. Required, not blank.
 	Text string
-	// Tokens is the summary's size. Zero means Config.Counter counts
-	// Text, or, without one, [ApproxCounter] does. It must not be
-	// negative.
+	// Tokens is the summary's size. Zero means Config.SummaryCounter
+	// counts Text, or Config.Counter, or, without either,
+	// [ApproxCounter]. It must not be negative.
 	Tokens int
 	// Pointers are the spill pointers the summary carries. A pointer
 	// counts only when it resolves and its key appears in Text: a message
@@ -101,11 +101,16 @@ type Brief struct {
 	// Room, when positive, is the most tokens the summary can hold for
 	// the check that asked for it to reach its target: a [Guard] sets it
 	// to what the run holds less its share of what the check must free
-	// (the runs of one check share it in proportion to their tokens),
-	// less a little for what the message around the text costs. A summary
-	// that holds more still stands if the gates pass it, and the check
-	// evicts further (the summary too, when it can be spilled). Zero
-	// means no bound: [Context.Brief] leaves it so.
+	// (the runs of one check are summarized smallest first, each taking
+	// a share of what must still be freed in proportion to its tokens,
+	// so that a summary longer than its Room takes from the runs after
+	// it), less a little for what the message around the text costs.
+	// When the Context counts a summary over that share, the Guard asks
+	// once more, with a Room of the text's tokens less the excess, and
+	// takes the shorter. A summary that holds more still stands if the
+	// gates pass it, and the check evicts further (the summary too, when
+	// it can be spilled). Zero means no bound: [Context.Brief] leaves it
+	// so.
 	Room int
 }
 

@@ -1,11 +1,15 @@
 package pruneguard_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	pg "github.com/pruneguard/pruneguard"
@@ -39,5 +43,80 @@ func TestCompactionOneSummary(t *testing.T) {
 			most = max(most, k)
 		}
 		require.Equal(t, want, most, "pinned at %d", pinAt)
+	}
+}
+
+// Config.SummaryCounter counts a summary the guard writes, and Restore
+// takes it from the Config it is given, as it takes Counter.
+func TestSummaryCounterCounts(t *testing.T) {
+	var wrapped wrapCounter
+	cfg := pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapped}
+	c := pg.NewContext(cfg)
+	for i := range 10 {
+		ticketTurn(t, c, i)
+	}
+	g := pg.Guard{Budget: c.Tokens() / 2, Summarizer: pg.Digest{}}
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Decisions)
+	s := res.Decisions[0].Summary
+	require.NotNil(t, s, "%v", res.Reason)
+	assert.Equal(t, wrapped.Count([]byte(s.Text)), s.Tokens)
+	assert.LessOrEqual(t, c.Tokens(), g.Budget)
+
+	var buf bytes.Buffer
+	require.NoError(t, c.Save(&buf))
+	r, err := pg.Restore(&buf, cfg)
+	require.NoError(t, err)
+	for i := 10; i < 20; i++ {
+		ticketTurn(t, r, i)
+	}
+	res, err = g.Check(r)
+	require.NoError(t, err)
+	for _, d := range res.Decisions {
+		if d.Summary != nil {
+			assert.Equal(t, wrapped.Count([]byte(d.Summary.Text)), d.Summary.Tokens, "the restored Context counts by the SummaryCounter given")
+		}
+	}
+}
+
+// ticketTurn appends a user's turn i with a ticket id and the model's answer.
+func ticketTurn(t *testing.T, c *pg.Context, i int) {
+	t.Helper()
+	require.NoError(t, c.Append(pg.Message{ID: pg.MessageID(fmt.Sprint("u", i)), Role: pg.RoleUser,
+		Content: []byte(fmt.Sprintf("ticket INC-%d %s", 100+i, strings.Repeat("words ", 60)))}))
+	require.NoError(t, c.Append(pg.Message{ID: pg.MessageID(fmt.Sprint("a", i)), Role: pg.RoleAssistant,
+		Content: []byte(fmt.Sprintf("Noted INC-%d.", 100+i))}))
+}
+
+// wrapCounter counts as ApproxCounter does, plus 50 for a message around
+// the text.
+type wrapCounter struct{}
+
+func (wrapCounter) Count(b []byte) int { return pg.ApproxCounter{}.Count(b) + 50 }
+
+// A summary the Context counts over the room its run had is asked for
+// again, once, with Room less the excess; the shorter one is applied and
+// no summary is evicted to make up for the first one's length.
+func TestSummaryOverRoomAskedAgain(t *testing.T) {
+	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{}})
+	for i := range 10 {
+		ticketTurn(t, c, i)
+	}
+	var rooms []int
+	sum := pg.SummarizerFunc(func(ctx context.Context, b *pg.Brief) (string, error) {
+		rooms = append(rooms, b.Room)
+		return pg.Digest{MaxTokens: 10000}.Summarize(ctx, b) // fills its Room
+	})
+	g := pg.Guard{Budget: c.Tokens() / 2, Summarizer: sum}
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	require.Len(t, rooms, 2, "asked once more")
+	assert.Less(t, rooms[1], rooms[0])
+	assert.LessOrEqual(t, c.Tokens(), g.Budget)
+	for _, d := range res.Decisions {
+		if d.Summary == nil {
+			assert.NotContains(t, fmt.Sprint(d.Evict), "summary", "a summary was evicted")
+		}
 	}
 }

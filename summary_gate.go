@@ -105,10 +105,19 @@ func (c *Context) summaryTokens(s *Summary) int {
 	if s.Tokens > 0 {
 		return s.Tokens
 	}
-	if c.cfg.Counter != nil {
-		return c.cfg.Counter.Count([]byte(s.Text))
+	if c.cfg.SummaryCounter != nil {
+		return c.cfg.SummaryCounter.Count([]byte(s.Text))
 	}
-	return ApproxCounter{}.Count([]byte(s.Text))
+	return c.textTokens(s.Text)
+}
+
+// textTokens returns what Config.Counter, or ApproxCounter without one,
+// counts of text.
+func (c *Context) textTokens(text string) int {
+	if c.cfg.Counter != nil {
+		return c.cfg.Counter.Count([]byte(text))
+	}
+	return ApproxCounter{}.Count([]byte(text))
 }
 
 // summaryRun refuses a run that leaves a message between its first and

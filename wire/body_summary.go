@@ -177,3 +177,14 @@ func textSource(p *provider, at func(id pruneguard.MessageID) *facts) pruneguard
 		return modelText(p, f)
 	})
 }
+
+// summaryCounter counts a summary's text as provider p writes the summary
+// message, with count: what the message costs in the body (one written
+// inside the user message before it costs a little less).
+type summaryCounter struct {
+	p     *provider
+	count pruneguard.Counter
+}
+
+// Count implements pruneguard.Counter.
+func (s summaryCounter) Count(text []byte) int { return countJSON(s.count, s.p.summary(string(text))) }

@@ -378,6 +378,9 @@ func (b *Body) Bind(opts Options) (*Guarded, error) {
 	}
 	cfg := opts.Config
 	cfg.Counter = counterOf(cfg.Counter)
+	if cfg.SummaryCounter == nil {
+		cfg.SummaryCounter = summaryCounter{p: b.provider(), count: cfg.Counter}
+	}
 	stubText := cfg.StubText
 	if stubText == "" {
 		stubText = pruneguard.DefaultStubText

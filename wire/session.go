@@ -388,6 +388,9 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		return nil, fmt.Errorf("%w: Manifest: %w", ErrSessionConfig, err)
 	}
 	cfg.Config.Counter = counterOf(cfg.Config.Counter)
+	if cfg.Config.SummaryCounter == nil {
+		cfg.Config.SummaryCounter = summaryCounter{p: cfg.Dialect.provider(), count: cfg.Config.Counter}
+	}
 	s := &Session{manifest: byName, cfg: cfg, count: cfg.Config.Counter, key: historyKeyOf(cfg.Dialect), p: cfg.Dialect.provider(), seed: maphash.MakeSeed()}
 	s.log, s.alertLog = sessionLoggers(cfg)
 	s.stubText = cfg.Config.StubText

@@ -119,3 +119,28 @@ func TestSessionCompactsTalk(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardedCountsSummaryAsWritten: the Context counts a summary as its
+// body writes it (the message around the text, the text escaped), so a
+// compaction moves the body's tokens and the Context's alike and a check
+// reaches its budget in one pass, with one summary.
+func TestGuardedCountsSummaryAsWritten(t *testing.T) {
+	for _, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			g, err := wire.Bind([]byte(talkBody(d, 12)), d, wire.Options{})
+			must(t, err)
+			fixed := g.Tokens() - g.Context().Tokens()
+			res, _, err := g.Check(pruneguard.Guard{Budget: g.Tokens() / 2, Summarizer: pruneguard.Digest{}})
+			must(t, err)
+			if len(res.Decisions) != 1 || summaryOf(res) == nil {
+				t.Fatalf("want one summary, got %d decisions: %v", len(res.Decisions), res.Reason)
+			}
+			got := g.Tokens() - g.Context().Tokens()
+			// In Bedrock the summary joins the user message before it,
+			// which costs a little less than a message of its own.
+			if got != fixed && (d != wire.Bedrock || got > fixed) {
+				t.Errorf("the body holds %d tokens beyond the Context's after the summary, %d before", got, fixed)
+			}
+		})
+	}
+}
