@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pruneguard/pruneguard/internal/facts"
 	"github.com/pruneguard/pruneguard/wire"
 )
 
@@ -187,4 +188,60 @@ func TestRun(t *testing.T) {
 	if code := run([]string{"-budgets", "2"}, &out, &errs); code != 2 {
 		t.Errorf("a budget of 2 exits %d, want 2", code)
 	}
+}
+
+// TestHoldsFacts: the budget holds the used facts when, beside what the
+// output kept as the past had it, there is room for each fact the kept
+// part does not show; a budget one token short does not.
+func TestHoldsFacts(t *testing.T) {
+	s := chatSession(t, [][2]string{
+		{"system", "You help."},
+		{"user", "Ticket INC-4711 and REF-9999, " + strings.Repeat("words ", 40)},
+		{"assistant", "Noted INC-4711."},
+		{"user", "next"},
+	})
+	past := s.body
+	b, err := wire.Read(past, wire.OpenAIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove([]int{1, 2}); err != nil { // the output keeps the system prompt and the last turn
+		t.Fatal(err)
+	}
+	out, err := b.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := []usedFact{{Fact: factOf(t, "INC-4711")}, {Fact: factOf(t, "REF-9999")}}
+	need := wire.Tokens(b, nil) + 2*((len("INC-4711")+5)/4)
+	for budget, want := range map[int]bool{need: true, need - 1: false} {
+		got, err := holdsFacts(past, out, wire.OpenAIChat, budget, used)
+		if err != nil || got != want {
+			t.Errorf("budget %d (need %d): %v, %v; want %v", budget, need, got, err, want)
+		}
+	}
+	// A fact the kept part shows costs nothing.
+	if got, _ := holdsFacts(past, past, wire.OpenAIChat, wire.Tokens(mustRead(t, past), nil), used); !got {
+		t.Error("the whole past within its own tokens does not hold its facts")
+	}
+}
+
+func factOf(t *testing.T, text string) facts.Fact {
+	t.Helper()
+	for _, f := range facts.Extract(text) {
+		if f.Text == text {
+			return f
+		}
+	}
+	t.Fatalf("no fact %q", text)
+	return facts.Fact{}
+}
+
+func mustRead(t *testing.T, body []byte) *wire.Body {
+	t.Helper()
+	b, err := wire.Read(body, wire.OpenAIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

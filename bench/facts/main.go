@@ -16,7 +16,11 @@
 // how many outputs were within the budget and valid (breaking no
 // provider rule the past kept); and, over the runs whose output is within
 // the budget and valid, the share of their facts usable and the share
-// kept in the prompt itself.
+// kept in the prompt itself; and the same share over those of these runs
+// whose budget can hold the used facts at all: beside what the output
+// kept of the past as it was (its system prompt, the messages it left
+// untouched), room for each used fact that part does not show, written
+// once, counting nothing for a summary's header or a pointer's key.
 //
 // Usage:
 //

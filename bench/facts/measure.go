@@ -28,6 +28,10 @@ type result struct {
 	used, kept, recallable, lost int
 	within, valid                bool
 	err                          error
+	// roomy says whether the budget, less what the output keeps as the
+	// past had it, can hold the used facts it does not show verbatim
+	// (see holdsFacts).
+	roomy bool
 }
 
 // measureSession runs every mode at every cut and budget of s.
@@ -94,6 +98,9 @@ func (r *result) count(m mode, past []byte, d wire.Dialect, budget int, pastV []
 	}
 	r.within = wire.Tokens(b, nil) <= budget
 	r.valid = len(wire.NewViolations(pastV, b.Validate())) == 0
+	if r.roomy, err = holdsFacts(past, o.body, d, budget, used); err != nil {
+		return err
+	}
 	body := visibleText(o.body)
 	inBody := facts.NewCarrier(body)
 	shown := reachable(body, o.recall)
@@ -108,6 +115,50 @@ func (r *result) count(m mode, past []byte, d wire.Dialect, budget int, pastV []
 		}
 	}
 	return nil
+}
+
+// holdsFacts reports whether the budget can hold, beside what an output
+// keeps of the past as the past had it (its system messages and
+// top-level fields, and each message it kept byte for byte), the used
+// facts that this kept part does not show, each written once with a
+// separator, counted as ApproxCounter counts. It is generous: it leaves
+// out what any summary or pointer costs beyond its facts. Where it is
+// false, no output within the budget can show every used fact, and the
+// share kept in the prompt is bounded by the budget, not by the mode.
+func holdsFacts(past, out []byte, d wire.Dialect, budget int, used []usedFact) (bool, error) {
+	pb, err := wire.Read(past, d)
+	if err != nil {
+		return false, err
+	}
+	ob, err := wire.Read(out, d)
+	if err != nil {
+		return false, err
+	}
+	kept := map[string]bool{}
+	for _, m := range ob.Messages {
+		kept[string(m.Raw)] = true
+	}
+	var gone []int
+	for i, m := range pb.Messages {
+		if !isSystem(m) && !kept[string(m.Raw)] {
+			gone = append(gone, i)
+		}
+	}
+	if err := pb.Remove(gone); err != nil {
+		return false, err
+	}
+	fixed, err := pb.Marshal()
+	if err != nil {
+		return false, err
+	}
+	shown := facts.NewCarrier(visibleText(fixed))
+	need := wire.Tokens(pb, nil)
+	for _, f := range used {
+		if !shown.Carries(f.Fact) {
+			need += (len(f.Text) + 2 + 3) / 4
+		}
+	}
+	return need <= budget, nil
 }
 
 // reachable returns the recall answers a model reading body can reach:
@@ -159,6 +210,9 @@ type row struct {
 	// The facts of the runs whose output is valid and within budget:
 	// used, and kept in the prompt.
 	usedWithin, keptWithin int
+	// The same over those of them where the budget can hold the facts
+	// used (see holdsFacts), and how many they are.
+	roomy, usedRoomy, keptRoomy int
 }
 
 // summarize sums results by mode and budget, in the modes' order.
@@ -190,6 +244,11 @@ func summarize(rs []result, c config) []row {
 					w.usable += r.kept + r.recallable
 					w.usedWithin += r.used
 					w.keptWithin += r.kept
+					if r.roomy {
+						w.roomy++
+						w.usedRoomy += r.used
+						w.keptRoomy += r.kept
+					}
 				}
 			}
 			rows = append(rows, w)
@@ -201,13 +260,13 @@ func summarize(rs []result, c config) []row {
 // printTable writes rows as a Markdown table.
 func printTable(w io.Writer, title string, rows []row) {
 	fmt.Fprintf(w, "\n%s\n\n", title)
-	fmt.Fprintln(w, "| mode | budget | runs | facts used | kept | recallable | lost | usable | within budget | valid | errors | where within: usable | where within: kept |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| mode | budget | runs | facts used | kept | recallable | lost | usable | within budget | valid | errors | where within: usable | where within: kept | where within, facts fit | there: kept |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %.0f%% | %d | %d | %s | %s | %s | %s | %d/%d | %d/%d | %d | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %.0f%% | %d | %d | %s | %s | %s | %s | %d/%d | %d/%d | %d | %s | %s | %d | %s |\n",
 			r.mode, 100*r.budget, r.runs, r.used, pct(r.kept, r.used), pct(r.recallable, r.used), pct(r.lost, r.used),
 			pct(r.usable, r.used), r.within, r.runs-r.errs, r.valid, r.runs-r.errs, r.errs,
-			pct(r.usable, r.usedWithin), pct(r.keptWithin, r.usedWithin))
+			pct(r.usable, r.usedWithin), pct(r.keptWithin, r.usedWithin), r.roomy, pct(r.keptRoomy, r.usedRoomy))
 	}
 }
 
