@@ -95,10 +95,12 @@ func (r *guardRun) compactRun(run []MessageID, need, held int) {
 // summarize asks the Summarizer for the summary of b in room tokens as
 // the Context counts it: Room is room less a little for what the
 // runtime's message around the text costs, and a summary that the
-// Context counts over room is asked for again, once, with a Room of its
-// text's tokens (as Config.Counter counts) less the excess, so that a summary a few tokens too long is not evicted whole
-// to make up for them. It reports false when the Summarizer failed (the
-// error is reported).
+// Context counts over room is asked for again, once, with a Room of the
+// first Room or its text's tokens (as Config.Counter counts), whichever
+// is fewer, less the excess, so that a summary a few tokens too long is
+// not evicted whole to make up for them; the first text stands when the
+// second call fails, writes nothing or is no shorter. It reports false
+// when the Summarizer failed (the error is reported).
 func (r *guardRun) summarize(b *Brief, room int) (string, bool) {
 	b.Room = max(1, room-8-room/32)
 	text, err := r.g.Summarizer.Summarize(r.ctx, b)

@@ -1,6 +1,9 @@
 package pruneguard_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,4 +45,86 @@ func TestSummaryNegativeCountIsZero(t *testing.T) {
 			assert.Equal(t, 5, c.Tokens())
 		})
 	}
+}
+
+// scriptedSummarizer answers its first call as Digest fills its Room
+// plus extra bytes, and each later call with again; it counts its calls
+// by run.
+type scriptedSummarizer struct {
+	extra string
+	again func(ctx context.Context, b *pg.Brief) (string, error)
+	calls map[pg.MessageID]int
+	rooms []int
+	first string
+}
+
+func (s *scriptedSummarizer) Summarize(ctx context.Context, b *pg.Brief) (string, error) {
+	s.calls[b.Replace[0]]++
+	s.rooms = append(s.rooms, b.Room)
+	if len(s.rooms) == 1 {
+		text, err := pg.Digest{MaxTokens: 10000}.Summarize(ctx, b)
+		s.first = text + s.extra
+		return s.first, err
+	}
+	return s.again(ctx, b)
+}
+
+// A summary the Context counts over its share is asked for once more,
+// and only once; when the second answer is an error, blank or no
+// shorter, the first text is the one applied.
+func TestSummaryAskedAgainKeepsFirst(t *testing.T) {
+	for name, again := range map[string]func(ctx context.Context, b *pg.Brief) (string, error){
+		"error":  func(context.Context, *pg.Brief) (string, error) { return "shorter", errors.New("model down") },
+		"blank":  func(context.Context, *pg.Brief) (string, error) { return " \n\t", nil },
+		"longer": func(context.Context, *pg.Brief) (string, error) { return strings.Repeat("longer text ", 500), nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{}})
+			for i := range 10 {
+				ticketTurn(t, c, i)
+			}
+			s := &scriptedSummarizer{again: again, calls: map[pg.MessageID]int{}}
+			g := pg.Guard{Budget: c.Tokens() / 2, Summarizer: s}
+			res, err := g.Check(c)
+			require.NoError(t, err)
+			require.Len(t, s.rooms, 2, "asked once more")
+			for id, n := range s.calls {
+				assert.LessOrEqual(t, n, 2, "run at %s", id)
+			}
+			assert.Empty(t, res.SummaryErrors, "the first text stands")
+			var texts []string
+			for _, d := range res.Decisions {
+				if d.Summary != nil {
+					texts = append(texts, d.Summary.Text)
+				}
+			}
+			assert.Equal(t, []string{s.first}, texts)
+		})
+	}
+}
+
+// The second Room is never more than the first, though the first text
+// ignored its Room: the Room asked for again is the smaller of the
+// first Room and the text's tokens, less the excess.
+func TestSummaryAskedAgainRoomShrinks(t *testing.T) {
+	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}})
+	for i := range 10 {
+		ticketTurn(t, c, i)
+	}
+	s := &scriptedSummarizer{extra: strings.Repeat(" padding", 60), calls: map[pg.MessageID]int{},
+		again: func(ctx context.Context, b *pg.Brief) (string, error) { return pg.Digest{}.Summarize(ctx, b) }}
+	g := pg.Guard{Budget: c.Tokens() / 2, Summarizer: s}
+	_, err := g.Check(c)
+	require.NoError(t, err)
+	require.Len(t, s.rooms, 2)
+	r1, n := s.rooms[0], pg.ApproxCounter{}.Count([]byte(s.first))
+	require.Greater(t, n, r1, "the first text ignored its Room")
+	var want []int // the first Room was room-8-room/32, room being the share
+	for room := r1; room < 2*r1+64; room++ {
+		if room-8-room/32 == r1 {
+			want = append(want, max(1, min(r1, n)-(n-room)))
+		}
+	}
+	assert.Contains(t, want, s.rooms[1], "first Room %d, text %d tokens", r1, n)
+	assert.Less(t, s.rooms[1], r1)
 }
