@@ -236,3 +236,35 @@ func TestDigestSkipsFactsItsPointerShows(t *testing.T) {
 	assert.NotContains(t, other, "/var/log/kern.log")
 	assert.Contains(t, other, "INC-1000", "the facts the line does not show are written")
 }
+
+// A fact the pointer line shows only inside a longer word, number or
+// path is not shown by it and is written among the other facts; a fact
+// the Brief requires is written among the required facts though the
+// pointer line shows it.
+func TestDigestPointerShowsWholeFactsOnly(t *testing.T) {
+	b := &pruneguard.Brief{
+		Replace: []pruneguard.MessageID{"r1"},
+		Tokens:  400,
+		Facts:   []pruneguard.Fact{{Message: "r1", Kind: "id", Text: "INC-42"}},
+		Messages: []pruneguard.BriefMessage{{ID: "r1", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c1"},
+			Facts: []pruneguard.Fact{
+				{Message: "r1", Kind: "id", Text: "INC-42"},
+				{Message: "r1", Kind: "id", Text: "ORD-12"},
+				{Message: "r1", Kind: "path", Text: "/etc/hosts"},
+				{Message: "r1", Kind: "number", Text: "137"},
+			}}},
+		Pointers: []pruneguard.Pointer{{Store: "mem", Key: "seg-1"}},
+	}
+	g := pruneguard.Digest{PointerText: func(p pruneguard.Pointer) string {
+		return "[stored at " + p.Key + "; facts: INC-42, ORD-123, /opt/etc/hosts, 1370]"
+	}}
+	out, err := g.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.Contains(t, out, "Facts to keep: INC-42;")
+	i := strings.Index(out, "Other facts:")
+	require.GreaterOrEqual(t, i, 0, out)
+	other, _, _ := strings.Cut(out[i:], "\n")
+	for _, f := range []string{"ORD-12;", "/etc/hosts;", "137;"} {
+		assert.Contains(t, other, " "+f)
+	}
+}
