@@ -41,17 +41,19 @@ func (r *guardRun) compact() {
 		if need = c.Tokens() - r.target; need <= 0 {
 			return
 		}
-		r.compactRun(run.ids, need, held)
+		r.compactRun(run, need, held)
 		held -= run.tokens
 	}
 }
 
 // compactRun replaces run with a summary, which may hold what the run
 // holds beyond its share of need, held being what the runs left to
-// summarize hold, run's own included.
-func (r *guardRun) compactRun(run []MessageID, need, held int) {
+// summarize hold, run's own included. A run cut short of what only a
+// pointer could stand for shares need by what is left of it: the part
+// cut off frees nothing.
+func (r *guardRun) compactRun(run summaryRun, need, held int) {
 	c := r.c
-	b, err := c.Brief(Plan{Summary: &Summary{Replace: run}, Split: SplitStrict})
+	b, err := c.Brief(Plan{Summary: &Summary{Replace: run.ids}, Split: SplitStrict})
 	if err != nil {
 		r.compactFailed(err)
 		return
@@ -64,6 +66,7 @@ func (r *guardRun) compactRun(run []MessageID, need, held int) {
 		r.compactFailed(err)
 		return
 	}
+	held -= max(0, run.tokens-b.Tokens)
 	// What the summary may hold for the check to reach its target.
 	room := b.Tokens - int((int64(need)*int64(b.Tokens)+int64(held)-1)/int64(max(held, 1)))
 	text, ok := r.summarize(b, room)

@@ -128,3 +128,27 @@ func TestSummaryAskedAgainRoomShrinks(t *testing.T) {
 	assert.Contains(t, want, s.rooms[1], "first Room %d, text %d tokens", r1, n)
 	assert.Less(t, s.rooms[1], r1)
 }
+
+// A run cut short before a message only a pointer could stand for (with
+// no Spill store) takes its share of what must be freed by what is left
+// of it, the part cut off freeing nothing: its summary frees what the
+// check must, and the check reaches its budget with no eviction.
+func TestGuardCompactsCutRunToBudget(t *testing.T) {
+	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}})
+	for i := range 10 {
+		ticketTurn(t, c, i)
+		if i == 6 {
+			require.NoError(t, c.Append(pg.Message{ID: "secret", Role: pg.RoleUser, Facts: pg.OneTimeSecret, Content: []byte("nonce " + strings.Repeat("zq", 200))}))
+			require.NoError(t, c.Append(pg.Message{ID: "ack", Role: pg.RoleAssistant, Content: []byte("ok")}))
+		}
+	}
+	g := pg.Guard{Budget: c.Tokens() / 2, Summarizer: pg.Digest{}}
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	require.Len(t, res.Decisions, 1, "one summary: %v", res.Reason)
+	s := res.Decisions[0].Summary
+	require.NotNil(t, s)
+	assert.NotContains(t, s.Replace, pg.MessageID("secret"), "the run ends before the secret")
+	assert.NoError(t, res.Reason)
+	assert.LessOrEqual(t, c.Tokens(), g.Budget)
+}
