@@ -108,10 +108,11 @@ type Brief struct {
 	// When the Context counts a summary over that share, the Guard asks
 	// once more, with a Room of the first Room or the text's tokens,
 	// whichever is fewer, less the excess, and takes the shorter text
-	// (the first when the second call fails or writes nothing). A summary that holds more still stands if the
-	// gates pass it, and the check evicts further (the summary too, when
-	// it can be spilled). Zero means no bound: [Context.Brief] leaves it
-	// so.
+	// (the first when the second call fails or writes nothing, or the
+	// gates refuse the second). A summary that holds more still stands
+	// if the gates pass it, and the check evicts further (the summary
+	// too, when it can be spilled). Zero means no bound: [Context.Brief]
+	// leaves it so.
 	Room int
 }
 

@@ -152,3 +152,27 @@ func TestGuardCompactsCutRunToBudget(t *testing.T) {
 	assert.NoError(t, res.Reason)
 	assert.LessOrEqual(t, c.Tokens(), g.Budget)
 }
+
+// A second answer shorter than the first but one the gates refuse (it
+// drops a fact the Brief requires) does not cost the run its summary:
+// the first text, which the gates pass, is applied.
+func TestSummaryAskedAgainRefusedKeepsFirst(t *testing.T) {
+	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{}})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup"}))
+	for i := range 8 {
+		orderTurn(t, c, i)
+	}
+	s := &scriptedSummarizer{extra: strings.Repeat(" padding", 60), calls: map[pg.MessageID]int{},
+		again: func(context.Context, *pg.Brief) (string, error) { return "[Summary] Orders were checked.", nil }}
+	g := pg.Guard{Budget: c.Tokens() / 2, Summarizer: s}
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	require.Len(t, s.rooms, 2, "asked once more")
+	var texts []string
+	for _, d := range res.Decisions {
+		if d.Summary != nil {
+			texts = append(texts, d.Summary.Text)
+		}
+	}
+	assert.Equal(t, []string{s.first}, texts, "refused: %v", res.Refused)
+}
