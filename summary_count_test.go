@@ -120,3 +120,36 @@ func TestSummaryOverRoomAskedAgain(t *testing.T) {
 		}
 	}
 }
+
+// A Summary is counted as its Tokens give it, else by the
+// SummaryCounter, else by the Counter, else as ApproxCounter counts.
+func TestSummaryCountedInOrder(t *testing.T) {
+	text := "Summary: INC-7 is open and waits for the user."
+	for name, tc := range map[string]struct {
+		cfg    pg.Config
+		tokens int
+		want   int
+	}{
+		"given":          {pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{}}, 7, 7},
+		"SummaryCounter": {pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{}}, 0, wrapCounter{}.Count([]byte(text))},
+		"Counter":        {pg.Config{Counter: wrapCounter{}}, 0, wrapCounter{}.Count([]byte(text))},
+		"ApproxCounter":  {pg.Config{}, 0, pg.ApproxCounter{}.Count([]byte(text))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := pg.NewContext(tc.cfg)
+			for _, m := range []pg.Message{
+				{ID: "u1", Role: pg.RoleUser, Tokens: 300, Content: []byte("check INC-7")},
+				{ID: "a1", Role: pg.RoleAssistant, Tokens: 300, Content: []byte("INC-7 is open")},
+				{ID: "u2", Role: pg.RoleUser, Tokens: 5, Content: []byte("next")},
+			} {
+				require.NoError(t, c.Append(m))
+			}
+			d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: text, Tokens: tc.tokens}})
+			require.NoError(t, err)
+			require.NotNil(t, d.Summary)
+			assert.Equal(t, tc.want, d.Summary.Tokens)
+			require.NoError(t, c.Apply(d))
+			assert.Equal(t, 5+tc.want, c.Tokens())
+		})
+	}
+}
