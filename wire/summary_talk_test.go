@@ -172,3 +172,29 @@ func TestSessionCountsSummaryAsWritten(t *testing.T) {
 		})
 	}
 }
+
+// fixedCounter counts every text as n tokens.
+type fixedCounter int
+
+func (n fixedCounter) Count([]byte) int { return int(n) }
+
+// TestSummaryCounterGivenStands: a SummaryCounter the configuration gives
+// is the one the Context counts a summary with, for a bound body and a
+// session alike; wire sets its own only when none is given.
+func TestSummaryCounterGivenStands(t *testing.T) {
+	d := wire.OpenAIChat
+	cfg := pruneguard.Config{SummaryCounter: fixedCounter(3)}
+	g, err := wire.Bind([]byte(talkBody(d, 12)), d, wire.Options{Config: cfg})
+	must(t, err)
+	res, _, err := g.Check(pruneguard.Guard{Budget: g.Tokens() / 2, Summarizer: pruneguard.Digest{}})
+	must(t, err)
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Config: cfg, Guard: pruneguard.Guard{Budget: g.Tokens() / 2, Summarizer: pruneguard.Digest{}}})
+	must(t, err)
+	_, rep, err := s.Sync([]byte(talkBody(d, 12)))
+	must(t, err)
+	for _, r := range []pruneguard.Result{res, rep.Result} {
+		if sd := summaryOf(r); sd == nil || sd.Summary.Tokens != 3 {
+			t.Fatalf("want a summary counted 3 tokens, got %+v: %v", sd, r.Reason)
+		}
+	}
+}
