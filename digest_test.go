@@ -268,3 +268,41 @@ func TestDigestPointerShowsWholeFactsOnly(t *testing.T) {
 		assert.Contains(t, other, " "+f)
 	}
 }
+
+// The runs of one check are asked for smallest first, whatever their
+// place: here the long run before the pinned message comes after the
+// short one behind it.
+func TestGuardAsksSmallestRunFirst(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
+	for i := range 12 {
+		n := fmt.Sprint(i)
+		if i == 10 {
+			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
+		}
+		for _, m := range []pruneguard.Message{
+			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
+			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
+				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
+		} {
+			require.NoError(t, c.Append(m))
+		}
+	}
+	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	var sizes []int
+	var firsts []pruneguard.MessageID
+	g := pruneguard.Guard{Budget: c.Tokens() / 3, Spill: sp, Summarizer: pruneguard.SummarizerFunc(func(ctx context.Context, b *pruneguard.Brief) (string, error) {
+		if len(firsts) == 0 || firsts[len(firsts)-1] != b.Replace[0] {
+			sizes = append(sizes, b.Tokens)
+			firsts = append(firsts, b.Replace[0])
+		}
+		return pruneguard.Digest{}.Summarize(ctx, b)
+	})}
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	require.Len(t, sizes, 2, "%v: %v", firsts, res.Reason)
+	assert.Less(t, sizes[0], sizes[1])
+	assert.Equal(t, pruneguard.MessageID("a10"), firsts[0], "the run after the pinned message, the smaller")
+	assert.LessOrEqual(t, c.Tokens(), g.Budget)
+}
