@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,4 +154,37 @@ func TestSummaryCountedInOrder(t *testing.T) {
 			assert.Equal(t, 5+tc.want, c.Tokens())
 		})
 	}
+}
+
+// A Context restored from a saved state of version 1 counts a summary
+// with the SummaryCounter it is given, as one of version 2 does.
+func TestSummaryCounterRestoredVersion1(t *testing.T) {
+	files, err := filepath.Glob("testdata/state/v1/*.state")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	counted := 0
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			state, err := os.ReadFile(name)
+			require.NoError(t, err)
+			c, err := pg.Restore(bytes.NewReader(state), pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{},
+				Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
+			require.NoError(t, err)
+			for _, m := range []pg.Message{
+				{ID: "late-u", Role: pg.RoleUser, Tokens: 300, Content: []byte("check INC-7")},
+				{ID: "late-a", Role: pg.RoleAssistant, Tokens: 300, Content: []byte("INC-7 is open")},
+				{ID: "late-n", Role: pg.RoleUser, Tokens: 5, Content: []byte("next")},
+			} {
+				require.NoError(t, c.Append(m))
+			}
+			text := "Summary: INC-7 is open."
+			d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"late-u", "late-a"}, ID: "late-s", Text: text}})
+			if err != nil {
+				return // the state refuses every prune (calls pending, a tool's schema required)
+			}
+			assert.Equal(t, wrapCounter{}.Count([]byte(text)), d.Summary.Tokens)
+			counted++
+		})
+	}
+	require.Positive(t, counted, "a state that takes a summary")
 }
