@@ -236,3 +236,73 @@ func TestDigestSkipsFactsItsPointerShows(t *testing.T) {
 	assert.NotContains(t, other, "/var/log/kern.log")
 	assert.Contains(t, other, "INC-1000", "the facts the line does not show are written")
 }
+
+// A fact the pointer line shows only inside a longer word, number or
+// path is not shown by it and is written among the other facts; a fact
+// the Brief requires is written among the required facts though the
+// pointer line shows it.
+func TestDigestPointerShowsWholeFactsOnly(t *testing.T) {
+	b := &pruneguard.Brief{
+		Replace: []pruneguard.MessageID{"r1"},
+		Tokens:  400,
+		Facts:   []pruneguard.Fact{{Message: "r1", Kind: "id", Text: "INC-42"}},
+		Messages: []pruneguard.BriefMessage{{ID: "r1", Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{"c1"},
+			Facts: []pruneguard.Fact{
+				{Message: "r1", Kind: "id", Text: "INC-42"},
+				{Message: "r1", Kind: "id", Text: "ORD-12"},
+				{Message: "r1", Kind: "path", Text: "/etc/hosts"},
+				{Message: "r1", Kind: "number", Text: "137"},
+			}}},
+		Pointers: []pruneguard.Pointer{{Store: "mem", Key: "seg-1"}},
+	}
+	g := pruneguard.Digest{PointerText: func(p pruneguard.Pointer) string {
+		return "[stored at " + p.Key + "; facts: INC-42, ORD-123, /opt/etc/hosts, 1370]"
+	}}
+	out, err := g.Summarize(context.Background(), b)
+	require.NoError(t, err)
+	assert.Contains(t, out, "Facts to keep: INC-42;")
+	i := strings.Index(out, "Other facts:")
+	require.GreaterOrEqual(t, i, 0, out)
+	other, _, _ := strings.Cut(out[i:], "\n")
+	for _, f := range []string{"ORD-12;", "/etc/hosts;", "137;"} {
+		assert.Contains(t, other, " "+f)
+	}
+}
+
+// The runs of one check are asked for smallest first, whatever their
+// place: here the long run before the pinned message comes after the
+// short one behind it.
+func TestGuardAsksSmallestRunFirst(t *testing.T) {
+	sp := &spill.Spiller{Store: &spill.Memory{}}
+	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
+	for i := range 12 {
+		n := fmt.Sprint(i)
+		if i == 10 {
+			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
+		}
+		for _, m := range []pruneguard.Message{
+			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
+			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
+				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
+		} {
+			require.NoError(t, c.Append(m))
+		}
+	}
+	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	var sizes []int
+	var firsts []pruneguard.MessageID
+	g := pruneguard.Guard{Budget: c.Tokens() / 3, Spill: sp, Summarizer: pruneguard.SummarizerFunc(func(ctx context.Context, b *pruneguard.Brief) (string, error) {
+		if len(firsts) == 0 || firsts[len(firsts)-1] != b.Replace[0] {
+			sizes = append(sizes, b.Tokens)
+			firsts = append(firsts, b.Replace[0])
+		}
+		return pruneguard.Digest{}.Summarize(ctx, b)
+	})}
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	require.Len(t, sizes, 2, "%v: %v", firsts, res.Reason)
+	assert.Less(t, sizes[0], sizes[1])
+	assert.Equal(t, pruneguard.MessageID("a10"), firsts[0], "the run after the pinned message, the smaller")
+	assert.LessOrEqual(t, c.Tokens(), g.Budget)
+}

@@ -109,10 +109,11 @@ type Guard struct {
 	// once the pointer text is counted. Nil means nothing is spilled.
 	Spill Spiller
 	// Summarizer, when set, makes a check over its trigger compact before
-	// it evicts: it replaces the oldest run of whole units that may go
-	// (up to what the policy keeps, see [Keeper]) with one summary
-	// message the Summarizer writes from the run's [Brief], judged by the
-	// gates as [Summary] says. With Spill set, the run is spilled first,
+	// it evicts: it replaces the oldest runs of whole units that may go
+	// (up to what the policy keeps, see [Keeper]; a unit that may not go
+	// ends a run), smallest first, each with one summary message the
+	// Summarizer writes from the run's [Brief], judged by the gates as
+	// [Summary] says. With Spill set, the run is spilled first,
 	// as one segment, so that everything it held can be read back and
 	// the summary carries the pointer; without, the run ends before the
 	// first message only a pointer could stand for. A summary the gates

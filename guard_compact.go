@@ -41,17 +41,19 @@ func (r *guardRun) compact() {
 		if need = c.Tokens() - r.target; need <= 0 {
 			return
 		}
-		r.compactRun(run.ids, need, held)
+		r.compactRun(run, need, held)
 		held -= run.tokens
 	}
 }
 
 // compactRun replaces run with a summary, which may hold what the run
 // holds beyond its share of need, held being what the runs left to
-// summarize hold, run's own included.
-func (r *guardRun) compactRun(run []MessageID, need, held int) {
+// summarize hold, run's own included. A run cut short of what only a
+// pointer could stand for shares need by what is left of it: the part
+// cut off frees nothing.
+func (r *guardRun) compactRun(run summaryRun, need, held int) {
 	c := r.c
-	b, err := c.Brief(Plan{Summary: &Summary{Replace: run}, Split: SplitStrict})
+	b, err := c.Brief(Plan{Summary: &Summary{Replace: run.ids}, Split: SplitStrict})
 	if err != nil {
 		r.compactFailed(err)
 		return
@@ -64,14 +66,21 @@ func (r *guardRun) compactRun(run []MessageID, need, held int) {
 		r.compactFailed(err)
 		return
 	}
+	held -= max(0, run.tokens-b.Tokens)
 	// What the summary may hold for the check to reach its target.
 	room := b.Tokens - int((int64(need)*int64(b.Tokens)+int64(held)-1)/int64(max(held, 1)))
-	text, ok := r.summarize(b, room)
-	if !ok {
+	texts := r.summarize(b, room)
+	if len(texts) == 0 {
 		return
 	}
-	s := &Summary{Replace: b.Replace, ID: r.summaryID(), Text: text, Pointers: b.Pointers}
-	d, err := c.Prune(Plan{Summary: s, Split: SplitStrict})
+	id := r.summaryID()
+	var d *Decision
+	for _, text := range texts { // the shorter first; the first written when the gates refuse it
+		s := &Summary{Replace: b.Replace, ID: id, Text: text, Pointers: b.Pointers}
+		if d, err = c.Prune(Plan{Summary: s, Split: SplitStrict}); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		r.compactFailed(err)
 		return
@@ -95,28 +104,31 @@ func (r *guardRun) compactRun(run []MessageID, need, held int) {
 // summarize asks the Summarizer for the summary of b in room tokens as
 // the Context counts it: Room is room less a little for what the
 // runtime's message around the text costs, and a summary that the
-// Context counts over room is asked for again, once, with a Room of its
-// text's tokens (as Config.Counter counts) less the excess, so that a summary a few tokens too long is not evicted whole
-// to make up for them. It reports false when the Summarizer failed (the
-// error is reported).
-func (r *guardRun) summarize(b *Brief, room int) (string, bool) {
+// Context counts over room is asked for again, once, with a Room of the
+// first Room or its text's tokens (as Config.Counter counts), whichever
+// is fewer, less the excess, so that a summary a few tokens too long is
+// not evicted whole to make up for them. It returns the texts to try, in
+// order: the second, when it is shorter, then the first (which stands
+// when the gates refuse the second, or the second call fails or writes
+// nothing); none when the Summarizer failed (the error is reported).
+func (r *guardRun) summarize(b *Brief, room int) []string {
 	b.Room = max(1, room-8-room/32)
 	text, err := r.g.Summarizer.Summarize(r.ctx, b)
 	if err != nil {
 		r.res.SummaryErrors = append(r.res.SummaryErrors, err)
 		r.log.summaryFailed(r, b, err)
 		r.compactFailed(err)
-		return "", false
+		return nil
 	}
 	n := r.c.summaryTokens(&Summary{Text: text})
 	if over := n - room; over > 0 && b.Room > 1 {
 		b.Room = max(1, min(b.Room, r.c.textTokens(text))-over)
 		if again, err := r.g.Summarizer.Summarize(r.ctx, b); err == nil && strings.TrimSpace(again) != "" &&
 			r.c.summaryTokens(&Summary{Text: again}) < n {
-			text = again
+			return []string{again, text}
 		}
 	}
-	return text, true
+	return []string{text}
 }
 
 // compactFailed records what kept a compaction from being applied.

@@ -106,11 +106,13 @@ type Brief struct {
 	// so that a summary longer than its Room takes from the runs after
 	// it), less a little for what the message around the text costs.
 	// When the Context counts a summary over that share, the Guard asks
-	// once more, with a Room of the text's tokens less the excess, and
-	// takes the shorter. A summary that holds more still stands if the
-	// gates pass it, and the check evicts further (the summary too, when
-	// it can be spilled). Zero means no bound: [Context.Brief] leaves it
-	// so.
+	// once more, with a Room of the first Room or the text's tokens,
+	// whichever is fewer, less the excess, and takes the shorter text
+	// (the first when the second call fails or writes nothing, or the
+	// gates refuse the second). A summary that holds more still stands
+	// if the gates pass it, and the check evicts further (the summary
+	// too, when it can be spilled). Zero means no bound: [Context.Brief]
+	// leaves it so.
 	Room int
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,4 +121,70 @@ func TestSummaryOverRoomAskedAgain(t *testing.T) {
 			assert.NotContains(t, fmt.Sprint(d.Evict), "summary", "a summary was evicted")
 		}
 	}
+}
+
+// A Summary is counted as its Tokens give it, else by the
+// SummaryCounter, else by the Counter, else as ApproxCounter counts.
+func TestSummaryCountedInOrder(t *testing.T) {
+	text := "Summary: INC-7 is open and waits for the user."
+	for name, tc := range map[string]struct {
+		cfg    pg.Config
+		tokens int
+		want   int
+	}{
+		"given":          {pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{}}, 7, 7},
+		"SummaryCounter": {pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{}}, 0, wrapCounter{}.Count([]byte(text))},
+		"Counter":        {pg.Config{Counter: wrapCounter{}}, 0, wrapCounter{}.Count([]byte(text))},
+		"ApproxCounter":  {pg.Config{}, 0, pg.ApproxCounter{}.Count([]byte(text))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := pg.NewContext(tc.cfg)
+			for _, m := range []pg.Message{
+				{ID: "u1", Role: pg.RoleUser, Tokens: 300, Content: []byte("check INC-7")},
+				{ID: "a1", Role: pg.RoleAssistant, Tokens: 300, Content: []byte("INC-7 is open")},
+				{ID: "u2", Role: pg.RoleUser, Tokens: 5, Content: []byte("next")},
+			} {
+				require.NoError(t, c.Append(m))
+			}
+			d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"u1", "a1"}, ID: "s1", Text: text, Tokens: tc.tokens}})
+			require.NoError(t, err)
+			require.NotNil(t, d.Summary)
+			assert.Equal(t, tc.want, d.Summary.Tokens)
+			require.NoError(t, c.Apply(d))
+			assert.Equal(t, 5+tc.want, c.Tokens())
+		})
+	}
+}
+
+// A Context restored from a saved state of version 1 counts a summary
+// with the SummaryCounter it is given, as one of version 2 does.
+func TestSummaryCounterRestoredVersion1(t *testing.T) {
+	files, err := filepath.Glob("testdata/state/v1/*.state")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	counted := 0
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			state, err := os.ReadFile(name)
+			require.NoError(t, err)
+			c, err := pg.Restore(bytes.NewReader(state), pg.Config{Counter: pg.ApproxCounter{}, SummaryCounter: wrapCounter{},
+				Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
+			require.NoError(t, err)
+			for _, m := range []pg.Message{
+				{ID: "late-u", Role: pg.RoleUser, Tokens: 300, Content: []byte("check INC-7")},
+				{ID: "late-a", Role: pg.RoleAssistant, Tokens: 300, Content: []byte("INC-7 is open")},
+				{ID: "late-n", Role: pg.RoleUser, Tokens: 5, Content: []byte("next")},
+			} {
+				require.NoError(t, c.Append(m))
+			}
+			text := "Summary: INC-7 is open."
+			d, err := c.Prune(pg.Plan{Summary: &pg.Summary{Replace: []pg.MessageID{"late-u", "late-a"}, ID: "late-s", Text: text}})
+			if err != nil {
+				return // the state refuses every prune (calls pending, a tool's schema required)
+			}
+			assert.Equal(t, wrapCounter{}.Count([]byte(text)), d.Summary.Tokens)
+			counted++
+		})
+	}
+	require.Positive(t, counted, "a state that takes a summary")
 }

@@ -100,22 +100,23 @@ func (c *Context) checkSummary(p Plan, h planHint, message bool) ([]int32, error
 	return at, nil
 }
 
-// summaryTokens returns what summary s counts.
+// summaryTokens returns what summary s counts; a negative count is
+// zero.
 func (c *Context) summaryTokens(s *Summary) int {
 	if s.Tokens > 0 {
 		return s.Tokens
 	}
 	if c.cfg.SummaryCounter != nil {
-		return c.cfg.SummaryCounter.Count([]byte(s.Text))
+		return max(0, c.cfg.SummaryCounter.Count([]byte(s.Text)))
 	}
 	return c.textTokens(s.Text)
 }
 
 // textTokens returns what Config.Counter, or ApproxCounter without one,
-// counts of text.
+// counts of text; a negative count is zero.
 func (c *Context) textTokens(text string) int {
 	if c.cfg.Counter != nil {
-		return c.cfg.Counter.Count([]byte(text))
+		return max(0, c.cfg.Counter.Count([]byte(text)))
 	}
 	return ApproxCounter{}.Count([]byte(text))
 }

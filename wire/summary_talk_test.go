@@ -144,3 +144,57 @@ func TestGuardedCountsSummaryAsWritten(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionCountsSummaryAsWritten: a session, and one restored from
+// its saved state, counts a summary as its body writes it, so that a
+// check that compacts moves the body's tokens and the Context's alike.
+func TestSessionCountsSummaryAsWritten(t *testing.T) {
+	for _, d := range wire.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: 1 << 20}})
+			must(t, err)
+			_, rep, err := s.Sync([]byte(talkBody(d, 12)))
+			must(t, err)
+			fixed := rep.After - s.Context().Tokens()
+			var buf bytes.Buffer
+			must(t, s.Save(&buf))
+			r, err := wire.RestoreSession(&buf, wire.SessionConfig{Dialect: d, Guard: pruneguard.Guard{Budget: rep.After / 2, Summarizer: pruneguard.Digest{}}})
+			must(t, err)
+			rep, err = r.Check()
+			must(t, err)
+			if len(rep.Result.Decisions) != 1 || summaryOf(rep.Result) == nil {
+				t.Fatalf("want one summary, got %d decisions: %v", len(rep.Result.Decisions), rep.Result.Reason)
+			}
+			got := rep.After - r.Context().Tokens()
+			if got != fixed && (d != wire.Bedrock || got > fixed) {
+				t.Errorf("the body holds %d tokens beyond the Context's after the summary, %d before", got, fixed)
+			}
+		})
+	}
+}
+
+// fixedCounter counts every text as n tokens.
+type fixedCounter int
+
+func (n fixedCounter) Count([]byte) int { return int(n) }
+
+// TestSummaryCounterGivenStands: a SummaryCounter the configuration gives
+// is the one the Context counts a summary with, for a bound body and a
+// session alike; wire sets its own only when none is given.
+func TestSummaryCounterGivenStands(t *testing.T) {
+	d := wire.OpenAIChat
+	cfg := pruneguard.Config{SummaryCounter: fixedCounter(3)}
+	g, err := wire.Bind([]byte(talkBody(d, 12)), d, wire.Options{Config: cfg})
+	must(t, err)
+	res, _, err := g.Check(pruneguard.Guard{Budget: g.Tokens() / 2, Summarizer: pruneguard.Digest{}})
+	must(t, err)
+	s, err := wire.NewSession(wire.SessionConfig{Dialect: d, Config: cfg, Guard: pruneguard.Guard{Budget: g.Tokens() / 2, Summarizer: pruneguard.Digest{}}})
+	must(t, err)
+	_, rep, err := s.Sync([]byte(talkBody(d, 12)))
+	must(t, err)
+	for _, r := range []pruneguard.Result{res, rep.Result} {
+		if sd := summaryOf(r); sd == nil || sd.Summary.Tokens != 3 {
+			t.Fatalf("want a summary counted 3 tokens, got %+v: %v", sd, r.Reason)
+		}
+	}
+}

@@ -11,8 +11,9 @@ import (
 // Counting. The budget counts the list the model is sent, with
 // Config.Tokens: each message once when it is taken in, and each stub,
 // summary and note the session makes. The Context counts what the guard
-// knows: the messages' counts, a stub as StubTokens, a stubbed result
-// with a pointer and each pointer line as PointerTokens. The two differ
+// knows: the messages' counts, a summary as Tokens counts its message
+// (Context.SummaryCounter), a stub as StubTokens, a stubbed result with
+// a pointer and each pointer line as PointerTokens. The two differ
 // by what the Context cannot see (a stub's envelope, the note's own,
 // a custom StubTokens); the guard is run on the difference.
 

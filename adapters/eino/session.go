@@ -44,7 +44,9 @@ type Config struct {
 	// a zero PointerTokens to what Tokens counts for the longest pointer
 	// text, as a stubbed result's content or as a line of the note. A nil
 	// Text gives the Context each message's text (its content and the
-	// text of its parts), for the facts a summary must carry.
+	// text of its parts), for the facts a summary must carry. A nil
+	// SummaryCounter counts a summary as Tokens counts the message it is
+	// sent as.
 	Context pruneguard.Config
 	// Tools are registered with the Context, for example from [Tools],
 	// [ToolsWith], [ToolOf] or [ToolWith]. A tool the model calls that is

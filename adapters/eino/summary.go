@@ -10,11 +10,25 @@ import (
 // run's place.
 
 // configureSummaries gives the Context each message's text, for the facts
-// a summary must carry, unless the configuration gives a source.
+// a summary must carry, unless the configuration gives a source; and,
+// unless it gives a SummaryCounter, a count of a summary as Config.Tokens
+// counts the message it is sent as.
 func (s *Session) configureSummaries() {
 	if s.cfg.Context.Text == nil {
 		s.cfg.Context.Text = pruneguard.TextFunc(s.textOf)
 	}
+	if s.cfg.Context.SummaryCounter == nil {
+		s.cfg.Context.SummaryCounter = summaryCounter(s.cfg.Tokens)
+	}
+}
+
+// summaryCounter counts a summary's text as the message the session
+// sends it as, with Config.Tokens.
+type summaryCounter func(*schema.Message) int
+
+// Count implements pruneguard.Counter.
+func (f summaryCounter) Count(text []byte) int {
+	return f(SummaryMessage(&pruneguard.Summary{Text: string(text)}))
 }
 
 // textOf is the text of message id: its content and the text of its

@@ -213,7 +213,7 @@ func TestHoldsFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	used := []usedFact{{Fact: factOf(t, "INC-4711")}, {Fact: factOf(t, "REF-9999")}}
-	need := wire.Tokens(b, nil) + 2*((len("INC-4711")+5)/4)
+	need := wire.Tokens(b, nil) + (len("INC-4711; REF-9999; ")+3)/4 // written together, each with a separator
 	for budget, want := range map[int]bool{need: true, need - 1: false} {
 		got, err := holdsFacts(past, out, wire.OpenAIChat, budget, used)
 		if err != nil || got != want {

@@ -120,11 +120,12 @@ func (r *result) count(m mode, past []byte, d wire.Dialect, budget int, pastV []
 // holdsFacts reports whether the budget can hold, beside what an output
 // keeps of the past as the past had it (its system messages and
 // top-level fields, and each message it kept byte for byte), the used
-// facts that this kept part does not show, each written once with a
-// separator, counted as ApproxCounter counts. It is generous: it leaves
-// out what any summary or pointer costs beyond its facts. Where it is
-// false, no output within the budget can show every used fact, and the
-// share kept in the prompt is bounded by the budget, not by the mode.
+// facts that this kept part does not show, written together, each once
+// with a separator, counted as ApproxCounter counts. It is generous: it
+// leaves out what any summary or pointer costs beyond its facts. Where
+// it is false, no output that keeps that part within the budget can
+// show every used fact, and the share kept in the prompt is bounded by
+// the budget and what the mode kept whole.
 func holdsFacts(past, out []byte, d wire.Dialect, budget int, used []usedFact) (bool, error) {
 	pb, err := wire.Read(past, d)
 	if err != nil {
@@ -152,13 +153,13 @@ func holdsFacts(past, out []byte, d wire.Dialect, budget int, used []usedFact) (
 		return false, err
 	}
 	shown := facts.NewCarrier(visibleText(fixed))
-	need := wire.Tokens(pb, nil)
+	n := 0 // the bytes of the facts not shown, written together, each with "; "
 	for _, f := range used {
 		if !shown.Carries(f.Fact) {
-			need += (len(f.Text) + 2 + 3) / 4
+			n += len(f.Text) + 2
 		}
 	}
-	return need <= budget, nil
+	return wire.Tokens(pb, nil)+(n+3)/4 <= budget, nil
 }
 
 // reachable returns the recall answers a model reading body can reach:
