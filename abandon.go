@@ -70,7 +70,7 @@ func (c *Context) Abandon(ids ...CallID) error {
 		r := c.call(k)
 		r.flags |= cDone | cAbandon
 		c.unpend(k)
-		c.unit(c.msg(r.caller).unit).version++
+		c.touch(c.msg(r.caller).unit)
 	}
 	return nil
 }

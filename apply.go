@@ -205,7 +205,7 @@ func (c *Context) stub(p int32) {
 	c.setTokens(p, n)
 	x = c.msg(p)
 	x.flags = x.flags&^mEmpty | mStubbed
-	c.unit(x.unit).version++
+	c.touch(x.unit)
 	c.tokens += delta
 	c.trackLarge(p)
 }
@@ -320,7 +320,7 @@ func (c *Context) remove(p int32, ids, results bool) {
 	if un.tail == p {
 		un.tail = prev
 	}
-	un.version++
+	c.touch(u)
 	switch {
 	case un.head == none:
 		c.unlinkUnit(u)

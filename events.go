@@ -345,7 +345,7 @@ func (c *Context) Write(id MessageID, chunk []byte, tokens int) error {
 			c.bySize.Insert(c.sizeKey(p))
 		}
 	}
-	c.unit(c.msg(p).unit).version++
+	c.touch(c.msg(p).unit)
 	c.tokens += tokens
 	c.trackLarge(p)
 	return nil
@@ -409,7 +409,7 @@ func (c *Context) Close(id MessageID, calls ...Call) error {
 		c.complete(k)
 	}
 	c.answered(p)
-	c.unit(c.msg(p).unit).version++
+	c.touch(c.msg(p).unit)
 	c.trackLarge(p)
 	return nil
 }
@@ -457,7 +457,7 @@ func (c *Context) Pin(id MessageID) error {
 		c.pin(p)
 		u := c.unit(x.unit)
 		u.pinned++
-		u.version++
+		c.touch(x.unit)
 		c.trackLarge(p)
 	}
 	return nil
@@ -501,7 +501,7 @@ func (c *Context) Spill(id MessageID, ptr Pointer) error {
 	if c.msg(p).flags&mStubbed != 0 {
 		c.addTokens(p, c.stubTokens(p)-was) // its stub shows the pointer now, or no longer
 	}
-	c.unit(c.msg(p).unit).version++
+	c.touch(c.msg(p).unit)
 	c.mem.spilled(c, p)
 	return nil
 }
@@ -518,7 +518,7 @@ func (c *Context) Mark(id MessageID, f Facts) error {
 	}
 	x := c.msg(p)
 	x.facts |= f
-	c.unit(x.unit).version++
+	c.touch(x.unit)
 	c.trackLarge(p)
 	return nil
 }
@@ -550,6 +550,6 @@ func (c *Context) Recount(id MessageID, tokens int) error {
 	if s := c.sideOf(p); s != nil {
 		s.counted = false
 	}
-	c.unit(c.msg(p).unit).version++
+	c.touch(c.msg(p).unit)
 	return nil
 }

@@ -266,6 +266,15 @@ func (m *refusalMemory) left(c *Context, p int32) {
 	m.dropUnit(c.msg(p).unit)
 }
 
+// touch records that unit u changed (a chunk, a result, a pin, a
+// coupling, a message leaving): its version moves on, and the refusal
+// remembered of it goes, with the hints of the walks, which may cross
+// it. It is the one place a unit changes. Under the write lock.
+func (c *Context) touch(u int32) {
+	c.unit(u).version++
+	c.mem.dropUnit(u)
+}
+
 // dropUnit drops the refusal of unit u, if remembered. Under the write
 // lock.
 func (m *refusalMemory) dropUnit(u int32) {

@@ -44,7 +44,7 @@ func (c *Context) reference(id StepID, p int32) {
 	}
 	s.refs = append(s.refs, p)
 	c.side(p).refs++
-	c.unit(c.msg(p).unit).version++
+	c.touch(c.msg(p).unit)
 }
 
 // stepsOf lists the pending steps that reference message p, sorted.

@@ -59,7 +59,7 @@ func (c *Context) link(p int32, u int32) {
 	if x.flags&mPinned != 0 {
 		un.pinned++
 	}
-	un.version++
+	c.touch(u)
 	c.tokens += c.tokensOf(p)
 }
 
