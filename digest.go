@@ -73,8 +73,9 @@ func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 	for _, p := range b.Pointers {
 		pointers.WriteString(g.pointerText(p) + "\n")
 	}
+	others := otherFacts(b)
 	shown := facts.NewCarrier(pointers.String()) // a pointer line that lists facts
-	for _, f := range otherFacts(b) {
+	for _, f := range others {
 		if k, _ := factKind(f.Kind); shown.Carries(facts.Fact{Text: f.Text, Kind: k}) {
 			written[f.Text] = true
 		}
@@ -84,7 +85,7 @@ func (g Digest) Summarize(ctx context.Context, b *Brief) (string, error) {
 		room = min(room, b.Room*4-len(header)-len(required)-pointers.Len())
 	}
 	room = max(room, 0)
-	other := factLine("Other facts:", otherFacts(b), written, room)
+	other := factLine("Other facts:", others, written, room)
 	lines := digestLines(b.Messages, room-len(other))
 	return header + lines + required + other + pointers.String(), nil
 }
