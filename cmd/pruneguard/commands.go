@@ -1027,7 +1027,7 @@ func pruneFlagSet() (*flag.FlagSet, pruneFlags) {
 	f.dropSchemas = fs.Bool("drop-unused-schemas", false, "withdraw the schemas of tools never called or whose calls all leave (behind a tombstone line when a call stays)")
 	f.detail = fs.String("report", "summary", "the report: summary (counts, and the first and last 8 items of long lists) or full")
 	f.spill = fs.String("spill", "", "a directory to spill to: what only a spill lets go (irreducible messages of closed units, results to stub) is stored there, read back and compared, then pruned, its pointer left where the model reads it; the report's \"spilled\" lists each key with the input indexes of the messages stored under it (read them back with pruneguard recall)")
-	f.summarize = fs.String("summarize", "", "compact before evicting: builtin replaces the oldest run of whole units that may go with one summary message the built-in summarizer writes (what happened, every fact the guard requires verbatim, the spill keys with --spill), in the place of the run, as a user message of the dialect; the report's \"summarized\" lists each summary the output holds with the input indexes it replaced, the facts and the spill keys it carries")
+	f.summarize = fs.String("summarize", "", "compact before evicting: builtin replaces the oldest whole units that may go with one summary message (one for each stretch between pinned messages) the built-in summarizer writes (what happened, every fact the guard requires verbatim, the spill keys with --spill), in the place of the run, as a user message of the dialect; the report's \"summarized\" lists each summary the output holds with the input indexes it replaced, the facts and the spill keys it carries")
 	return fs, f
 }
 

@@ -49,8 +49,9 @@ input indexes of the messages under it (see pruneguard help recall), and
 "spill_failed" any spill DIR refused, whose messages stay. The
 pointer tells the model to call a recall tool that the output does not
 declare: the runtime sending it declares one and answers it from DIR. With
---summarize builtin, the guard compacts before it evicts: the oldest run of
-whole units that may go is replaced by one summary message, a user message
+--summarize builtin, the guard compacts before it evicts: the oldest whole
+units that may go are replaced by one summary message (one for each stretch
+between pinned messages), a user message
 of the dialect in the place of the run, that says what happened and quotes
 every fact the guard requires verbatim (with --spill, the run is stored
 first and the summary carries its key instead); the report's "summary"
