@@ -188,3 +188,34 @@ func TestSummaryCounterRestoredVersion1(t *testing.T) {
 	}
 	require.Positive(t, counted, "a state that takes a summary")
 }
+
+// A summary the Screen refuses is not applied: the Screen's refusal is
+// in Result.Refused, the run stays in the prompt, and the check goes on
+// with evictions, which the gates refuse here (text cannot be had again).
+func TestScreenRefusesSummary(t *testing.T) {
+	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}})
+	for i := range 10 {
+		ticketTurn(t, c, i)
+	}
+	refusal := &pg.Violation{Gate: pg.GateScreen, Code: "no-summaries"}
+	screened := 0
+	g := pg.Guard{Budget: c.Tokens() / 2, Summarizer: pg.Digest{}, Screen: pg.ScreenFunc(func(d *pg.Decision) []*pg.Violation {
+		if d.Summary == nil {
+			return nil
+		}
+		screened++
+		return []*pg.Violation{refusal}
+	})}
+	before := c.Tokens()
+	res, err := g.Check(c)
+	require.NoError(t, err)
+	assert.Positive(t, screened, "the Screen saw the summary")
+	assert.Contains(t, res.Refused, refusal)
+	for _, d := range res.Decisions {
+		assert.Nil(t, d.Summary, "a screened summary was applied")
+	}
+	_, ok := c.Message("u0")
+	assert.True(t, ok, "the run stays")
+	assert.Equal(t, pg.Deferred, res.Outcome)
+	assert.Equal(t, before, c.Tokens())
+}
