@@ -39,3 +39,26 @@ func TestDigestLinesEdges(t *testing.T) {
 		}
 	}
 }
+
+// The line of each kind of message, word for word.
+func TestDigestMessageLines(t *testing.T) {
+	long := strings.Repeat("x", digestLine-1) + "é and more"
+	for _, c := range []struct {
+		m    BriefMessage
+		want string
+	}{
+		{BriefMessage{Role: RoleAssistant, Calls: []Call{{ID: "c", Tool: "lookup"}}}, "- assistant called lookup\n"},
+		{BriefMessage{Role: RoleAssistant, Calls: []Call{{ID: "c", Tool: "lookup", Args: []byte(`{"q": "x"}`)}}}, "- assistant called lookup {\"q\": \"x\"}\n"},
+		{BriefMessage{Role: RoleTool, Answers: []CallID{"c"}, Tools: []string{"lookup"}, Content: []byte("ok")}, "- tool result of lookup: ok\n"},
+		{BriefMessage{Role: RoleAssistant, Answers: []CallID{"c"}, Calls: []Call{{ID: "d", Tool: "next"}}}, "- assistant called next\n"},
+		{BriefMessage{Role: RoleTool, Answers: []CallID{"c"}, Tools: []string{"lookup"}, IsError: true, Stubbed: true}, "- tool result of lookup (error): [content already removed]\n"},
+		{BriefMessage{Role: RoleUser, Withheld: true, Content: []byte("secret")}, "- user: [withheld: a one-time secret]\n"},
+		{BriefMessage{Role: RoleUser}, "- user\n"},
+		{BriefMessage{Role: RoleUser, Content: []byte(long)}, "- user: " + strings.Repeat("x", digestLine-1) + "…\n"},
+		{BriefMessage{Role: RoleSummary, Content: []byte("earlier")}, "- an earlier summary: its facts are kept below\n"},
+	} {
+		if got := digestMessage(c.m); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	pg "github.com/pruneguard/pruneguard"
+	"github.com/pruneguard/pruneguard/spill"
 )
 
 // A later compaction takes the earlier summary into its run: over a
@@ -218,4 +219,27 @@ func TestScreenRefusesSummary(t *testing.T) {
 	assert.True(t, ok, "the run stays")
 	assert.Equal(t, pg.Deferred, res.Outcome)
 	assert.Equal(t, before, c.Tokens())
+}
+
+// With a store that cannot be written, a run is not summarized (only a
+// pointer could stand for what it holds): the spill's error is reported
+// and the Summarizer is not asked.
+func TestCompactionSpillFails(t *testing.T) {
+	sp := &spill.Spiller{Store: &failingStore{}}
+	c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}, Resolver: sp})
+	for i := range 10 {
+		ticketTurn(t, c, i)
+	}
+	asked := 0
+	sum := pg.SummarizerFunc(func(ctx context.Context, b *pg.Brief) (string, error) {
+		asked++
+		return pg.Digest{}.Summarize(ctx, b)
+	})
+	res, err := pg.Guard{Budget: c.Tokens() / 2, Spill: sp, Summarizer: sum}.Check(c)
+	require.NoError(t, err)
+	assert.NotEmpty(t, res.SpillErrors)
+	assert.Zero(t, asked, "a run that could not be spilled was summarized")
+	for _, d := range res.Decisions {
+		assert.Nil(t, d.Summary)
+	}
 }
