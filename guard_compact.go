@@ -145,10 +145,11 @@ func (r *guardRun) compactFailed(err error) {
 
 // summaryRuns returns the runs of whole units that may go, oldest
 // first, until they hold at least want tokens, and what they hold. A run
-// ends at a unit that may not go (pinned, in flight or unread, one the
-// policy keeps, see [Keeper], or hides) or whose messages interleave
-// with a unit outside it (which is passed over); the next run starts
-// with the next unit that may go.
+// takes the units in the order of their first messages, a unit that
+// starts among its messages included (the last run goes on past want
+// for those), and ends at a unit that may not go (pinned, in flight or
+// unread, one the policy keeps, see [Keeper], or hides); the next run
+// starts with the next unit that may go.
 func (r *guardRun) summaryRuns(want int) (runs []summaryRun, held int) {
 	keep, keeps := r.kept()
 	c := r.c
@@ -168,9 +169,9 @@ func (r *guardRun) summaryRuns(want int) (runs []summaryRun, held int) {
 		}
 		run, last, from = run[:0], none, held
 	}
-	for u := c.firstUnit(); u != none && held < want; u = c.unit(u).next {
+	for u := c.firstUnit(); u != none && (held < want || c.unit(u).head < last); u = c.unit(u).next {
 		un := c.unit(u)
-		if !c.proposable(u) || un.tail >= bound || c.hides(r.v.hidden, un.head) || last != none && un.head < last {
+		if !c.proposable(u) || un.tail >= bound || c.hides(r.v.hidden, un.head) {
 			end()
 			continue
 		}

@@ -243,3 +243,36 @@ func TestCompactionSpillFails(t *testing.T) {
 		assert.Nil(t, d.Summary)
 	}
 }
+
+// A unit that starts among the messages of a run (a user's message that
+// came before the result of an earlier call) is taken into the run, so
+// that the run leaves no message between its first and its last: one
+// summary replaces them all, with no refusal.
+func TestCompactionTakesInterleavedUnit(t *testing.T) {
+	for _, want := range []string{"all", "first"} {
+		c := pg.NewContext(pg.Config{Counter: pg.ApproxCounter{}})
+		require.NoError(t, c.RegisterTool(pg.Tool{Name: "lookup", Output: pg.Reconstructible}))
+		require.NoError(t, c.Append(pg.Message{ID: "sys", Role: pg.RoleSystem, Pinned: true, Content: []byte("sys")}))
+		require.NoError(t, c.Append(pg.Message{ID: "xa", Role: pg.RoleAssistant, Calls: []pg.Call{{ID: "c1", Tool: "lookup", Args: json.RawMessage(`{}`)}}}))
+		require.NoError(t, c.Append(pg.Message{ID: "xu", Role: pg.RoleUser, Content: []byte("meanwhile INC-1 " + strings.Repeat("w ", 100))}))
+		require.NoError(t, c.Append(pg.Message{ID: "xr", Role: pg.RoleTool, Answers: []pg.CallID{"c1"}, Content: []byte("answer ORD-1 " + strings.Repeat("x ", 100))}))
+		for i := range 6 {
+			ticketTurn(t, c, i)
+		}
+		budget := c.Tokens() / 2
+		if want == "first" {
+			// Just what the call's unit holds must go: the run reaches what
+			// it wants with that unit, and goes on to take in the message
+			// that starts among its own.
+			budget = c.Tokens() - 10
+		}
+		res, err := pg.Guard{Budget: budget, Summarizer: pg.Digest{}}.Check(c)
+		require.NoError(t, err)
+		assert.Empty(t, res.Refused, "%s: %v", want, res.Reason)
+		require.NotEmpty(t, res.Decisions, want)
+		s := res.Decisions[0].Summary
+		require.NotNil(t, s, want)
+		assert.Subset(t, s.Replace, []pg.MessageID{"xa", "xu", "xr"}, want)
+		assert.LessOrEqual(t, c.Tokens(), budget, want)
+	}
+}
