@@ -159,6 +159,7 @@ func (c *Context) prunes(d *Decision) (rebuild, waits bool) {
 		for k := range c.answersOf(p) {
 			c.queueForgot(k, d, len(d.evict)+i)
 		}
+		c.forgetServer(p, d, len(d.evict)+i)
 		c.stub(p)
 	}
 	return rebuild, waits

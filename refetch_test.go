@@ -281,3 +281,32 @@ func TestServerCallRefetchAlert(t *testing.T) {
 	assert.Equal(t, 1, st.Refetches)
 	assert.Equal(t, 1, st.IrreducibleRefetches)
 }
+
+// A message that answers a call and carries a server call's result
+// besides, stubbed rather than evicted, prunes both results all the
+// same: a later server call of the same signature raises an alert that
+// says the result was stubbed.
+func TestServerCallRefetchAfterStub(t *testing.T) {
+	c := pg.NewContext(pg.Config{Resolver: pg.ResolverFunc(func(pg.Pointer) bool { return true })})
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "web_search", Annotations: pg.Annotations{ReadOnlyHint: pg.Bool(true)}}))
+	require.NoError(t, c.RegisterTool(pg.Tool{Name: "read_file", Annotations: closedWorld}))
+	search := pg.Call{ID: "s1", Tool: "web_search", Args: json.RawMessage(`{"query":"ulimit"}`), Server: true}
+	appendAll(t, c,
+		pg.Message{ID: "a1", Role: pg.RoleAssistant, Calls: []pg.Call{call("k1", "read_file", `{"path":"a"}`)}},
+		pg.Message{ID: "r1", Role: pg.RoleTool, Answers: []pg.CallID{"k1"}, Content: []byte("first"), Calls: []pg.Call{search},
+			Pointer: pg.Pointer{Store: "s", Key: "r1"}},
+	)
+	modelRead(t, c, "seen")
+	d := prune(t, c, pg.Plan{Stub: []pg.MessageID{"r1"}})
+	require.Equal(t, []pg.MessageID{"r1"}, d.Stub)
+	again := search
+	again.ID = "s2"
+	appendAll(t, c, pg.Message{ID: "a2", Role: pg.RoleAssistant, Content: []byte("second"), Pointer: pg.Pointer{Store: "s", Key: "a2"},
+		Calls: []pg.Call{again}})
+	alerts := c.TakeAlerts()
+	require.Len(t, alerts, 1)
+	assert.Equal(t, pg.CallID("s2"), alerts[0].Call)
+	assert.Equal(t, pg.MessageID("r1"), alerts[0].Pruned)
+	assert.True(t, alerts[0].Stubbed)
+	assert.False(t, alerts[0].Match)
+}
