@@ -269,7 +269,7 @@ func (m *refusalMemory) left(c *Context, p int32) {
 // touch records that unit u changed (a chunk, a result, a pin, a
 // coupling, a message leaving): its version moves on, and the refusal
 // remembered of it goes, with the hints of the walks, which may cross
-// it. It is the one place a unit changes. Under the write lock.
+// it. Every change of a unit goes through it. Under the write lock.
 func (c *Context) touch(u int32) {
 	c.unit(u).version++
 	c.mem.dropUnit(u)

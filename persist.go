@@ -18,8 +18,8 @@ import (
 // families, what the prompt shows of each (whole, compressed, withdrawn,
 // behind a tombstone) and their counters; the planned steps and whether
 // the plan is sealed; the data fields of the Config (not its Oracle,
-// Resolver, Counter, SummaryCounter or Text, which Restore takes again); the pointers
-// whose lines it counts (Config.PointerTokens); and what it remembers:
+// Resolver, Counter, SummaryCounter or Text, which Restore takes
+// again); the pointers whose lines it counts (Config.PointerTokens); and what it remembers:
 // the calls and results pruned last (for [ErrPrunedCall],
 // [ErrAbandonedCall] and refetch alerts), the alerts not yet taken, the
 // ghost-tool episodes, the schemas asked back that wait for a logger,

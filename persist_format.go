@@ -52,11 +52,12 @@ import (
 // The members, in the order Save writes them:
 //
 //   - config: the data fields of the [Config] (not its Oracle, Resolver,
-//     Counter, SummaryCounter or Text): boundary ("strict", "relaxed"), regen ("refuse",
-//     "drop-unsafe"), textClass, noTombstones, ceiling, hoardTokens,
-//     stubText, stubTokens, pointerTokens. A class is "unset",
-//     "reconstructible", "durable" or "irreducible" (a number stands for
-//     a value beyond those, which counts as irreducible).
+//     Counter, SummaryCounter or Text): boundary ("strict", "relaxed"),
+//     regen ("refuse", "drop-unsafe"), textClass, noTombstones,
+//     ceiling, hoardTokens, stubText, stubTokens, pointerTokens. A
+//     class is "unset", "reconstructible", "durable" or "irreducible" (a
+//     number stands for a value beyond those, which counts as
+//     irreducible).
 //   - tools, sorted by name: every tool registered, called or required.
 //     name; registered, and then the fields of its [Tool]: schema,
 //     version, annotations (the MCP hints), output (a class),

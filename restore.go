@@ -20,9 +20,9 @@ import (
 //
 // The Config is the saved one, but for its Oracle, Resolver, Counter,
 // SummaryCounter and Text, which are functions and are taken from cfg;
-// cfg's other fields are not used. The refusals the guards remember hold as they did: call
-// [Context.ForgetRefusals] when the Oracle or the Resolver given answers
-// otherwise than the original's did. When cfg.Resolver is a [Verifier]
+// cfg's other fields are not used. The refusals the guards remember
+// hold as they did: call [Context.ForgetRefusals] when the Oracle or the
+// Resolver given answers otherwise than the original's did. When cfg.Resolver is a [Verifier]
 // (as spill.Spiller is), Restore verifies each distinct pointer the
 // state holds that it does not resolve yet, so that later prunes, which
 // ask the Resolver from memory, resolve those that lead to their

@@ -108,7 +108,7 @@ func (c *Context) merge(a, b int32) int32 {
 	ua.pending += ub.pending
 	ua.open += ub.open
 	ua.pinned += ub.pinned
-	ua.version++
+	c.touch(a)
 	*ub = urec{head: none, tail: none, prev: none, next: none, version: ub.version + 1}
 	if c.into == nil {
 		c.into = make(map[int32]int32)
