@@ -79,23 +79,7 @@ func TestDigestRoomKeepsRequired(t *testing.T) {
 // the run after it too when the first cannot free enough alone: each
 // summary in the place of its run, the pinned message between them.
 func TestGuardCompactsSeveralRuns(t *testing.T) {
-	c := pruneguard.NewContext(pruneguard.Config{})
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
-	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Pinned: true, Content: []byte("sys"), Tokens: 2}))
-	for i := range 12 {
-		n := fmt.Sprint(i)
-		if i == 3 {
-			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
-		}
-		for _, m := range []pruneguard.Message{
-			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
-			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
-				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
-		} {
-			require.NoError(t, c.Append(m))
-		}
-	}
-	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	c := ticketRuns(t, pruneguard.Config{}, 3)
 	budget := c.Tokens() / 3
 	res, err := pruneguard.Guard{Budget: budget, Summarizer: pruneguard.Digest{}}.Check(c)
 	require.NoError(t, err)
@@ -139,23 +123,7 @@ func TestDigestHeaderCounts(t *testing.T) {
 // whose pointer lines cost more than the short run's share of room.
 func compactTwoRuns(t *testing.T) (*pruneguard.Context, pruneguard.Guard) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
-	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
-	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Pinned: true, Content: []byte("sys"), Tokens: 2}))
-	for i := range 12 {
-		n := fmt.Sprint(i)
-		if i == 1 {
-			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
-		}
-		for _, m := range []pruneguard.Message{
-			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
-			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
-				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
-		} {
-			require.NoError(t, c.Append(m))
-		}
-	}
-	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	c := ticketRuns(t, pruneguard.Config{Resolver: sp}, 1)
 	long := func(p pruneguard.Pointer) string {
 		return "[the messages summarized are stored at " + p.Store + ":" + p.Key + strings.Repeat(" (described at length)", 12) + "]"
 	}
@@ -305,4 +273,29 @@ func TestGuardAsksSmallestRunFirst(t *testing.T) {
 	assert.Less(t, sizes[0], sizes[1])
 	assert.Equal(t, pruneguard.MessageID("a10"), firsts[0], "the run after the pinned message, the smaller")
 	assert.LessOrEqual(t, c.Tokens(), g.Budget)
+}
+
+// ticketRuns is a Context of cfg holding a pinned system prompt, twelve
+// lookups whose results each hold a ticket id, a pinned user message
+// before lookup pinAt, and a last user message.
+func ticketRuns(t *testing.T, cfg pruneguard.Config, pinAt int) *pruneguard.Context {
+	t.Helper()
+	c := pruneguard.NewContext(cfg)
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Pinned: true, Content: []byte("sys"), Tokens: 2}))
+	for i := range 12 {
+		n := fmt.Sprint(i)
+		if i == pinAt {
+			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
+		}
+		for _, m := range []pruneguard.Message{
+			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
+			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
+				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
+		} {
+			require.NoError(t, c.Append(m))
+		}
+	}
+	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	return c
 }
