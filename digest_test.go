@@ -242,22 +242,7 @@ func TestDigestPointerShowsWholeFactsOnly(t *testing.T) {
 // short one behind it.
 func TestGuardAsksSmallestRunFirst(t *testing.T) {
 	sp := &spill.Spiller{Store: &spill.Memory{}}
-	c := pruneguard.NewContext(pruneguard.Config{Resolver: sp})
-	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "lookup"}))
-	for i := range 12 {
-		n := fmt.Sprint(i)
-		if i == 10 {
-			require.NoError(t, c.Append(pruneguard.Message{ID: "pin", Role: pruneguard.RoleUser, Pinned: true, Content: []byte("keep this"), Tokens: 3}))
-		}
-		for _, m := range []pruneguard.Message{
-			{ID: pruneguard.MessageID("a" + n), Role: pruneguard.RoleAssistant, Calls: []pruneguard.Call{{ID: pruneguard.CallID("c" + n), Tool: "lookup", Args: json.RawMessage(`{"q":"` + n + `"}`)}}, Tokens: 10},
-			{ID: pruneguard.MessageID("r" + n), Role: pruneguard.RoleTool, Answers: []pruneguard.CallID{pruneguard.CallID("c" + n)},
-				Content: []byte("ticket ORD-" + fmt.Sprint(5000+i) + " held. " + strings.Repeat("lorem ipsum ", 40)), Tokens: 130},
-		} {
-			require.NoError(t, c.Append(m))
-		}
-	}
-	require.NoError(t, c.Append(pruneguard.Message{ID: "next", Role: pruneguard.RoleUser, Content: []byte("next"), Tokens: 2}))
+	c := ticketRuns(t, pruneguard.Config{Resolver: sp}, 10)
 	var sizes []int
 	var firsts []pruneguard.MessageID
 	g := pruneguard.Guard{Budget: c.Tokens() / 3, Spill: sp, Summarizer: pruneguard.SummarizerFunc(func(ctx context.Context, b *pruneguard.Brief) (string, error) {

@@ -42,21 +42,8 @@ func TestGuardedSummaryOfTalk(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			body := talkBody(d, 12)
 			in := read(t, d, body)
-			g, err := wire.Bind([]byte(body), d, wire.Options{})
-			must(t, err)
-			budget := g.Tokens() / 2
-			res, _, err := g.Check(pruneguard.Guard{Budget: budget, Summarizer: pruneguard.Digest{}})
-			must(t, err)
-			if summaryOf(res) == nil {
-				t.Fatalf("no summary: %v %v", res.Outcome, res.Reason)
-			}
-			var out bytes.Buffer
-			_, err = g.WriteTo(&out)
-			must(t, err)
-			ob := read(t, d, out.String())
-			if nv := wire.NewViolations(in.Validate(), ob.Validate()); len(nv) > 0 {
-				t.Fatalf("the output breaks %v\n%s", nv, out.String())
-			}
+			g, _, budget := compactHalf(t, d, body)
+			out, ob := writtenValid(t, d, in, g)
 			if n := wire.Tokens(ob, nil); n > budget {
 				t.Errorf("%d tokens, budget %d", n, budget)
 			}

@@ -84,6 +84,38 @@ func summaryOf(res pruneguard.Result) *pruneguard.Decision {
 	return nil
 }
 
+// compactHalf binds body, of dialect d, and checks it down to half its
+// tokens with the built-in summarizer; it fails the test unless a
+// summary was written. It returns the bound body, the check's result and
+// the budget.
+func compactHalf(t *testing.T, d wire.Dialect, body string) (*wire.Guarded, pruneguard.Result, int) {
+	t.Helper()
+	g, err := wire.Bind([]byte(body), d, wire.Options{})
+	must(t, err)
+	budget := g.Tokens() / 2
+	res, _, err := g.Check(pruneguard.Guard{Budget: budget, Summarizer: pruneguard.Digest{}})
+	must(t, err)
+	if summaryOf(res) == nil {
+		t.Fatalf("no summary: %v %v", res.Outcome, res.Reason)
+	}
+	return g, res, budget
+}
+
+// writtenValid writes g and reads it back, failing the test when the
+// output breaks a rule the input, in, kept.
+func writtenValid(t *testing.T, d wire.Dialect, in *wire.Body, g *wire.Guarded) (*bytes.Buffer, *wire.Body) {
+	t.Helper()
+	var out bytes.Buffer
+	if _, err := g.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	ob := read(t, d, out.String())
+	if nv := wire.NewViolations(in.Validate(), ob.Validate()); len(nv) > 0 {
+		t.Fatalf("the output breaks %v\n%s", nv, out.String())
+	}
+	return &out, ob
+}
+
 // TestGuardedSummaryPerDialect: a check with a Summarizer replaces a run
 // of units with one summary message in the dialect's form, in the place
 // of the run's first message; the output breaks no rule the input kept;
@@ -95,23 +127,9 @@ func TestGuardedSummaryPerDialect(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			body := factBody(d, 8)
 			in := read(t, d, body)
-			g, err := wire.Bind([]byte(body), d, wire.Options{})
-			must(t, err)
-			budget := g.Tokens() / 2
-			res, _, err := g.Check(pruneguard.Guard{Budget: budget, Summarizer: pruneguard.Digest{}})
-			must(t, err)
+			g, res, budget := compactHalf(t, d, body)
 			sd := summaryOf(res)
-			if sd == nil {
-				t.Fatalf("no summary: %+v %v", res.Outcome, res.Reason)
-			}
-			var out bytes.Buffer
-			if _, err := g.WriteTo(&out); err != nil {
-				t.Fatal(err)
-			}
-			ob := read(t, d, out.String())
-			if nv := wire.NewViolations(in.Validate(), ob.Validate()); len(nv) > 0 {
-				t.Fatalf("the output breaks %v\n%s", nv, out.String())
-			}
+			out, ob := writtenValid(t, d, in, g)
 			if n := wire.Tokens(ob, nil); n != g.Tokens() || n > budget {
 				t.Errorf("tokens: body %d, Guarded.Tokens %d, budget %d", n, g.Tokens(), budget)
 			}
