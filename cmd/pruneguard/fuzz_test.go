@@ -12,7 +12,8 @@ import (
 
 // FuzzRun runs check and prune on arbitrary bytes: the command never
 // panics; it calls bad input exactly what the wire reader refuses (exit 2,
-// nothing on stdout, one error line); otherwise check exits 0 or 1 and
+// nothing on stdout, one error line), and so a prune with a budget of 0,
+// a configuration error; otherwise check exits 0 or 1 and
 // prune exits 0 within the budget or 3 over it, with a body that breaks
 // no rule its input kept and is no larger. Plain `go test` runs the seeds.
 func FuzzRun(f *testing.F) {
@@ -37,9 +38,9 @@ func FuzzRun(f *testing.F) {
 			args = append(args, "--unannotated", "regenerable")
 		}
 		code, out, errs = runIn(data, append(args, "-")...)
-		if rerr != nil {
+		if rerr != nil || budget == 0 {
 			if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
-				t.Fatalf("prune of bad input = %d %q %q", code, out, errs)
+				t.Fatalf("prune of bad input or a zero budget = %d %q %q", code, out, errs)
 			}
 			return
 		}
