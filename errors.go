@@ -200,7 +200,9 @@ const (
 // sentinel ([ErrBoundary], [ErrSchema] or [ErrRegen]) with [errors.Is].
 // An objection to evicting a unit names the unit and every message of it
 // that the objection holds: the regenerability gate makes one per unit
-// and code.
+// and code, and a [Guard]'s sweep one per run of units next to each other
+// that one code alone holds, naming each unit and its messages held, in
+// order.
 //
 // The zero Violation names no gate; the package returns violations filled
 // in, and a [Screen] fills in its own (Gate GateScreen, a Code, and what it
@@ -217,6 +219,7 @@ type Violation struct {
 	pos      uint64   // transcript position of the first message, for ordering
 	seen     seenAt   // the unit as Prune saw it, for the guard's memory
 	one      bool     // pos is the place of its first message, as seen saw it
+	us       []int32  // the units named, as a sweep saw them (seen.comp), for a violation naming several
 }
 
 // Error returns the error's text: lower case, prefixed with the package name.

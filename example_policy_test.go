@@ -78,8 +78,8 @@ func ExampleGuard_Check() {
 	//   policy proposes [r1 a1]
 	//   policy proposes []
 	// f1 answered: deferred, 1800 -> 1800 tokens
-	//   held back: unread [a1]
 	//   held back: irreducible [u1]
+	//   held back: unread [a1]
 	//   held back: unread [u2]
 	//   policy proposes [r1 a1]
 	// model read r1: pruned, 1820 -> 1020 tokens

@@ -185,7 +185,9 @@ type Result struct {
 	// text, which tells the model to call the tool again.
 	Decisions []*Decision
 	// Refused lists every refusal met on the way, once each, in the order
-	// met: units held back by the boundary, irreducible content, schemas a
+	// met (the sweep's first: units next to each other it refused for one
+	// reason alone make one violation naming them all; see [Guard.Check]):
+	// units held back by the boundary, irreducible content, schemas a
 	// mutation tool could not lose, what the Screen refused; and, when the
 	// check ends over the budget, the units it left because they hold a
 	// message the model has not read yet ([CodeUnread]), which policies
@@ -240,7 +242,16 @@ type Result struct {
 // time proportional to the messages that may be hoarded (see [HoardMode]).
 //
 // Otherwise it acts on hoarding, if asked (see [HoardMode]), then, over the
-// trigger, asks the policy for a plan, prunes and applies it; units and
+// trigger, sweeps, and asks the policy for a plan, prunes and applies it.
+// The sweep, made by a guard with neither Spill nor Summarizer (which
+// alone may lift what the regenerability gate refuses), judges the units
+// that closed since the last sweep, oldest first, each as the gates judge
+// the eviction of a whole unit, until those that may go hold what the
+// check must free; those it refuses are remembered and reported as
+// refusals met, and the policy never sees them. Units next to each other
+// that it refuses for one reason alone make one violation naming them all
+// and their messages held, so that a check that finds no safe way costs
+// about a judgement per unit. Then units and
 // results the gates refuse are hidden from the policy (through its
 // [View]) and remembered in c, so that later checks pass over them, and
 // the policy is asked again, up to Rounds times. When the policy can make
@@ -427,6 +438,7 @@ func (g Guard) run(ctx context.Context, c *Context, cfg Config, before, trigger 
 			if g.Summarizer != nil {
 				r.compact()
 			}
+			r.sweep(c.Tokens() - r.target)
 			err = r.reduce()
 		}
 	}

@@ -43,6 +43,7 @@ type refusalMemory struct {
 	gen     uint64                 // bumped when a refusal is dropped or units move
 	checks  atomic.Uint64          // the guard checks that ran, for their compaction ids
 	cfg     atomic.Uint32          // the Config checked: 1 valid, 2 not
+	swept   sweepMark              // where the last sweep stopped
 }
 
 // unitRefusal is a unit the gates refused to evict whole.
@@ -50,10 +51,36 @@ type unitRefusal struct {
 	ver   uint32 // the unit's version when refused
 	regen bool   // a regen refusal: it rests on the judgement epoch too
 	vs    []*Violation
+	// run, when set, is a sweep's violation naming this unit among others
+	// refused next to it for the same reason: the unit at index at of its
+	// Units, its messages from msgs[0] to msgs[1] of its Messages. vs is
+	// empty then; see violations.
+	run  *Violation
+	at   int32
+	msgs [2]int32
 	// The hint: the last unit of the run of refused units this one
 	// starts, as of gen.
 	last int32
 	gen  uint64
+}
+
+// violations returns the violations of the refusal of unit u: vs, or for
+// a unit of a sweep's run, one naming it alone, made on demand. Under the
+// read lock.
+func (r *unitRefusal) violations(c *Context, u int32) []*Violation {
+	if r.run == nil {
+		return r.vs
+	}
+	v := *r.run
+	v.Units = r.run.Units[r.at : r.at+1 : r.at+1]
+	v.Messages = r.run.Messages[r.msgs[0]:r.msgs[1]:r.msgs[1]]
+	v.us = nil
+	v.seen = seenAt{unit: u, ver: r.ver, comp: c.compactions, judge: c.judge(), ok: true}
+	v.pos, v.one = 0, false
+	if p, ok := c.find(v.Messages[0]); ok {
+		v.pos, v.one = uint64(p), true
+	}
+	return []*Violation{&v}
 }
 
 // seenAt is the unit a violation names, as Prune saw it.
@@ -163,6 +190,9 @@ func (c *Context) remember(units, stubs []*Violation) (added int, kept []bool) {
 			continue
 		}
 		r.regen = r.regen || v.Gate == GateRegen
+		if r.run != nil {
+			r.vs, r.run = r.violations(c, s.unit), nil
+		}
 		if !slices.ContainsFunc(r.vs, v.same) {
 			r.vs = append(r.vs, v)
 		}
@@ -304,6 +334,17 @@ func (m *refusalMemory) moved() { m.gen++ }
 // refused a stub out of the rebuilt indexes again. Under the write lock.
 func (m *refusalMemory) compacted(c *Context, pm, um []int32) {
 	m.gen++
+	if s := &m.swept; s.comp == c.compactions-1 {
+		// The sweep goes on from the first message held from its mark on.
+		p := s.pos
+		for p < int32(len(pm)) && pm[p] == none {
+			p++
+		}
+		s.pos, s.comp = c.msgs.Len(), c.compactions
+		if p < int32(len(pm)) {
+			s.pos = pm[p]
+		}
+	}
 	if len(m.units) > 0 {
 		units := make(map[int32]*unitRefusal, len(m.units))
 		for u, r := range m.units {
@@ -373,32 +414,97 @@ func (c *Context) refusedUnit(id UnitID) bool {
 // Refusals lists the refusals the guards checking this Context met that
 // still hold, so that later checks pass over them: units the gates
 // refused to evict whole, and tool results they refused to stub, in the
-// order of the gates and the transcript. The memory is the Context's, not
-// a Guard's: every Guard on the Context reads and adds to it, and
-// [Context.ForgetRefusals] clears it. A refusal holds until its unit changes (a
-// chunk, a result, a pin, a coupling), a pointer is recorded on its
-// messages, a message of its unit leaves (an eviction, a summary), or,
-// for the regenerability gate's, the tool registry or the task plan
-// changes. It costs time in proportion to the refusals remembered.
+// order of the gates and the transcript. Units next to each other that a
+// guard's sweep found refused for one reason (see [Result.Refused]) are
+// named by one violation, as long as they all hold. The memory is the
+// Context's, not a Guard's: every Guard on the Context reads and adds to
+// it, and [Context.ForgetRefusals] clears it. A refusal holds until its
+// unit changes (a chunk, a result, a pin, a coupling), a pointer is
+// recorded on its messages, a message of its unit leaves (an eviction, a
+// summary), or, for the regenerability gate's, the tool registry or the
+// task plan changes. It costs time in proportion to the refusals
+// remembered.
 func (c *Context) Refusals() []*Violation {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	// Gathered in the order of units and messages, which is nearly the
-	// order asked for, so that the sort has little left to do.
-	units := slices.Sorted(maps.Keys(c.mem.units))
+	m := &c.mem
 	var out []*Violation
-	for _, u := range units {
-		if r := c.mem.refused(c, u); r != nil {
-			out = append(out, r.vs...)
+	var g runGroup
+	add := func(u int32) {
+		r := m.refused(c, u)
+		switch {
+		case r == nil:
+		case r.run == nil:
+			out = append(g.flush(c, out), r.vs...)
+		case !g.extend(r):
+			out = g.flush(c, out)
+			g = runGroup{run: r.run, at: [2]int32{r.at, r.at + 1}, msgs: r.msgs}
 		}
 	}
-	if c.mem.epoch == c.judge() {
-		for _, p := range slices.Sorted(maps.Keys(c.mem.stubs)) {
-			out = append(out, c.mem.stubs[p]...)
+	// Gathered in the order of units and messages, which is nearly the
+	// order asked for, so that the sort has little left to do: by a walk
+	// of the units when most are remembered, else by their numbers.
+	if n := len(m.units); n > 0 && n >= int(c.units.Len())/16 {
+		for u := c.firstUnit(); u != none; u = c.unit(u).next {
+			add(u)
+		}
+	} else {
+		for _, u := range slices.Sorted(maps.Keys(m.units)) {
+			add(u)
+		}
+	}
+	out = g.flush(c, out)
+	if m.epoch == c.judge() {
+		for _, p := range slices.Sorted(maps.Keys(m.stubs)) {
+			out = append(out, m.stubs[p]...)
 		}
 	}
 	sortViolations(out)
 	return slices.CompactFunc(out, (*Violation).same)
+}
+
+// runGroup gathers the units of a sweep's run that still hold, next to
+// each other.
+type runGroup struct {
+	run  *Violation
+	at   [2]int32 // from and to, in run.Units
+	msgs [2]int32 // from and to, in run.Messages
+}
+
+// extend adds refusal r to the group if it names the unit after the
+// group's last in the same run, and reports whether it did.
+func (g *runGroup) extend(r *unitRefusal) bool {
+	if g.run == nil || r.run != g.run || r.at != g.at[1] {
+		return false
+	}
+	g.at[1]++
+	g.msgs[1] = r.msgs[1]
+	return true
+}
+
+// flush appends the group's violation to out, and empties the group: the
+// run's own violation when the group is the whole run, else one naming
+// the group's units.
+func (g *runGroup) flush(c *Context, out []*Violation) []*Violation {
+	run, at, msgs := g.run, g.at, g.msgs
+	*g = runGroup{}
+	if run == nil {
+		return out
+	}
+	if at[0] == 0 && int(at[1]) == len(run.Units) {
+		return append(out, run)
+	}
+	v := *run
+	v.Units = run.Units[at[0]:at[1]:at[1]]
+	v.Messages = run.Messages[msgs[0]:msgs[1]:msgs[1]]
+	v.us = nil
+	if len(run.us) == len(run.Units) {
+		v.us = run.us[at[0]:at[1]:at[1]]
+	}
+	if p, ok := c.find(v.Messages[0]); ok {
+		v.pos = uint64(p)
+	}
+	return append(out, &v)
 }
 
 // ForgetRefusals drops every refusal the guards remembered, so that the
@@ -411,5 +517,6 @@ func (c *Context) ForgetRefusals() {
 	m := &c.mem
 	m.unstubAll(c)
 	m.units = nil
+	m.swept = sweepMark{}
 	m.gen++
 }

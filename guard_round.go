@@ -4,8 +4,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // One round of a check: a plan pruned, what the gates and the Screen
@@ -463,22 +461,6 @@ func (r *guardRun) refuseTool(t string) {
 	r.refusedTools[t] = true
 }
 
-func unitStrings(ids []UnitID) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = string(id)
-	}
-	return out
-}
-
-func msgStrings(ids []MessageID) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = string(id)
-	}
-	return out
-}
-
 // report records refusals in the result, skipping those already there,
 // and in the log.
 func (r *guardRun) report(vs []*Violation) {
@@ -509,8 +491,7 @@ type metSet struct {
 	at    []int32 // a message's position, to 1 + the index of the last refusal naming it
 	prev  []int32 // a refusal's index, to 1 + the index of the one before it in its chain
 	seed  maphash.Seed
-	first map[uint64]int            // a hash, to the first refusal with it
-	more  map[violationKey]struct{} // refusals whose hash an earlier one took
+	first map[uint64][]int // a hash, to the refusals with it
 }
 
 // place returns the position of the first message v names, when it
@@ -577,85 +558,41 @@ func (s *metSet) chain(c *Context, met []*Violation) {
 func (s *metSet) hashed(v *Violation, met []*Violation) bool {
 	if s.first == nil {
 		s.seed = maphash.MakeSeed()
-		s.first = make(map[uint64]int)
+		s.first = make(map[uint64][]int)
 	}
-	k := v.key()
-	h := k.hash(s.seed)
-	i, ok := s.first[h]
-	switch {
-	case !ok:
-		s.first[h] = len(met)
-		return false
-	case met[i].key() == k:
-		return true
+	h := v.hash(s.seed)
+	for _, i := range s.first[h] {
+		if met[i].same(v) {
+			return true
+		}
 	}
-	if _, ok := s.more[k]; ok {
-		return true
-	}
-	if s.more == nil {
-		s.more = make(map[violationKey]struct{})
-	}
-	s.more[k] = struct{}{}
+	s.first[h] = append(s.first[h], len(met))
 	return false
 }
 
-// violationKey identifies the objection a violation makes, as same
-// compares them: a violation naming at most one unit, one message and no
-// tool (as most do) by those, any other by the text of all it names.
-type violationKey struct {
-	gate Gate
-	code Code
-	unit UnitID
-	msg  MessageID
-	all  string
-}
-
-// hash returns the hash of k with seed: equal keys hash alike.
-func (k violationKey) hash(seed maphash.Seed) uint64 {
+// hash returns the hash of what v names, as same compares it: equal
+// objections hash alike.
+func (v *Violation) hash(seed maphash.Seed) uint64 {
 	var h maphash.Hash
 	h.SetSeed(seed)
-	h.WriteString(string(k.msg))
+	h.WriteByte(byte(v.Gate))
+	h.WriteString(string(v.Code))
 	h.WriteByte(0)
-	h.WriteString(string(k.unit))
-	h.WriteByte(0)
-	h.WriteString(string(k.code))
-	h.WriteByte(byte(k.gate))
-	h.WriteString(k.all)
+	for _, id := range v.Units {
+		h.WriteString(string(id))
+		h.WriteByte(0)
+	}
+	h.WriteByte(1)
+	for _, id := range v.Messages {
+		h.WriteString(string(id))
+		h.WriteByte(0)
+	}
+	h.WriteByte(1)
+	for _, id := range v.Tools {
+		h.WriteString(id)
+		h.WriteByte(0)
+	}
 	return h.Sum64()
-}
-
-// key returns the key of v, without allocating for a violation that
-// names at most one unit, one message and no tool.
-func (v *Violation) key() violationKey {
-	k := violationKey{gate: v.Gate, code: v.Code}
-	switch {
-	case len(v.Units) > 1 || len(v.Messages) > 1 || len(v.Tools) > 0:
-		k.all = v.text()
-	default:
-		if len(v.Units) == 1 {
-			k.unit = v.Units[0]
-		}
-		if len(v.Messages) == 1 {
-			k.msg = v.Messages[0]
-		}
-	}
-	return k
-}
-
-// text writes all that v names, for its key.
-func (v *Violation) text() string {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(int(v.Gate)))
-	b.WriteByte(0)
-	b.WriteString(string(v.Code))
-	for _, ids := range [][]string{unitStrings(v.Units), msgStrings(v.Messages), v.Tools} {
-		b.WriteByte(1)
-		for _, id := range ids {
-			b.WriteString(id)
-			b.WriteByte(0)
-		}
-	}
-	return b.String()
 }
 
 // standing reports whether every violation of vs names no unit, no

@@ -136,6 +136,12 @@ func (c *Context) heldIn(vs []*Violation) Held {
 			h.Refused += take(v.seen.unit) // as the gate saw it, unchanged
 			continue
 		}
+		if len(v.us) == len(v.Units) && v.seen.comp == c.compactions {
+			for _, u := range v.us {
+				h.Refused += take(u) // units are renumbered by a compaction alone
+			}
+			continue
+		}
 		for _, id := range v.Units {
 			if p, ok := c.find(MessageID(id)); ok {
 				h.Refused += take(c.msg(p).unit)

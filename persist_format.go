@@ -323,6 +323,10 @@ type savedMemory struct {
 	Reexpansions  []savedReexp   `json:"reexpansions,omitempty"`
 	RefusedUnits  []savedRefusal `json:"refusedUnits,omitempty"`
 	RefusedStubs  []savedRefusal `json:"refusedStubs,omitempty"`
+	// Swept is where the guards' next sweep starts: the first message of
+	// a unit, or, with SweptAll, after the last message.
+	Swept    str  `json:"swept,omitempty"`
+	SweptAll bool `json:"sweptAll,omitempty"`
 }
 
 type savedGone struct {
@@ -374,7 +378,10 @@ type savedReexp struct {
 // savedRefusal is a refusal a guard remembers: of a unit (named by its
 // first message) or of a result's stub.
 type savedRefusal struct {
-	Unit       str              `json:"unit,omitempty"`
+	Unit str `json:"unit,omitempty"`
+	// Run names the units of a sweep's run, next to each other, when the
+	// one violation names them all.
+	Run        []str            `json:"run,omitempty"`
 	Message    str              `json:"message,omitempty"`
 	Violations []savedViolation `json:"violations"`
 }

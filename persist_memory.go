@@ -40,19 +40,34 @@ func (c *Context) savedMemory() savedMemory {
 		s.Reexpansions = append(s.Reexpansions, savedReexp{Tool: str(e.tool), Tombstoned: e.tombstoned, Withdrawn: e.withdrawn})
 	}
 	s.RefusedUnits, s.RefusedStubs = c.savedRefusals()
+	s.Swept, s.SweptAll = c.savedSwept()
 	return s
 }
 
 // savedRefusals returns the refusals the guards remember that still
-// hold: of units, in the order of the units, and of stubs, in
-// transcript order.
+// hold: of units, in the order of the units (a sweep's run whose units
+// all hold as one), and of stubs, in transcript order.
 func (c *Context) savedRefusals() (units, stubs []savedRefusal) {
 	m := &c.mem
-	for u := c.firstUnit(); u != none && len(m.units) > 0; u = c.unit(u).next {
-		if r := m.refused(c, u); r != nil {
-			units = append(units, savedRefusal{Unit: str(c.unitID(u)), Violations: savedViolations(r.vs)})
+	var g runGroup
+	flush := func() {
+		if vs := g.flush(c, nil); len(vs) > 0 {
+			units = append(units, savedRefusal{Run: strs(vs[0].Units), Violations: savedViolations(vs)})
 		}
 	}
+	for u := c.firstUnit(); u != none && len(m.units) > 0; u = c.unit(u).next {
+		r := m.refused(c, u)
+		switch {
+		case r == nil:
+		case r.run == nil:
+			flush()
+			units = append(units, savedRefusal{Unit: str(c.unitID(u)), Violations: savedViolations(r.vs)})
+		case !g.extend(r):
+			flush()
+			g = runGroup{run: r.run, at: [2]int32{r.at, r.at + 1}, msgs: r.msgs}
+		}
+	}
+	flush()
 	if len(m.stubs) == 0 || m.epoch != c.judge() {
 		return units, nil
 	}
@@ -61,6 +76,23 @@ func (c *Context) savedRefusals() (units, stubs []savedRefusal) {
 		stubs = append(stubs, savedRefusal{Message: str(c.id(p)), Violations: savedViolations(m.stubs[p])})
 	}
 	return units, stubs
+}
+
+// savedSwept returns where the next sweep starts, as saved: nothing for
+// the first unit, the first message of a unit, or after the last.
+func (c *Context) savedSwept() (str, bool) {
+	first := c.firstUnit()
+	for p := c.mem.sweepFrom(c); p < c.msgs.Len(); p++ {
+		x := c.msg(p)
+		switch {
+		case x.flags&mDead != 0 || c.unit(x.unit).head != p:
+		case x.unit == first:
+			return "", false
+		default:
+			return str(c.id(p)), false
+		}
+	}
+	return "", first != none
 }
 
 func savedViolations(vs []*Violation) []savedViolation {
@@ -163,6 +195,12 @@ func (b *restorer) refusals() error {
 	m := &c.mem
 	m.epoch = c.judge()
 	for _, sr := range b.s.Memory.RefusedUnits {
+		if len(sr.Run) > 0 {
+			if err := b.run(sr); err != nil {
+				return err
+			}
+			continue
+		}
 		p, ok := c.find(MessageID(sr.Unit))
 		if !ok || c.unit(c.msg(p).unit).head != p || len(sr.Violations) == 0 {
 			return badStateBecause("memory.refusedUnits", string(sr.Unit), "not the first message of a unit")
@@ -189,6 +227,71 @@ func (b *restorer) refusals() error {
 		c.whole.Delete(p)
 		c.bySize.Delete(c.sizeKey(p))
 	}
+	return b.swept()
+}
+
+// run takes a sweep's run saved: one violation of the regenerability
+// gate naming the units of sr.Run, next to each other, and for each in
+// turn its messages held.
+func (b *restorer) run(sr savedRefusal) error {
+	c := b.c
+	bad := func(why string) error { return badStateBecause("memory.refusedUnits", string(sr.Run[0]), why) }
+	if len(sr.Violations) != 1 {
+		return bad("a run has one violation")
+	}
+	v := b.violations(sr.Violations)[0]
+	if v.Gate != GateRegen || !slices.Equal(strs(v.Units), strs(sr.Run)) || len(v.Messages) < len(v.Units) {
+		return bad("a run's violation names its units and their messages")
+	}
+	v.us = make([]int32, len(v.Units))
+	v.seen = seenAt{comp: c.compactions, judge: c.judge()}
+	recs := make([]unitRefusal, len(v.Units))
+	j := 0 // the next message of v
+	for i, id := range v.Units {
+		p, ok := c.find(MessageID(id))
+		if !ok || c.unit(c.msg(p).unit).head != p {
+			return bad("not the first message of a unit")
+		}
+		u := c.msg(p).unit
+		from := j
+		for ; j < len(v.Messages); j++ {
+			q, ok := c.find(v.Messages[j])
+			if !ok || c.msg(q).unit != u {
+				break
+			}
+		}
+		if j == from {
+			return bad("a unit of a run with no message held")
+		}
+		v.us[i] = u
+		recs[i] = unitRefusal{ver: c.unit(u).version, regen: true, run: v, at: int32(i), msgs: [2]int32{int32(from), int32(j)}, last: u}
+	}
+	if j != len(v.Messages) {
+		return bad("a message held outside the run's units")
+	}
+	if c.mem.units == nil {
+		c.mem.units = make(map[int32]*unitRefusal, len(recs))
+	}
+	c.mem.keepSwept(c, recs)
+	return nil
+}
+
+// swept takes where the next sweep starts.
+func (b *restorer) swept() error {
+	c, s := b.c, b.s.Memory
+	m := &c.mem
+	at := int32(0)
+	switch {
+	case s.SweptAll:
+		at = c.msgs.Len()
+	case s.Swept != "":
+		p, ok := c.find(MessageID(s.Swept))
+		if !ok || c.unit(c.msg(p).unit).head != p {
+			return badStateBecause("memory.swept", string(s.Swept), "not the first message of a unit")
+		}
+		at = p
+	}
+	m.swept = sweepMark{pos: at, comp: c.compactions, judge: c.judge()}
 	return nil
 }
 

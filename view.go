@@ -15,7 +15,8 @@ import (
 // [Guard.Check] hands its policy a View that hides the units the gates
 // refused earlier in the same check: the walks and the snapshot skip
 // them. Every View also passes over what a guard remembers the gates
-// refused at earlier checks (see [Context.Refusals]): [View.Units] and
+// refused at earlier checks, or its sweep refused before asking (see
+// [Guard.Check] and [Context.Refusals]): [View.Units] and
 // the snapshot skip units refused eviction, crossing a run of them in
 // constant time, and [View.WholeResults] and [View.Largest] skip results
 // refused a stub; [View.Hidden] reports both kinds of unit. A View reads the Context live, taking its read lock for each step

@@ -348,6 +348,7 @@ type counts struct {
 	EvictedMessages int `json:"evicted_messages"`
 	Stubbed         int `json:"stubbed"`
 	Refused         int `json:"refused"`
+	RefusedUnits    int `json:"refused_units"` // the units the refusals name
 	Unpaired        int `json:"unpaired"`
 }
 
@@ -455,20 +456,23 @@ func policyFor(name string, keep int) (pruneguard.Policy, error) {
 
 // dropUnused wraps a policy: to each plan it adds the withdrawal of the
 // schemas, declared in the body's tools array and still in the prompt, of
-// tools never called in the Context or whose every call the plan evicts.
-// The schema gate then decides: a tool whose calls all leave loses its
-// schema outright, one whose call stays after all (the gates kept its
+// tools never called in the Context, or whose every call the plan evicts
+// or stands in a unit the guard holds (its View hides it: the gates
+// refused it). The schema gate then decides: a tool whose calls all leave
+// loses its schema outright, one whose call stays (the gates kept its
 // unit) loses it behind a tombstone, or keeps it. It never withdraws the
 // last declared schema (providers reject an empty tools array, and
 // Anthropic and Bedrock want tools declared while tool blocks remain), a
 // tool named in the body's tool choice (or legacy function_call), nor a
 // tool the provider runs that the body uses. It costs in proportion to
-// the plan and the tools declared.
+// the plan and the tools declared, and, for a tool some of whose calls
+// the plan does not name, to its calls.
 type dropUnused struct {
 	inner    pruneguard.Policy
 	g        *wire.Guarded
 	declared []string
 	keep     map[string]bool
+	callers  map[string][]int // the body messages calling each tool, made when first needed
 }
 
 // Propose returns the inner policy's plan with the withdrawals added.
@@ -491,6 +495,16 @@ func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 			named[t]++
 		}
 	}
+	var evicting map[pruneguard.MessageID]bool // made when first asked
+	inPlan := func(id pruneguard.MessageID) bool {
+		if evicting == nil {
+			evicting = make(map[pruneguard.MessageID]bool, len(p.Evict))
+			for _, e := range p.Evict {
+				evicting[e] = true
+			}
+		}
+		return evicting[id]
+	}
 	resident := 0
 	var drop []string
 	for _, t := range pu.declared {
@@ -499,7 +513,10 @@ func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 			continue
 		}
 		resident++
-		if ts.Args <= named[t] && !pu.keep[t] && !slices.Contains(p.DropSchemas, t) && ts.Args <= pu.leaving(p.Evict, t) {
+		if pu.keep[t] || slices.Contains(p.DropSchemas, t) {
+			continue
+		}
+		if ts.Args <= named[t] && ts.Args <= pu.leaving(p.Evict, t) || pu.held(v, inPlan, t) {
 			drop = append(drop, t)
 		}
 	}
@@ -508,6 +525,38 @@ func (pu *dropUnused) Propose(v *pruneguard.View, need int) pruneguard.Plan {
 	}
 	p.DropSchemas = append(p.DropSchemas, drop...)
 	return p
+}
+
+// held reports whether every call of tool t still in the Context either
+// leaves with the plan (inPlan) or stands in a unit v hides, one at least
+// so.
+func (pu *dropUnused) held(v *pruneguard.View, inPlan func(pruneguard.MessageID) bool, t string) bool {
+	if pu.callers == nil {
+		pu.callers = map[string][]int{}
+		var tools []string
+		for i := range pu.g.Len() {
+			tools = pu.g.AppendCalledTools(tools[:0], i)
+			for _, u := range tools {
+				if n := len(pu.callers[u]); n == 0 || pu.callers[u][n-1] != i {
+					pu.callers[u] = append(pu.callers[u], i)
+				}
+			}
+		}
+	}
+	ctx := pu.g.Context()
+	hidden := false
+	for _, i := range pu.callers[t] {
+		id := wire.ID(i)
+		u, ok := ctx.UnitOf(id)
+		switch {
+		case !ok || inPlan(id):
+		case v.Hidden(u.ID):
+			hidden = true
+		default:
+			return false
+		}
+	}
+	return hidden
 }
 
 // leaving counts the calls of tool t that leave with evict: those of the
@@ -610,9 +659,10 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		rep.addSummaries(g, decisions)
 	}
 	for _, r := range dedupeRefusals(refs) {
+		rep.Counts.RefusedUnits += len(r.Units)
 		rep.Refused = append(rep.Refused, refusal{
-			Gate: r.Gate, Code: r.Code, Units: strs(r.Units), Messages: strs(r.Messages),
-			Indexes: r.Indexes, Tools: r.Tools, Calls: strs(r.Calls), Detail: r.Detail,
+			Gate: r.Gate, Code: r.Code, Units: cut(strs(r.Units), o.full), Messages: cut(strs(r.Messages), o.full),
+			Indexes: cut(r.Indexes, o.full), Tools: r.Tools, Calls: strs(r.Calls), Detail: r.Detail,
 		})
 	}
 	for _, u := range g.Unpaired() {
@@ -922,7 +972,8 @@ func describe(r Report) string {
 		fmt.Fprintf(&b, "; %d %s failed (see spill_failed)", n, plural(n, "spill", "spills"))
 	}
 	if !r.WithinBudget {
-		fmt.Fprintf(&b, "; the guard's refusals leave no safe way further (%d %s, see refused)", r.Counts.Refused, plural(r.Counts.Refused, "refusal", "refusals"))
+		fmt.Fprintf(&b, "; the guard's refusals leave no safe way further (%d %s of %d %s, see refused)", r.Counts.Refused,
+			plural(r.Counts.Refused, "refusal", "refusals"), r.Counts.RefusedUnits, plural(r.Counts.RefusedUnits, "unit", "units"))
 	}
 	return b.String()
 }
@@ -980,7 +1031,7 @@ func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
 				k.msg = string(r.Messages[0])
 			}
 		} else {
-			k.all = fmt.Sprint(r.Units, r.Messages, r.Tools, r.Calls)
+			k.all = joinAll(r.Units, r.Messages, r.Tools, r.Calls)
 		}
 		if !seen[k] {
 			seen[k] = true
@@ -988,6 +1039,20 @@ func dedupeRefusals(rs []wire.Refusal) []wire.Refusal {
 		}
 	}
 	return out
+}
+
+// joinAll writes the ids of a refusal's lists, each list ended by a
+// byte no id holds, for its key.
+func joinAll(units []pruneguard.UnitID, msgs []pruneguard.MessageID, tools []string, calls []pruneguard.CallID) string {
+	var b strings.Builder
+	for _, ids := range [][]string{strs(units), strs(msgs), tools, strs(calls)} {
+		for _, id := range ids {
+			b.WriteString(id)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
+	}
+	return b.String()
 }
 
 // readManifest reads the MCP tools/list file given to --tools-manifest.

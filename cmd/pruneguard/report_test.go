@@ -243,3 +243,41 @@ func TestPruneReportSummary(t *testing.T) {
 		t.Errorf("--report all: exit %d %q", code, errs)
 	}
 }
+
+// A check that finds no safe way reports the units refused next to each
+// other for one reason as one refusal, whose lists a summary report cuts
+// as it cuts any list; the counts and the description say how many units
+// the refusals name.
+func TestPruneReportsRunsOfRefusals(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"model":"m","tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}],"messages":[{"role":"user","content":"task"}`)
+	for i := range 40 {
+		fmt.Fprintf(&b, `,{"role":"assistant","tool_calls":[{"id":"c%d","type":"function","function":{"name":"lookup","arguments":"{}"}}]}`, i)
+		fmt.Fprintf(&b, `,{"role":"tool","tool_call_id":"c%d","content":"%s"}`, i, strings.Repeat("x ", 40))
+	}
+	b.WriteString(`,{"role":"assistant","content":"done"},{"role":"user","content":"next"}]}`)
+	code, _, errs := runCmd(t, b.String(), "prune", "--budget", "100", "--dialect", "openai-chat", "-")
+	r := report(t, errs)
+	if code != 3 || r.Outcome != "deferred" {
+		t.Fatalf("exit %d, outcome %s", code, r.Outcome)
+	}
+	var run *refusal
+	for i := range r.Refused {
+		if r.Refused[i].Code == "irreducible" {
+			run = &r.Refused[i]
+		}
+	}
+	if run == nil || len(run.Units) != 2*listKeep || len(run.Messages) != 2*listKeep || len(run.Indexes) != 2*listKeep ||
+		run.Units[0] != "m1" || run.Indexes[0] != 1 {
+		t.Fatalf("refusals %+v", r.Refused)
+	}
+	if r.Counts.RefusedUnits < 41 || !strings.Contains(r.Description, fmt.Sprintf("of %d units", r.Counts.RefusedUnits)) {
+		t.Errorf("counts %+v, description %q", r.Counts, r.Description)
+	}
+	_, _, errs = runCmd(t, b.String(), "prune", "--budget", "100", "--dialect", "openai-chat", "--report", "full", "-")
+	for _, x := range report(t, errs).Refused {
+		if x.Code == "irreducible" && len(x.Units) < 40 {
+			t.Errorf("full report cut %+v", x)
+		}
+	}
+}

@@ -95,12 +95,12 @@ func TestNegativeResult(t *testing.T) {
 		assert.False(t, o.Evicted)
 		assert.False(t, o.Reran)
 		assert.Equal(t, "cgroup", o.Patched)
-		// a1 is the model's prose; r1 read a file before apply_patch ran,
-		// so reading it again may not give the same bytes; think is the
-		// negative result. The guard then tries the other units: the
-		// user's task is irreducible too, and the patch's result has not
-		// been read yet.
-		assert.Equal(t, []string{"a1/irreducible", "r1/irreducible", "think/negative-result", "u1/irreducible", "r2/unread"}, refusals(t, o.Refusals))
+		// The guard's sweep meets the user's task first, the oldest unit:
+		// irreducible text. Then what the policy proposes: a1 is the
+		// model's prose; r1 read a file before apply_patch ran, so
+		// reading it again may not give the same bytes; think is the
+		// negative result. The patch's result has not been read yet.
+		assert.Equal(t, []string{"u1/irreducible", "a1/irreducible", "r1/irreducible", "think/negative-result", "r2/unread"}, refusals(t, o.Refusals))
 		assert.Empty(t, o.Failure())
 	})
 }
@@ -120,9 +120,10 @@ func TestOneTimeNonce(t *testing.T) {
 		// would read paid. Before the model has read the receipt, its unit
 		// stays whatever the pruner says. Once the model has answered, the
 		// payment call is irreducible and the planned retry holds its
-		// result. The guard tries the user's request and the model's
-		// answer too: irreducible text.
-		assert.Equal(t, []string{"a0/irreducible", "r0/irreducible", "a1/unread", "r1/unread", "u1/irreducible",
+		// result. The guard's sweep meets the user's request first, the
+		// oldest unit, and the policy the model's answer too: irreducible
+		// text.
+		assert.Equal(t, []string{"u1/irreducible", "a0/irreducible", "r0/irreducible", "a1/unread", "r1/unread",
 			"a1/irreducible", "r1/referenced", "a2/irreducible"}, refusals(t, o.Refusals))
 		assert.Empty(t, o.Failure())
 	})
