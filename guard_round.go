@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"slices"
@@ -570,28 +571,29 @@ func (s *metSet) hashed(v *Violation, met []*Violation) bool {
 	return false
 }
 
-// hash returns the hash of what v names, as same compares it: equal
-// objections hash alike.
+// hash returns a hash of what v names, as same compares it: equal
+// objections hash alike. It reads the gate, the code, the first and last
+// unit, message and tool and how many of each, so that it costs the same
+// for a violation naming thousands of units as for one naming one.
 func (v *Violation) hash(seed maphash.Seed) uint64 {
 	var h maphash.Hash
 	h.SetSeed(seed)
 	h.WriteByte(byte(v.Gate))
 	h.WriteString(string(v.Code))
-	h.WriteByte(0)
-	for _, id := range v.Units {
-		h.WriteString(string(id))
-		h.WriteByte(0)
+	ends := func(n int, at func(int) string) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(n))
+		h.Write(b[:])
+		if n > 0 {
+			h.WriteString(at(0))
+			h.WriteByte(0)
+			h.WriteString(at(n - 1))
+		}
+		h.WriteByte(1)
 	}
-	h.WriteByte(1)
-	for _, id := range v.Messages {
-		h.WriteString(string(id))
-		h.WriteByte(0)
-	}
-	h.WriteByte(1)
-	for _, id := range v.Tools {
-		h.WriteString(id)
-		h.WriteByte(0)
-	}
+	ends(len(v.Units), func(i int) string { return string(v.Units[i]) })
+	ends(len(v.Messages), func(i int) string { return string(v.Messages[i]) })
+	ends(len(v.Tools), func(i int) string { return v.Tools[i] })
 	return h.Sum64()
 }
 
