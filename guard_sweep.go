@@ -194,8 +194,9 @@ func (b *sweepBuf) name(c *Context, s *sweepResult) {
 		units[i], us[i] = UnitID(cut(c.msgID(c.unit(w.u).head))), w.u
 		m0 := b.units[u0].from
 		run.Units, run.us, run.Messages = units[u0:i+1:i+1], us[u0:i+1:i+1], msgs[m0:w.to:w.to]
-		s.recs[i] = unitRefusal{ver: c.unit(w.u).version, regen: true, run: run, at: int32(i - u0),
-			msgs: [2]int32{w.from - m0, w.to - m0}, last: w.u}
+		r := &s.recs[i]
+		r.ver, r.regen, r.run, r.at = c.unit(w.u).version, true, run, int32(i-u0)
+		r.msgs, r.last = [2]int32{w.from - m0, w.to - m0}, w.u
 	}
 	if len(s.own) > 0 {
 		s.vs = append(s.vs, s.own...)
