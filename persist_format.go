@@ -132,7 +132,11 @@ import (
 //     schemas the model asked back not yet logged ({"tool",
 //     "tombstoned", "withdrawn"}). refusedUnits and refusedStubs: the
 //     refusals the guards remember ([Context.Refusals]), {"unit" or
-//     "message", "violations"}, each violation as [Violation] says it.
+//     "message", "violations"}, each violation as [Violation] says it,
+//     or for a run of units a guard's sweep refused for one reason,
+//     {"run": its units, "violations": the one naming them}. swept:
+//     where the guards' next sweep starts, the first message of a unit
+//     (left out for the first unit), or sweptAll: after the last.
 //   - checks: how many guard checks ran, so that [Result.Compaction]
 //     counts on.
 //
