@@ -163,10 +163,10 @@ func (b *sweepBuf) name(c *Context, s *sweepResult) {
 	}
 	size := 0
 	for _, w := range b.units {
-		size += len(c.msgID(c.unit(w.u).head))
+		size += int(c.msg(c.unit(w.u).head).idLen)
 	}
 	for _, p := range b.held {
-		size += len(c.msgID(p))
+		size += int(c.msg(p).idLen)
 	}
 	var text strings.Builder
 	text.Grow(size)
