@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sync"
@@ -449,7 +450,11 @@ func (c *Context) Refusals() []*Violation {
 			add(u)
 		}
 	} else {
-		for _, u := range slices.Sorted(maps.Keys(m.units)) {
+		// In the order of the units, which a merge or a summary may set
+		// apart from the order of their numbers.
+		us := slices.Collect(maps.Keys(m.units))
+		slices.SortFunc(us, func(a, b int32) int { return cmp.Compare(c.unit(a).head, c.unit(b).head) })
+		for _, u := range us {
 			add(u)
 		}
 	}
