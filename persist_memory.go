@@ -246,19 +246,25 @@ func (b *restorer) run(sr savedRefusal) error {
 	v.us = make([]int32, len(v.Units))
 	v.seen = seenAt{comp: c.compactions, judge: c.judge()}
 	recs := make([]unitRefusal, len(v.Units))
-	j := 0 // the next message of v
+	j := 0       // the next message of v
+	prev := none // the unit before
 	for i, id := range v.Units {
 		p, ok := c.find(MessageID(id))
 		if !ok || c.unit(c.msg(p).unit).head != p {
 			return bad("not the first message of a unit")
 		}
 		u := c.msg(p).unit
-		from := j
+		if i > 0 && c.unit(u).prev != prev {
+			return bad("units of a run not next to each other")
+		}
+		prev = u
+		from, last := j, none // last: the message before, of u
 		for ; j < len(v.Messages); j++ {
 			q, ok := c.find(v.Messages[j])
-			if !ok || c.msg(q).unit != u {
+			if !ok || c.msg(q).unit != u || q <= last {
 				break
 			}
+			last = q
 		}
 		if j == from {
 			return bad("a unit of a run with no message held")
