@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,5 +84,129 @@ func TestRestoreRefusesMalformedRuns(t *testing.T) {
 			}
 			assert.ErrorIs(t, err, pruneguard.ErrBadState)
 		})
+	}
+}
+
+// viewUnits lists the units a View shows, oldest first.
+func viewUnits(c *pruneguard.Context) []pruneguard.UnitID {
+	var out []pruneguard.UnitID
+	for u := range c.View().Units() {
+		out = append(out, u.ID)
+	}
+	return out
+}
+
+// A change to a unit of a sweep's run, or to what the regenerability gate
+// rests on, ends its refusal: the View shows the unit again and Refusals
+// no longer names it.
+func TestSweptRunRefusalEndsWithAChange(t *testing.T) {
+	for name, change := range map[string]struct {
+		do  func(c *pruneguard.Context) error
+		all bool // every refusal ends
+	}{
+		"pin":       {do: func(c *pruneguard.Context) error { return c.Pin("r2") }},
+		"spill":     {do: func(c *pruneguard.Context) error { return c.Spill("r2", pruneguard.Pointer{Store: "s", Key: "k"}) }},
+		"mark":      {do: func(c *pruneguard.Context) error { return c.Mark("r2", pruneguard.NegativeResult) }},
+		"couple":    {do: func(c *pruneguard.Context) error { return c.Couple("r2", "r3") }},
+		"couple on": {do: func(c *pruneguard.Context) error { return c.Couple("r2", "seen") }},
+		"step":      {do: func(c *pruneguard.Context) error { return c.PlanStep("s", "r2") }, all: true},
+		"seal":      {do: func(c *pruneguard.Context) error { c.SealSteps(true); return nil }, all: true},
+		"tool": {do: func(c *pruneguard.Context) error {
+			return c.RegisterTool(pruneguard.Tool{Name: "other"})
+		}, all: true},
+		"forget": {do: func(c *pruneguard.Context) error { c.ForgetRefusals(); return nil }, all: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := &keepOracle{}
+			c := keepSession(t, o, 6, 0)
+			modelRead(t, c, "seen")
+			g := pruneguard.Guard{Budget: 100}
+			_, err := g.Check(c)
+			require.NoError(t, err)
+			require.Len(t, c.Refusals(), 1)
+			assert.Equal(t, []pruneguard.UnitID{"sys"}, viewUnits(c)[:1])
+			// A walk, to leave the hints of the walks on the run.
+			before := viewUnits(c)
+			require.NotContains(t, before, pruneguard.UnitID("a2"))
+			require.NoError(t, change.do(c))
+			named := refusedUnits(c.Refusals())
+			assert.NotContains(t, named, pruneguard.UnitID("a2"))
+			if change.all {
+				assert.Empty(t, named)
+			}
+			assert.Contains(t, viewUnits(c), pruneguard.UnitID("a2"))
+		})
+	}
+}
+
+// Sweeping guards check one Context while rounds arrive, pins land and
+// others read its refusals and save it: nothing irreducible leaves, and
+// at the end every refusal remembered is one the gates make.
+func TestRaceSweepWithEvents(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 0, 0)
+	var mu sync.Mutex
+	next := 0
+	add := func() int {
+		mu.Lock()
+		i := next
+		next++
+		mu.Unlock()
+		text := "plain"
+		if i%3 != 0 {
+			text = "keep this"
+		}
+		k := pruneguard.CallID(fmt.Sprint("k", i))
+		a, r := pruneguard.MessageID(fmt.Sprint("a", i)), pruneguard.MessageID(fmt.Sprint("r", i))
+		assert.NoError(t, c.Append(pruneguard.Message{ID: a, Role: pruneguard.RoleAssistant, Tokens: 5, Calls: []pruneguard.Call{{ID: k, Tool: "read"}}}))
+		assert.NoError(t, c.Append(pruneguard.Message{ID: r, Role: pruneguard.RoleTool, Tokens: 50 + i%7*20, Content: []byte(text), Answers: []pruneguard.CallID{k}}))
+		assert.NoError(t, c.Append(pruneguard.Message{ID: pruneguard.MessageID(fmt.Sprint("seen", i)), Role: pruneguard.RoleAssistant, Pinned: true}))
+		return i
+	}
+	var wg sync.WaitGroup
+	var evicted []pruneguard.MessageID
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := pruneguard.Guard{Budget: 2000, Trigger: 2500}
+			for range 150 {
+				i := add()
+				if w == 1 && i%5 == 0 {
+					_ = c.Pin(pruneguard.MessageID(fmt.Sprint("r", i-2)))
+				}
+				res, err := g.Check(c)
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				for _, d := range res.Decisions {
+					evicted = append(evicted, d.Evict...)
+				}
+				mu.Unlock()
+				if w == 2 {
+					c.Refusals()
+					var b bytes.Buffer
+					assert.NoError(t, c.Save(&b))
+					for range c.View().Units() {
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range evicted {
+		var i int
+		if _, err := fmt.Sscanf(string(id), "r%d", &i); err == nil {
+			assert.Zero(t, i%3, "irreducible %s evicted", id)
+		}
+	}
+	for _, v := range c.Refusals() {
+		for _, u := range v.Units {
+			un, ok := c.UnitOf(pruneguard.MessageID(u))
+			require.True(t, ok)
+			_, err := c.Prune(pruneguard.Plan{Evict: un.Messages})
+			assert.Error(t, err, "unit %s remembered refused", u)
+		}
 	}
 }
