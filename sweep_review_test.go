@@ -210,3 +210,25 @@ func TestRaceSweepWithEvents(t *testing.T) {
 		}
 	}
 }
+
+// A call still pending in relaxed mode holds its own unit only: the
+// units that closed after it are swept all the same.
+func TestSweepPassesAUnitInFlight(t *testing.T) {
+	t.Skip("open: the sweep stops at the first unit in flight, so that in relaxed mode a call left pending holds back the sweep of every unit after it")
+	o := &keepOracle{}
+	c := pruneguard.NewContext(pruneguard.Config{Oracle: o, Boundary: pruneguard.BoundaryRelaxed})
+	require.NoError(t, c.RegisterTool(pruneguard.Tool{Name: "read", Annotations: pruneguard.Annotations{
+		ReadOnlyHint: pruneguard.Bool(true), OpenWorldHint: pruneguard.Bool(false)}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "sys", Role: pruneguard.RoleSystem, Tokens: 100, Pinned: true}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "long", Role: pruneguard.RoleAssistant, Tokens: 5,
+		Calls: []pruneguard.Call{{ID: "kl", Tool: "read"}}}))
+	for i := range 6 {
+		addRound(t, c, i, 100, "keep this")
+	}
+	modelRead(t, c, "seen")
+	res, err := pruneguard.Guard{Budget: 100}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), o.asked.Load())
+	require.Len(t, res.Refused, 1, "one run: %v", errorTexts(res.Refused))
+	assert.Len(t, res.Refused[0].Units, 6)
+}
