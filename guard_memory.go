@@ -488,16 +488,16 @@ func (g *runGroup) extend(r *unitRefusal) bool {
 }
 
 // flush appends the group's violation to out, and empties the group: the
-// run's own violation when the group is the whole run, else one naming
-// the group's units.
+// run's own violation when the group is the whole run and no compaction
+// moved the messages since, else one naming the group's units.
 func (g *runGroup) flush(c *Context, out []*Violation) []*Violation {
 	run, at, msgs := g.run, g.at, g.msgs
 	*g = runGroup{}
 	if run == nil {
 		return out
 	}
-	if at[0] == 0 && int(at[1]) == len(run.Units) {
-		return append(out, run)
+	if at[0] == 0 && int(at[1]) == len(run.Units) && run.seen.comp == c.compactions {
+		return append(out, run) // else its place is from before a compaction
 	}
 	v := *run
 	v.Units = run.Units[at[0]:at[1]:at[1]]

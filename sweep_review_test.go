@@ -232,3 +232,35 @@ func TestSweepPassesAUnitInFlight(t *testing.T) {
 	require.Len(t, res.Refused, 1, "one run: %v", errorTexts(res.Refused))
 	assert.Len(t, res.Refused[0].Units, 6)
 }
+
+// Refusals lists the sweep's runs in transcript order, after a compaction
+// moved the messages and a change split one of them.
+func TestSweptRunsInOrderAfterACompaction(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 0, 300)
+	for i := 300; i < 303; i++ {
+		addRound(t, c, i, 100, "keep this")
+	}
+	addRound(t, c, 303, 100, "plain")
+	require.NoError(t, c.Pin("r303"))
+	for i := 304; i < 308; i++ {
+		addRound(t, c, i, 100, "keep this")
+	}
+	modelRead(t, c, "seen")
+	res, err := pruneguard.Guard{Budget: 100}.Check(c)
+	require.NoError(t, err)
+	require.Equal(t, pruneguard.Pruned, res.Outcome)
+	require.Len(t, c.Refusals(), 2)
+	// The next Apply compacts the records of the messages gone.
+	addRound(t, c, 400, 100, "plain")
+	modelRead(t, c, "seen2")
+	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a400", "r400"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	require.NoError(t, c.Pin("r305"))
+	var firsts []pruneguard.UnitID
+	for _, v := range c.Refusals() {
+		firsts = append(firsts, v.Units[0])
+	}
+	assert.Equal(t, []pruneguard.UnitID{"a300", "a304", "a306"}, firsts)
+}
