@@ -436,7 +436,10 @@ func (c *Context) Refusals() []*Violation {
 		switch {
 		case r == nil:
 		case r.run == nil:
-			out = append(g.flush(c, out), r.vs...)
+			out = g.flush(c, out)
+			for _, v := range r.vs {
+				out = append(out, c.placed(v))
+			}
 		case !g.extend(r):
 			out = g.flush(c, out)
 			g = runGroup{run: r.run, at: [2]int32{r.at, r.at + 1}, msgs: r.msgs}
@@ -466,6 +469,36 @@ func (c *Context) Refusals() []*Violation {
 	}
 	sortViolations(out)
 	return slices.CompactFunc(out, (*Violation).same)
+}
+
+// placed returns v, or when a compaction moved the messages since v was
+// made, a copy of it placed in the transcript as it is now, so that
+// refusals sort in transcript order. Under the read lock.
+func (c *Context) placed(v *Violation) *Violation {
+	if !v.seen.ok || v.seen.comp == c.compactions {
+		return v
+	}
+	w := *v
+	if p, ok := c.placeOf(v); ok {
+		w.pos = uint64(p)
+	}
+	return &w
+}
+
+// placeOf returns the position of the message by which v takes its
+// place in the transcript: a boundary violation's unit's first message,
+// else its first message, else its unit's first. Under the read lock.
+func (c *Context) placeOf(v *Violation) (int32, bool) {
+	at := MessageID("")
+	switch {
+	case v.Gate == GateBoundary && len(v.Units) > 0:
+		at = MessageID(v.Units[0])
+	case len(v.Messages) > 0:
+		at = v.Messages[0]
+	case len(v.Units) > 0:
+		at = MessageID(v.Units[0])
+	}
+	return c.find(at)
 }
 
 // runGroup gathers the units of a sweep's run that still hold, next to

@@ -315,16 +315,7 @@ func (b *restorer) violations(svs []savedViolation) []*Violation {
 		for _, f := range sv.Facts {
 			v.Facts = append(v.Facts, Fact{Message: MessageID(f.Message), Kind: string(f.Kind), Text: string(f.Text)})
 		}
-		at := MessageID("")
-		switch {
-		case v.Gate == GateBoundary && len(v.Units) > 0:
-			at = MessageID(v.Units[0])
-		case len(v.Messages) > 0:
-			at = v.Messages[0]
-		case len(v.Units) > 0:
-			at = MessageID(v.Units[0])
-		}
-		if p, ok := c.find(at); ok {
+		if p, ok := c.placeOf(v); ok {
 			v.pos = uint64(p)
 		}
 		out = append(out, v)

@@ -264,3 +264,34 @@ func TestSweptRunsInOrderAfterACompaction(t *testing.T) {
 	}
 	assert.Equal(t, []pruneguard.UnitID{"a300", "a304", "a306"}, firsts)
 }
+
+// The same with a unit held for two reasons amid a run: its violations
+// keep their place in the transcript order too.
+func TestSweptRefusalsInOrderAfterACompaction(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 0, 300)
+	for i := 300; i < 303; i++ {
+		addRound(t, c, i, 100, "keep this")
+	}
+	require.NoError(t, c.Mark("r301", pruneguard.NegativeResult|pruneguard.TransientState))
+	addRound(t, c, 303, 100, "plain")
+	require.NoError(t, c.Pin("r303"))
+	for i := 304; i < 308; i++ {
+		addRound(t, c, i, 100, "keep this")
+	}
+	modelRead(t, c, "seen")
+	res, err := pruneguard.Guard{Budget: 100}.Check(c)
+	require.NoError(t, err)
+	require.Equal(t, pruneguard.Pruned, res.Outcome)
+	addRound(t, c, 400, 100, "plain")
+	modelRead(t, c, "seen2")
+	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a400", "r400"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	require.NoError(t, c.Pin("r305"))
+	var firsts []pruneguard.UnitID
+	for _, v := range c.Refusals() {
+		firsts = append(firsts, v.Units[0])
+	}
+	assert.Equal(t, []pruneguard.UnitID{"a300", "a301", "a301", "a302", "a304", "a306"}, firsts)
+}
