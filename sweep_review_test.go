@@ -96,6 +96,14 @@ func viewUnits(c *pruneguard.Context) []pruneguard.UnitID {
 	return out
 }
 
+func snapshotIDs(c *pruneguard.Context) []pruneguard.MessageID {
+	var out []pruneguard.MessageID
+	for _, e := range c.View().Snapshot() {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
 // A change to a unit of a sweep's run, or to what the regenerability gate
 // rests on, ends its refusal: the View shows the unit again and Refusals
 // no longer names it.
@@ -128,6 +136,8 @@ func TestSweptRunRefusalEndsWithAChange(t *testing.T) {
 			// A walk, to leave the hints of the walks on the run.
 			before := viewUnits(c)
 			require.NotContains(t, before, pruneguard.UnitID("a2"))
+			require.True(t, c.View().Hidden("a2"))
+			require.NotContains(t, snapshotIDs(c), pruneguard.MessageID("r2"))
 			require.NoError(t, change.do(c))
 			named := refusedUnits(c.Refusals())
 			assert.NotContains(t, named, pruneguard.UnitID("a2"))
@@ -135,6 +145,8 @@ func TestSweptRunRefusalEndsWithAChange(t *testing.T) {
 				assert.Empty(t, named)
 			}
 			assert.Contains(t, viewUnits(c), pruneguard.UnitID("a2"))
+			assert.False(t, c.View().Hidden("a2"))
+			assert.Contains(t, snapshotIDs(c), pruneguard.MessageID("r2"))
 		})
 	}
 }
@@ -294,4 +306,52 @@ func TestSweptRefusalsInOrderAfterACompaction(t *testing.T) {
 		firsts = append(firsts, v.Units[0])
 	}
 	assert.Equal(t, []pruneguard.UnitID{"a300", "a301", "a301", "a302", "a304", "a306"}, firsts)
+}
+
+// A Context saved after a sweep, a compaction and a split of a run is
+// restored to one that lists the same refusals, saves the same bytes and
+// decides as it does.
+func TestSweptRestoredAfterACompactionDecidesAlike(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 0, 300)
+	for i := 300; i < 310; i++ {
+		addRound(t, c, i, 100, "keep this")
+	}
+	addRound(t, c, 310, 100, "plain")
+	addRound(t, c, 311, 100, "plain")
+	modelRead(t, c, "seen")
+	g := pruneguard.Guard{Budget: 100}
+	_, err := g.Check(c)
+	require.NoError(t, err)
+	addRound(t, c, 400, 100, "plain")
+	modelRead(t, c, "seen2")
+	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a400", "r400"}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(d))
+	require.NoError(t, c.Pin("r305"))
+	for i := 500; i < 505; i++ {
+		addRound(t, c, i, 100, []string{"keep this", "plain"}[i%2])
+	}
+	r, err := pruneguard.Restore(strings.NewReader(savedText(t, c)), pruneguard.Config{Oracle: o})
+	require.NoError(t, err)
+	assert.Equal(t, errorTexts(c.Refusals()), errorTexts(r.Refusals()))
+	assert.Equal(t, savedText(t, c), savedText(t, r))
+	for _, x := range []*pruneguard.Context{c, r} {
+		modelRead(t, x, "seen3")
+	}
+	for _, budget := range []int{2000, 100} {
+		a, errA := pruneguard.Guard{Budget: budget}.Check(c)
+		b, errB := pruneguard.Guard{Budget: budget}.Check(r)
+		assert.Equal(t, resultText(a, errA), resultText(b, errB), "budget %d", budget)
+		assert.Equal(t, errorTexts(c.Refusals()), errorTexts(r.Refusals()))
+		assert.Equal(t, savedText(t, c), savedText(t, r))
+	}
+}
+
+func resultText(res pruneguard.Result, err error) string {
+	var ds [][]pruneguard.MessageID
+	for _, d := range res.Decisions {
+		ds = append(ds, d.Evict, d.Stub)
+	}
+	return fmt.Sprint(res.Outcome, res.Before, res.After, ds, errorTexts(res.Refused), res.Reason, res.Held, err)
 }
