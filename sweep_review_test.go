@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/pruneguard/pruneguard"
 )
@@ -354,4 +355,78 @@ func resultText(res pruneguard.Result, err error) string {
 		ds = append(ds, d.Evict, d.Stub)
 	}
 	return fmt.Sprint(res.Outcome, res.Before, res.After, ds, errorTexts(res.Refused), res.Reason, res.Held, err)
+}
+
+// Whatever the session, a sweeping guard remembers refused only units
+// the gates refuse, and hides from its policy no unit they would let go.
+func TestPropertySweepAgreesWithTheGates(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		o := &keepOracle{}
+		// Plain rounds first, perhaps, so that a check evicts enough of them
+		// for a compaction.
+		pre := rapid.SampledFrom([]int{0, 300}).Draw(rt, "plain first")
+		c := keepSession(t, o, 0, pre)
+		n := pre + rapid.IntRange(1, 40).Draw(rt, "rounds")
+		for i := pre; i < n; i++ {
+			addRound(t, c, i, rapid.IntRange(1, 200).Draw(rt, "tokens"), rapid.SampledFrom([]string{"keep this", "plain"}).Draw(rt, "content"))
+			switch rapid.IntRange(0, 9).Draw(rt, "event") {
+			case 0:
+				require.NoError(rt, c.Pin(pruneguard.MessageID(fmt.Sprint("r", i))))
+			case 1:
+				require.NoError(rt, c.Mark(pruneguard.MessageID(fmt.Sprint("r", i)), pruneguard.NegativeResult|pruneguard.OneTimeSecret))
+			case 2:
+				if i > pre {
+					_ = c.Couple(pruneguard.MessageID(fmt.Sprint("r", i)), pruneguard.MessageID(fmt.Sprint("r", rapid.IntRange(pre, i-1).Draw(rt, "with")))) // gone, perhaps
+				}
+			case 3:
+				modelRead(t, c, pruneguard.MessageID(fmt.Sprint("seen", i)))
+				_, err := pruneguard.Guard{Budget: max(1, c.Tokens()*rapid.IntRange(10, 90).Draw(rt, "share")/100)}.Check(c)
+				require.NoError(rt, err)
+			case 4:
+				require.NoError(rt, c.PlanStep(pruneguard.StepID(fmt.Sprint("s", i)), pruneguard.MessageID(fmt.Sprint("r", i))))
+			}
+		}
+		modelRead(t, c, "seen")
+		_, err := pruneguard.Guard{Budget: max(1, c.Tokens()*rapid.IntRange(10, 90).Draw(rt, "share")/100)}.Check(c)
+		require.NoError(rt, err)
+		hidden := map[pruneguard.UnitID]bool{}
+		for _, v := range c.Refusals() {
+			for _, u := range v.Units {
+				hidden[u] = true
+				un, ok := c.UnitOf(pruneguard.MessageID(u))
+				require.True(rt, ok)
+				_, err := c.Prune(pruneguard.Plan{Evict: un.Messages})
+				require.Error(rt, err, "unit %s remembered refused", u)
+			}
+		}
+		shown := map[pruneguard.UnitID]bool{}
+		for u := range c.View().Units() {
+			shown[u.ID] = true
+			require.False(rt, hidden[u.ID], "unit %s shown and refused", u.ID)
+		}
+		for _, u := range c.Units() {
+			if shown[u.ID] || hidden[u.ID] {
+				continue
+			}
+			_, err := c.Prune(pruneguard.Plan{Evict: u.Messages})
+			require.Error(rt, err, "unit %s hidden, not refused, and may go", u.ID)
+		}
+		// Restored, it remembers and decides alike.
+		r, err := pruneguard.Restore(strings.NewReader(savedText(t, c)), pruneguard.Config{Oracle: o})
+		require.NoError(rt, err)
+		require.Equal(rt, errorTexts(c.Refusals()), errorTexts(r.Refusals()))
+		for i := n; i < n+3; i++ {
+			content := rapid.SampledFrom([]string{"keep this", "plain"}).Draw(rt, "content")
+			budget := max(1, c.Tokens()*rapid.IntRange(10, 90).Draw(rt, "share")/100)
+			for _, x := range []*pruneguard.Context{c, r} {
+				addRound(t, x, i, 50, content)
+				modelRead(t, x, pruneguard.MessageID(fmt.Sprint("seen", i)))
+			}
+			a, errA := pruneguard.Guard{Budget: budget}.Check(c)
+			b, errB := pruneguard.Guard{Budget: budget}.Check(r)
+			require.Equal(rt, resultText(a, errA), resultText(b, errB))
+			require.Equal(rt, errorTexts(c.Refusals()), errorTexts(r.Refusals()))
+			require.Equal(rt, savedText(t, c), savedText(t, r))
+		}
+	})
 }
