@@ -1,6 +1,7 @@
 package pruneguard
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sync"
@@ -435,7 +436,10 @@ func (c *Context) Refusals() []*Violation {
 		switch {
 		case r == nil:
 		case r.run == nil:
-			out = append(g.flush(c, out), r.vs...)
+			out = g.flush(c, out)
+			for _, v := range r.vs {
+				out = append(out, c.placed(v))
+			}
 		case !g.extend(r):
 			out = g.flush(c, out)
 			g = runGroup{run: r.run, at: [2]int32{r.at, r.at + 1}, msgs: r.msgs}
@@ -449,7 +453,11 @@ func (c *Context) Refusals() []*Violation {
 			add(u)
 		}
 	} else {
-		for _, u := range slices.Sorted(maps.Keys(m.units)) {
+		// In the order of the units, which a merge or a summary may set
+		// apart from the order of their numbers.
+		us := slices.Collect(maps.Keys(m.units))
+		slices.SortFunc(us, func(a, b int32) int { return cmp.Compare(c.unit(a).head, c.unit(b).head) })
+		for _, u := range us {
 			add(u)
 		}
 	}
@@ -461,6 +469,36 @@ func (c *Context) Refusals() []*Violation {
 	}
 	sortViolations(out)
 	return slices.CompactFunc(out, (*Violation).same)
+}
+
+// placed returns v, or when a compaction moved the messages since v was
+// made, a copy of it placed in the transcript as it is now, so that
+// refusals sort in transcript order. Under the read lock.
+func (c *Context) placed(v *Violation) *Violation {
+	if !v.seen.ok || v.seen.comp == c.compactions {
+		return v
+	}
+	w := *v
+	if p, ok := c.placeOf(v); ok {
+		w.pos = uint64(p)
+	}
+	return &w
+}
+
+// placeOf returns the position of the message by which v takes its
+// place in the transcript: a boundary violation's unit's first message,
+// else its first message, else its unit's first. Under the read lock.
+func (c *Context) placeOf(v *Violation) (int32, bool) {
+	at := MessageID("")
+	switch {
+	case v.Gate == GateBoundary && len(v.Units) > 0:
+		at = MessageID(v.Units[0])
+	case len(v.Messages) > 0:
+		at = v.Messages[0]
+	case len(v.Units) > 0:
+		at = MessageID(v.Units[0])
+	}
+	return c.find(at)
 }
 
 // runGroup gathers the units of a sweep's run that still hold, next to
@@ -483,16 +521,16 @@ func (g *runGroup) extend(r *unitRefusal) bool {
 }
 
 // flush appends the group's violation to out, and empties the group: the
-// run's own violation when the group is the whole run, else one naming
-// the group's units.
+// run's own violation when the group is the whole run and no compaction
+// moved the messages since, else one naming the group's units.
 func (g *runGroup) flush(c *Context, out []*Violation) []*Violation {
 	run, at, msgs := g.run, g.at, g.msgs
 	*g = runGroup{}
 	if run == nil {
 		return out
 	}
-	if at[0] == 0 && int(at[1]) == len(run.Units) {
-		return append(out, run)
+	if at[0] == 0 && int(at[1]) == len(run.Units) && run.seen.comp == c.compactions {
+		return append(out, run) // else its place is from before a compaction
 	}
 	v := *run
 	v.Units = run.Units[at[0]:at[1]:at[1]]

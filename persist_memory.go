@@ -246,19 +246,25 @@ func (b *restorer) run(sr savedRefusal) error {
 	v.us = make([]int32, len(v.Units))
 	v.seen = seenAt{comp: c.compactions, judge: c.judge()}
 	recs := make([]unitRefusal, len(v.Units))
-	j := 0 // the next message of v
+	j := 0       // the next message of v
+	prev := none // the unit before
 	for i, id := range v.Units {
 		p, ok := c.find(MessageID(id))
 		if !ok || c.unit(c.msg(p).unit).head != p {
 			return bad("not the first message of a unit")
 		}
 		u := c.msg(p).unit
-		from := j
+		if i > 0 && c.unit(u).prev != prev {
+			return bad("units of a run not next to each other")
+		}
+		prev = u
+		from, last := j, none // last: the message before, of u
 		for ; j < len(v.Messages); j++ {
 			q, ok := c.find(v.Messages[j])
-			if !ok || c.msg(q).unit != u {
+			if !ok || c.msg(q).unit != u || q <= last {
 				break
 			}
+			last = q
 		}
 		if j == from {
 			return bad("a unit of a run with no message held")
@@ -309,16 +315,7 @@ func (b *restorer) violations(svs []savedViolation) []*Violation {
 		for _, f := range sv.Facts {
 			v.Facts = append(v.Facts, Fact{Message: MessageID(f.Message), Kind: string(f.Kind), Text: string(f.Text)})
 		}
-		at := MessageID("")
-		switch {
-		case v.Gate == GateBoundary && len(v.Units) > 0:
-			at = MessageID(v.Units[0])
-		case len(v.Messages) > 0:
-			at = v.Messages[0]
-		case len(v.Units) > 0:
-			at = MessageID(v.Units[0])
-		}
-		if p, ok := c.find(at); ok {
+		if p, ok := c.placeOf(v); ok {
 			v.pos = uint64(p)
 		}
 		out = append(out, v)
