@@ -336,7 +336,8 @@ func (m *refusalMemory) moved() { m.gen++ }
 func (m *refusalMemory) compacted(c *Context, pm, um []int32) {
 	m.gen++
 	if s := &m.swept; s.comp == c.compactions-1 {
-		// The sweep goes on from the first message held from its mark on.
+		// The sweep goes on from the first message held from its mark on,
+		// and takes up the units it passed that are held.
 		p := s.pos
 		for p < int32(len(pm)) && pm[p] == none {
 			p++
@@ -345,6 +346,13 @@ func (m *refusalMemory) compacted(c *Context, pm, um []int32) {
 		if p < int32(len(pm)) {
 			s.pos = pm[p]
 		}
+		passed := make([]int32, 0, len(s.passed))
+		for _, q := range s.passed {
+			if pm[q] != none {
+				passed = append(passed, pm[q])
+			}
+		}
+		s.passed = passed
 	}
 	if len(m.units) > 0 {
 		units := make(map[int32]*unitRefusal, len(m.units))
@@ -415,9 +423,10 @@ func (c *Context) refusedUnit(id UnitID) bool {
 // Refusals lists the refusals the guards checking this Context met that
 // still hold, so that later checks pass over them: units the gates
 // refused to evict whole, and tool results they refused to stub, in the
-// order of the gates and the transcript. Units next to each other that a
-// guard's sweep found refused for one reason (see [Result.Refused]) are
-// named by one violation, as long as they all hold. The memory is the
+// order of the gates and the transcript. A run of units next to each
+// other that one sweep of a guard refused for one reason (see
+// [Guard.Check]) is named by one violation, as long as its units all
+// hold; the runs of different sweeps stay apart. The memory is the
 // Context's, not a Guard's: every Guard on the Context reads and adds to
 // it, and [Context.ForgetRefusals] clears it. A refusal holds until its
 // unit changes (a chunk, a result, a pin, a coupling), a pointer is

@@ -19,16 +19,18 @@ import (
 // naming them all and their messages held; a unit held for more than one
 // reason, or named by a planned step, has the violations Prune makes.
 //
-// The sweep goes on from where the last one stopped (the first unit still
-// in flight or unread, or the unit where it had found enough), so that
-// across checks each unit is swept once while it and the judgement epoch
+// The sweep goes on from where the last one stopped (the end, or the unit
+// where it had found enough), and takes up again the units it passed
+// because they were in flight or unread, so that across checks each unit
+// is swept once, once closed and read, while it and the judgement epoch
 // stand. A unit that changes later is left to the policy and the gates.
 
 // sweepMark is where a sweep stopped, as the Context stood.
 type sweepMark struct {
-	pos   int32  // the first message of the unit to sweep next, or the end
-	comp  int    // the Context's compactions
-	judge uint64 // the judgement epoch
+	pos    int32   // the first message of the unit to sweep next, or the end
+	passed []int32 // the first messages of the units passed in flight or unread, in order
+	comp   int     // the Context's compactions
+	judge  uint64  // the judgement epoch
 }
 
 // sweep judges the units that closed since the last sweep, oldest first,
@@ -58,51 +60,81 @@ type sweepResult struct {
 	mark    sweepMark
 }
 
-// sweepUnits judges the units from where the last sweep stopped. Under
-// neither lock.
+// sweepUnits judges the units the last sweep passed, then those from
+// where it stopped. Under neither lock.
 func (c *Context) sweepUnits(need int) (s sweepResult) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	c.pruneMu.Lock()
 	defer c.pruneMu.Unlock()
-	from := c.mem.sweepFrom(c)
+	from, passed := c.mem.sweepFrom(c)
+	w := sweeper{c: c, r: c.newRun(Plan{}, nil), need: need, s: &s}
 	s.mark = sweepMark{pos: c.msgs.Len(), comp: c.compactions, judge: c.judge()}
-	r := c.newRun(Plan{}, nil)
-	var b sweepBuf
-	var at []codeAt // a unit's, reused
-	b.starts = true
-	for p := from; p < s.mark.pos; p++ {
-		x := c.msg(p)
-		if x.flags&mDead != 0 || c.unit(x.unit).head != p {
-			continue
-		}
-		u, un := x.unit, c.unit(x.unit)
-		if un.open > 0 || un.pending > 0 || c.unread(u) || need <= 0 {
-			s.mark.pos = p
+	for i, p := range passed {
+		if w.need <= 0 {
+			s.mark.passed = append(s.mark.passed, passed[i:]...)
 			break
 		}
-		if un.pinned > 0 || c.mem.refused(c, u) != nil {
-			b.starts = true
-			continue
-		}
-		at = at[:0]
-		for q := range c.members(u) {
-			at = r.unsafeCodes(at, q)
-		}
-		switch {
-		case len(at) == 0:
-			need -= c.unitTokens(u)
-			b.starts = true
-		case oneReason(at):
-			b.room(len(at))
-			b.add(u, at)
-		default:
-			s.own = r.vs.unit(r, s.own, at)
-			b.starts = true
+		w.b.starts = true // not next to the unit judged before it
+		if x := c.msg(p); x.flags&mDead == 0 && c.unit(x.unit).head == p && !w.judge(x.unit) {
+			s.mark.passed = append(s.mark.passed, p)
 		}
 	}
-	b.name(c, &s)
+	w.b.starts = true
+	for p := from; p < c.msgs.Len(); p++ {
+		x := c.msg(p)
+		switch {
+		case x.flags&mDead != 0 || c.unit(x.unit).head != p:
+		case w.need <= 0:
+			s.mark.pos = p
+			w.b.name(c, &s)
+			return s
+		case !w.judge(x.unit):
+			s.mark.passed = append(s.mark.passed, p)
+			w.b.starts = true
+		}
+	}
+	w.b.name(c, &s)
 	return s
+}
+
+// sweeper is a sweep in progress: what may go is counted off need.
+type sweeper struct {
+	c    *Context
+	r    *pruneRun
+	s    *sweepResult
+	b    sweepBuf
+	at   []codeAt // a unit's, reused
+	need int
+}
+
+// judge judges the eviction of unit u, whole, and reports whether it
+// could: false for a unit in flight or unread, which the sweep passes.
+func (w *sweeper) judge(u int32) bool {
+	c, un := w.c, w.c.unit(u)
+	switch {
+	case un.open > 0 || un.pending > 0 || c.unread(u):
+		return false
+	case un.pinned > 0 || c.mem.refused(c, u) != nil:
+		w.b.starts = true
+		return true
+	}
+	w.at = w.at[:0]
+	for q := range c.members(u) {
+		w.at = w.r.unsafeCodes(w.at, q)
+	}
+	switch {
+	case len(w.at) == 0:
+		w.need -= c.unitTokens(u)
+		w.b.starts = true
+	case oneReason(w.at):
+		w.b.room(len(w.at))
+		w.b.add(u, w.at)
+	default:
+		w.s.own = w.r.vs.unit(w.r, w.s.own, w.at)
+		w.b.starts = true
+	}
+	return true
 }
 
 // sweepBuf is what a sweep found refused for one reason alone, before
@@ -224,14 +256,15 @@ func (c *Context) unitTokens(u int32) int {
 	return n
 }
 
-// sweepFrom returns where the next sweep starts: where the last one
-// stopped, or the start when the messages moved since (a compaction) or
-// the judgement epoch moved on. Under the read lock.
-func (m *refusalMemory) sweepFrom(c *Context) int32 {
+// sweepFrom returns where the next sweep starts, and the units the last
+// one passed: where the last one stopped, or the start when the messages
+// moved since (a compaction) or the judgement epoch moved on. Under the
+// read lock.
+func (m *refusalMemory) sweepFrom(c *Context) (int32, []int32) {
 	if s := m.swept; s.comp == c.compactions && s.judge == c.judge() {
-		return s.pos
+		return s.pos, s.passed
 	}
-	return 0
+	return 0, nil
 }
 
 // rememberSwept remembers the refusals a sweep met, and where it
@@ -254,15 +287,20 @@ func (c *Context) rememberSwept(s sweepResult) (added int, kept []bool) {
 			lost[s.recs[i].run] = true
 		}
 	}
-	kept = make([]bool, len(s.vs))
-	j := 0
-	for i, v := range s.vs {
-		if j < len(s.own) && s.own[j] == v {
-			kept[i] = ownKept[j]
-			j++
-			continue
+	var ownHeld map[*Violation]bool // the sort may have moved them: found by identity
+	if len(s.own) > 0 {
+		ownHeld = make(map[*Violation]bool, len(s.own))
+		for i, v := range s.own {
+			ownHeld[v] = ownKept[i]
 		}
-		kept[i] = !lost[v]
+	}
+	kept = make([]bool, len(s.vs))
+	for i, v := range s.vs {
+		if held, ok := ownHeld[v]; ok {
+			kept[i] = held
+		} else {
+			kept[i] = !lost[v]
+		}
 	}
 	return own + added, kept
 }

@@ -166,3 +166,29 @@ func TestSweptRunErrorText(t *testing.T) {
 	assert.Equal(t, "pruneguard: regen gate: irreducible unit a0,a1,a2 messages r0,r1,r2", res.Refused[0].Error())
 	assert.True(t, strings.HasPrefix(res.Reason.Error(), "pruneguard: prune refused (1 violation)"), res.Reason.Error())
 }
+
+// A unit the sweep passed because the model had not read it yet is swept
+// at a later check, once read; a restored Context takes it up as well.
+func TestSweepTakesUpAUnitItPassed(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 4, 0)
+	modelRead(t, c, "seen")
+	addRound(t, c, 4, 100, "keep this") // not read yet
+	g := pruneguard.Guard{Budget: 100}
+	_, err := g.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), o.asked.Load(), "the unread unit is passed")
+	data := savedText(t, c)
+	assert.Contains(t, data, `"sweptPassed":["a4"]`)
+
+	r, err := pruneguard.Restore(strings.NewReader(data), pruneguard.Config{Oracle: o})
+	require.NoError(t, err)
+	for _, x := range []*pruneguard.Context{c, r} {
+		modelRead(t, x, "seen2")
+		res, err := g.Check(x)
+		require.NoError(t, err)
+		assert.Equal(t, []pruneguard.UnitID{"a4"}, refusedUnits(res.Refused), "taken up once read")
+	}
+	assert.Equal(t, int64(6), o.asked.Load(), "a4 judged once in each")
+	assert.JSONEq(t, savedText(t, c), savedText(t, r))
+}

@@ -136,7 +136,9 @@ import (
 //     or for a run of units a guard's sweep refused for one reason,
 //     {"run": its units, "violations": the one naming them}. swept:
 //     where the guards' next sweep starts, the first message of a unit
-//     (left out for the first unit), or sweptAll: after the last.
+//     (left out for the first unit), or sweptAll: after the last;
+//     sweptPassed: the first messages of the units it passed in flight
+//     or unread, which the next sweep takes up, in transcript order.
 //   - checks: how many guard checks ran, so that [Result.Compaction]
 //     counts on.
 //
@@ -331,6 +333,9 @@ type savedMemory struct {
 	// a unit, or, with SweptAll, after the last message.
 	Swept    str  `json:"swept,omitempty"`
 	SweptAll bool `json:"sweptAll,omitempty"`
+	// SweptPassed are the units the sweep passed in flight or unread, by
+	// their first messages, which the next sweep takes up.
+	SweptPassed []str `json:"sweptPassed,omitempty"`
 }
 
 type savedGone struct {

@@ -40,7 +40,7 @@ func (c *Context) savedMemory() savedMemory {
 		s.Reexpansions = append(s.Reexpansions, savedReexp{Tool: str(e.tool), Tombstoned: e.tombstoned, Withdrawn: e.withdrawn})
 	}
 	s.RefusedUnits, s.RefusedStubs = c.savedRefusals()
-	s.Swept, s.SweptAll = c.savedSwept()
+	s.Swept, s.SweptAll, s.SweptPassed = c.savedSwept()
 	return s
 }
 
@@ -79,20 +79,27 @@ func (c *Context) savedRefusals() (units, stubs []savedRefusal) {
 }
 
 // savedSwept returns where the next sweep starts, as saved: nothing for
-// the first unit, the first message of a unit, or after the last.
-func (c *Context) savedSwept() (str, bool) {
-	first := c.firstUnit()
-	for p := c.mem.sweepFrom(c); p < c.msgs.Len(); p++ {
-		x := c.msg(p)
-		switch {
-		case x.flags&mDead != 0 || c.unit(x.unit).head != p:
-		case x.unit == first:
-			return "", false
-		default:
-			return str(c.id(p)), false
+// the first unit, the first message of a unit, or after the last; and
+// the first messages of the units it passed that are still held.
+func (c *Context) savedSwept() (at str, all bool, passed []str) {
+	from, ps := c.mem.sweepFrom(c)
+	head := func(p int32) bool { x := c.msg(p); return x.flags&mDead == 0 && c.unit(x.unit).head == p }
+	for _, p := range ps {
+		if head(p) {
+			passed = append(passed, str(c.id(p)))
 		}
 	}
-	return "", first != none
+	first := c.firstUnit()
+	for p := from; p < c.msgs.Len(); p++ {
+		switch {
+		case !head(p):
+		case c.msg(p).unit == first:
+			return "", false, passed
+		default:
+			return str(c.id(p)), false, passed
+		}
+	}
+	return "", first != none, passed
 }
 
 func savedViolations(vs []*Violation) []savedViolation {
@@ -282,22 +289,33 @@ func (b *restorer) run(sr savedRefusal) error {
 	return nil
 }
 
-// swept takes where the next sweep starts.
+// swept takes where the next sweep starts, and the units it passed:
+// first messages of units, in order, before where it starts.
 func (b *restorer) swept() error {
 	c, s := b.c, b.s.Memory
-	m := &c.mem
-	at := int32(0)
+	head := func(id str) (int32, bool) {
+		p, ok := c.find(MessageID(id))
+		return p, ok && c.unit(c.msg(p).unit).head == p
+	}
+	mark := sweepMark{comp: c.compactions, judge: c.judge()}
 	switch {
 	case s.SweptAll:
-		at = c.msgs.Len()
+		mark.pos = c.msgs.Len()
 	case s.Swept != "":
-		p, ok := c.find(MessageID(s.Swept))
-		if !ok || c.unit(c.msg(p).unit).head != p {
+		p, ok := head(s.Swept)
+		if !ok {
 			return badStateBecause("memory.swept", string(s.Swept), "not the first message of a unit")
 		}
-		at = p
+		mark.pos = p
 	}
-	m.swept = sweepMark{pos: at, comp: c.compactions, judge: c.judge()}
+	for _, id := range s.SweptPassed {
+		p, ok := head(id)
+		if !ok || p >= mark.pos || len(mark.passed) > 0 && p <= mark.passed[len(mark.passed)-1] {
+			return badStateBecause("memory.sweptPassed", string(id), "not the first message of a unit, in order, before where the sweep starts")
+		}
+		mark.passed = append(mark.passed, p)
+	}
+	c.mem.swept = mark
 	return nil
 }
 

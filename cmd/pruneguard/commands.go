@@ -348,7 +348,7 @@ type counts struct {
 	EvictedMessages int `json:"evicted_messages"`
 	Stubbed         int `json:"stubbed"`
 	Refused         int `json:"refused"`
-	RefusedUnits    int `json:"refused_units"` // the units the refusals name
+	RefusedUnits    int `json:"refused_units"` // the units the refusals name, each once
 	Unpaired        int `json:"unpaired"`
 }
 
@@ -658,8 +658,11 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 	if o.summarizer != nil {
 		rep.addSummaries(g, decisions)
 	}
+	units := map[pruneguard.UnitID]bool{}
 	for _, r := range dedupeRefusals(refs) {
-		rep.Counts.RefusedUnits += len(r.Units)
+		for _, u := range r.Units {
+			units[u] = true
+		}
 		rep.Refused = append(rep.Refused, refusal{
 			Gate: r.Gate, Code: r.Code, Units: cut(strs(r.Units), o.full), Messages: cut(strs(r.Messages), o.full),
 			Indexes: cut(r.Indexes, o.full), Tools: r.Tools, Calls: strs(r.Calls), Detail: r.Detail,
@@ -672,6 +675,7 @@ func prune(data []byte, dialect wire.Dialect, o pruneOpts) (*wire.Guarded, Repor
 		}
 		rep.Unpaired = append(rep.Unpaired, unpaired{u.Index, u.CallID, kind})
 	}
+	rep.Counts.RefusedUnits = len(units)
 	code := 0
 	if !rep.WithinBudget {
 		code = 3
