@@ -52,8 +52,10 @@
 //     ([ErrPanic]).
 //
 // Behind a [pruneguard.Guard] whose budget asks for a quarter of each
-// Context, every plan the guard asks for is checked as the first was,
-// against a View that now hides what the gates refused in the check; and
+// Context, and whose Screen refuses the first unit of its first decision
+// once (so that the guard asks again however much the first plan frees),
+// every plan the guard asks for is checked as the first was, against a
+// View that now hides what the gates refused in the check; and
 // the check must reach the budget whenever the guard reaches it with a
 // policy that proposes nothing, unless the policy hid units through its
 // View ([ErrStalls]).

@@ -53,7 +53,7 @@ func (sc scenario) underGuard(newPolicy func() pruneguard.Policy) []*Finding {
 				err = fmt.Errorf("%w: %v", ErrPanic, e)
 			}
 		}()
-		return pruneguard.Guard{Budget: budget, Policy: watched}.Check(c)
+		return pruneguard.Guard{Budget: budget, Policy: watched, Screen: refuseFirst()}.Check(c)
 	}()
 	switch {
 	case errors.Is(err, ErrPanic):
@@ -67,6 +67,22 @@ func (sc scenario) underGuard(newPolicy func() pruneguard.Policy) []*Finding {
 			res.Outcome, res.After, budget, asked, len(res.Decisions), ref.After)
 	}
 	return r.out
+}
+
+// refuseFirst returns a Screen that refuses the first unit of the first
+// decision that evicts one, once: the guard hides it and asks again, so
+// that a policy is asked a second time in the check however much its
+// first plan frees, and a plan made before is checked against what the
+// guard learned since.
+func refuseFirst() pruneguard.Screen {
+	done := false
+	return pruneguard.ScreenFunc(func(d *pruneguard.Decision) []*pruneguard.Violation {
+		if done || len(d.Units) == 0 {
+			return nil
+		}
+		done = true
+		return []*pruneguard.Violation{{Gate: pruneguard.GateScreen, Code: "policytest-once", Units: d.Units[:1]}}
+	})
 }
 
 // hiddenUnits counts the units of c the View hides.
