@@ -245,14 +245,15 @@ type Result struct {
 // trigger, sweeps, and asks the policy for a plan, prunes and applies it.
 // The sweep, made by a guard with neither Spill nor Summarizer (which
 // alone may lift what the regenerability gate refuses), judges the units
-// that closed since the last sweep, oldest first, each as the gates judge
+// not judged at an earlier sweep, oldest first, each as the gates judge
 // the eviction of a whole unit, until those that may go hold what the
-// check must free; those it refuses are remembered and reported as
-// refusals met, and the policy never sees them. Units next to each other
-// that it refuses for one reason alone make one violation naming them all
-// and their messages held, so that a check that finds no safe way costs
-// about a judgement per unit. Then units and
-// results the gates refuse are hidden from the policy (through its
+// check must free; a unit in flight or unread is passed, and judged by a
+// later sweep once closed and read. The units it refuses are remembered
+// and reported as refusals met, and the policy never sees them. Units
+// next to each other that it refuses for one reason alone make one
+// violation naming them all and their messages held, so that a check
+// that finds no safe way costs about a judgement per unit. Then units
+// and results the gates refuse are hidden from the policy (through its
 // [View]) and remembered in c, so that later checks pass over them, and
 // the policy is asked again, up to Rounds times. When the policy can make
 // no more room (it proposes nothing, or nothing it proposes may go), the
