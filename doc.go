@@ -73,7 +73,10 @@
 //	res, err := g.CheckContext(ctx, c)
 //
 // What the gates refuse is remembered in the Context ([Context.Refusals])
-// so that later checks neither walk nor retry it. With Hoard set the
+// so that later checks neither walk nor retry it; a guard without a store
+// or summarizer sweeps the units before asking its policy, so that a
+// check that finds no safe way costs about a judgement per unit (see
+// [Guard.Check]). With Hoard set the
 // guard also stubs or evicts the large reconstructible messages that
 // Config.HoardTokens reports, under budget too. A Screen vets each
 // decision for rules beyond the gates (a provider's). The Logger gets
