@@ -192,3 +192,26 @@ func TestSweepTakesUpAUnitItPassed(t *testing.T) {
 	assert.Equal(t, int64(6), o.asked.Load(), "a4 judged once in each")
 	assert.JSONEq(t, savedText(t, c), savedText(t, r))
 }
+
+// A unit held for more than one reason keeps the violations Prune makes,
+// one per reason, in their place among the sweep's runs, which it parts.
+func TestSweepKeepsAUnitHeldForTwoReasonsApart(t *testing.T) {
+	o := &keepOracle{}
+	c := keepSession(t, o, 2, 0)
+	k := pruneguard.CallID("k2")
+	require.NoError(t, c.Append(pruneguard.Message{ID: "a2", Role: pruneguard.RoleAssistant, Tokens: 5, Content: []byte("keep me"),
+		Calls: []pruneguard.Call{{ID: k, Tool: "read"}}}))
+	require.NoError(t, c.Append(pruneguard.Message{ID: "r2", Role: pruneguard.RoleTool, Tokens: 100, Content: []byte("no match"),
+		Answers: []pruneguard.CallID{k}, Facts: pruneguard.NegativeResult}))
+	addRound(t, c, 3, 100, "keep this")
+	modelRead(t, c, "seen")
+	res, err := pruneguard.Guard{Budget: 100}.Check(c)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"pruneguard: regen gate: irreducible unit a0,a1 messages r0,r1",
+		"pruneguard: regen gate: irreducible unit a2 messages a2",
+		"pruneguard: regen gate: negative-result unit a2 messages r2",
+		"pruneguard: regen gate: irreducible unit a3 messages r3",
+	}, errorTexts(res.Refused))
+	assert.Equal(t, errorTexts(res.Refused), errorTexts(c.Refusals()), "remembered as met")
+}
