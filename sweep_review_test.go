@@ -249,44 +249,33 @@ func TestSweepPassesAUnitInFlight(t *testing.T) {
 // Refusals lists the sweep's runs in transcript order, after a compaction
 // moved the messages and a change split one of them.
 func TestSweptRunsInOrderAfterACompaction(t *testing.T) {
-	o := &keepOracle{}
-	c := keepSession(t, o, 0, 300)
-	for i := 300; i < 303; i++ {
-		addRound(t, c, i, 100, "keep this")
-	}
-	addRound(t, c, 303, 100, "plain")
-	require.NoError(t, c.Pin("r303"))
-	for i := 304; i < 308; i++ {
-		addRound(t, c, i, 100, "keep this")
-	}
-	modelRead(t, c, "seen")
-	res, err := pruneguard.Guard{Budget: 100}.Check(c)
-	require.NoError(t, err)
-	require.Equal(t, pruneguard.Pruned, res.Outcome)
-	require.Len(t, c.Refusals(), 2)
-	// The next Apply compacts the records of the messages gone.
-	addRound(t, c, 400, 100, "plain")
-	modelRead(t, c, "seen2")
-	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a400", "r400"}})
-	require.NoError(t, err)
-	require.NoError(t, c.Apply(d))
+	c := sweptThenCompacted(t, func(*pruneguard.Context) {})
 	require.NoError(t, c.Pin("r305"))
-	var firsts []pruneguard.UnitID
-	for _, v := range c.Refusals() {
-		firsts = append(firsts, v.Units[0])
-	}
-	assert.Equal(t, []pruneguard.UnitID{"a300", "a304", "a306"}, firsts)
+	assert.Equal(t, []pruneguard.UnitID{"a300", "a304", "a306"}, firstUnits(c.Refusals()))
 }
 
 // The same with a unit held for two reasons amid a run: its violations
 // keep their place in the transcript order too.
 func TestSweptRefusalsInOrderAfterACompaction(t *testing.T) {
+	c := sweptThenCompacted(t, func(c *pruneguard.Context) {
+		require.NoError(t, c.Mark("r301", pruneguard.NegativeResult|pruneguard.TransientState))
+	})
+	require.NoError(t, c.Pin("r305"))
+	assert.Equal(t, []pruneguard.UnitID{"a300", "a301", "a301", "a302", "a304", "a306"}, firstUnits(c.Refusals()))
+}
+
+// sweptThenCompacted is 300 plain rounds, then three kept rounds (which
+// mark may mark), a pinned plain round and four kept rounds, swept by a
+// check; then a round pruned, so that the Apply compacts the records of
+// the messages gone.
+func sweptThenCompacted(t *testing.T, mark func(*pruneguard.Context)) *pruneguard.Context {
+	t.Helper()
 	o := &keepOracle{}
 	c := keepSession(t, o, 0, 300)
 	for i := 300; i < 303; i++ {
 		addRound(t, c, i, 100, "keep this")
 	}
-	require.NoError(t, c.Mark("r301", pruneguard.NegativeResult|pruneguard.TransientState))
+	mark(c)
 	addRound(t, c, 303, 100, "plain")
 	require.NoError(t, c.Pin("r303"))
 	for i := 304; i < 308; i++ {
@@ -301,12 +290,15 @@ func TestSweptRefusalsInOrderAfterACompaction(t *testing.T) {
 	d, err := c.Prune(pruneguard.Plan{Evict: []pruneguard.MessageID{"a400", "r400"}})
 	require.NoError(t, err)
 	require.NoError(t, c.Apply(d))
-	require.NoError(t, c.Pin("r305"))
-	var firsts []pruneguard.UnitID
-	for _, v := range c.Refusals() {
-		firsts = append(firsts, v.Units[0])
+	return c
+}
+
+func firstUnits(vs []*pruneguard.Violation) []pruneguard.UnitID {
+	var out []pruneguard.UnitID
+	for _, v := range vs {
+		out = append(out, v.Units[0])
 	}
-	assert.Equal(t, []pruneguard.UnitID{"a300", "a301", "a301", "a302", "a304", "a306"}, firsts)
+	return out
 }
 
 // A Context saved after a sweep, a compaction and a split of a run is
