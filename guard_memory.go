@@ -2,6 +2,7 @@ package pruneguard
 
 import (
 	"cmp"
+	"iter"
 	"maps"
 	"slices"
 	"sync"
@@ -72,16 +73,31 @@ func (r *unitRefusal) violations(c *Context, u int32) []*Violation {
 	if r.run == nil {
 		return r.vs
 	}
-	v := *r.run
-	v.Units = r.run.Units[r.at : r.at+1 : r.at+1]
-	v.Messages = r.run.Messages[r.msgs[0]:r.msgs[1]:r.msgs[1]]
-	v.us = nil
+	v, placed := r.run.part(c, [2]int32{r.at, r.at + 1}, r.msgs)
 	v.seen = seenAt{unit: u, ver: r.ver, comp: c.compactions, judge: c.judge(), ok: true}
-	v.pos, v.one = 0, false
-	if p, ok := c.find(v.Messages[0]); ok {
-		v.pos, v.one = uint64(p), true
+	if v.one = placed; !placed {
+		v.pos = 0
 	}
-	return []*Violation{&v}
+	return []*Violation{v}
+}
+
+// part returns a copy of run, a sweep's violation, naming its units at[0]
+// to at[1] and its messages msgs[0] to msgs[1], placed in the transcript
+// as it is now, and whether its first message was found to place it.
+// Under the read lock.
+func (run *Violation) part(c *Context, at, msgs [2]int32) (*Violation, bool) {
+	v := *run
+	v.Units = run.Units[at[0]:at[1]:at[1]]
+	v.Messages = run.Messages[msgs[0]:msgs[1]:msgs[1]]
+	v.us = nil
+	if len(run.us) == len(run.Units) {
+		v.us = run.us[at[0]:at[1]:at[1]]
+	}
+	p, ok := c.placeOf(&v)
+	if ok {
+		v.pos = uint64(p)
+	}
+	return &v, ok
 }
 
 // seenAt is the unit a violation names, as Prune saw it.
@@ -439,38 +455,25 @@ func (c *Context) Refusals() []*Violation {
 	defer c.mu.RUnlock()
 	m := &c.mem
 	var out []*Violation
-	var g runGroup
-	add := func(u int32) {
-		r := m.refused(c, u)
-		switch {
-		case r == nil:
-		case r.run == nil:
-			out = g.flush(c, out)
-			for _, v := range r.vs {
-				out = append(out, c.placed(v))
-			}
-		case !g.extend(r):
-			out = g.flush(c, out)
-			g = runGroup{run: r.run, at: [2]int32{r.at, r.at + 1}, msgs: r.msgs}
-		}
-	}
 	// Gathered in the order of units and messages, which is nearly the
 	// order asked for, so that the sort has little left to do: by a walk
 	// of the units when most are remembered, else by their numbers.
-	if n := len(m.units); n > 0 && n >= int(c.units.Len())/16 {
-		for u := c.firstUnit(); u != none; u = c.unit(u).next {
-			add(u)
-		}
-	} else {
+	units := c.unitsInOrder
+	if n := len(m.units); n == 0 || n < int(c.units.Len())/16 {
 		// In the order of the units, which a merge or a summary may set
 		// apart from the order of their numbers.
 		us := slices.Collect(maps.Keys(m.units))
 		slices.SortFunc(us, func(a, b int32) int { return cmp.Compare(c.unit(a).head, c.unit(b).head) })
-		for _, u := range us {
-			add(u)
-		}
+		units = slices.Values(us)
 	}
-	out = g.flush(c, out)
+	m.eachRefused(c, units, func(_ int32, vs []*Violation, run bool) {
+		for _, v := range vs {
+			if !run {
+				v = c.placed(v)
+			}
+			out = append(out, v)
+		}
+	})
 	if m.epoch == c.judge() {
 		for _, p := range slices.Sorted(maps.Keys(m.stubs)) {
 			out = append(out, m.stubs[p]...)
@@ -510,6 +513,42 @@ func (c *Context) placeOf(v *Violation) (int32, bool) {
 	return c.find(at)
 }
 
+// eachRefused calls f, for the units walks in order, with each unit's
+// refusal that holds: its violations, or, for the units of a sweep's run
+// next to each other that still hold, one violation naming them all (run
+// true, u its first unit). Under the read lock.
+func (m *refusalMemory) eachRefused(c *Context, units iter.Seq[int32], f func(u int32, vs []*Violation, run bool)) {
+	var g runGroup
+	first := none // g's first unit
+	flush := func() {
+		if vs := g.flush(c, nil); len(vs) > 0 {
+			f(first, vs, true)
+		}
+	}
+	for u := range units {
+		r := m.refused(c, u)
+		switch {
+		case r == nil:
+		case r.run == nil:
+			flush()
+			f(u, r.vs, false)
+		case !g.extend(r):
+			flush()
+			g, first = runGroup{run: r.run, at: [2]int32{r.at, r.at + 1}, msgs: r.msgs}, u
+		}
+	}
+	flush()
+}
+
+// unitsInOrder walks the units oldest first. Under the read lock.
+func (c *Context) unitsInOrder(yield func(int32) bool) {
+	for u := c.firstUnit(); u != none; u = c.unit(u).next {
+		if !yield(u) {
+			return
+		}
+	}
+}
+
 // runGroup gathers the units of a sweep's run that still hold, next to
 // each other.
 type runGroup struct {
@@ -541,17 +580,8 @@ func (g *runGroup) flush(c *Context, out []*Violation) []*Violation {
 	if at[0] == 0 && int(at[1]) == len(run.Units) && run.seen.comp == c.compactions {
 		return append(out, run) // else its place is from before a compaction
 	}
-	v := *run
-	v.Units = run.Units[at[0]:at[1]:at[1]]
-	v.Messages = run.Messages[msgs[0]:msgs[1]:msgs[1]]
-	v.us = nil
-	if len(run.us) == len(run.Units) {
-		v.us = run.us[at[0]:at[1]:at[1]]
-	}
-	if p, ok := c.find(v.Messages[0]); ok {
-		v.pos = uint64(p)
-	}
-	return append(out, &v)
+	v, _ := run.part(c, at, msgs)
+	return append(out, v)
 }
 
 // ForgetRefusals drops every refusal the guards remembered, so that the

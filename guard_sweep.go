@@ -76,20 +76,19 @@ func (c *Context) sweepUnits(need int) (s sweepResult) {
 			break
 		}
 		w.b.starts = true // not next to the unit judged before it
-		if x := c.msg(p); x.flags&mDead == 0 && c.unit(x.unit).head == p && !w.judge(x.unit) {
+		if c.heads(p) && !w.judge(c.msg(p).unit) {
 			s.mark.passed = append(s.mark.passed, p)
 		}
 	}
 	w.b.starts = true
 	for p := from; p < c.msgs.Len(); p++ {
-		x := c.msg(p)
 		switch {
-		case x.flags&mDead != 0 || c.unit(x.unit).head != p:
+		case !c.heads(p):
 		case w.need <= 0:
 			s.mark.pos = p
 			w.b.name(c, &s)
 			return s
-		case !w.judge(x.unit):
+		case !w.judge(c.msg(p).unit):
 			s.mark.passed = append(s.mark.passed, p)
 			w.b.starts = true
 		}
@@ -245,15 +244,6 @@ func oneReason(at []codeAt) bool {
 		}
 	}
 	return true
-}
-
-// unitTokens returns the tokens of unit u's messages.
-func (c *Context) unitTokens(u int32) int {
-	n := 0
-	for p := range c.members(u) {
-		n += c.tokensOf(p)
-	}
-	return n
 }
 
 // sweepFrom returns where the next sweep starts, and the units the last

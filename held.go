@@ -111,11 +111,7 @@ func (c *Context) heldIn(vs []*Violation) Held {
 			return 0
 		}
 		seen.Add(u)
-		n := 0
-		for p := range c.members(u) {
-			n += c.tokensOf(p)
-		}
-		return n
+		return c.unitTokens(u)
 	}
 	for _, k := range c.pend {
 		h.InFlight += take(c.msg(c.call(k).caller).unit)

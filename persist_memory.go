@@ -49,25 +49,15 @@ func (c *Context) savedMemory() savedMemory {
 // all hold as one), and of stubs, in transcript order.
 func (c *Context) savedRefusals() (units, stubs []savedRefusal) {
 	m := &c.mem
-	var g runGroup
-	flush := func() {
-		if vs := g.flush(c, nil); len(vs) > 0 {
-			units = append(units, savedRefusal{Run: strs(vs[0].Units), Violations: savedViolations(vs)})
-		}
+	if len(m.units) > 0 {
+		m.eachRefused(c, c.unitsInOrder, func(u int32, vs []*Violation, run bool) {
+			if run {
+				units = append(units, savedRefusal{Run: strs(vs[0].Units), Violations: savedViolations(vs)})
+			} else {
+				units = append(units, savedRefusal{Unit: str(c.unitID(u)), Violations: savedViolations(vs)})
+			}
+		})
 	}
-	for u := c.firstUnit(); u != none && len(m.units) > 0; u = c.unit(u).next {
-		r := m.refused(c, u)
-		switch {
-		case r == nil:
-		case r.run == nil:
-			flush()
-			units = append(units, savedRefusal{Unit: str(c.unitID(u)), Violations: savedViolations(r.vs)})
-		case !g.extend(r):
-			flush()
-			g = runGroup{run: r.run, at: [2]int32{r.at, r.at + 1}, msgs: r.msgs}
-		}
-	}
-	flush()
 	if len(m.stubs) == 0 || m.epoch != c.judge() {
 		return units, nil
 	}
@@ -83,16 +73,15 @@ func (c *Context) savedRefusals() (units, stubs []savedRefusal) {
 // the first messages of the units it passed that are still held.
 func (c *Context) savedSwept() (at str, all bool, passed []str) {
 	from, ps := c.mem.sweepFrom(c)
-	head := func(p int32) bool { x := c.msg(p); return x.flags&mDead == 0 && c.unit(x.unit).head == p }
 	for _, p := range ps {
-		if head(p) {
+		if c.heads(p) {
 			passed = append(passed, str(c.id(p)))
 		}
 	}
 	first := c.firstUnit()
 	for p := from; p < c.msgs.Len(); p++ {
 		switch {
-		case !head(p):
+		case !c.heads(p):
 		case c.msg(p).unit == first:
 			return "", false, passed
 		default:

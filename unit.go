@@ -24,6 +24,21 @@ func (c *Context) unitSize(u int32) int {
 	return n
 }
 
+// unitTokens returns the tokens of unit u's messages.
+func (c *Context) unitTokens(u int32) int {
+	n := 0
+	for p := range c.members(u) {
+		n += c.tokensOf(p)
+	}
+	return n
+}
+
+// heads reports whether message p is held and the first of its unit.
+func (c *Context) heads(p int32) bool {
+	x := c.msg(p)
+	return x.flags&mDead == 0 && c.unit(x.unit).head == p
+}
+
 // firstUnit returns the oldest unit, or none.
 func (c *Context) firstUnit() int32 {
 	if c.units.Len() == 0 {
